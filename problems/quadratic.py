@@ -1,0 +1,247 @@
+"""Heterogeneous federated quadratics with closed-form minimizer and analytic constants.
+
+F_i(x) = 1/2 (x - c_i)^T H_i (x - c_i),  F = (1/N) sum_i F_i,  stochastic gradient
+grad F_i(x) + xi with xi ~ N(0, sigma^2/d I), so E||xi||^2 = sigma^2 exactly (spec defedavg §6).
+
+Knobs: conditioning (spectrum h_j = mu (L/mu)^((j-1)/(d-1)), log-spaced from mu to L), heterogeneity
+zeta (client centres c_i = c_bar + zeta u_i with sum_i u_i = 0), noise sigma, shared or per-client
+curvature. The spec's P1 (IID, ill-conditioned) and P2 (non-IID, alternating +-e_d) are presets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from ratecheck.problem import Constant, SmoothFederatedProblem, check_int, check_positive
+
+HETEROGENEITY = ("none", "alternating", "random")
+CURVATURE = ("shared", "per_client")
+
+
+@dataclass(frozen=True, eq=False)
+class QuadraticBatch:
+    hessians: np.ndarray  # (d, d) shared, or (R, m, d, d) gathered per client
+    centers: np.ndarray  # (R, m, d)
+
+
+@dataclass(frozen=True, eq=False)
+class Quadratic(SmoothFederatedProblem):
+    family: ClassVar[str] = "quadratic"
+
+    hessians: np.ndarray  # (d, d) shared by all clients, or (N, d, d)
+    centers: np.ndarray  # (N, d)
+    sigma: float
+    x0: np.ndarray  # (d,)
+    radius: float  # ball B(x*, radius) on which G^2 and nu^2 are bounded (Assumption 6 is local)
+    spec_params: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        centers = np.asarray(self.centers, dtype=float)
+        hess = np.asarray(self.hessians, dtype=float)
+        if centers.ndim != 2:
+            raise ValueError(f"centers must have shape (N, d), got {centers.shape}")
+        n_clients, dim = centers.shape
+        if hess.shape not in ((dim, dim), (n_clients, dim, dim)):
+            raise ValueError(
+                f"hessians must have shape (d, d) = {(dim, dim)} or (N, d, d) = {(n_clients, dim, dim)}"
+                f" to match centers {centers.shape}, got {hess.shape}"
+            )
+        if not np.allclose(hess, np.swapaxes(hess, -1, -2)):
+            raise ValueError("hessians must be symmetric")
+        eig = np.linalg.eigvalsh(hess)
+        if eig.min() <= 0:
+            where = "" if hess.ndim == 2 else f" (client {int(np.argmin(eig.min(axis=-1)))})"
+            raise ValueError(
+                f"hessians must be positive definite{where}: min eigenvalue {eig.min():.3g} <= 0, "
+                "and strong convexity (mu > 0) needs SPD client Hessians"
+            )
+        x0 = np.asarray(self.x0, dtype=float)
+        if x0.shape != (dim,):
+            raise ValueError(f"x0 must have shape (d,) = {(dim,)}, got {x0.shape}")
+        check_positive("sigma", self.sigma, strict=False)
+        object.__setattr__(self, "centers", centers)
+        object.__setattr__(self, "hessians", hess)
+        object.__setattr__(self, "x0", x0)
+        object.__setattr__(self, "num_clients", n_clients)
+        object.__setattr__(self, "dim", dim)
+        h_bar = hess if hess.ndim == 2 else hess.mean(axis=0)
+        hc = centers @ hess if hess.ndim == 2 else np.einsum("nij,nj->ni", hess, centers)
+        x_star = np.linalg.solve(h_bar, hc.mean(axis=0))
+        object.__setattr__(self, "h_bar", h_bar)
+        object.__setattr__(self, "x_star", x_star)
+        if self.radius is None or self.radius <= 0:
+            object.__setattr__(self, "radius", max(float(np.linalg.norm(x0 - x_star)), 1e-12))
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return self.spec_params
+
+    # -- oracles --------------------------------------------------------------------------
+    def gather(self, clients: np.ndarray) -> QuadraticBatch:
+        hess = self.hessians if self.hessians.ndim == 2 else self.hessians[clients]
+        return QuadraticBatch(hess, self.centers[clients])
+
+    def local_grad(self, batch: QuadraticBatch, w: np.ndarray) -> np.ndarray:
+        diff = w - batch.centers
+        if batch.hessians.ndim == 2:
+            return diff @ batch.hessians  # H symmetric
+        return np.einsum("rmij,rmj->rmi", batch.hessians, diff)
+
+    def client_grads(self, x: np.ndarray) -> np.ndarray:
+        """Exact gradients of all N clients at global points x (R, d): (R, N, d)."""
+        clients = np.broadcast_to(np.arange(self.num_clients), (x.shape[0], self.num_clients))
+        return self.local_grad(self.gather(clients), np.repeat(x[:, None, :], self.num_clients, 1))
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        """Exact gradient of F at x (..., d)."""
+        return (x - self.x_star) @ self.h_bar
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        diff = x - self.x_star
+        return 0.5 * np.einsum("...i,ij,...j->...", diff, self.h_bar, diff) + self.f_star
+
+    # -- solution and measures ------------------------------------------------------------
+    @property
+    def f_star(self) -> float:
+        diff = self.centers - self.x_star
+        if self.hessians.ndim == 2:
+            return float(0.5 * np.mean(np.einsum("ni,ij,nj->n", diff, self.hessians, diff)))
+        return float(0.5 * np.mean(np.einsum("ni,nij,nj->n", diff, self.hessians, diff)))
+
+    def initial_point(self) -> np.ndarray:
+        return self.x0
+
+    def measures(self, point: np.ndarray) -> dict[str, np.ndarray]:
+        diff = point - self.x_star
+        grad = diff @ self.h_bar
+        return {
+            "grad_norm_sq": np.einsum("ri,ri->r", grad, grad),
+            "dist_sq": np.einsum("ri,ri->r", diff, diff),
+            "gap": 0.5 * np.einsum("ri,ri->r", diff, grad),
+        }
+
+    def solution(self) -> dict[str, np.ndarray]:
+        return {"x_star": self.x_star}
+
+    # -- constants ------------------------------------------------------------------------
+    def constants(self) -> dict[str, Constant]:
+        hess = self.hessians if self.hessians.ndim == 3 else self.hessians[None]
+        eig_clients = np.linalg.eigvalsh(hess)  # (N or 1, d)
+        eig_bar = np.linalg.eigvalsh(self.h_bar)
+        L = float(eig_clients.max())
+        mu = float(eig_bar.min())
+        at_star = self.client_grads(self.x_star[None])[0]  # grad F_i(x*), (N, d)
+        b = np.linalg.norm(at_star, axis=1)
+        r = self.radius
+        if self.hessians.ndim == 2:
+            nu = float(b.max())  # grad F_i - grad F = H (c_bar - c_i) is constant in x
+            nu_how = "max_i ||H (c_i - c_bar)||: grad F_i - grad F is constant in x"
+        else:
+            spread = np.linalg.norm(self.hessians - self.h_bar, ord=2, axis=(1, 2))
+            nu = float((spread * r + b).max())
+            nu_how = f"max_i ||H_i - H_bar|| R + ||grad F_i(x*)|| on the ball R = {r:.4g}"
+        G = float((eig_clients.max(axis=1) * r + b).max())
+        delta = float(self.value(self.x0) - self.f_star)
+        return {
+            "L": Constant(L, "max eigenvalue of the client Hessians (eigvalsh)"),
+            "mu": Constant(mu, "min eigenvalue of H_bar = mean_i H_i (eigvalsh)"),
+            "kappa": Constant(L / mu, "L / mu"),
+            "sigma": Constant(float(self.sigma), "noise xi ~ N(0, sigma^2/d I): E||xi||^2 = sigma^2 exactly"),
+            "nu": Constant(nu, nu_how),
+            "zeta": Constant(nu, "alias of nu (the package's heterogeneity zeta)"),
+            "G": Constant(G, f"max_i L_i R + ||grad F_i(x*)|| on the ball B(x*, R = {r:.4g})"),
+            "Delta": Constant(delta, "F(x0) - F* with F* in closed form"),
+            "F_star": Constant(self.f_star, "F(x*) in closed form"),
+        }
+
+
+def spectrum(dim: int, mu: float, L: float) -> np.ndarray:
+    """h_j = mu (L/mu)^((j-1)/(d-1)), j = 1..d: condition number L/mu, log-spaced (spec P1)."""
+    if dim == 1:
+        return np.array([L])
+    return mu * (L / mu) ** (np.arange(dim) / (dim - 1))
+
+
+def make(
+    dim: int = 10,
+    clients: int = 16,
+    mu: float = 0.1,
+    L: float = 1.0,
+    zeta: float = 0.0,
+    sigma: float = 1.0,
+    heterogeneity: str = "alternating",
+    curvature: str = "shared",
+    rotate: bool = False,
+    x0_offset: float = 1.0,
+    radius: float | None = None,
+    seed: int = 0,
+) -> Quadratic:
+    """Build a quadratic instance from JSON-able parameters (the registry's factory).
+
+    heterogeneity 'alternating': u_i = (+1 for even i, -1 for odd i) e_d, the direction of largest
+    curvature (spec P2, N even); 'random': u_i i.i.d. Gaussian directions, centred and scaled so
+    that max_i ||u_i|| = 1. x* = c_bar = 0 for shared curvature; x0 = x* + x0_offset 1_d.
+    """
+    params = dict(locals())
+    dim = check_int("dim", dim)
+    clients = check_int("clients", clients)
+    check_positive("mu", mu)
+    check_positive("L", L)
+    if mu > L:
+        raise ValueError(f"mu must be <= L, got mu={mu} > L={L}")
+    check_positive("zeta", zeta, strict=False)
+    if heterogeneity not in HETEROGENEITY:
+        raise ValueError(f"heterogeneity must be one of {HETEROGENEITY}, got {heterogeneity!r}")
+    if curvature not in CURVATURE:
+        raise ValueError(f"curvature must be one of {CURVATURE}, got {curvature!r}")
+    rng = np.random.default_rng(seed)  # instance construction only; runs have their own streams
+    h = spectrum(dim, mu, L)
+    if curvature == "shared":
+        q = _orthogonal(rng, dim) if rotate else np.eye(dim)
+        hessians = (q * h) @ q.T
+    else:
+        qs = np.stack([_orthogonal(rng, dim) for _ in range(clients)])
+        hessians = np.einsum("nij,j,nkj->nik", qs, h, qs)
+    if heterogeneity == "none" or zeta == 0:
+        u = np.zeros((clients, dim))
+    elif heterogeneity == "alternating":
+        if clients % 2:
+            raise ValueError(f"heterogeneity 'alternating' needs an even number of clients, got {clients}")
+        top = np.eye(dim)[np.argmax(np.diag(hessians))] if curvature == "shared" and not rotate else None
+        direction = top if top is not None else np.eye(dim)[-1]
+        u = np.where(np.arange(clients)[:, None] % 2 == 0, 1.0, -1.0) * direction
+    else:
+        u = rng.standard_normal((clients, dim))
+        u -= u.mean(axis=0)
+        u /= np.linalg.norm(u, axis=1).max()
+    centers = zeta * u
+    h_bar = hessians if hessians.ndim == 2 else hessians.mean(axis=0)
+    hc = centers @ hessians if hessians.ndim == 2 else np.einsum("nij,nj->ni", hessians, centers)
+    x_star = np.linalg.solve(h_bar, hc.mean(axis=0))
+    return Quadratic(
+        hessians=hessians,
+        centers=centers,
+        sigma=float(sigma),
+        x0=x_star + x0_offset,
+        radius=radius,
+        spec_params=params,
+    )
+
+
+def _orthogonal(rng: np.random.Generator, dim: int) -> np.ndarray:
+    q, r = np.linalg.qr(rng.standard_normal((dim, dim)))
+    return q * np.sign(np.diag(r))
+
+
+def p1(**overrides: Any) -> dict[str, Any]:
+    """Spec defedavg P1: IID ill-conditioned quadratic, d=10, mu=0.1, L=1, sigma=1, x0 = x* + 1."""
+    return {"dim": 10, "mu": 0.1, "L": 1.0, "zeta": 0.0, "sigma": 1.0, "heterogeneity": "none", **overrides}
+
+
+def p2(**overrides: Any) -> dict[str, Any]:
+    """Spec defedavg P2: non-IID, c_i = x* +- zeta e_d alternating, zeta = 1."""
+    return {"dim": 10, "mu": 0.1, "L": 1.0, "zeta": 1.0, "sigma": 1.0, "heterogeneity": "alternating", **overrides}

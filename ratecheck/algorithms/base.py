@@ -1,0 +1,82 @@
+"""The algorithm contract and the registry.
+
+An algorithm is a frozen dataclass of hyper-parameters with pure ``init`` and ``round`` functions
+(optax/FedJAX style). Its state is a small dataclass of arrays with a leading replica axis. Every
+deviation from a paper's pseudocode is a named field whose default is the paper's choice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Mapping
+
+import numpy as np
+
+from ..problem import Problem
+from ..seeding import Streams
+
+Costs = Mapping[str, "float | np.ndarray"]
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """Base class: subclasses define ``name``, ``source``, fields, and the four methods."""
+
+    name: ClassVar[str] = "algorithm"
+    source: ClassVar[str] = ""  # paper file and algorithm number
+    # field name -> parser turning a JSON/CLI value into the field's type
+    parsers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
+
+    def validate(self, problem: Problem) -> None:
+        """Raise ValueError naming the parameter and the rule it breaks."""
+
+    def init(self, problem: Problem, streams: Streams) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def round(self, state: Any, problem: Problem, t: int, streams: Streams) -> tuple[Any, Costs]:
+        """One communication round: (new state, this round's costs)."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def output(self, state: Any) -> np.ndarray:  # pragma: no cover - abstract
+        """The global point(s) the problem's measures are taken at, shape (R, d)."""
+        raise NotImplementedError
+
+    def info(self, state: Any) -> dict[str, Any]:
+        """Diagnostics recorded at the end of a run (JSON-able)."""
+        return {}
+
+    def to_params(self) -> dict[str, Any]:
+        """JSON-able hyper-parameters; ``from_params`` inverts it."""
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = str(value) if f.name in self.parsers else value
+        return out
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "Algorithm":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(params) - names
+        if unknown:
+            raise ValueError(
+                f"{cls.name} has no parameter(s) {sorted(unknown)}; its parameters are {sorted(names)}"
+            )
+        parsed = {k: cls.parsers[k](v) if k in cls.parsers else v for k, v in params.items()}
+        return cls(**parsed)
+
+
+REGISTRY: dict[str, type[Algorithm]] = {}
+
+
+def register(cls: type[Algorithm]) -> type[Algorithm]:
+    if cls.name in REGISTRY:
+        raise ValueError(f"algorithm name {cls.name!r} registered twice")
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def make_algorithm(name: str, params: Mapping[str, Any] | None = None) -> Algorithm:
+    if name not in REGISTRY:
+        raise ValueError(f"unknown algorithm {name!r}; known: {sorted(REGISTRY)}")
+    return REGISTRY[name].from_params(dict(params or {}))

@@ -1,0 +1,383 @@
+"""Claims and verdicts: what a paper says, what to run, and how the data decide.
+
+A verdict is PASS, FAIL or INCONCLUSIVE and carries the evidence that decided it. It is decisive only
+when the data are: for a slope, PASS when the whole confidence interval lies inside the tolerance band
+around the expected exponent, FAIL when it lies entirely outside, INCONCLUSIVE otherwise (more
+replicas needed). Bounds and limits follow the same rule with one-sided confidence bounds.
+
+A claim also records what is expected of it. Most are expected to PASS; a bound printed wrongly in a
+paper is registered as an expected FAIL with the reason, and the report lists it as a confirmed
+erratum. Only a verdict different from the expected one fails the check.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from .fit import fit_slope, mean_ci
+from .theory import Evaluation, Source, Theorem
+from .trace import RunConfig, Trace
+
+
+class Verdict(str, Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    INCONCLUSIVE = "INCONCLUSIVE"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How much work a check may do: 'quick' for CI and the default command, 'full' for the report."""
+
+    name: str
+    replicas: int
+    scale: float = 1.0  # multiplies round counts where a claim allows it
+
+
+PROFILES = {"quick": Profile("quick", replicas=16), "full": Profile("full", replicas=48, scale=4.0)}
+
+
+@dataclass
+class Outcome:
+    """A claim's verdict with its evidence (JSON-able through ``to_dict``)."""
+
+    claim: "Claim"
+    verdict: Verdict
+    reason: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    points: list["PointResult"] = field(default_factory=list)
+
+    @property
+    def expected(self) -> Verdict:
+        return self.claim.expect
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == self.claim.expect
+
+    @property
+    def erratum(self) -> bool:
+        """A confirmed error of the paper: expected to FAIL, and it did."""
+        return self.claim.expect == Verdict.FAIL and self.verdict == Verdict.FAIL
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "claim": self.claim.id,
+            "paper": self.claim.paper,
+            "kind": self.claim.kind,
+            "title": self.claim.title,
+            "verdict": str(self.verdict),
+            "expected": str(self.claim.expect),
+            "ok": self.ok,
+            "reason": self.reason,
+            "expect_reason": self.claim.expect_reason,
+            "source": str(self.claim.source),
+            "evidence": _jsonable(self.evidence),
+            "points": [p.to_dict() for p in self.points],
+        }
+
+
+@dataclass
+class PointResult:
+    """One grid point: the measured samples and, when the claim has a theorem, its evaluation."""
+
+    value: float
+    config: RunConfig
+    samples: np.ndarray  # finite per-replica values of the claim's measure
+    diverged: int
+    evaluation: Evaluation | None = None
+    stats: dict[str, Any] = field(default_factory=dict)  # claim-specific summaries
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "value": self.value,
+            "mean": float(np.mean(self.samples)) if self.samples.size else None,
+            "replicas_used": int(self.samples.size),
+            "diverged": self.diverged,
+            "config_key": self.config.key(),
+        }
+        if self.evaluation is not None:
+            out["theory"] = self.evaluation.to_dict()
+        out.update(_jsonable(self.stats))
+        return out
+
+
+Bindings = Callable[[RunConfig, Trace], Mapping[str, float]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Claim:
+    """Base of all claims: identity, expectation, the sweep to run and the theorem to bind."""
+
+    id: str
+    paper: str
+    title: str
+    statement: str  # what the paper claims, in words
+    source: Source
+    vary: str  # name of the varied parameter (for plots and tables)
+    grid: Mapping[str, Sequence[float]]  # profile name -> values of the varied parameter
+    configure: Callable[[float, Profile], RunConfig]
+    measure: str
+    expect: Verdict = Verdict.PASS
+    expect_reason: str = ""
+    theorem: Theorem | None = None
+    bindings: Bindings | None = None  # run -> theorem symbol values (constants and parameters)
+    require_conditions: bool = True  # conditions violated at a grid point => INCONCLUSIVE
+    min_replicas: int = 8
+    level: float = 0.95
+    kind: str = "claim"
+
+    def values(self, profile: Profile) -> list[float]:
+        if profile.name not in self.grid:
+            raise ValueError(f"claim {self.id} has no grid for profile {profile.name!r}")
+        return list(self.grid[profile.name])
+
+    def runs(self, profile: Profile) -> list[RunConfig]:
+        return [self.configure(v, profile) for v in self.values(profile)]
+
+    def points(self, profile: Profile, traces: Mapping[str, Trace]) -> list[PointResult]:
+        out = []
+        for value, config in zip(self.values(profile), self.runs(profile)):
+            trace = traces[config.key()]
+            samples = trace.at_end(self.measure)
+            evaluation = None
+            if self.theorem is not None and self.bindings is not None:
+                # at the run's own step sizes, not the schedule: the run is what is being judged
+                evaluation = self.theorem.evaluate(self.bindings(config, trace), use_schedule=False)
+            out.append(
+                PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count, evaluation)
+            )
+        return out
+
+    def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
+        points = self.points(profile, traces)
+        reason = self._precheck(points)
+        if reason:
+            return Outcome(self, Verdict.INCONCLUSIVE, reason, {}, points)
+        verdict, reason, evidence = self._decide(points)
+        return Outcome(self, verdict, reason, evidence, points)
+
+    def _precheck(self, points: Sequence[PointResult]) -> str:
+        """Reasons that make any verdict premature, in words."""
+        few = [p for p in points if p.samples.size < self.min_replicas]
+        if few:
+            where = ", ".join(f"{self.vary}={_fmt(p.value)} ({p.samples.size} left, {p.diverged} diverged)" for p in few)
+            return f"too few non-diverged replicas (need {self.min_replicas}): {where}"
+        if self.require_conditions:
+            broken = []
+            for p in points:
+                if p.evaluation is None:
+                    continue
+                for c in p.evaluation.conditions:
+                    if not c.holds:
+                        broken.append(f"{self.vary}={_fmt(p.value)}: {c.name} (margin {c.margin:.3g})")
+            if broken:
+                return "theorem conditions violated: " + "; ".join(broken)
+        return ""
+
+    def _decide(self, points: Sequence[PointResult]) -> tuple[Verdict, str, dict[str, Any]]:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
+@dataclass(frozen=True)
+class ExpectedOrder:
+    """An exponent derived from a theorem (never typed in), or given with the reason it is known."""
+
+    theorem: Theorem | None = None
+    var: str = ""
+    version: str = ""
+    dominant_in: str | None = None
+    value: float | None = None  # used when there is no theorem for it
+    why: str = ""
+
+    def exponent(self) -> float:
+        if self.theorem is not None:
+            return float(self.theorem.order(self.var, version=self.version, dominant_in=self.dominant_in))
+        if self.value is None:
+            raise ValueError("ExpectedOrder needs a theorem or a value with the reason")
+        return float(self.value)
+
+    def describe(self) -> str:
+        if self.theorem is not None:
+            lead = f", leading term as {self.dominant_in} -> oo" if self.dominant_in else ""
+            return f"order in {self.var} of {self.theorem.id} bound '{self.version}'{lead} (sympy)"
+        return self.why
+
+
+SIDES = ("two-sided", "at_most", "at_least")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlopeClaim(Claim):
+    """log(measure) against log(varied parameter) has the expected slope, within a tolerance band.
+
+    side 'at_most': the slope is no larger than expected + tolerance ("no slower than").
+    """
+
+    expected: ExpectedOrder
+    tolerance: float = 0.1
+    side: str = "two-sided"
+    regime: Callable[[Sequence[PointResult]], str] | None = None  # returns a reason if not in regime
+    kind: str = "slope"
+
+    def __post_init__(self) -> None:
+        if self.side not in SIDES:
+            raise ValueError(f"side must be one of {SIDES}, got {self.side!r}")
+        if self.tolerance <= 0:
+            raise ValueError(f"tolerance must be > 0, got {self.tolerance}")
+
+    def _decide(self, points):
+        if self.regime is not None:
+            why = self.regime(points)
+            if why:
+                return Verdict.INCONCLUSIVE, f"regime not reached: {why}", {}
+        fit = fit_slope([p.value for p in points], [p.samples for p in points], level=self.level)
+        e = self.expected.exponent()
+        lo, hi = e - self.tolerance, e + self.tolerance
+        band = {"two-sided": (lo, hi), "at_most": (-math.inf, hi), "at_least": (lo, math.inf)}[self.side]
+        evidence = {
+            "fit": fit.to_dict(),
+            "expected_exponent": e,
+            "expected_from": self.expected.describe(),
+            "tolerance": self.tolerance,
+            "side": self.side,
+            "band": list(band),
+        }
+        ci = f"slope {fit.slope:+.3f}, {int(self.level * 100)}% CI [{fit.ci_low:+.3f}, {fit.ci_high:+.3f}]"
+        target = f"band [{band[0]:+.3f}, {band[1]:+.3f}] around {e:+.3f}"
+        if band[0] <= fit.ci_low and fit.ci_high <= band[1]:
+            return Verdict.PASS, f"{ci} inside {target}", evidence
+        if fit.ci_high < band[0] or fit.ci_low > band[1]:
+            return Verdict.FAIL, f"{ci} entirely outside {target}", evidence
+        return Verdict.INCONCLUSIVE, f"{ci} straddles {target}: more replicas needed", evidence
+
+
+@dataclass(frozen=True, kw_only=True)
+class BoundClaim(Claim):
+    """E[measure] <= bound (one version of the theorem's bound) at every grid point.
+
+    PASS when the upper confidence bound of the mean is below the bound everywhere; FAIL when the
+    lower confidence bound exceeds it somewhere; INCONCLUSIVE otherwise.
+    """
+
+    version: str
+    kind: str = "bound"
+
+    def __post_init__(self) -> None:
+        if self.theorem is None or self.bindings is None:
+            raise ValueError(f"bound claim {self.id} needs a theorem and bindings")
+        self.theorem.bound(self.version)  # fail early on an unknown version
+
+    def _decide(self, points):
+        rows = []
+        above, unsure = [], []
+        for p in points:
+            upper = mean_ci(p.samples, level=self.level, side="upper")
+            lower = mean_ci(p.samples, level=self.level, side="lower")
+            bound = p.evaluation.bounds[self.version]
+            rows.append(
+                {
+                    "value": p.value,
+                    "mean": upper.mean,
+                    "ucb": upper.high,
+                    "lcb": lower.low,
+                    "bound": bound,
+                    "ratio": upper.mean / bound,
+                    "all_bounds": dict(p.evaluation.bounds),
+                }
+            )
+            if lower.low > bound:
+                above.append(p.value)
+            elif upper.high > bound:
+                unsure.append(p.value)
+        evidence = {"version": self.version, "rows": rows}
+        worst = max(rows, key=lambda r: r["ratio"])
+        tag = f"bound '{self.version}'; worst mean/bound = {worst['ratio']:.3g} at {self.vary}={_fmt(worst['value'])}"
+        if above:
+            where = ", ".join(_fmt(v) for v in above)
+            return Verdict.FAIL, f"measured mean exceeds {tag} (confidently at {self.vary}={where})", evidence
+        if unsure:
+            where = ", ".join(_fmt(v) for v in unsure)
+            return Verdict.INCONCLUSIVE, f"upper confidence bound crosses {tag} at {self.vary}={where}", evidence
+        return Verdict.PASS, f"upper confidence bound below {tag}", evidence
+
+
+@dataclass(frozen=True, kw_only=True)
+class LimitClaim(Claim):
+    """The replica-mean final iterate is within `tolerance` of a target point (x* or a biased point).
+
+    The distance's confidence interval comes from a bootstrap over replicas. ``target`` maps a run
+    configuration to the point (from the problem's closed form).
+    """
+
+    target: Callable[[RunConfig], np.ndarray]
+    target_name: str = "x*"
+    tolerance: float = 1e-2
+    point: str = "x"
+    kind: str = "limit"
+
+    def points(self, profile, traces):
+        out = []
+        for value, config in zip(self.values(profile), self.runs(profile)):
+            trace = traces[config.key()]
+            final = trace.final[self.point]
+            final = final[np.isfinite(final).all(axis=1)]
+            target = self.target(config)
+            est, low, high = _bootstrap_distance(final, target, self.level)
+            per_replica = np.linalg.norm(final - target, axis=1)
+            stats = {"distance": est, "low": low, "high": high}
+            out.append(PointResult(value, config, per_replica, trace.diverged_count, stats=stats))
+        return out
+
+    def _decide(self, points):
+        rows = [{"value": p.value, **p.stats} for p in points]
+        evidence = {"target": self.target_name, "tolerance": self.tolerance, "rows": rows}
+        if all(r["high"] <= self.tolerance for r in rows):
+            return Verdict.PASS, f"distance to {self.target_name} <= {self.tolerance:g} with confidence", evidence
+        if any(r["low"] > self.tolerance for r in rows):
+            return Verdict.FAIL, f"distance to {self.target_name} > {self.tolerance:g} with confidence", evidence
+        return Verdict.INCONCLUSIVE, f"distance CI straddles the tolerance {self.tolerance:g}", evidence
+
+
+def _bootstrap_distance(
+    points: np.ndarray, target: np.ndarray, level: float, n_boot: int = 2000
+) -> tuple[float, float, float]:
+    """(distance, low, high) of ||mean_r x_r - target|| with a percentile bootstrap over replicas."""
+    if points.shape[0] < 2:
+        return math.nan, math.nan, math.nan
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, points.shape[0], size=(n_boot, points.shape[0]))
+    boot = np.linalg.norm(points[idx].mean(axis=1) - target, axis=1)
+    alpha = (1 - level) / 2
+    est = float(np.linalg.norm(points.mean(axis=0) - target))
+    low, high = np.quantile(boot, [alpha, 1 - alpha])
+    return est, float(low), float(high)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, sp.Basic):
+        return str(obj)
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    return obj

@@ -1,0 +1,278 @@
+"""Statistics that turn replica measurements into checkable numbers.
+
+* ``fit_slope``: the empirical exponent of a power law y ~ C x^slope, with a bootstrap CI over
+  replicas, to compare with a theorem's rate.
+* ``mean_ci``: a Student-t interval (or one-sided bound) for a replica mean.
+* ``rounds_to_eps``: the first checkpoint where the replica mean falls below a tolerance.
+* ``log_spaced_checkpoints``: the rounds at which a run records its measurements.
+
+Diverged replicas are marked NaN (or inf) by the engine and are dropped here, never imputed.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+SIDES = ("two-sided", "upper", "lower")
+
+
+@dataclass(frozen=True)
+class SlopeFit:
+    """OLS fit of log(mean y) against log(x), with a replica-bootstrap CI of the slope."""
+
+    slope: float  # OLS slope of log(mean y) against log(x) over grid points
+    intercept: float  # in natural log
+    ci_low: float  # bootstrap percentile CI of the slope
+    ci_high: float
+    level: float  # e.g. 0.95
+    r2: float  # R^2 of the OLS fit on the replica-mean curve
+    stderr: float  # bootstrap standard deviation of the slope
+    x: tuple[float, ...]  # grid values used
+    means: tuple[float, ...]  # replica mean of y per grid point (NaN-excluded)
+    replicas_used: tuple[int, ...]  # finite replicas per grid point
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able dict (plain floats, ints and lists)."""
+        return {
+            "slope": float(self.slope),
+            "intercept": float(self.intercept),
+            "ci_low": float(self.ci_low),
+            "ci_high": float(self.ci_high),
+            "level": float(self.level),
+            "r2": float(self.r2),
+            "stderr": float(self.stderr),
+            "x": [float(v) for v in self.x],
+            "means": [float(v) for v in self.means],
+            "replicas_used": [int(v) for v in self.replicas_used],
+        }
+
+    def predict(self, x: Any) -> np.ndarray:
+        """The fitted power law exp(intercept) * x**slope."""
+        return math.exp(self.intercept) * np.asarray(x, dtype=float) ** self.slope
+
+
+def _check_level(level: float) -> float:
+    level = float(level)
+    if not 0.0 < level < 1.0:  # also rejects NaN
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
+    return level
+
+
+def fit_slope(
+    x: Sequence[float],
+    samples: Sequence[np.ndarray],
+    *,
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> SlopeFit:
+    """Fit log(mean y) = intercept + slope * log(x) and bootstrap the slope over replicas.
+
+    ``samples[g]`` holds the per-replica measurements at ``x[g]``; non-finite entries (diverged
+    replicas) are dropped. Each bootstrap draw resamples the finite replicas of every grid point
+    independently with replacement (replicas at different grid points are independent runs), averages
+    them and refits; the CI is the percentile interval of the refitted slopes at ``level``.
+
+    The CI reflects replica noise only: a curve that is not a power law over the grid shows up in
+    ``r2``, not in the CI. Like any bootstrap it is slightly narrow for few replicas (the resampled
+    variance is (R-1)/R of the sample variance).
+    """
+    level = _check_level(level)
+    try:
+        n_boot = operator.index(n_boot)
+    except TypeError:
+        raise ValueError(f"n_boot must be an integer >= 100, got {n_boot!r}") from None
+    if n_boot < 100:
+        # Fewer draws make the percentile endpoints mostly Monte Carlo noise.
+        raise ValueError(f"n_boot must be an integer >= 100, got {n_boot}")
+
+    grid = np.asarray(x, dtype=float)
+    if grid.ndim != 1:
+        raise ValueError(f"x must be a 1-D sequence of grid values, got shape {grid.shape}")
+    if len(samples) != grid.size:
+        raise ValueError(
+            f"samples must have one array per grid point: len(samples)={len(samples)} "
+            f"but len(x)={grid.size} (lengths must match)"
+        )
+    bad = ~(np.isfinite(grid) & (grid > 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"x must be finite and positive (log-log fit), got x[{i}]={grid[i]!r}")
+    if np.unique(grid).size < 2:
+        raise ValueError(f"x needs at least 2 distinct grid points for a slope, got {grid.tolist()}")
+
+    finite: list[np.ndarray] = []
+    for g, raw in enumerate(samples):
+        arr = np.asarray(raw, dtype=float)
+        if arr.ndim != 1:
+            raise ValueError(
+                f"samples[{g}] (x={grid[g]:g}) must be a 1-D array of replicas, got shape {arr.shape}"
+            )
+        kept = arr[np.isfinite(arr)]
+        if kept.size == 0:
+            raise ValueError(
+                f"samples[{g}] at grid value x={grid[g]:g} has no finite values "
+                f"(every replica diverged); each grid point needs at least one finite sample"
+            )
+        if kept.mean() <= 0:
+            raise ValueError(
+                f"samples[{g}] at grid value x={grid[g]:g} has mean {kept.mean():g} <= 0; "
+                f"log(mean) is undefined, so samples must have a positive mean"
+            )
+        if kept.size == 1:
+            warnings.warn(
+                f"only one finite replica at x={grid[g]:g}: the bootstrap cannot see its noise, "
+                f"so the slope CI is too narrow",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        finite.append(kept)
+
+    means = np.array([s.mean() for s in finite])
+    u = np.log(grid)
+    uc = u - u.mean()
+    sxx = float(uc @ uc)
+    v = np.log(means)
+    slope = float(uc @ (v - v.mean()) / sxx)
+    intercept = float(v.mean() - slope * u.mean())
+    ss_res = float(np.sum((v - (intercept + slope * u)) ** 2))
+    ss_tot = float(np.sum((v - v.mean()) ** 2))
+    # A flat curve fitted exactly (ss_tot == 0) is a perfect fit, not 0/0.
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
+
+    rng = np.random.default_rng(seed)
+    boot_log_means = np.empty((n_boot, grid.size))
+    for g, kept in enumerate(finite):
+        idx = rng.integers(0, kept.size, size=(n_boot, kept.size))
+        boot_means = kept[idx].mean(axis=1)
+        if (boot_means <= 0).any():
+            # Dropping such draws would hide exactly the uncertainty the CI is meant to show
+            # (a mean indistinguishable from 0 has an unbounded log), so refuse instead.
+            count = int((boot_means <= 0).sum())
+            raise ValueError(
+                f"samples[{g}] at grid value x={grid[g]:g}: {count} of {n_boot} bootstrap "
+                f"resamples have mean <= 0, so log(mean) is undefined; samples must have a mean "
+                f"clearly above 0"
+            )
+        boot_log_means[:, g] = np.log(boot_means)
+    # OLS slope of every draw at once: centring v is unnecessary because sum(uc) == 0.
+    boot_slopes = (boot_log_means @ uc) / sxx
+    alpha = 1.0 - level
+    ci_low, ci_high = np.quantile(boot_slopes, [alpha / 2, 1.0 - alpha / 2])
+
+    return SlopeFit(
+        slope=slope,
+        intercept=intercept,
+        ci_low=float(ci_low),
+        ci_high=float(ci_high),
+        level=level,
+        r2=float(r2),
+        stderr=float(np.std(boot_slopes, ddof=1)),
+        x=tuple(float(v) for v in grid),
+        means=tuple(float(m) for m in means),
+        replicas_used=tuple(int(s.size) for s in finite),
+    )
+
+
+@dataclass(frozen=True)
+class MeanCI:
+    """A confidence interval for a mean; a one-sided bound has the other end infinite."""
+
+    mean: float
+    low: float
+    high: float
+    level: float
+    n: int
+
+
+def mean_ci(samples: np.ndarray, *, level: float = 0.95, side: str = "two-sided") -> MeanCI:
+    """Student-t confidence interval for the mean of the finite entries of ``samples``.
+
+    ``side="upper"`` gives a one-sided upper bound in ``high`` (``low`` = -inf); ``"lower"`` gives a
+    lower bound in ``low`` (``high`` = +inf). With a single finite sample the spread is unknown, so
+    nothing is known about the mean beyond that value: both ends are infinite.
+    """
+    level = _check_level(level)
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+    arr = np.asarray(samples, dtype=float).ravel()
+    kept = arr[np.isfinite(arr)]
+    n = int(kept.size)
+    if n == 0:
+        raise ValueError("samples has no finite values; a mean needs at least one")
+    mean = float(kept.mean())
+    if n == 1:
+        return MeanCI(mean=mean, low=-math.inf, high=math.inf, level=level, n=1)
+    se = float(kept.std(ddof=1)) / math.sqrt(n)
+    if side == "two-sided":
+        half = float(stats.t.ppf(0.5 + level / 2, df=n - 1)) * se
+        return MeanCI(mean=mean, low=mean - half, high=mean + half, level=level, n=n)
+    half = float(stats.t.ppf(level, df=n - 1)) * se
+    if side == "upper":
+        return MeanCI(mean=mean, low=-math.inf, high=mean + half, level=level, n=n)
+    return MeanCI(mean=mean, low=mean - half, high=math.inf, level=level, n=n)
+
+
+def rounds_to_eps(checkpoints: np.ndarray, values: np.ndarray, eps: float) -> int | None:
+    """The first checkpoint whose replica mean is <= eps, or None if it is never reached.
+
+    ``values[c, r]`` is replica r's measure at ``checkpoints[c]``. Diverged replicas (NaN, and inf
+    for consistency with ``fit_slope``) are left out of the mean; a checkpoint where every replica
+    diverged counts as not reached.
+    """
+    eps = float(eps)
+    if not eps > 0:  # also rejects NaN
+        raise ValueError(f"eps must be > 0, got {eps!r}")
+    marks = np.asarray(checkpoints)
+    vals = np.asarray(values, dtype=float)
+    if marks.ndim != 1:
+        raise ValueError(f"checkpoints must be 1-D (C,), got shape {marks.shape}")
+    if vals.ndim != 2 or vals.shape[0] != marks.size:
+        raise ValueError(
+            f"values must have shape (C, R) with C = len(checkpoints) = {marks.size}, "
+            f"got shape {vals.shape}"
+        )
+    if marks.size and not np.all(np.asarray(marks, dtype=float) == np.round(marks)):
+        raise ValueError(f"checkpoints must be integers (rounds completed), got {marks.tolist()}")
+    if np.any(np.diff(marks) <= 0):
+        raise ValueError(f"checkpoints must be strictly increasing, got {marks.tolist()}")
+    ok = np.isfinite(vals)
+    count = ok.sum(axis=1)
+    # Mean by hand rather than np.nanmean: an all-NaN row is an expected case, not a warning.
+    mean = np.where(ok, vals, 0.0).sum(axis=1) / np.maximum(count, 1)
+    reached = (count > 0) & (mean <= eps)
+    if not reached.any():
+        return None
+    return int(marks[int(np.argmax(reached))])
+
+
+def log_spaced_checkpoints(rounds: int, count: int) -> np.ndarray:
+    """Sorted unique rounds: 0 and up to ``count`` roughly log-spaced values in [1, rounds].
+
+    Always contains 0 (the initial point) and ``rounds`` (the end of the run); at most count+1 entries,
+    fewer where small rounds coincide after rounding.
+    """
+    try:
+        rounds = operator.index(rounds)
+        count = operator.index(count)
+    except TypeError:
+        raise ValueError(
+            f"rounds and count must be integers, got rounds={rounds!r}, count={count!r}"
+        ) from None
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    if count < 2:
+        raise ValueError(f"count must be >= 2 (to hold both 1 and rounds), got {count}")
+    points = np.rint(np.geomspace(1.0, float(rounds), count)).astype(np.int64)
+    # Pin the ends: float rounding of a huge `rounds` must not move the last checkpoint.
+    points[0], points[-1] = 1, rounds
+    points = np.clip(points, 1, rounds)
+    return np.concatenate([np.zeros(1, dtype=np.int64), np.unique(points)])

@@ -1,0 +1,97 @@
+"""The problem contract: exact, vectorized oracles, a closed-form solution and analytic constants.
+
+Concrete families live in the top-level ``problems`` package, one module each. A problem is a frozen
+object built from JSON-able parameters (``spec``), so a run configuration can name it, hash it and
+rebuild it in another process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from .seeding import ReplicaStream
+
+
+@dataclass(frozen=True)
+class Constant:
+    """An assumption constant with the way it was obtained (for the report)."""
+
+    value: float
+    how: str
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+class Problem:
+    """Base class of every problem family.
+
+    Subclasses set ``family`` and implement the oracles their algorithm family needs. The engine only
+    uses ``num_clients``, ``dim``, ``initial_point``, ``measures`` and ``spec``.
+    """
+
+    family: ClassVar[str] = "problem"
+    num_clients: int
+    dim: int
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """JSON-able identity: the registry name and the parameters that rebuild this problem."""
+        return {"name": self.family, "params": dict(self.params)}
+
+    @property
+    def params(self) -> Mapping[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def initial_point(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def measures(self, point: np.ndarray) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
+        """Exact measures of global iterates of shape (R, d): each a (R,) array."""
+        raise NotImplementedError
+
+    def constants(self) -> dict[str, Constant]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class SmoothFederatedProblem(Problem):
+    """min_x F(x) = (1/N) sum_i F_i(x), with a stochastic gradient oracle per client.
+
+    Oracle shapes: points (R, m, d) for R replicas and m active clients, client ids (R, m).
+    ``gather`` collects the active clients' data once per round; local steps then reuse it.
+    """
+
+    sigma: float  # E||noise||^2 = sigma^2 per stochastic gradient
+
+    def gather(self, clients: np.ndarray) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def local_grad(self, batch: Any, w: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        """Exact gradients of the active clients' objectives at w (R, m, d)."""
+        raise NotImplementedError
+
+    def stochastic_grad(self, batch: Any, w: np.ndarray, noise: ReplicaStream) -> np.ndarray:
+        """Unbiased gradient with additive Gaussian noise, xi ~ N(0, sigma^2/d I): E||xi||^2 = sigma^2."""
+        grad = self.local_grad(batch, w)
+        if self.sigma == 0.0:
+            return grad
+        return grad + (self.sigma / np.sqrt(self.dim)) * noise.normal(w.shape[1:])
+
+
+def check_positive(name: str, value: float, *, strict: bool = True) -> None:
+    """Fail early with the parameter, its value and the rule."""
+    ok = value > 0 if strict else value >= 0
+    if not np.isfinite(value) or not ok:
+        rule = "> 0" if strict else ">= 0"
+        raise ValueError(f"{name} must be finite and {rule}, got {value!r}")
+
+
+def check_int(name: str, value: Any, *, minimum: int = 1) -> int:
+    if isinstance(value, bool) or int(value) != value:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)

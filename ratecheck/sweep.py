@@ -1,0 +1,78 @@
+"""Sweeps: run the configurations that claims need, through the cache, on an executor.
+
+Every finished run is written to the store the moment it arrives, so an interrupted sweep resumes
+where it stopped; a rerun reuses the cache; duplicate configurations across claims run once.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+from .claims import Claim, Outcome, Profile
+from .engine import run_config
+from .executors import Executor, SerialExecutor, run_all
+from .store import NullStore, Store
+from .trace import RunConfig, Trace
+
+
+def _run_to_arrays(config: RunConfig):
+    """Module-level job (picklable): run and return the pickle-free array form."""
+    return run_config(config).to_arrays()
+
+
+def run_configs(
+    configs: Iterable[RunConfig],
+    *,
+    store: Store | None = None,
+    executor: Executor | None = None,
+    progress: bool | str = True,
+) -> dict[str, Trace]:
+    """Traces by config key for every configuration, computing only what the store lacks."""
+    store = store if store is not None else NullStore("")
+    unique: dict[str, RunConfig] = {}
+    for config in configs:
+        unique.setdefault(config.key(), config)
+    traces: dict[str, Trace] = {}
+    missing: list[RunConfig] = []
+    for key, config in unique.items():
+        cached = store.get(key)
+        if cached is not None:
+            traces[key] = Trace.from_arrays(*cached)
+        else:
+            missing.append(config)
+    if missing:
+        owned = executor is None
+        executor = executor or SerialExecutor()
+
+        def keep(index: int, result) -> None:
+            arrays, meta = result
+            store.put(missing[index].key(), arrays, meta)
+
+        try:
+            results = run_all(
+                _run_to_arrays, missing, executor, on_result=keep, progress=progress, desc="runs"
+            )
+        finally:
+            if owned:
+                executor.close()
+        for config, (arrays, meta) in zip(missing, results):
+            traces[config.key()] = Trace.from_arrays(arrays, meta)
+    return traces
+
+
+def check_claims(
+    claims: Sequence[Claim],
+    profile: Profile,
+    *,
+    store: Store | None = None,
+    executor: Executor | None = None,
+    progress: bool | str = True,
+) -> list[Outcome]:
+    """Run every claim's sweep (deduplicated, cached) and decide each claim."""
+    configs = [config for claim in claims for config in claim.runs(profile)]
+    traces = run_configs(configs, store=store, executor=executor, progress=progress)
+    return [claim.decide(profile, traces) for claim in claims]
+
+
+def traces_for(claim: Claim, profile: Profile, traces: Mapping[str, Trace]) -> list[Trace]:
+    return [traces[c.key()] for c in claim.runs(profile)]

@@ -1,0 +1,510 @@
+"""Symbolic encoding of a convergence theorem: conditions, bound versions, step-size schedule.
+
+A ``Theorem`` holds sympy expressions over named symbols (assumption constants and run parameters).
+It answers two kinds of questions:
+
+* numeric: ``evaluate(values)`` computes the schedule, each condition (lhs, rhs, margin, holds) and
+  each bound version at concrete values; it is called many times in sweeps, so every expression is
+  compiled once with ``lambdify`` and cached;
+* asymptotic: ``leading_term`` and ``order`` give the dominant term of a bound and the exponent of its
+  dependence on one variable (its elasticity ``var * d/dvar log(bound)`` in the limit).
+
+Symbols are matched by *name* against the theorem's declared symbols: sympy treats ``Symbol("n")``
+and ``Symbol("n", positive=True)`` as different symbols, a silent source of wrong substitutions, so
+construction rejects such mixtures and lookups by string always resolve to the declared symbol.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import sympy as sp
+from sympy.core.relational import Relational
+
+__all__ = [
+    "Bound",
+    "Condition",
+    "ConditionResult",
+    "Evaluation",
+    "Source",
+    "Theorem",
+    "elasticity",
+]
+
+SymbolLike = sp.Symbol | str
+
+
+# ---------------------------------------------------------------------------------------------
+# Provenance and pieces of a theorem
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a statement comes from: the paper (seed file) and the place in it."""
+
+    paper: str
+    where: str
+    note: str = ""
+
+    def __str__(self) -> str:
+        text = f"{self.paper}, {self.where}"
+        return f"{text} ({self.note})" if self.note else text
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A side condition of the theorem, ``lhs <= rhs`` or ``lhs < rhs``.
+
+    ``>=`` and ``>`` relations are accepted and flipped, so ``lhs``/``rhs`` below always name the
+    side that must be the smaller one.
+    """
+
+    name: str
+    relation: Relational
+    source: Source
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        rel = self.relation
+        if not isinstance(rel, Relational):
+            # sympy decides trivial relations at construction (e.g. 1 <= 2 -> true): then the
+            # condition carries no information and is almost certainly a typo
+            raise ValueError(
+                f"condition {self.name!r}: expected a sympy relation (<=, <, >=, >), got {rel!r}"
+            )
+        if rel.rel_op not in ("<=", "<", ">=", ">"):
+            raise ValueError(
+                f"condition {self.name!r}: relation {rel.rel_op!r} is not an inequality"
+            )
+
+    @property
+    def strict(self) -> bool:
+        """True for ``<`` (and ``>``)."""
+        return self.relation.rel_op in ("<", ">")
+
+    @property
+    def lhs(self) -> sp.Expr:
+        """The side that must be smaller."""
+        rel = self.relation
+        return rel.lhs if rel.rel_op in ("<=", "<") else rel.rhs
+
+    @property
+    def rhs(self) -> sp.Expr:
+        """The side that must be larger."""
+        rel = self.relation
+        return rel.rhs if rel.rel_op in ("<=", "<") else rel.lhs
+
+    @property
+    def free_symbols(self) -> set[sp.Symbol]:
+        return set(self.relation.free_symbols)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One version of the theorem's bound (as stated, as in the appendix, corrected, ...)."""
+
+    version: str
+    expr: sp.Expr
+    source: Source
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        # accept plain numbers too; downstream code relies on a sympy Expr
+        object.__setattr__(self, "expr", sp.sympify(self.expr))
+
+
+# ---------------------------------------------------------------------------------------------
+# Numeric evaluation
+
+
+@dataclass(frozen=True)
+class ConditionResult:
+    """A condition evaluated at concrete values. ``margin = lhs / rhs``: holds iff margin <= 1."""
+
+    name: str
+    lhs: float
+    rhs: float
+    margin: float
+    holds: bool
+    source: str
+    strict: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "lhs": _json_float(self.lhs),
+            "rhs": _json_float(self.rhs),
+            "margin": _json_float(self.margin),
+            "holds": bool(self.holds),
+            "source": self.source,
+            "strict": bool(self.strict),
+        }
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The theorem evaluated at concrete values."""
+
+    conditions: tuple[ConditionResult, ...]
+    bounds: dict[str, float]
+    schedule: dict[str, float]
+    values: dict[str, float] = field(default_factory=dict)  # every symbol's value used
+
+    @property
+    def all_hold(self) -> bool:
+        return all(c.holds for c in self.conditions)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form; non-finite floats become the strings "inf", "-inf", "nan"
+        (``float()`` reads them back) so the output is strict JSON."""
+        return {
+            "conditions": [c.to_dict() for c in self.conditions],
+            "all_hold": self.all_hold,
+            "bounds": {k: _json_float(v) for k, v in self.bounds.items()},
+            "schedule": {k: _json_float(v) for k, v in self.schedule.items()},
+            "values": {k: _json_float(v) for k, v in self.values.items()},
+        }
+
+
+def _json_float(x: float) -> float | str:
+    x = float(x)
+    return x if math.isfinite(x) else str(x)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile(expr: sp.Expr) -> tuple[Callable[..., Any], tuple[str, ...]]:
+    """lambdify ``expr`` once; returns the function and the names of its positional arguments."""
+    args = tuple(sorted(expr.free_symbols, key=lambda s: s.name))
+    return sp.lambdify(args, expr, modules="numpy"), tuple(s.name for s in args)
+
+
+def _call(compiled: tuple[Callable[..., Any], tuple[str, ...]], values: Mapping[str, np.float64]) -> float:
+    """Call a compiled expression on values by name (inside np.errstate, see evaluate)."""
+    fn, names = compiled
+    out = fn(*[values[name] for name in names])
+    if np.iscomplexobj(out):
+        # a genuinely complex value has no meaning as a bound or condition side
+        return float(np.real(out)) if np.imag(out) == 0 else math.nan
+    return float(out)
+
+
+def _condition_result(cond: Condition, lhs: float, rhs: float) -> ConditionResult:
+    holds = bool(lhs < rhs) if cond.strict else bool(lhs <= rhs)
+    if math.isnan(lhs) or math.isnan(rhs):
+        margin = math.nan
+    elif rhs > 0:
+        margin = lhs / rhs
+    else:
+        # a ratio with a non-positive denominator is meaningless: report inf, decide directly
+        margin = math.inf
+    return ConditionResult(cond.name, lhs, rhs, margin, holds, str(cond.source), cond.strict)
+
+
+# ---------------------------------------------------------------------------------------------
+# Asymptotics
+
+
+def _limit_point(at: str) -> tuple[Any, str]:
+    if at in ("oo", "inf", "+oo"):
+        return sp.oo, "-"
+    if at in ("0", "0+"):
+        return sp.Integer(0), "+"
+    raise ValueError(f"at must be 'oo' or '0', got {at!r}")
+
+
+def elasticity(expr: sp.Expr, var: SymbolLike, at: str = "oo") -> sp.Expr:
+    """``lim var * d/dvar log(expr)`` as ``var -> oo`` (or ``0+`` with ``at="0"``).
+
+    For ``expr ~ c * var**p`` this is ``p``: the exponent of the dependence on ``var``.
+    A string ``var`` is matched by name among the expression's symbols (absent: 0).
+    """
+    expr = sp.sympify(expr)
+    if isinstance(var, str):
+        matches = [s for s in expr.free_symbols if s.name == var]
+        if not matches:
+            return sp.Integer(0)
+        var = matches[0]
+    if var not in expr.free_symbols:
+        return sp.Integer(0)
+    point, direction = _limit_point(at)
+    ratio = sp.simplify(var * sp.diff(expr, var) / expr)
+    if var not in ratio.free_symbols:
+        # a product of powers: the ratio is already the exponent, no limit needed (fast path)
+        return ratio
+    result = sp.limit(ratio, var, point, dir=direction)
+    if result.has(sp.Limit) or isinstance(result, sp.AccumBounds) or result is sp.nan:
+        raise ValueError(f"elasticity of {expr} in {var} as {var} -> {at} is undetermined: {result}")
+    return sp.simplify(result)
+
+
+def _is_greater(a: sp.Expr, b: sp.Expr) -> bool:
+    """a > b, refusing to guess when sympy cannot decide (symbolic exponents)."""
+    rel = sp.Gt(a, b)
+    if rel not in (sp.true, sp.false):
+        raise ValueError(f"cannot compare elasticities {a} and {b}")
+    return bool(rel)
+
+
+# ---------------------------------------------------------------------------------------------
+# The theorem
+
+
+@dataclass(frozen=True)
+class Theorem:
+    """A convergence theorem: symbols, conditions, bound versions and prescribed schedule."""
+
+    id: str
+    title: str
+    source: Source
+    measure: str
+    constants: tuple[sp.Symbol, ...]
+    parameters: tuple[sp.Symbol, ...]
+    conditions: tuple[Condition, ...]
+    bounds: tuple[Bound, ...]
+    schedule: Mapping[sp.Symbol, sp.Expr] = field(default_factory=dict)
+    assumptions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("constants", "parameters", "conditions", "bounds", "assumptions"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        declared: dict[str, sp.Symbol] = {}
+        for sym in (*self.constants, *self.parameters):
+            if not isinstance(sym, sp.Symbol):
+                raise ValueError(f"theorem {self.id}: {sym!r} in constants/parameters is not a Symbol")
+            if sym.name in declared:
+                raise ValueError(f"theorem {self.id}: symbol {sym.name!r} declared twice")
+            declared[sym.name] = sym
+
+        def check(expr: sp.Basic, where: str) -> None:
+            for s in sorted(expr.free_symbols, key=lambda s: s.name):
+                if s.name not in declared:
+                    raise ValueError(
+                        f"theorem {self.id}: symbol {s.name!r} in {where} is in neither constants "
+                        f"nor parameters"
+                    )
+                if declared[s.name] != s:
+                    raise ValueError(
+                        f"theorem {self.id}: symbol {s.name!r} in {where} has assumptions "
+                        f"{s.assumptions0} but is declared with {declared[s.name].assumptions0}"
+                    )
+
+        names = [c.name for c in self.conditions]
+        if len(set(names)) != len(names):
+            raise ValueError(f"theorem {self.id}: duplicate condition names {names}")
+        versions = [b.version for b in self.bounds]
+        if len(set(versions)) != len(versions):
+            raise ValueError(f"theorem {self.id}: duplicate bound versions {versions}")
+        if not self.bounds:
+            raise ValueError(f"theorem {self.id}: no bounds")
+        for cond in self.conditions:
+            check(cond.relation, f"condition {cond.name!r}")
+        for b in self.bounds:
+            check(b.expr, f"bound {b.version!r}")
+
+        params = {p.name: p for p in self.parameters}
+        schedule: dict[sp.Symbol, sp.Expr] = {}
+        for key, value in dict(self.schedule).items():
+            kname = key if isinstance(key, str) else getattr(key, "name", None)
+            if kname not in params:
+                raise ValueError(f"theorem {self.id}: schedule key {key!s} is not a parameter")
+            if not isinstance(key, str) and key != params[kname]:
+                check(key, "schedule keys")
+            expr = sp.sympify(value)
+            check(expr, f"schedule of {kname!r}")
+            schedule[params[kname]] = expr
+        # read-only view: the theorem is frozen, its schedule should be too
+        object.__setattr__(self, "schedule", types.MappingProxyType(schedule))
+        _ = self._resolved_schedule  # detect cycles at construction
+
+    def __hash__(self) -> int:
+        # the generated hash would fail on the schedule mapping
+        return hash((self.id, self.bounds, self.conditions, tuple(self.schedule.items())))
+
+    # -- lookups ------------------------------------------------------------------------------
+
+    @cached_property
+    def symbols(self) -> dict[str, sp.Symbol]:
+        """Declared symbols by name (constants then parameters)."""
+        return {s.name: s for s in (*self.constants, *self.parameters)}
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        return tuple(b.version for b in self.bounds)
+
+    def symbol(self, var: SymbolLike) -> sp.Symbol:
+        """The declared symbol with this name (ValueError if unknown)."""
+        name = var if isinstance(var, str) else var.name
+        try:
+            return self.symbols[name]
+        except KeyError:
+            raise ValueError(
+                f"theorem {self.id}: unknown symbol {name!r}; known: {', '.join(self.symbols)}"
+            ) from None
+
+    def bound(self, version: str) -> Bound:
+        """The bound of this version (ValueError listing the known versions if unknown)."""
+        for b in self.bounds:
+            if b.version == version:
+                return b
+        raise ValueError(
+            f"theorem {self.id}: unknown bound version {version!r}; known: {', '.join(self.versions)}"
+        )
+
+    def condition(self, name: str) -> Condition:
+        for c in self.conditions:
+            if c.name == name:
+                return c
+        known = ", ".join(c.name for c in self.conditions)
+        raise ValueError(f"theorem {self.id}: unknown condition {name!r}; known: {known}")
+
+    @cached_property
+    def _resolved_schedule(self) -> dict[sp.Symbol, sp.Expr]:
+        """Schedule expressions with scheduled symbols substituted away (a schedule may refer to
+        another scheduled symbol, e.g. a local step defined from a global one)."""
+        resolved = dict(self.schedule)
+        for _ in range(len(resolved) + 1):
+            if not any(e.free_symbols & resolved.keys() for e in resolved.values()):
+                return resolved
+            resolved = {k: e.xreplace(resolved) for k, e in resolved.items()}
+        cyclic = sorted(k.name for k, e in resolved.items() if e.free_symbols & resolved.keys())
+        raise ValueError(f"theorem {self.id}: cyclic schedule among {cyclic}")
+
+    def _expr(self, expr: sp.Expr, use_schedule: bool) -> sp.Expr:
+        return expr.xreplace(self._resolved_schedule) if use_schedule else expr
+
+    # -- numeric ------------------------------------------------------------------------------
+
+    def _base_values(self, values: Mapping[SymbolLike, float], use_schedule: bool) -> dict[str, np.float64]:
+        """Values by name as numpy scalars; names not declared by the theorem are ignored, so a
+        caller may pass a whole run configuration."""
+        out: dict[str, np.float64] = {}
+        for key, value in values.items():
+            name = key if isinstance(key, str) else key.name
+            if name not in self.symbols:
+                continue
+            try:
+                out[name] = np.float64(float(value))
+            except (TypeError, ValueError):
+                raise ValueError(f"theorem {self.id}: value of {name!r} is not a number: {value!r}") from None
+        if use_schedule:
+            given = sorted(k.name for k in self.schedule if k.name in out)
+            if given:
+                raise ValueError(
+                    f"theorem {self.id}: {', '.join(given)} prescribed by the schedule; do not pass "
+                    f"a value for it, or pass use_schedule=False to set it explicitly"
+                )
+        return out
+
+    @cached_property
+    def _numeric(self) -> dict[str, Any]:
+        """Compiled functions and needed symbol names, built once: evaluate() runs in sweeps and
+        walking sympy trees (free_symbols) on every call would dominate its cost."""
+        sched = self._resolved_schedule
+
+        def names(exprs: list[sp.Basic]) -> frozenset[str]:
+            return frozenset(s.name for e in exprs for s in e.free_symbols)
+
+        return {
+            "schedule": [(k.name, _compile(e)) for k, e in sched.items()],
+            "conditions": [(c, _compile(c.lhs), _compile(c.rhs)) for c in self.conditions],
+            "bounds": [(b.version, _compile(b.expr)) for b in self.bounds],
+            "need_schedule": names(list(sched.values())),
+            "need_rest": names([c.relation for c in self.conditions] + [b.expr for b in self.bounds]),
+        }
+
+    def _require(self, needed: frozenset[str], have: Mapping[str, Any], what: str) -> None:
+        missing = sorted(needed.difference(have))
+        if missing:
+            raise ValueError(f"theorem {self.id}: missing value(s) for {', '.join(missing)} ({what})")
+
+    def _schedule_numbers(self, base: Mapping[str, np.float64]) -> dict[str, np.float64]:
+        num = self._numeric
+        self._require(num["need_schedule"], base, "needed by the schedule")
+        return {name: np.float64(_call(fn, base)) for name, fn in num["schedule"]}
+
+    def schedule_values(self, values: Mapping[SymbolLike, float]) -> dict[str, float]:
+        """The prescribed schedule (step sizes, ...) at these values of the other symbols."""
+        base = self._base_values(values, use_schedule=True)
+        with np.errstate(all="ignore"):
+            return {k: float(v) for k, v in self._schedule_numbers(base).items()}
+
+    def evaluate(self, values: Mapping[SymbolLike, float], *, use_schedule: bool = True) -> Evaluation:
+        """Conditions and every bound version at these values (schedule applied first if asked)."""
+        num = self._numeric
+        base = self._base_values(values, use_schedule)
+        # numpy scalars give inf/nan (not exceptions) on division by zero or sqrt of a negative
+        with np.errstate(all="ignore"):
+            sched = self._schedule_numbers(base) if use_schedule else {}
+            full = {**base, **sched}
+            self._require(num["need_rest"], full, "needed by conditions and bounds" + (
+                "" if use_schedule else "; use_schedule=False, so scheduled symbols must be given"))
+            results = tuple(
+                _condition_result(c, _call(lhs, full), _call(rhs, full))
+                for c, lhs, rhs in num["conditions"]
+            )
+            bounds = {version: _call(fn, full) for version, fn in num["bounds"]}
+        return Evaluation(
+            conditions=results,
+            bounds=bounds,
+            schedule={k: float(v) for k, v in sched.items()},
+            values={k: float(v) for k, v in sorted(full.items())},
+        )
+
+    # -- asymptotic ---------------------------------------------------------------------------
+
+    def _var(self, var: SymbolLike, use_schedule: bool) -> sp.Symbol:
+        sym = self.symbol(var)
+        if use_schedule and sym in self.schedule:
+            # after substitution the symbol is gone and its order would read as a meaningless 0
+            raise ValueError(
+                f"theorem {self.id}: {sym.name} is prescribed by the schedule; pass "
+                f"use_schedule=False to study the dependence on it"
+            )
+        return sym
+
+    def bound_expr(self, version: str, *, use_schedule: bool = True) -> sp.Expr:
+        """The bound of this version, with the schedule substituted if asked."""
+        return self._expr(self.bound(version).expr, use_schedule)
+
+    def leading_term(self, version: str, var: SymbolLike, *, use_schedule: bool = True) -> sp.Expr:
+        """The term of the (expanded) bound with the largest elasticity in ``var`` as var -> oo;
+        tied terms are added."""
+        sym = self._var(var, use_schedule)
+        expr = sp.powsimp(sp.expand(self.bound_expr(version, use_schedule=use_schedule)))
+        best: list[sp.Expr] = []
+        best_e: sp.Expr | None = None
+        for term in sp.Add.make_args(expr):
+            e = elasticity(term, sym, "oo")
+            if best_e is None or _is_greater(e, best_e):
+                best, best_e = [term], e
+            elif not _is_greater(best_e, e):
+                best.append(term)
+        return sp.Add(*best)
+
+    def order(
+        self,
+        var: SymbolLike,
+        *,
+        version: str,
+        dominant_in: SymbolLike | None = None,
+        use_schedule: bool = True,
+        at: str = "oo",
+    ) -> sp.Expr:
+        """Exponent of the bound's dependence on ``var`` (its elasticity as var -> ``at``).
+
+        With ``dominant_in``, only the leading term as ``dominant_in -> oo`` is kept first: e.g.
+        the n-dependence of the rate in T, not of a lower-order term that wins as n -> oo.
+        """
+        sym = self._var(var, use_schedule)
+        if dominant_in is None:
+            expr = self.bound_expr(version, use_schedule=use_schedule)
+        else:
+            expr = self.leading_term(version, dominant_in, use_schedule=use_schedule)
+        return elasticity(expr, sym, at)

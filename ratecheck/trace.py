@@ -1,0 +1,132 @@
+"""Run configurations and the record of a run (Trace), with a pickle-free array serialization."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from .seeding import stable_hash
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that determines a run's numbers: pure, JSON-able data.
+
+    ``identity()`` omits ``replicas``, so replica r has the same numbers whether 4 or 64 replicas
+    ran; the cache ``key()`` includes it, since the stored arrays differ.
+    """
+
+    algorithm: str
+    params: Mapping[str, Any]
+    problem: str
+    problem_params: Mapping[str, Any]
+    rounds: int
+    replicas: int = 16
+    seed: int = 0
+    checkpoints: int = 24
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "algorithm": self.algorithm,
+            "params": dict(self.params),
+            "problem": self.problem,
+            "problem_params": dict(self.problem_params),
+            "rounds": int(self.rounds),
+            "checkpoints": int(self.checkpoints),
+        }
+
+    def run_key(self) -> str:
+        """Identity hash that seeds the random streams (no seed, no replica count)."""
+        return stable_hash(self.identity())
+
+    def key(self) -> str:
+        """Cache key: identity, seed and replica count."""
+        return stable_hash({**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas)})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
+        return cls(**data)
+
+    def with_(self, **changes: Any) -> "RunConfig":
+        data = self.to_dict()
+        for name, value in changes.items():
+            if name in data:
+                data[name] = value
+            else:
+                raise ValueError(f"RunConfig has no field {name!r}")
+        return RunConfig.from_dict(data)
+
+
+@dataclass
+class Trace:
+    """What one run produced, with a leading replica axis where it has one.
+
+    measures[name]: (C, R), the exact measure of the global iterate after `checkpoints[c]` rounds;
+    ``avg:<name>`` is the running mean over rounds 0..t-1 (so at t = T it is (1/T) sum_{t<T}).
+    Entries of a diverged replica are NaN from its divergence on.
+    """
+
+    config: RunConfig
+    replica_ids: np.ndarray  # (R,)
+    checkpoints: np.ndarray  # (C,) rounds completed, starting at 0
+    measures: dict[str, np.ndarray]  # (C, R)
+    counters: dict[str, np.ndarray]  # (C,) cumulative, replica mean
+    final: dict[str, np.ndarray]  # (R, ...) final global point(s)
+    diverged_round: np.ndarray  # (R,) round of divergence, -1 if never
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def replicas(self) -> int:
+        return int(self.replica_ids.shape[0])
+
+    @property
+    def valid(self) -> np.ndarray:
+        return self.diverged_round < 0
+
+    @property
+    def diverged_count(self) -> int:
+        return int((~self.valid).sum())
+
+    def at_end(self, measure: str) -> np.ndarray:
+        """Per-replica value of `measure` after the last round (NaN for diverged replicas)."""
+        if measure not in self.measures:
+            raise KeyError(f"measure {measure!r} not recorded; have {sorted(self.measures)}")
+        return self.measures[measure][-1]
+
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        arrays: dict[str, np.ndarray] = {
+            "replica_ids": self.replica_ids,
+            "checkpoints": self.checkpoints,
+            "diverged_round": self.diverged_round,
+        }
+        arrays.update({f"measure.{k}": v for k, v in self.measures.items()})
+        arrays.update({f"counter.{k}": v for k, v in self.counters.items()})
+        arrays.update({f"final.{k}": v for k, v in self.final.items()})
+        meta = {"config": self.config.to_dict(), "info": _jsonable(self.info)}
+        return arrays, meta
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> "Trace":
+        def section(prefix: str) -> dict[str, np.ndarray]:
+            return {k[len(prefix) :]: np.asarray(v) for k, v in arrays.items() if k.startswith(prefix)}
+
+        return cls(
+            config=RunConfig.from_dict(meta["config"]),
+            replica_ids=np.asarray(arrays["replica_ids"]),
+            checkpoints=np.asarray(arrays["checkpoints"]),
+            measures=section("measure."),
+            counters=section("counter."),
+            final=section("final."),
+            diverged_round=np.asarray(arrays["diverged_round"]),
+            info=dict(meta.get("info", {})),
+        )
+
+
+def _jsonable(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
