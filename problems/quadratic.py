@@ -162,7 +162,7 @@ class Quadratic(SmoothFederatedProblem):
 def spectrum(dim: int, mu: float, L: float) -> np.ndarray:
     """h_j = mu (L/mu)^((j-1)/(d-1)), j = 1..d: condition number L/mu, log-spaced (spec P1)."""
     if dim == 1:
-        return np.array([L])
+        return np.array([L])  # make() insists on mu == L here
     return mu * (L / mu) ** (np.arange(dim) / (dim - 1))
 
 
@@ -193,6 +193,8 @@ def make(
     check_positive("L", L)
     if mu > L:
         raise ValueError(f"mu must be <= L, got mu={mu} > L={L}")
+    if dim == 1 and mu != L:
+        raise ValueError(f"dim=1 has a single eigenvalue, so it needs mu == L, got mu={mu}, L={L}")
     check_positive("zeta", zeta, strict=False)
     if heterogeneity not in HETEROGENEITY:
         raise ValueError(f"heterogeneity must be one of {HETEROGENEITY}, got {heterogeneity!r}")

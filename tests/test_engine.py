@@ -1,0 +1,148 @@
+"""engine.run: determinism, replica independence, checkpoints and running averages, divergence."""
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from problems import make_problem
+from problems.quadratic import p1
+from ratecheck import RunConfig, run, run_config
+from ratecheck.algorithms import make_algorithm
+from ratecheck.algorithms.base import Algorithm
+from ratecheck.trace import Trace
+
+
+def _fedavg(**overrides):
+    params = dict(eta_global=1.0, eta_local=0.05, local_steps=3, participation="without_replacement:4",
+                  delay="constant:1")
+    params.update(overrides)
+    return make_algorithm("defedavg_iid", params)
+
+
+PROBLEM = make_problem("quadratic", p1(clients=8))
+
+
+def test_same_seed_same_numbers_and_other_seeds_differ():
+    a = run(_fedavg(), PROBLEM, 50, replicas=4, seed=3)
+    b = run(_fedavg(), PROBLEM, 50, replicas=4, seed=3)
+    c = run(_fedavg(), PROBLEM, 50, replicas=4, seed=4)
+    for name in a.measures:
+        np.testing.assert_array_equal(a.measures[name], b.measures[name])
+    assert not np.allclose(a.measures["grad_norm_sq"][-1], c.measures["grad_norm_sq"][-1])
+
+
+def test_a_replica_does_not_depend_on_which_other_replicas_ran():
+    full = run(_fedavg(), PROBLEM, 60, replicas=6, seed=1)
+    part = run(_fedavg(), PROBLEM, 60, replicas=[4, 1], seed=1)
+    np.testing.assert_array_equal(part.measures["grad_norm_sq"], full.measures["grad_norm_sq"][:, [4, 1]])
+    np.testing.assert_array_equal(part.final["x"], full.final["x"][[4, 1]])
+
+
+def test_configuration_changes_change_the_streams():
+    a = run(_fedavg(), PROBLEM, 30, replicas=2, seed=0)
+    b = run(_fedavg(eta_local=0.0500001), PROBLEM, 30, replicas=2, seed=0)
+    assert a.config.run_key() != b.config.run_key()
+
+
+def test_running_average_is_the_mean_over_rounds_before_t():
+    trace = run(_fedavg(), PROBLEM, 40, replicas=3, seed=0, checkpoints=1000)
+    np.testing.assert_array_equal(trace.checkpoints, np.arange(41))
+    per_round = trace.measures["grad_norm_sq"]  # (41, R): w^0 .. w^40
+    np.testing.assert_allclose(trace.measures["avg:grad_norm_sq"][-1], per_round[:-1].mean(axis=0), rtol=1e-12)
+    assert np.isnan(trace.measures["avg:grad_norm_sq"][0]).all()
+
+
+def test_counters_count_oracle_calls_and_vectors():
+    trace = run(_fedavg(local_steps=3), PROBLEM, 20, replicas=2, seed=0)
+    assert trace.counters["rounds"][-1] == 20
+    assert trace.counters["oracle_calls"][-1] == 20 * 4 * 3
+    assert trace.counters["oracle_calls_per_client"][-1] == 20 * 4 * 3 / 8
+    assert trace.counters["vectors_up"][-1] == 20 * 4
+    assert trace.counters["vectors_down"][-1] == 20 * 8  # DeFedAvg broadcasts to all N clients
+
+
+def test_checkpoints_are_log_spaced_and_include_the_last_round():
+    trace = run(_fedavg(), PROBLEM, 1000, replicas=2, seed=0, checkpoints=12)
+    assert trace.checkpoints[0] == 0 and trace.checkpoints[-1] == 1000
+    assert len(trace.checkpoints) <= 13
+    assert np.all(np.diff(trace.checkpoints) > 0)
+
+
+@dataclass(frozen=True)
+class _Blowup(Algorithm):
+    """Replica 1 jumps to inf at round 5, replica 2 to 1e200 at round 7; replica 0 stays finite."""
+
+    name: ClassVar[str] = "_blowup"
+
+    def init(self, problem, streams):
+        return (np.zeros((len(streams.replicas), problem.dim)), 0)
+
+    def round(self, state, problem, t, streams):
+        x, _ = state
+        x = x + 0.01
+        if t == 4:
+            x[1] = np.inf
+        if t == 6:
+            x[2] = 1e200
+        return (x, t + 1), {"oracle_calls": 1.0}
+
+    def output(self, state):
+        return state[0]
+
+
+def test_divergence_is_recorded_per_replica_and_never_crashes():
+    trace = run(_Blowup(), PROBLEM, 20, replicas=3, seed=0, checkpoints=100)
+    np.testing.assert_array_equal(trace.diverged_round, [-1, 5, 7])
+    assert trace.diverged_count == 2
+    g = trace.measures["grad_norm_sq"]
+    assert np.isfinite(g[:, 0]).all()
+    assert np.isnan(g[5:, 1]).all() and np.isfinite(g[:5, 1]).all()
+    assert np.isnan(g[7:, 2]).all()
+    assert np.isnan(trace.final["x"][1:]).all() and np.isfinite(trace.final["x"][0]).all()
+
+
+def test_a_step_past_the_stability_edge_diverges_without_crashing():
+    trace = run(_fedavg(eta_global=50.0, eta_local=1.0), PROBLEM, 200, replicas=2, seed=0)
+    assert (trace.diverged_round > 0).all()
+    assert np.isnan(trace.at_end("grad_norm_sq")).all()
+
+
+def test_run_config_rebuilds_the_same_run_and_trace_round_trips():
+    direct = run(_fedavg(), PROBLEM, 25, replicas=3, seed=2)
+    config = RunConfig.from_dict(direct.config.to_dict())
+    again = run_config(config)
+    np.testing.assert_array_equal(direct.measures["grad_norm_sq"], again.measures["grad_norm_sq"])
+    arrays, meta = again.to_arrays()
+    back = Trace.from_arrays(arrays, meta)
+    assert back.config == again.config
+    np.testing.assert_array_equal(back.measures["avg:gap"], again.measures["avg:gap"])
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"eta_local": -0.1}, "eta_local must be"),
+        ({"eta_global": 0.0}, "eta_global must be"),
+        ({"local_steps": 0}, "local_steps"),
+        ({"local_steps": 2.5}, "local_steps"),
+        ({"participation": "without_replacement:9"}, "m <= N"),
+        ({"participation": "with_replacement:2"}, "defedavg_iid needs participation"),
+        ({"delay": "sometimes:2"}, "delay kind"),
+    ],
+)
+def test_bad_algorithm_input_names_parameter_and_rule(params, message):
+    with pytest.raises(ValueError, match=message):
+        run(_fedavg(**params), PROBLEM, 5, replicas=1)
+
+
+def test_unknown_names_are_listed():
+    with pytest.raises(ValueError, match="has no parameter"):
+        make_algorithm("fedavg", {"lr": 0.1})
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        make_algorithm("fedprox", {})
+    with pytest.raises(ValueError, match="rounds"):
+        run(_fedavg(), PROBLEM, 0)
+    with pytest.raises(ValueError, match="replicas"):
+        run(_fedavg(), PROBLEM, 5, replicas=0)

@@ -1,0 +1,87 @@
+"""Client samplers: exact inclusion probabilities, multiset semantics, validation, replica independence."""
+
+import numpy as np
+import pytest
+
+from ratecheck.participation import Participation, first_occurrence
+from ratecheck.seeding import ReplicaStream
+
+N, M, ROUNDS, REPLICAS = 10, 3, 4000, 8
+
+
+def _draws(mode: str) -> np.ndarray:
+    part = Participation(mode, M)
+    stream = ReplicaStream(1, "ab" * 32, range(REPLICAS), "sampling")
+    return np.stack([part.sample(N, stream) for _ in range(ROUNDS)])  # (ROUNDS, R, M)
+
+
+def _binomial_tolerance(p: float, trials: int) -> float:
+    # 5 standard deviations of a frequency: a false alarm has probability below 1e-6 per check
+    return 5 * np.sqrt(p * (1 - p) / trials)
+
+
+def test_without_replacement_inclusion_is_m_over_n_and_rows_are_distinct():
+    draws = _draws("without_replacement")
+    assert all(len(set(row)) == M for row in draws.reshape(-1, M))
+    counts = np.zeros(N)
+    np.add.at(counts, draws.ravel(), 1)
+    freq = counts / (ROUNDS * REPLICAS)
+    p = Participation("without_replacement", M).inclusion_probability(N)
+    assert p == M / N
+    assert np.abs(freq - p).max() < _binomial_tolerance(p, ROUNDS * REPLICAS)
+
+
+def test_with_replacement_is_a_multiset_with_the_exact_probabilities():
+    draws = _draws("with_replacement")
+    flat = draws.reshape(-1, M)
+    included = np.array([[i in row for i in range(N)] for row in flat])
+    p_incl = Participation("with_replacement", M).inclusion_probability(N)
+    assert p_incl == pytest.approx(1 - (1 - 1 / N) ** M)
+    assert np.abs(included.mean(axis=0) - p_incl).max() < _binomial_tolerance(p_incl, flat.shape[0])
+    # each draw is uniform: the mean multiplicity of a client per round is M / N
+    counts = np.zeros(N)
+    np.add.at(counts, flat.ravel(), 1)
+    assert np.abs(counts / flat.size - 1 / N).max() < _binomial_tolerance(1 / N, flat.size)
+    # duplicates happen (P(no duplicate) = 10*9*8/1000 = 0.72 per row)
+    dup = np.mean([len(set(r)) < M for r in flat])
+    assert dup == pytest.approx(0.28, abs=_binomial_tolerance(0.28, flat.shape[0]))
+
+
+def test_full_participation_is_every_client():
+    stream = ReplicaStream(0, "cd" * 32, range(3), "sampling")
+    draws = Participation().sample(5, stream)
+    assert draws.shape == (3, 5)
+    assert (draws == np.arange(5)).all()
+
+
+def test_replica_rows_do_not_depend_on_other_replicas():
+    part = Participation("without_replacement", 4)
+    a = ReplicaStream(7, "ef" * 32, range(6), "sampling")
+    b = ReplicaStream(7, "ef" * 32, [2, 5], "sampling")
+    for _ in range(50):
+        np.testing.assert_array_equal(part.sample(20, a)[[2, 5]], part.sample(20, b))
+
+
+def test_first_occurrence_points_duplicates_to_their_first_draw():
+    clients = np.array([[3, 1, 3, 3], [0, 1, 2, 1]])
+    np.testing.assert_array_equal(first_occurrence(clients), [[0, 1, 0, 0], [0, 1, 2, 1]])
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda: Participation("without_replacement", 5).validate(4), "m <= N"),
+        (lambda: Participation("sometimes", 2), "participation mode must be"),
+        (lambda: Participation("with_replacement", 0), "m >= 1"),
+        (lambda: Participation("full", 3), "takes no client count"),
+        (lambda: Participation.parse(3.5), "participation must be"),
+    ],
+)
+def test_bad_participation_names_the_rule(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_parse_round_trips():
+    for text in ("full", "with_replacement:8", "without_replacement:3"):
+        assert str(Participation.parse(text)) == text
