@@ -87,8 +87,8 @@ class Quadratic(SmoothFederatedProblem):
 
     def local_grad(self, batch: QuadraticBatch, w: np.ndarray) -> np.ndarray:
         diff = w - batch.centers
-        if batch.hessians.ndim == 2:
-            return diff @ batch.hessians  # H symmetric
+        if batch.hessians.ndim == 2:  # one (R m, d) x (d, d) product; H is symmetric
+            return (diff.reshape(-1, self.dim) @ batch.hessians).reshape(diff.shape)
         return np.einsum("rmij,rmj->rmi", batch.hessians, diff)
 
     def client_grads(self, x: np.ndarray) -> np.ndarray:

@@ -76,9 +76,11 @@ class SmoothFederatedProblem(Problem):
     def stochastic_grad(self, batch: Any, w: np.ndarray, noise: ReplicaStream) -> np.ndarray:
         """Unbiased gradient with additive Gaussian noise, xi ~ N(0, sigma^2/d I): E||xi||^2 = sigma^2."""
         grad = self.local_grad(batch, w)
-        if self.sigma == 0.0:
-            return grad
-        return grad + (self.sigma / np.sqrt(self.dim)) * noise.normal(w.shape[1:])
+        if self.sigma != 0.0:  # in place, no temporaries: this is the engine's hot loop
+            xi = noise.normal(w.shape[1:])
+            xi *= self.sigma / np.sqrt(self.dim)
+            grad += xi
+        return grad
 
 
 def check_positive(name: str, value: float, *, strict: bool = True) -> None:

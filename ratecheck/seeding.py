@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-_CHUNK = 1 << 15  # floats per replica and refill
+_CHUNK = 1 << 16  # floats per replica and refill
 
 
 def stable_hash(obj: Any) -> str:
@@ -54,7 +54,8 @@ class ReplicaStream:
     """Per-replica buffered draws, served with a leading replica axis.
 
     ``normal((m, d))`` returns an array of shape (R, m, d) whose row r comes from replica r's own
-    generator only. Normal and uniform draws use separate buffers of the same generator; the order of
+    generator only. A served array is a view of the buffer that is never served again, so callers
+    may scale it in place. Normal and uniform draws use separate buffers of the same generator; the order of
     requests is part of the algorithm, so it is deterministic.
     """
 
@@ -72,16 +73,16 @@ class ReplicaStream:
         buf = self._buffers.get(kind)
         pos = self._pos.get(kind, 0)
         if buf is None or pos + size > buf.shape[1]:
-            rest = buf[:, pos:] if buf is not None else np.empty((self.count, 0))
-            width = max(_CHUNK, 2 * size)
-            fresh = np.empty((self.count, width))
+            rest = buf.shape[1] - pos if buf is not None else 0
+            fresh = np.empty((self.count, max(_CHUNK, 2 * size)))
+            if rest:
+                fresh[:, :rest] = buf[:, pos:]
             for row, gen in zip(fresh, self._gens):  # one loop per chunk, not per draw
                 if kind == "normal":
-                    gen.standard_normal(out=row)
+                    gen.standard_normal(out=row[rest:])
                 else:
-                    gen.random(out=row)
-            buf = np.concatenate([rest, fresh], axis=1)
-            pos = 0
+                    gen.random(out=row[rest:])
+            buf, pos = fresh, 0
             self._buffers[kind] = buf
         self._pos[kind] = pos + size
         return buf[:, pos : pos + size]

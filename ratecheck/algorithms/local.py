@@ -24,5 +24,7 @@ def local_sgd(
     """
     x = start.copy()
     for _ in range(steps):
-        x -= lr * problem.stochastic_grad(batch, x, noise)
+        step = problem.stochastic_grad(batch, x, noise)
+        step *= lr  # in place: this loop is the engine's hot path
+        x -= step
     return x

@@ -1,0 +1,160 @@
+"""Claims: the decision rules on synthetic data, and every registered claim in the active profile."""
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import proofs
+from ratecheck.claims import (
+    PROFILES,
+    BoundClaim,
+    ExpectedOrder,
+    LimitClaim,
+    SlopeClaim,
+    Verdict,
+)
+from ratecheck.pytest_plugin import ClaimFailure, assert_outcome, describe
+from ratecheck.sweep import check_claims, run_configs
+from ratecheck.theory import Bound, Condition, Source, Theorem
+from ratecheck.trace import RunConfig, Trace
+
+PROFILE = PROFILES["quick"]
+GRID = (1, 2, 4, 8, 16)
+SRC = Source("synthetic", "test")
+x_sym, c_sym = sp.symbols("x c", positive=True)
+THEOREM = Theorem(
+    id="synthetic", title="synthetic", source=SRC, measure="m", constants=(c_sym,), parameters=(x_sym,),
+    conditions=(Condition("x <= 100", x_sym <= 100, SRC),),
+    bounds=(Bound("loose", 2 * c_sym / sp.sqrt(x_sym), SRC), Bound("tight", c_sym / (2 * sp.sqrt(x_sym)), SRC)),
+)
+
+
+def _config(value, profile):
+    return RunConfig("fedavg", {"v": value}, "quadratic", {}, rounds=10, replicas=profile.replicas)
+
+
+def _traces(exponent, *, noise=0.05, replicas=16, seed=0, diverge=0, final=None):
+    """Fake traces: measure m = x^exponent times log-normal noise, one per grid value."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for value in GRID:
+        config = _config(value, PROFILE)
+        m = value**exponent * np.exp(noise * rng.standard_normal(replicas))
+        diverged = np.full(replicas, -1)
+        diverged[:diverge] = 3
+        m[:diverge] = np.nan
+        x = final if final is not None else np.zeros((replicas, 2))
+        out[config.key()] = Trace(
+            config=config, replica_ids=np.arange(replicas), checkpoints=np.array([0, 10]),
+            measures={"m": np.vstack([np.full(replicas, np.nan), m])}, counters={},
+            final={"x": x + 0.01 * rng.standard_normal((replicas, 2))}, diverged_round=diverged,
+        )
+    return out
+
+
+def _slope(expected=-0.5, side="two-sided", **kw):
+    return SlopeClaim(id="t.slope", paper="t", title="t", statement="s", source=SRC, vary="x",
+                      grid={"quick": GRID}, configure=_config, measure="m",
+                      expected=ExpectedOrder(value=expected, why="test"), side=side, **kw)
+
+
+def test_slope_pass_fail_and_inconclusive():
+    assert _slope().decide(PROFILE, _traces(-0.5)).verdict == Verdict.PASS
+    assert _slope().decide(PROFILE, _traces(-1.0)).verdict == Verdict.FAIL
+    # a slope right at the band edge with noisy data cannot be decided
+    edge = _slope().decide(PROFILE, _traces(-0.6, noise=0.3))
+    assert edge.verdict == Verdict.INCONCLUSIVE and "more replicas" in edge.reason
+
+
+def test_one_sided_slope():
+    # "no slower than x^-0.5": a faster decay passes, a slower one fails
+    assert _slope(side="at_most").decide(PROFILE, _traces(-1.0)).verdict == Verdict.PASS
+    assert _slope(side="at_most").decide(PROFILE, _traces(0.0)).verdict == Verdict.FAIL
+
+
+def test_too_many_diverged_replicas_is_inconclusive_and_says_so():
+    out = _slope().decide(PROFILE, _traces(-0.5, diverge=10))
+    assert out.verdict == Verdict.INCONCLUSIVE
+    assert "too few non-diverged replicas" in out.reason and "10 diverged" in out.reason
+
+
+def _bound(version, binding_c=1.0, x_max=None):
+    def bindings(config, trace):
+        return {"c": binding_c, "x": config.params["v"] if x_max is None else x_max}
+
+    return BoundClaim(id=f"t.bound.{version}", paper="t", title="t", statement="s", source=SRC, vary="x",
+                      grid={"quick": GRID}, configure=_config, measure="m", theorem=THEOREM,
+                      bindings=bindings, version=version)
+
+
+def test_bound_verdicts_use_confidence_bounds_and_conditions():
+    traces = _traces(-0.5)  # mean ~ x^-1/2, between c/(2 sqrt x) and 2c/sqrt x
+    assert _bound("loose").decide(PROFILE, traces).verdict == Verdict.PASS
+    out = _bound("tight").decide(PROFILE, traces)
+    assert out.verdict == Verdict.FAIL
+    assert {r["value"] for r in out.evidence["rows"]} == set(GRID)
+    violated = _bound("loose", x_max=200.0).decide(PROFILE, traces)
+    assert violated.verdict == Verdict.INCONCLUSIVE and "conditions violated" in violated.reason
+
+
+def test_limit_claim():
+    def claim(target, tol):
+        return LimitClaim(id="t.limit", paper="t", title="t", statement="s", source=SRC, vary="x",
+                          grid={"quick": GRID}, configure=_config, measure="m",
+                          target=lambda config: np.asarray(target), tolerance=tol)
+
+    traces = _traces(-0.5, final=np.zeros((16, 2)))
+    assert claim([0.0, 0.0], 0.05).decide(PROFILE, traces).verdict == Verdict.PASS
+    assert claim([1.0, 0.0], 0.05).decide(PROFILE, traces).verdict == Verdict.FAIL
+
+
+def test_an_unexpected_verdict_reads_well_as_an_assertion():
+    out = _slope(expected=-2.0).decide(PROFILE, _traces(-0.5))
+    assert not out.ok
+    with pytest.raises(ClaimFailure) as info:
+        assert_outcome(out)
+    text = str(info.value)
+    for piece in ("t.slope", "expected PASS, measured FAIL", "fitted slope", "CI"):
+        assert piece in text
+    assert "x=16" in describe(_bound("tight").decide(PROFILE, _traces(-0.5)))
+
+
+def test_claim_ids_are_unique_and_every_claim_cites_its_source():
+    claims = proofs.all_claims()
+    assert len({c.id for c in claims}) == len(claims)
+    for claim in claims:
+        assert claim.source.paper and claim.source.where
+        if claim.expect == Verdict.FAIL:
+            assert claim.expect_reason, f"{claim.id}: an expected FAIL must say why"
+    for theorem in proofs.all_theorems():
+        assert theorem.source.paper and all(b.source.where for b in theorem.bounds)
+
+
+# -- the registered claims, in the active profile ------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def registered_traces(ratecheck_profile, ratecheck_store):
+    """Every run the registered claims need, computed once (deduplicated) on a 2-process pool."""
+    from ratecheck.executors import make_executor
+
+    configs = [c for claim in proofs.all_claims() for c in claim.runs(ratecheck_profile)]
+    with make_executor(jobs=2) as executor:
+        return run_configs(configs, store=ratecheck_store, executor=executor, progress=False)
+
+
+@pytest.mark.parametrize("claim", proofs.all_claims(), ids=lambda c: c.id)
+def test_registered_claim(claim, ratecheck_profile, registered_traces):
+    assert_outcome(claim.decide(ratecheck_profile, registered_traces))
+
+
+def test_check_claims_matches_decide(ratecheck_profile, registered_traces, tmp_path):
+    """check_claims (the CLI path) reuses the cache and gives the same verdicts."""
+    from ratecheck.store import Store
+
+    store = Store(tmp_path)
+    for key, trace in registered_traces.items():
+        store.put(key, *trace.to_arrays())
+    outcomes = check_claims(proofs.all_claims(), ratecheck_profile, store=store, progress=False)
+    direct = [c.decide(ratecheck_profile, registered_traces).verdict for c in proofs.all_claims()]
+    assert [o.verdict for o in outcomes] == direct
