@@ -66,8 +66,12 @@ class Outcome:
 
     @property
     def erratum(self) -> bool:
-        """A confirmed error of the paper: expected to FAIL, and it did."""
-        return self.claim.expect == Verdict.FAIL and self.verdict == Verdict.FAIL
+        """A confirmed error of the paper: expected to FAIL, and it did (negative controls excluded)."""
+        return (
+            self.claim.expect == Verdict.FAIL
+            and self.verdict == Verdict.FAIL
+            and not self.claim.negative_control
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +84,8 @@ class Outcome:
             "ok": self.ok,
             "reason": self.reason,
             "expect_reason": self.claim.expect_reason,
+            "negative_control": self.claim.negative_control,
+            "erratum": self.erratum,
             "source": str(self.claim.source),
             "evidence": _jsonable(self.evidence),
             "points": [p.to_dict() for p in self.points],
@@ -129,6 +135,8 @@ class Claim:
     measure: str
     expect: Verdict = Verdict.PASS
     expect_reason: str = ""
+    # an expected FAIL that is a property of the algorithm (a negative control), not a paper error
+    negative_control: bool = False
     theorem: Theorem | None = None
     bindings: Bindings | None = None  # run -> theorem symbol values (constants and parameters)
     require_conditions: bool = True  # conditions violated at a grid point => INCONCLUSIVE

@@ -1,0 +1,351 @@
+"""Run independent jobs serially, in a local process pool, or on a Dask cluster.
+
+Every executor exposes ``map_unordered(fn, items)``, yielding ``(index, result)`` pairs as jobs
+finish, so the caller can persist each result immediately (an interrupted sweep keeps its finished
+work). ``run_all`` drives an executor, restores input order and shows a progress bar.
+
+For ``ProcessExecutor`` and ``DaskExecutor`` the job function and its items are pickled to other
+processes: ``fn`` must be a module-level function (importable by name, not a lambda or closure), and
+the module defining it must be importable on the workers.
+
+A failing job is reported as ``JobError`` (a ``RuntimeError``) whose message names the item index and
+whose ``__cause__`` is the original exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import pickle
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
+
+from tqdm import tqdm  # plain tqdm: the bar goes to stderr even inside notebooks
+
+if TYPE_CHECKING:  # typing.Self is 3.11+, the package supports 3.10
+    from typing_extensions import Self
+
+__all__ = [
+    "DaskExecutor",
+    "Executor",
+    "JobError",
+    "ProcessExecutor",
+    "SerialExecutor",
+    "make_executor",
+    "run_all",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class JobError(RuntimeError):
+    """A job raised; ``index`` is its position in the items, ``__cause__`` the original exception."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+
+    @classmethod
+    def wrap(cls, index: int, exc: BaseException) -> "JobError":
+        return cls(index, f"job {index} failed: {type(exc).__name__}: {exc}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default would call JobError(message) and fail: keep it picklable.
+        return (type(self), (self.index, str(self)))
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs ``fn`` over ``items``, yielding ``(index, result)`` as each finishes; a context manager.
+
+    The concrete executors subclass this to inherit ``__enter__`` / ``__exit__`` (which closes).
+    """
+
+    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]: ...
+
+    def close(self) -> None:
+        """Release workers; safe to call more than once."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class SerialExecutor(Executor):
+    """Runs jobs one after another in this process (any callable works, pickling is not needed)."""
+
+    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        """Yield ``(index, fn(item))`` in input order; a failure raises ``JobError``."""
+        for index, item in enumerate(items):
+            try:
+                result = fn(item)
+            except Exception as exc:
+                raise JobError.wrap(index, exc) from exc
+            yield index, result
+
+    def __repr__(self) -> str:
+        return "SerialExecutor()"
+
+
+class ProcessExecutor(Executor):
+    """Runs jobs in a pool of ``jobs`` worker processes on this machine.
+
+    Workers are started with the ``"spawn"`` method by default: a fresh interpreter per worker is
+    slower to start than ``fork`` but safe with threads in the parent (BLAS pools, tqdm's monitor,
+    Dask) and behaves the same on Linux, macOS and Windows. ``"forkserver"`` is also safe (Unix
+    only). Under spawn, scripts that create an executor need an ``if __name__ == "__main__":`` guard.
+
+    ``fn`` must be a module-level function (picklable); the pool is created on first use and reused.
+    """
+
+    def __init__(self, jobs: int, *, mp_context: str = "spawn") -> None:
+        self.jobs = _check_jobs(jobs)
+        self.mp_context = mp_context
+        self._context = multiprocessing.get_context(mp_context)  # fails early on an unknown method
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __repr__(self) -> str:
+        return f"ProcessExecutor(jobs={self.jobs}, mp_context={self.mp_context!r})"
+
+    @property
+    def pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._context)
+        return self._pool
+
+    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        """Yield ``(index, result)`` as jobs finish; a failure raises ``JobError``.
+
+        Raises ``TypeError`` at once if ``fn`` cannot be pickled (lambda, closure, local function).
+        """
+        _require_picklable(fn)
+        return self._run(fn, list(items))
+
+    def _run(self, fn: Callable[[T], R], items: list[T]) -> Iterator[tuple[int, R]]:
+        if not items:
+            return
+        pool = self.pool
+        pending = {pool.submit(fn, item): index for index, item in enumerate(items)}
+        try:
+            for future in as_completed(list(pending)):
+                index = pending.pop(future)
+                try:
+                    result = future.result()
+                except Exception as exc:
+                    raise JobError.wrap(index, exc) from exc
+                yield index, result
+        finally:
+            # On failure, interrupt or early stop: drop queued jobs (running ones finish on their own).
+            for future in pending:
+                future.cancel()
+
+    def close(self) -> None:
+        """Shut the pool down, cancelling queued jobs."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class DaskExecutor(Executor):
+    """Runs jobs on a Dask cluster: an existing one at ``address``, or a local one if it is ``None``.
+
+    The local cluster has ``local_workers`` single-threaded worker processes and no dashboard. The
+    client (and local cluster) start on first use, so an executor that ends up with nothing to run
+    (everything cached) costs nothing. ``close`` shuts down a local cluster but only disconnects
+    from a remote one.
+
+    ``fn`` must be a module-level function and ``ratecheck`` (and the module defining ``fn``) must be
+    importable on the workers. Requires ``dask[distributed]``.
+    """
+
+    def __init__(self, address: str | None = None, local_workers: int = 2) -> None:
+        if address is None:
+            local_workers = _check_jobs(local_workers, what="local_workers")
+        self.address = address
+        self.local_workers = local_workers
+        self._client: Any = None
+        self._cluster: Any = None
+
+    def __repr__(self) -> str:
+        if self.address is None:
+            return f"DaskExecutor(local_workers={self.local_workers})"
+        return f"DaskExecutor(address={self.address!r})"
+
+    @property
+    def client(self) -> Any:
+        """The ``distributed.Client`` (started on first access)."""
+        if self._client is None:
+            try:
+                from distributed import Client, LocalCluster
+            except ImportError as exc:  # optional dependency
+                raise ImportError(
+                    "the Dask executor needs dask[distributed]: pip install 'ratecheck[dask]'"
+                ) from exc
+            if self.address is None:
+                cluster = LocalCluster(
+                    n_workers=self.local_workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                )
+                try:
+                    # set_as_default=False: do not hijack dask.compute elsewhere in the process.
+                    self._client = Client(cluster, set_as_default=False)
+                except BaseException:
+                    cluster.close()
+                    raise
+                self._cluster = cluster
+            else:
+                self._client = Client(self.address, set_as_default=False)
+        return self._client
+
+    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        """Yield ``(index, result)`` as jobs finish; a failure raises ``JobError``."""
+        return self._run(fn, list(items))
+
+    def _run(self, fn: Callable[[T], R], items: list[T]) -> Iterator[tuple[int, R]]:
+        if not items:
+            return
+        from distributed import as_completed as dask_as_completed
+
+        client = self.client
+        # pure=False: every item is its own task even if two items are equal.
+        futures = client.map(fn, items, pure=False)
+        index_of = {future.key: index for index, future in enumerate(futures)}
+        pending = {future.key: future for future in futures}
+        try:
+            for future in dask_as_completed(futures, loop=client.loop):  # no default client is set
+                index = index_of[future.key]
+                try:
+                    result = future.result()
+                except (Exception, asyncio.CancelledError) as exc:
+                    raise JobError.wrap(index, exc) from exc
+                # Drop our reference so the cluster can free the result's memory.
+                del pending[future.key]
+                future.release()
+                yield index, result
+        finally:
+            if pending:
+                try:
+                    client.cancel(list(pending.values()))
+                except Exception:
+                    pass  # client already closing: nothing left to cancel
+
+    def close(self) -> None:
+        """Disconnect; shut down the local cluster if this executor started one."""
+        client, cluster = self._client, self._cluster
+        self._client = self._cluster = None
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def make_executor(jobs: int = 1, dask: str | None = None, dask_local: bool = False) -> Executor:
+    """The executor for the command-line options ``--jobs``, ``--dask ADDRESS`` and ``--dask-local``.
+
+    * ``dask`` set: connect to that scheduler (``jobs`` is ignored: the cluster has its own workers);
+    * ``dask_local``: a local Dask cluster with ``jobs`` workers (2 if ``jobs`` is 1);
+    * otherwise ``jobs == 1`` runs serially and ``jobs > 1`` uses a process pool.
+    """
+    jobs = _check_jobs(jobs)
+    if dask is not None and dask_local:
+        raise ValueError("choose either a Dask scheduler address or a local Dask cluster, not both")
+    if dask is not None:
+        if not isinstance(dask, str) or not dask.strip():
+            raise ValueError(f"Dask scheduler address must be a non-empty string, got {dask!r}")
+        return DaskExecutor(address=dask)
+    if dask_local:
+        return DaskExecutor(local_workers=jobs if jobs > 1 else 2)
+    if jobs == 1:
+        return SerialExecutor()
+    return ProcessExecutor(jobs)
+
+
+def run_all(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    executor: Executor,
+    *,
+    on_result: Callable[[int, R], None] | None = None,
+    progress: bool | str = True,
+    desc: str = "runs",
+) -> list[R]:
+    """Run ``fn`` over ``items`` on ``executor``; return the results in input order.
+
+    ``on_result(index, result)`` is called in this process as each job finishes (e.g. to write the
+    cache at once). ``progress``: ``True`` shows a bar on stderr if it is a terminal, ``"always"``
+    shows it regardless, ``False`` hides it. A failing job raises ``JobError`` naming its index; an
+    exception from ``on_result`` propagates unchanged. Either way queued jobs are cancelled.
+    For process and Dask executors ``fn`` must be a module-level (picklable) function.
+    """
+    show = _show_progress(progress)
+    items = list(items)
+    if not items:
+        return []
+    results: list[Any] = [None] * len(items)
+    done = [False] * len(items)
+    stream = executor.map_unordered(fn, items)
+    try:
+        with tqdm(total=len(items), desc=desc, file=sys.stderr, disable=not show, dynamic_ncols=True) as bar:
+            for index, result in stream:
+                if not 0 <= index < len(items) or done[index]:
+                    raise RuntimeError(f"executor yielded an unexpected index {index!r}")
+                results[index] = result
+                done[index] = True
+                if on_result is not None:
+                    on_result(index, result)
+                bar.update(1)
+    finally:
+        # Close the generator now (not at garbage collection) so pending jobs are cancelled promptly.
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+    missing = [index for index, finished in enumerate(done) if not finished]
+    if missing:
+        raise RuntimeError(f"executor finished without results for {len(missing)} job(s), first {missing[0]}")
+    return results
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _check_jobs(jobs: int, what: str = "jobs") -> int:
+    # bool is an int subclass; --jobs True is certainly a mistake.
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"{what} must be an integer >= 1, got {jobs!r}")
+    return jobs
+
+
+def _show_progress(progress: bool | str) -> bool:
+    if progress == "always":
+        return True
+    if isinstance(progress, bool):
+        if not progress:
+            return False
+        isatty = getattr(sys.stderr, "isatty", None)
+        try:
+            return bool(isatty and isatty())
+        except ValueError:  # closed stream
+            return False
+    raise ValueError(f"progress must be True, False or 'always', got {progress!r}")
+
+
+def _require_picklable(fn: Callable[..., Any]) -> None:
+    try:
+        pickle.dumps(fn)
+    except Exception as exc:
+        raise TypeError(
+            f"{fn!r} cannot be sent to worker processes: use a module-level function "
+            f"(not a lambda, closure or local function) ({type(exc).__name__}: {exc})"
+        ) from exc

@@ -1,0 +1,806 @@
+"""Markdown and HTML reports of claim outcomes, with one plot per claim.
+
+``write_report`` writes into ``out_dir``::
+
+    index.md, index.html          summary: one row per paper, the profile, the date and ``meta``
+    <paper>.md, <paper>.html      verdicts, confirmed errata, one section per claim, the theorems
+    <paper>/<claim_id>.png        one plot per claim (the id's dots replaced by underscores)
+
+Both formats are rendered from one small document model (blocks of inline spans), so they always carry
+the same content. Every number shown comes from the outcomes and theorems passed in.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+import textwrap
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Mapping, Sequence, Union
+
+import matplotlib
+
+matplotlib.use("Agg")  # reports are written headless (CI, worker processes): never open a window
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import sympy as sp  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter  # noqa: E402
+
+from .claims import BoundClaim, LimitClaim, Outcome, PointResult, Profile, SlopeClaim, Verdict  # noqa: E402
+from .fit import mean_ci  # noqa: E402
+from .theory import Theorem  # noqa: E402
+
+__all__ = ["write_report"]
+
+REASON_CHARS = 220  # the verdict table shows one line; the claim section has the full reason
+
+
+# ---------------------------------------------------------------------------------------------
+# Document model: rendered to Markdown and to HTML from the same blocks
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of inline text with its style and an optional link."""
+
+    text: str
+    bold: bool = False
+    code: bool = False
+    href: str | None = None  # relative URL, identical in both formats (images, external pages)
+    page: str | None = None  # report page stem: linked as <page>.md or <page>.html
+    fragment: str | None = None  # anchor id; HTML only (Markdown renderers generate their own)
+    cls: str | None = None  # HTML class (verdict colours)
+
+
+Inline = Union[str, Span, Sequence[Union[str, Span]]]
+
+
+@dataclass
+class Heading:
+    level: int
+    content: Inline
+    anchor: str | None = None
+
+
+@dataclass
+class Para:
+    content: Inline
+
+
+@dataclass
+class Bullets:
+    items: list[Inline]
+
+
+@dataclass
+class Table:
+    header: list[Inline]
+    rows: list[list[Inline]] = field(default_factory=list)
+
+
+@dataclass
+class Image:
+    src: str  # relative to the report directory
+    alt: str
+
+
+Block = Union[Heading, Para, Bullets, Table, Image]
+
+
+def _spans(content: Inline) -> list[Span]:
+    if isinstance(content, str):
+        return [Span(content)]
+    if isinstance(content, Span):
+        return [content]
+    return [Span(c) if isinstance(c, str) else c for c in content]
+
+
+# -- Markdown
+
+
+def _md_text(text: str, in_table: bool) -> str:
+    text = text.replace("\\", "\\\\").replace("*", "\\*").replace("`", "\\`")
+    # '<' before a letter could open an HTML tag in Markdown; '<=' and '< 1' are left readable
+    text = re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text)
+    if in_table:
+        text = " ".join(text.split()).replace("|", "\\|")
+    return text
+
+
+def _md_inline(content: Inline, in_table: bool = False) -> str:
+    out = []
+    for s in _spans(content):
+        if s.code:
+            text = " ".join(s.text.split()) if in_table else s.text
+            if in_table:
+                text = text.replace("|", "\\|")
+            tick = "``" if "`" in text else "`"
+            text = f"{tick} {text} {tick}" if tick == "``" else f"`{text}`"
+        else:
+            text = _md_text(s.text, in_table)
+        if s.bold and text.strip():
+            # CommonMark ignores '**' next to inner whitespace: keep the spaces outside the markers
+            core = text.strip()
+            lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+            text = f"{lead}**{core}**{trail}"
+        if s.href is not None:
+            text = f"[{text}]({s.href})"
+        elif s.page is not None:
+            text = f"[{text}]({s.page}.md)"
+        out.append(text)
+    return "".join(out)
+
+
+def render_markdown(blocks: Sequence[Block]) -> str:
+    """The blocks as GitHub-flavoured Markdown."""
+    parts = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            parts.append("#" * b.level + " " + _md_inline(b.content))
+        elif isinstance(b, Para):
+            parts.append(_md_inline(b.content))
+        elif isinstance(b, Bullets):
+            parts.append("\n".join("- " + _md_inline(item) for item in b.items))
+        elif isinstance(b, Table):
+            lines = ["| " + " | ".join(_md_inline(h, True) for h in b.header) + " |"]
+            lines.append("|" + "---|" * len(b.header))
+            lines += ["| " + " | ".join(_md_inline(c, True) for c in row) + " |" for row in b.rows]
+            parts.append("\n".join(lines))
+        elif isinstance(b, Image):
+            parts.append(f"![{_md_text(b.alt, True)}]({b.src})")
+    return "\n\n".join(parts) + "\n"
+
+
+# -- HTML
+
+CSS = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; max-width: 1200px;
+       margin: 2em auto; padding: 0 1em; color: #222; line-height: 1.45; }
+h1, h2, h3 { line-height: 1.2; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
+h3 { margin-top: 1.8em; }
+table { border-collapse: collapse; margin: .8em 0; font-size: 90%; }
+th, td { border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+code { background: #f5f5f5; padding: 0 .2em; border-radius: 3px; font-size: 92%; }
+img { max-width: 100%; border: 1px solid #eee; }
+.v-pass { background: #d8f0dc; color: #14532d; }
+.v-fail { background: #f8d7da; color: #7f1d1d; }
+.v-inconclusive { background: #fff1c2; color: #7a5300; }
+.unexpected { font-weight: bold; color: #b00020; }
+.violated { color: #b00020; }
+"""
+
+
+def _html_inline(content: Inline) -> str:
+    out = []
+    for s in _spans(content):
+        text = html.escape(s.text)
+        if s.code:
+            text = f"<code>{text}</code>"
+        if s.bold:
+            text = f"<strong>{text}</strong>"
+        if s.cls:
+            text = f'<span class="{html.escape(s.cls)}">{text}</span>'
+        href = s.href
+        if href is None and s.page is not None:
+            href = f"{s.page}.html" + (f"#{s.fragment}" if s.fragment else "")
+        elif href is None and s.fragment is not None:
+            href = f"#{s.fragment}"
+        if href is not None:
+            text = f'<a href="{html.escape(href, quote=True)}">{text}</a>'
+        out.append(text)
+    return "".join(out)
+
+
+def _cell_class(content: Inline) -> str:
+    # a cell holding a verdict is coloured as a whole, not just its text
+    classes = [s.cls for s in _spans(content) if s.cls and s.cls.startswith("v-")]
+    return f' class="{html.escape(classes[0])}"' if classes else ""
+
+
+def render_html(blocks: Sequence[Block], title: str) -> str:
+    """The blocks as a self-contained HTML page (inline CSS, relative image paths)."""
+    body = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            anchor = f' id="{html.escape(b.anchor, quote=True)}"' if b.anchor else ""
+            body.append(f"<h{b.level}{anchor}>{_html_inline(b.content)}</h{b.level}>")
+        elif isinstance(b, Para):
+            body.append(f"<p>{_html_inline(b.content)}</p>")
+        elif isinstance(b, Bullets):
+            items = "".join(f"<li>{_html_inline(i)}</li>" for i in b.items)
+            body.append(f"<ul>{items}</ul>")
+        elif isinstance(b, Table):
+            head = "".join(f"<th>{_html_inline(h)}</th>" for h in b.header)
+            rows = "".join(
+                "<tr>" + "".join(f"<td{_cell_class(c)}>{_html_inline(c)}</td>" for c in row) + "</tr>"
+                for row in b.rows
+            )
+            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+        elif isinstance(b, Image):
+            src, alt = html.escape(b.src, quote=True), html.escape(b.alt, quote=True)
+            body.append(f'<p><img src="{src}" alt="{alt}" loading="lazy"></p>')
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{html.escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body>\n</html>\n"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Formatting helpers
+
+
+def _g(x: Any) -> str:
+    """A number with 3 significant digits; non-finite values and None spelled out."""
+    if x is None:
+        return "-"
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.3g}"
+
+
+def _value(x: float) -> str:
+    return f"{float(x):g}"
+
+
+def _safe(name: str) -> str:
+    """A file name from an id: dots (and anything else unsafe) become underscores."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)
+
+
+def _anchor(prefix: str, name: str) -> str:
+    return f"{prefix}-{_safe(name)}"
+
+
+def _one_line(text: str, limit: int = REASON_CHARS) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
+
+
+def _verdict(v: Verdict | str) -> Span:
+    v = str(v)
+    return Span(v, cls=f"v-{v.lower()}")
+
+
+def _status(o: Outcome) -> Span:
+    if not o.ok:
+        return Span("UNEXPECTED", bold=True, cls="unexpected")
+    return Span("OK (erratum confirmed)" if o.erratum else "OK")
+
+
+def _mean_ci(p: PointResult, level: float) -> tuple[float, float, float]:
+    """(mean, low, high) of a grid point's replicas; NaN when every replica diverged."""
+    if p.samples.size == 0:
+        return math.nan, math.nan, math.nan
+    ci = mean_ci(p.samples, level=level)
+    return ci.mean, ci.low, ci.high
+
+
+def _pct(level: float) -> str:
+    return f"{level * 100:g}%"
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots
+
+
+class _PlainLogFormatter(LogFormatter):
+    """Log-axis labels as plain numbers (0.2, 0.3, ...) instead of mathtext powers (2x10^-1); the
+    base class still decides which minor ticks get a label (only on axes spanning few decades)."""
+
+    def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+        return f"{x:.3g}"
+
+
+def _positive(values: Sequence[float]) -> bool:
+    arr = np.asarray([v for v in values if v is not None], dtype=float)
+    arr = arr[np.isfinite(arr)]
+    return arr.size > 0 and bool((arr > 0).all())
+
+
+def _series(points: Sequence[PointResult], level: float) -> tuple[np.ndarray, ...]:
+    """x, mean, CI low, CI high over the grid points that have finite replicas."""
+    rows = [(p.value, *_mean_ci(p, level)) for p in points if p.samples.size]
+    if not rows:
+        return tuple(np.empty(0) for _ in range(4))
+    return tuple(np.asarray(col, dtype=float) for col in zip(*rows))
+
+
+def _draw_measured(ax: Any, x: np.ndarray, m: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                   level: float, log_y: bool, label: str) -> None:
+    """Replica means as points and their CI as a band (lower ends <= 0 clipped on a log axis)."""
+    if not x.size:
+        return
+    order = np.argsort(x)
+    x, m, lo, hi = x[order], m[order], lo[order], hi[order]
+    clipped = np.isfinite(lo) & (lo <= 0) if log_y else np.zeros(x.shape, dtype=bool)
+    low = np.where(clipped, m / 10, lo) if log_y else lo
+    band = f"{_pct(level)} CI of the mean"
+    if clipped.any():
+        band += " (lower end <= 0 drawn at mean/10)"
+    ok = np.isfinite(low) & np.isfinite(hi)  # a single replica has an unbounded CI: no band there
+    if ok.any():
+        ax.fill_between(x, np.where(ok, low, np.nan), np.where(ok, hi, np.nan), color="C0", alpha=0.2,
+                        lw=0, label=band)
+        ax.vlines(x[ok], low[ok], hi[ok], color="C0", alpha=0.6, lw=1)
+    ax.plot(x, m, "o", color="C0", ms=5, label=label, zorder=4)
+
+
+def _slope_plot(ax: Any, o: Outcome, log_y: bool) -> None:
+    claim = o.claim
+    x, m, lo, hi = _series(o.points, claim.level)
+    _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
+    if not x.size:
+        return
+    xx = np.geomspace(x.min(), x.max(), 64) if _positive(x) else np.linspace(x.min(), x.max(), 64)
+    fit = o.evidence.get("fit")
+    if fit:
+        label = (f"fit: slope {fit['slope']:+.3f}, {_pct(fit['level'])} CI "
+                 f"[{fit['ci_low']:+.3f}, {fit['ci_high']:+.3f}], R\u00b2 {fit['r2']:.3f}")
+        ax.plot(xx, math.exp(fit["intercept"]) * xx ** fit["slope"], "-", color="C1", lw=1.8, label=label)
+    e = o.evidence.get("expected_exponent")
+    if e is not None and _positive(x) and _positive(m):
+        # through the geometric-mean point, where the OLS line also passes: the slopes compare there
+        gx, gy = math.exp(np.mean(np.log(x))), math.exp(np.mean(np.log(m)))
+        tol = o.evidence.get("tolerance")
+        label = f"expected slope {e:+.3f}" + (f" \u00b1 {tol:g}" if tol is not None else "")
+        label += f" ({o.evidence.get('expected_from', '')})"
+        ax.plot(xx, gy * (xx / gx) ** e, "--", color="C2", lw=1.6, label=label)
+
+
+def _bound_plot(ax: Any, o: Outcome, log_y: bool) -> None:
+    claim = o.claim
+    x, m, lo, hi = _series(o.points, claim.level)
+    _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
+    pts = sorted((p for p in o.points if p.evaluation is not None), key=lambda p: p.value)
+    if not pts:
+        return
+    versions = list(claim.theorem.versions) if claim.theorem is not None else sorted(pts[0].evaluation.bounds)
+    xs = np.array([p.value for p in pts], dtype=float)
+    curves = {v: np.array([p.evaluation.bounds.get(v, math.nan) for p in pts], dtype=float) for v in versions}
+    styles = ["--", "-.", ":", (0, (6, 2, 1, 2))]
+    for i, v in enumerate(versions):
+        ys = curves[v]
+        if log_y:
+            ys = np.where(ys > 0, ys, np.nan)  # a non-positive bound has no place on a log axis
+        mine = v == getattr(claim, "version", None)
+        label = f"bound '{v}'" + (" (this claim)" if mine else "")
+        # equal curves (e.g. a general form at the prescribed steps) would hide each other: say so
+        same = [w for w in versions[:i] if np.allclose(curves[w], curves[v], rtol=1e-9, equal_nan=True)]
+        if same:
+            label += " = " + ", ".join(f"'{w}'" for w in same) + " on this grid"
+        ax.plot(xs, ys, "-" if mine else styles[i % len(styles)], marker="s" if mine else "o",
+                ms=6 if mine else max(2.0, 5.0 - i), lw=2.4 if mine else 1.4, color=f"C{i + 1}",
+                alpha=1.0 if mine else 0.85, zorder=3 if mine else 2, label=label)
+
+
+def _limit_plot(ax: Any, o: Outcome, log_y: bool) -> None:
+    claim = o.claim
+    pts = sorted((p for p in o.points if "distance" in p.stats), key=lambda p: p.value)
+    x = np.array([p.value for p in pts], dtype=float)
+    d = np.array([p.stats["distance"] for p in pts], dtype=float)
+    lo = np.array([p.stats["low"] for p in pts], dtype=float)
+    hi = np.array([p.stats["high"] for p in pts], dtype=float)
+    if log_y:
+        lo = np.where(lo > 0, lo, d / 10)
+    # vlines rather than errorbar: a bootstrap interval of a norm need not contain the estimate
+    ax.vlines(x, lo, hi, color="C0", lw=2, alpha=0.6, label=f"{_pct(claim.level)} bootstrap CI")
+    ax.plot(x, d, "o", color="C0", ms=6, label=f"distance of the replica-mean final {claim.point} "
+            f"to {claim.target_name}", zorder=4)
+    ax.axhline(claim.tolerance, color="C3", ls="--", lw=1.5, label=f"tolerance {claim.tolerance:g}")
+
+
+def _plot(o: Outcome, path: Path) -> bool:
+    """Draw the claim's plot into path; False when there is nothing to draw."""
+    claim = o.claim
+    if isinstance(claim, LimitClaim):
+        ys = [v for p in o.points for v in (p.stats.get("distance"), p.stats.get("high"))]
+        ys.append(claim.tolerance)
+        ylabel = f"||mean final {claim.point} - {claim.target_name}||"
+        draw = _limit_plot
+    else:
+        ys = [float(np.mean(p.samples)) for p in o.points if p.samples.size]
+        ylabel = f"{claim.measure} after the last round"
+        draw = _bound_plot if isinstance(claim, BoundClaim) else _slope_plot
+    if not any(v is not None and math.isfinite(v) for v in ys):
+        return False
+    xs = [p.value for p in o.points]
+    log_x, log_y = _positive(xs), _positive(ys)
+
+    fig, ax = plt.subplots(figsize=(6.6, 4.3), dpi=110)
+    try:
+        if log_x:
+            ax.set_xscale("log")
+        if log_y:
+            ax.set_yscale("log")
+        draw(ax, o, log_y)
+        if log_x:
+            # label the grid values themselves: decade ticks alone say little on a 1..32 grid
+            ticks = sorted(set(xs))
+            if len(ticks) <= 12:
+                ax.set_xticks(ticks)
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.xaxis.set_minor_formatter(NullFormatter())
+        empty = [p.value for p in o.points if p.samples.size == 0]
+        for i, v in enumerate(empty):
+            # a grid point without finite replicas has no mean: mark it rather than drop it silently
+            ax.axvline(v, color="C3", ls=":", lw=1.2, label="no finite replica (all diverged)" if i == 0 else None)
+        # x limits from the whole grid (axvline does not autoscale), with a margin so edge marks show
+        lo_x, hi_x = min(xs), max(xs)
+        if log_x:
+            pad = max(1.08, (hi_x / lo_x) ** 0.04)
+            ax.set_xlim(lo_x / pad, hi_x * pad)
+        else:
+            pad = 0.04 * (hi_x - lo_x) or 0.5
+            ax.set_xlim(lo_x - pad, hi_x + pad)
+        if log_y:
+            ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
+            ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+        ax.set_xlabel(f"{claim.vary} ({'log' if log_x else 'linear'} scale)")
+        ax.set_ylabel(f"{ylabel} ({'log' if log_y else 'linear'})")
+        ax.set_title(f"{claim.id}\nmeasured {o.verdict}, expected {o.expected}", fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        handles, labels = ax.get_legend_handles_labels()
+        if handles:
+            # below the axes, so the legend never hides data
+            ax.legend(handles, [textwrap.fill(lab, 90) for lab in labels], loc="upper center",
+                      bbox_to_anchor=(0.5, -0.16), fontsize=8, frameon=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Page content
+
+
+def _group(outcomes: Sequence[Outcome]) -> dict[str, list[Outcome]]:
+    groups: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        groups.setdefault(o.claim.paper, []).append(o)
+    return groups
+
+
+def _theorems(group: Sequence[Outcome], module: ModuleType | None) -> list[Theorem]:
+    if module is not None and hasattr(module, "THEOREMS"):
+        return list(module.THEOREMS)
+    seen: dict[str, Theorem] = {}
+    for o in group:
+        if o.claim.theorem is not None:
+            seen.setdefault(o.claim.theorem.id, o.claim.theorem)
+    return list(seen.values())
+
+
+def _counts(group: Sequence[Outcome]) -> dict[str, int]:
+    return {
+        "claims": len(group),
+        **{str(v): sum(o.verdict == v for o in group) for v in Verdict},
+        "ok": sum(o.ok for o in group),
+        "unexpected": sum(not o.ok for o in group),
+        "errata": sum(o.erratum for o in group),
+    }
+
+
+def _verdict_table(group: Sequence[Outcome]) -> Table:
+    table = Table(["claim", "title", "kind", "measured", "expected", "status", "reason"])
+    for o in group:
+        table.rows.append([
+            Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
+            o.claim.title,
+            o.claim.kind,
+            _verdict(o.verdict),
+            _verdict(o.expected),
+            _status(o),
+            _one_line(o.reason),
+        ])
+    return table
+
+
+def _errata(group: Sequence[Outcome]) -> list[Block]:
+    errata = [o for o in group if o.erratum]
+    if not errata:
+        return [Para("None confirmed in this run.")]
+    blocks: list[Block] = []
+    for o in errata:
+        claim = o.claim
+        items: list[Inline] = [[Span("Paper says: ", bold=True), claim.statement, f" [{claim.source}]"]]
+        if claim.expect_reason:
+            items.append([Span("Why it fails: ", bold=True), claim.expect_reason])
+        if isinstance(claim, BoundClaim) and claim.theorem is not None:
+            bound = claim.theorem.bound(claim.version)
+            items.append([Span(f"Bound '{bound.version}' of {claim.theorem.id}: ", bold=True),
+                          Span(sp.sstr(bound.expr), code=True), f" [{bound.source}]"])
+            if bound.note:
+                items.append([Span("Note on this bound: ", bold=True), bound.note])
+        items.append([Span("Measured: ", bold=True), _verdict(o.verdict), f" - {o.reason}"])
+        blocks += [Heading(3, [Span(claim.id, code=True, fragment=_anchor("claim", claim.id)), f" - {claim.title}"]),
+                   Bullets(items)]
+    return blocks
+
+
+def _claim_facts(o: Outcome) -> list[Inline]:
+    claim = o.claim
+    facts: list[Inline] = [
+        [Span("Paper says: ", bold=True), claim.statement],
+        [Span("Source: ", bold=True), str(claim.source)],
+        [Span("Kind: ", bold=True), f"{claim.kind}; measure ", Span(claim.measure, code=True),
+         f"; varied parameter {claim.vary} over ", ", ".join(_value(p.value) for p in o.points)],
+    ]
+    if claim.theorem is not None:
+        facts.append([Span("Theorem: ", bold=True),
+                      Span(claim.theorem.id, code=True, fragment=_anchor("theorem", claim.theorem.id)),
+                      f" ({claim.theorem.title})"])
+    expected: list[str | Span] = [Span("Expected: ", bold=True), _verdict(o.expected)]
+    if claim.expect_reason:
+        expected.append(f" - {claim.expect_reason}")
+    facts.append(expected)
+    facts.append([Span("Measured: ", bold=True), _verdict(o.verdict), " - ", _status(o)])
+    facts.append([Span("Reason: ", bold=True), o.reason])
+    ev = o.evidence
+    if isinstance(claim, SlopeClaim) and "fit" in ev:
+        fit = ev["fit"]
+        facts.append([Span("Fit: ", bold=True),
+                      f"slope {fit['slope']:+.4f}, {_pct(fit['level'])} bootstrap CI "
+                      f"[{fit['ci_low']:+.4f}, {fit['ci_high']:+.4f}], R^2 {fit['r2']:.4f}, "
+                      f"intercept (ln) {fit['intercept']:.4g}"])
+        band = ev.get("band", [math.nan, math.nan])
+        facts.append([Span("Expected exponent: ", bold=True),
+                      f"{ev['expected_exponent']:+.4f} ({ev.get('expected_from', '')}); tolerance "
+                      f"{ev.get('tolerance', math.nan):g}, {ev.get('side', '')}, band "
+                      f"[{float(band[0]):+.3f}, {float(band[1]):+.3f}]"])
+    if isinstance(claim, BoundClaim) and claim.theorem is not None:
+        bound = claim.theorem.bound(claim.version)
+        item: list[str | Span] = [Span(f"Bound '{bound.version}': ", bold=True), Span(sp.sstr(bound.expr), code=True),
+                                  f" [{bound.source}]"]
+        if bound.note:
+            item.append(f" - {bound.note}")
+        facts.append(item)
+    if isinstance(claim, LimitClaim):
+        facts.append([Span("Target: ", bold=True), f"{claim.target_name}, tolerance {claim.tolerance:g} on the "
+                      f"distance of the replica-mean final {claim.point}"])
+    return facts
+
+
+def _grid_table(o: Outcome) -> list[Block]:
+    claim = o.claim
+    pct = _pct(claim.level)
+    limit = isinstance(claim, LimitClaim)
+    # a limit claim's samples are per-replica distances, not the distance of the mean
+    mean_label = f"replica mean of ||{claim.point}_r - {claim.target_name}||" if limit else "replica mean"
+    header: list[Inline] = [claim.vary, mean_label, f"{pct} CI", "replicas used", "diverged"]
+    if limit:
+        header += ["distance of mean", "CI low", "CI high"]
+    evals = [p.evaluation for p in o.points if p.evaluation is not None]
+    versions: list[str] = []
+    conditions: list[str] = []
+    if evals:
+        versions = list(claim.theorem.versions) if claim.theorem is not None else list(evals[0].bounds)
+        conditions = [c.name for c in evals[0].conditions]
+        claimed = getattr(claim, "version", None)
+        header += [f"bound '{v}'" + (" (claimed)" if v == claimed else "") for v in versions]
+        if isinstance(claim, BoundClaim):
+            header.append(f"mean / bound '{claim.version}'")
+        header += [f"c{i + 1} lhs/rhs" for i in range(len(conditions))]
+    table = Table(header)
+    for p in o.points:
+        mean, low, high = _mean_ci(p, claim.level)
+        row: list[Inline] = [_value(p.value), _g(mean), f"[{_g(low)}, {_g(high)}]", str(p.samples.size),
+                             str(p.diverged)]
+        if limit:
+            row += [_g(p.stats.get(k)) for k in ("distance", "low", "high")]
+        if evals:
+            bounds = p.evaluation.bounds if p.evaluation is not None else {}
+            row += [_g(bounds.get(v)) for v in versions]
+            if isinstance(claim, BoundClaim):
+                b = bounds.get(claim.version)
+                row.append(_g(mean / b) if b else "-")
+            results = {c.name: c for c in p.evaluation.conditions} if p.evaluation is not None else {}
+            for name in conditions:
+                c = results.get(name)
+                if c is None:
+                    row.append("-")
+                    continue
+                text = f"{_g(c.margin)} = {_g(c.lhs)}/{_g(c.rhs)}"
+                row.append(Span(text + " violated", bold=True, cls="violated") if not c.holds else text)
+        table.rows.append(row)
+    blocks: list[Block] = [table]
+    if conditions:
+        legend: list[Inline] = [[f"c{i + 1}: ", Span(name, code=True)] for i, name in enumerate(conditions)]
+        blocks += [Para("Conditions, as margin = lhs/rhs (holds when <= 1, or < 1 for strict ones):"),
+                   Bullets(legend)]
+    return blocks
+
+
+def _claim_section(o: Outcome, image: str | None) -> list[Block]:
+    claim = o.claim
+    blocks: list[Block] = [
+        Heading(3, [Span(claim.id, code=True), f" - {claim.title}"], anchor=_anchor("claim", claim.id)),
+        Bullets(_claim_facts(o)),
+    ]
+    if image is not None:
+        blocks.append(Image(image, f"{claim.id}: {claim.kind} plot"))
+        blocks.append(Para(f"Points: replica means; band: {_pct(claim.level)} Student-t CI of the mean per "
+                           f"grid point." if not isinstance(claim, LimitClaim) else
+                           f"Points: distance of the replica-mean final iterate; bars: {_pct(claim.level)} "
+                           f"bootstrap CI over replicas."))
+    else:
+        blocks.append(Para("No plot: no grid point has a finite replica."))
+    blocks += _grid_table(o)
+    return blocks
+
+
+def _theorem_section(t: Theorem) -> list[Block]:
+    blocks: list[Block] = [
+        Heading(3, [Span(t.id, code=True), f" - {t.title}"], anchor=_anchor("theorem", t.id)),
+        Bullets([
+            [Span("Source: ", bold=True), str(t.source)],
+            [Span("Measure: ", bold=True), Span(t.measure, code=True)],
+            [Span("Constants: ", bold=True), ", ".join(s.name for s in t.constants) or "-"],
+            [Span("Parameters: ", bold=True), ", ".join(s.name for s in t.parameters) or "-"],
+        ]),
+    ]
+    if t.assumptions:
+        blocks += [Para(Span("Assumptions", bold=True)), Bullets(list(t.assumptions))]
+    blocks.append(Para(Span("Schedule", bold=True)))
+    if t.schedule:
+        blocks.append(Bullets([Span(f"{k.name} = {sp.sstr(v)}", code=True) for k, v in t.schedule.items()]))
+    else:
+        blocks.append(Para("None prescribed."))
+    if t.conditions:
+        blocks.append(Para(Span("Conditions", bold=True)))
+        table = Table(["name", "condition", "source", "note"])
+        for c in t.conditions:
+            table.rows.append([c.name, Span(sp.sstr(c.relation), code=True), str(c.source), c.note])
+        blocks.append(table)
+    blocks.append(Para(Span("Bound versions", bold=True)))
+    table = Table(["version", "bound", "source", "note"])
+    for b in t.bounds:
+        table.rows.append([Span(b.version, bold=True), Span(sp.sstr(b.expr), code=True), str(b.source), b.note])
+    blocks.append(table)
+    return blocks
+
+
+def _profile_text(profile: Profile) -> str:
+    return f"{profile.name} ({profile.replicas} replicas, round scale {profile.scale:g})"
+
+
+def _meta_items(meta: Mapping[str, Any]) -> list[Inline]:
+    items: list[Inline] = []
+    for key, value in meta.items():
+        text = _g(value) if isinstance(value, float) else str(value)
+        items.append([Span(f"{key}: ", bold=True), text])
+    return items
+
+
+def _paper_page(paper: str, stem: str, group: Sequence[Outcome], module: ModuleType | None,
+                images: Mapping[str, str | None], profile: Profile, generated: str) -> list[Block]:
+    title = getattr(module, "TITLE", paper) if module is not None else paper
+    c = _counts(group)
+    head: list[Inline] = [
+        [Span("Paper key: ", bold=True), Span(paper, code=True)],
+    ]
+    if module is not None and getattr(module, "SEED", None):
+        head.append([Span("Paper file: ", bold=True), str(module.SEED)])
+    head += [
+        [Span("Profile: ", bold=True), _profile_text(profile)],
+        [Span("Generated: ", bold=True), generated],
+        [Span("Summary: ", bold=True),
+         f"{c['claims']} claims; PASS {c['PASS']}, FAIL {c['FAIL']}, INCONCLUSIVE {c['INCONCLUSIVE']}; "
+         f"{c['ok']} as expected, {c['unexpected']} unexpected; {c['errata']} errata confirmed"],
+        [Span("back to the index", page="index")],
+    ]
+    blocks: list[Block] = [Heading(1, title), Bullets(head),
+                           Heading(2, "Verdicts"), _verdict_table(group),
+                           Heading(2, "Confirmed errata"), *_errata(group),
+                           Heading(2, "Claims")]
+    for o in group:
+        blocks += _claim_section(o, images.get(o.claim.id))
+    theorems = _theorems(group, module)
+    if theorems:
+        blocks.append(Heading(2, "Theorems"))
+        for t in theorems:
+            blocks += _theorem_section(t)
+    return blocks
+
+
+def _index_page(groups: Mapping[str, list[Outcome]], stems: Mapping[str, str],
+                papers: Mapping[str, ModuleType], profile: Profile, meta: Mapping[str, Any],
+                generated: str) -> list[Block]:
+    every = [o for g in groups.values() for o in g]
+    total = _counts(every)
+    unexpected = [o for o in every if not o.ok]
+    head: list[Inline] = [[Span("Generated: ", bold=True), generated],
+                          [Span("Profile: ", bold=True), _profile_text(profile)], *_meta_items(meta)]
+    status = (f"{total['claims']} claims: {total['ok']} as expected, {total['unexpected']} unexpected; "
+              f"{total['errata']} errata confirmed.")
+    table = Table(["paper", "title", "claims", "PASS", "FAIL", "INCONCLUSIVE", "as expected", "unexpected",
+                   "errata confirmed", "page"])
+    for paper, group in groups.items():
+        c = _counts(group)
+        module = papers.get(paper)
+        title = getattr(module, "TITLE", "") if module is not None else ""
+        unexpected_cell: Inline = (Span(str(c["unexpected"]), bold=True, cls="unexpected")
+                                   if c["unexpected"] else "0")
+        table.rows.append([Span(paper, code=True), title, str(c["claims"]), str(c["PASS"]), str(c["FAIL"]),
+                           str(c["INCONCLUSIVE"]), f"{c['ok']}/{c['claims']}", unexpected_cell,
+                           str(c["errata"]), Span(stems[paper], page=stems[paper])])
+    if len(groups) > 1:
+        table.rows.append([Span("total", bold=True), "", str(total["claims"]), str(total["PASS"]),
+                           str(total["FAIL"]), str(total["INCONCLUSIVE"]), f"{total['ok']}/{total['claims']}",
+                           str(total["unexpected"]), str(total["errata"]), ""])
+    blocks: list[Block] = [Heading(1, "ratecheck report"), Bullets(head), Para(status),
+                           Heading(2, "Papers"), table]
+    if unexpected:
+        items: list[Inline] = []
+        for o in unexpected:
+            stem = stems[o.claim.paper]
+            items.append([Span(o.claim.id, code=True, page=stem, fragment=_anchor("claim", o.claim.id)),
+                          ": measured ", _verdict(o.verdict), ", expected ", _verdict(o.expected), " - ",
+                          _one_line(o.reason)])
+        blocks += [Heading(2, "Unexpected verdicts"), Bullets(items)]
+    return blocks
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+
+
+def write_report(
+    outcomes: Sequence[Outcome],
+    out_dir: str | Path,
+    *,
+    profile: Profile,
+    papers: Mapping[str, ModuleType] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write the Markdown/HTML report of ``outcomes`` into ``out_dir``; returns the path of index.html.
+
+    ``papers`` maps a paper key to its module (TITLE, SEED, THEOREMS); without it a paper page lists the
+    theorems its claims use. ``meta`` entries (wall time, version, ...) are shown on the index.
+    """
+    from . import __version__
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    papers = dict(papers or {})
+    meta = dict(meta or {})
+    meta.setdefault("ratecheck", __version__)
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+    groups = _group(outcomes)
+    stems: dict[str, str] = {}
+    for paper in groups:
+        stem = _safe(paper)
+        # a paper called "index" must not overwrite the summary page; two keys must not share a file
+        while stem == "index" or stem in stems.values():
+            stem += "_"
+        stems[paper] = stem
+
+    for paper, group in groups.items():
+        stem = stems[paper]
+        images: dict[str, str | None] = {}
+        for o in group:
+            name = f"{_safe(o.claim.id)}.png"
+            images[o.claim.id] = f"{stem}/{name}" if _plot(o, out / stem / name) else None
+        module = papers.get(paper)
+        blocks = _paper_page(paper, stem, group, module, images, profile, generated)
+        title = getattr(module, "TITLE", paper) if module is not None else paper
+        (out / f"{stem}.md").write_text(render_markdown(blocks), encoding="utf-8")
+        (out / f"{stem}.html").write_text(render_html(blocks, title), encoding="utf-8")
+
+    blocks = _index_page(groups, stems, papers, profile, meta, generated)
+    (out / "index.md").write_text(render_markdown(blocks), encoding="utf-8")
+    (out / "index.html").write_text(render_html(blocks, "ratecheck report"), encoding="utf-8")
+    return out / "index.html"

@@ -1,0 +1,259 @@
+"""Tests of ratecheck.report on hand-built outcomes (no simulation runs).
+
+A tiny theorem y <= c * a / x with two bound versions ('printed' c = 1, 'corrected' c = 4) and
+synthetic replicas with mean 2 a / x: the corrected bound holds, the printed one fails (a registered
+erratum). Every random input comes from an explicitly seeded numpy Generator.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+import sympy as sp
+
+from ratecheck.claims import (
+    BoundClaim,
+    ExpectedOrder,
+    LimitClaim,
+    Outcome,
+    PointResult,
+    Profile,
+    SlopeClaim,
+    Verdict,
+)
+from ratecheck.report import write_report
+from ratecheck.theory import Bound, Condition, Source, Theorem
+from ratecheck.trace import RunConfig
+
+PAPER = "toy"
+GRID = (1.0, 2.0, 4.0, 8.0, 16.0)
+REPLICAS = 16
+PROFILE = Profile("quick", replicas=REPLICAS)
+
+a, x = sp.symbols("a x", positive=True)
+SRC = Source("toy.txt", "Theorem 1")
+THEOREM = Theorem(
+    id="toy.theorem1",
+    title="Toy theorem <y> & friends",  # characters that must be escaped in HTML
+    source=SRC,
+    measure="y",
+    constants=(a,),
+    parameters=(x,),
+    conditions=(Condition("x >= 2", x >= 2, SRC),),  # violated at x = 1 on purpose
+    bounds=(
+        Bound("printed", a / x, SRC, "drops the factor 4 of the proof"),
+        Bound("corrected", 4 * a / x, SRC, "what the proof shows"),
+    ),
+    assumptions=("A1 toy smoothness",),
+)
+
+
+def configure(value: float, profile: Profile) -> RunConfig:
+    return RunConfig("toy_alg", {"x": value}, "quadratic", {}, rounds=10, replicas=profile.replicas)
+
+
+def bindings(config: RunConfig, trace=None) -> dict[str, float]:
+    return {"a": 1.0, "x": float(config.params["x"])}
+
+
+COMMON = dict(paper=PAPER, source=SRC, vary="x", grid={"quick": GRID}, configure=configure, measure="y")
+
+
+def points(rng: np.random.Generator, exponent: float, scale: float, theorem: bool = True) -> list[PointResult]:
+    """Replicas scale * x**exponent * lognormal noise (mean-one noise, so the mean follows the law)."""
+    out = []
+    for v in GRID:
+        noise = np.exp(0.2 * rng.standard_normal(REPLICAS) - 0.02)
+        config = configure(v, PROFILE)
+        evaluation = THEOREM.evaluate(bindings(config), use_schedule=False) if theorem else None
+        out.append(PointResult(v, config, scale * v**exponent * noise, diverged=0, evaluation=evaluation))
+    return out
+
+
+def decided(claim, pts: list[PointResult]) -> Outcome:
+    # the claim's own decision rule, so the evidence has exactly the shape the report gets in real runs
+    verdict, reason, evidence = claim._decide(pts)
+    return Outcome(claim, verdict, reason, evidence, pts)
+
+
+SLOPE = SlopeClaim(
+    id="toy.slope",
+    title="Rate in x",
+    statement="y falls like 1/x.",
+    expected=ExpectedOrder(THEOREM, "x", "corrected"),
+    theorem=THEOREM,
+    bindings=bindings,
+    require_conditions=False,
+    **COMMON,
+)
+SLOPE_EARLY = SlopeClaim(
+    id="toy.slope_early",
+    title="Rate in x, regime not reached",
+    statement="y falls like 1/x once x is large.",
+    expected=ExpectedOrder(value=-1.0, why="by hand"),
+    **COMMON,
+)
+BOUND_OK = BoundClaim(
+    id="toy.bound_corrected", title="Corrected bound", statement="y <= 4a/x.", version="corrected",
+    theorem=THEOREM, bindings=bindings, **COMMON,
+)
+BOUND_ERRATUM = BoundClaim(
+    id="toy.bound_printed", title="Printed bound", statement="y <= a/x.", version="printed",
+    theorem=THEOREM, bindings=bindings, expect=Verdict.FAIL,
+    expect_reason="erratum: the printed bound lacks the factor 4", **COMMON,
+)
+LIMIT = LimitClaim(
+    id="toy.limit", title="Converges to x*", statement="The iterate converges to x* = 0.",
+    target=lambda config: np.zeros(2), tolerance=0.05, **COMMON,
+)
+
+
+def limit_outcome(rng: np.random.Generator) -> Outcome:
+    pts = []
+    for v in GRID:
+        final = 0.01 / v + 0.01 * rng.standard_normal((REPLICAS, 2))
+        per_replica = np.linalg.norm(final, axis=1)
+        dist = float(np.linalg.norm(final.mean(axis=0)))
+        stats = {"distance": dist, "low": dist * 0.5, "high": dist * 1.5 + 0.005}
+        pts.append(PointResult(v, configure(v, PROFILE), per_replica, 0, stats=stats))
+    return decided(LIMIT, pts)
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> list[Outcome]:
+    rng = np.random.default_rng(20240511)
+    slope = decided(SLOPE, points(rng, -1.0, 2.0))
+    # INCONCLUSIVE before any fit (as Claim.decide does for a failed precheck): evidence is empty, and
+    # one grid point lost all replicas; expected PASS, so this one is UNEXPECTED
+    early_pts = points(rng, -1.0, 2.0, theorem=False)
+    early_pts[0] = PointResult(GRID[0], early_pts[0].config, np.empty(0), diverged=REPLICAS)
+    early = Outcome(SLOPE_EARLY, Verdict.INCONCLUSIVE, "too few non-diverged replicas at x=1", {}, early_pts)
+    bound_ok = decided(BOUND_OK, points(rng, -1.0, 2.0))
+    bound_bad = decided(BOUND_ERRATUM, points(rng, -1.0, 2.0))
+    return [slope, early, bound_ok, bound_bad, limit_outcome(rng)]
+
+
+@pytest.fixture(scope="module")
+def report(outcomes, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    module = SimpleNamespace(PAPER=PAPER, TITLE="Toy paper", SEED="toy.txt", THEOREMS=(THEOREM,))
+    return write_report(outcomes, out / "rc", profile=PROFILE, papers={PAPER: module},
+                        meta={"wall_seconds": 12.5, "ratecheck": "9.9.9"})
+
+
+def section(md: str, title: str) -> str:
+    """The text of a '## title' section of a Markdown page."""
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", md, flags=re.S | re.M)
+    assert match, f"no section {title!r}"
+    return match.group(1)
+
+
+def test_synthetic_outcomes_have_the_intended_verdicts(outcomes):
+    verdicts = {o.claim.id: o.verdict for o in outcomes}
+    assert verdicts == {
+        "toy.slope": Verdict.PASS,
+        "toy.slope_early": Verdict.INCONCLUSIVE,
+        "toy.bound_corrected": Verdict.PASS,
+        "toy.bound_printed": Verdict.FAIL,
+        "toy.limit": Verdict.PASS,
+    }
+    assert [o.claim.id for o in outcomes if o.erratum] == ["toy.bound_printed"]
+
+
+def test_files_exist_and_plots_are_images(report, outcomes):
+    out = report.parent
+    assert report == out / "index.html"
+    for name in ("index.md", "index.html", f"{PAPER}.md", f"{PAPER}.html"):
+        assert (out / name).is_file(), name
+    for o in outcomes:
+        png = out / PAPER / (o.claim.id.replace(".", "_") + ".png")
+        image = mpimg.imread(png)
+        assert image.ndim == 3 and image.shape[0] > 200 and image.shape[1] > 300, (png, image.shape)
+
+
+def test_paper_page_lists_claims_verdicts_and_status(report, outcomes):
+    md = (report.parent / f"{PAPER}.md").read_text()
+    table = section(md, "Verdicts")
+    for o in outcomes:
+        row = next(line for line in table.splitlines() if f"`{o.claim.id}`" in line)
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[3:5] == [str(o.verdict), str(o.expected)], row
+        status = "UNEXPECTED" if not o.ok else "OK"
+        assert status in cells[5], row
+        # the plot is embedded under the claim's section
+        assert f"]({PAPER}/{o.claim.id.replace('.', '_')}.png)" in md
+    assert "**UNEXPECTED**" in md  # toy.slope_early: expected PASS, measured INCONCLUSIVE
+    assert "erratum confirmed" in md
+
+
+def test_numbers_come_from_the_outcomes(report, outcomes):
+    md = (report.parent / f"{PAPER}.md").read_text()
+    slope = outcomes[0].evidence["fit"]
+    assert f"slope {slope['slope']:+.4f}" in md
+    # grid table: replica mean with 3 significant digits and the bound values of every version
+    first = outcomes[2].points[0]
+    assert f"| 1 | {np.mean(first.samples):.3g} |" in md
+    assert f"{first.evaluation.bounds['corrected']:.3g}" in md
+    # the condition x >= 2 is violated at x = 1 (margin 2/1) and marked so
+    assert "**2 = 2/1 violated**" in md
+    # the all-diverged grid point shows zero replicas used and the divergence count
+    assert f"| 1 | nan | [nan, nan] | 0 | {REPLICAS} |" in md
+
+
+def test_erratum_in_errata_section(report):
+    md = (report.parent / f"{PAPER}.md").read_text()
+    errata = section(md, "Confirmed errata")
+    assert "`toy.bound_printed`" in errata
+    assert "erratum: the printed bound lacks the factor 4" in errata
+    assert "drops the factor 4 of the proof" in errata  # the bound's note
+    assert "toy.bound_corrected" not in errata
+
+
+def test_bound_claim_lists_every_bound_version(report):
+    md = (report.parent / f"{PAPER}.md").read_text()
+    claims = section(md, "Claims")
+    start = claims.index("### `toy.bound_printed`")
+    block = claims[start:claims.index("### ", start + 4) if "### " in claims[start + 4:] else None]
+    assert "bound 'printed' (claimed)" in block and "bound 'corrected'" in block
+    theorems = section(md, "Theorems")
+    for version, note in (("printed", "drops the factor 4"), ("corrected", "what the proof shows")):
+        assert version in theorems and note in theorems
+    assert "A1 toy smoothness" in theorems
+    assert "x >= 2" in theorems
+
+
+def test_index_summary(report):
+    md = (report.parent / "index.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| `toy`"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # claims, PASS, FAIL, INCONCLUSIVE, as expected, unexpected, errata
+    assert cells[2:9] == ["5", "3", "1", "1", "4/5", "**1**", "1"], row
+    assert f"[{PAPER}]({PAPER}.md)" in md
+    assert "wall_seconds" in md and "12.5" in md and "9.9.9" in md and "quick" in md
+    assert "toy.slope_early" in section(md, "Unexpected verdicts")
+
+
+def test_html_is_escaped_and_coloured(report):
+    page = (report.parent / f"{PAPER}.html").read_text()
+    assert "Toy theorem &lt;y&gt; &amp; friends" in page and "<y>" not in page
+    assert 'class="v-pass"' in page and 'class="v-fail"' in page and 'class="v-inconclusive"' in page
+    assert '<span class="unexpected"><strong>UNEXPECTED</strong></span>' in page
+    assert '<img src="toy/toy_bound_printed.png"' in page
+    assert 'href="#claim-toy_bound_printed"' in page and 'id="claim-toy_bound_printed"' in page
+    index = (report.parent / "index.html").read_text()
+    assert 'href="toy.html"' in index
+
+
+def test_without_paper_modules_uses_the_claims_theorems(outcomes, tmp_path):
+    path = write_report(outcomes[2:4], tmp_path, profile=PROFILE)
+    md = (tmp_path / f"{PAPER}.md").read_text()
+    assert path == tmp_path / "index.html"
+    assert "### `toy.theorem1`" in md
+    assert "ratecheck" in (tmp_path / "index.md").read_text()  # the version is shown by default
+    assert not math.isnan(mpimg.imread(tmp_path / PAPER / "toy_bound_corrected.png").mean())

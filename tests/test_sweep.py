@@ -1,0 +1,98 @@
+"""Sweeps: identical numbers on every executor, cache reuse, resume after an interruption, repair."""
+
+import numpy as np
+import pytest
+
+import ratecheck.sweep as sweep
+from problems.quadratic import p2
+from ratecheck.executors import DaskExecutor, ProcessExecutor, SerialExecutor
+from ratecheck.store import Store
+from ratecheck.trace import RunConfig
+
+
+def _configs(count=4):
+    return [
+        RunConfig("defedavg_niid", {"eta_global": 1.0, "eta_local": 0.05, "local_steps": 2,
+                                    "participation": f"with_replacement:{n}", "delay": "uniform:2"},
+                  "quadratic", p2(clients=8), rounds=40, replicas=3, seed=5)
+        for n in range(1, count + 1)
+    ]
+
+
+def _assert_same(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        for name in a[key].measures:
+            np.testing.assert_array_equal(a[key].measures[name], b[key].measures[name])
+        np.testing.assert_array_equal(a[key].final["x"], b[key].final["x"])
+
+
+def test_serial_process_pool_and_dask_give_identical_arrays():
+    serial = sweep.run_configs(_configs(), executor=SerialExecutor(), progress=False)
+    with ProcessExecutor(2) as pool:
+        pooled = sweep.run_configs(_configs(), executor=pool, progress=False)
+    _assert_same(serial, pooled)
+    with DaskExecutor(local_workers=2) as dask:
+        distributed = sweep.run_configs(_configs(), executor=dask, progress=False)
+    _assert_same(serial, distributed)
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Count the runs actually computed (serial executor: the job runs in this process)."""
+    calls = []
+    real = sweep._run_to_arrays
+
+    def job(config):
+        calls.append(config.key())
+        return real(config)
+
+    monkeypatch.setattr(sweep, "_run_to_arrays", job)
+    return calls
+
+
+def test_rerun_reuses_the_cache(tmp_path, counted):
+    store = Store(tmp_path)
+    first = sweep.run_configs(_configs(), store=store, progress=False)
+    assert len(counted) == 4
+    second = sweep.run_configs(_configs() + _configs(2), store=store, progress=False)  # duplicates too
+    assert len(counted) == 4
+    _assert_same(first, second)
+
+
+def test_interrupted_sweep_resumes_where_it_stopped(tmp_path, monkeypatch):
+    store = Store(tmp_path)
+    configs = _configs()
+    real = sweep._run_to_arrays
+    done = []
+
+    def flaky(config):
+        if len(done) == 2:
+            raise KeyboardInterrupt  # the user pressed Ctrl-C during the third run
+        done.append(config.key())
+        return real(config)
+
+    monkeypatch.setattr(sweep, "_run_to_arrays", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.run_configs(configs, store=store, progress=False)
+    assert sorted(store.keys()) == sorted(done)  # finished work was kept
+
+    recomputed = []
+    monkeypatch.setattr(sweep, "_run_to_arrays", lambda c: recomputed.append(c.key()) or real(c))
+    traces = sweep.run_configs(configs, store=store, progress=False)
+    assert sorted(recomputed) == sorted(set(c.key() for c in configs) - set(done))
+    _assert_same(traces, sweep.run_configs(configs, progress=False))
+
+
+def test_a_corrupt_entry_is_detected_and_recomputed(tmp_path, counted):
+    store = Store(tmp_path)
+    configs = _configs(2)
+    sweep.run_configs(configs, store=store, progress=False)
+    path = store.path(configs[0].key())
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    counted.clear()
+    traces = sweep.run_configs(configs, store=store, progress=False)
+    assert counted == [configs[0].key()]
+    _assert_same(traces, sweep.run_configs(configs, progress=False))
