@@ -10,7 +10,7 @@ the other replicas carry on, and their numbers do not change.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -113,10 +113,7 @@ def _execute(
             state, costs = algorithm.round(state, problem, t, streams)
             for name, cost in costs.items():
                 costs_total[name] = costs_total.get(name, 0.0) + np.broadcast_to(cost, (R,))
-            point = algorithm.output(state)
-            bad = ~np.isfinite(point).reshape(R, -1).all(axis=1)
-            bad |= np.abs(np.nan_to_num(point, nan=0.0)).reshape(R, -1).max(axis=1) > DIVERGENCE_THRESHOLD
-            newly = bad & (diverged < 0)
+            newly = _blown_up(algorithm.output(state), R) & (diverged < 0)
             diverged[newly] = t + 1
             values = _measure(algorithm, problem, state, diverged)
             bar.update(1)
@@ -128,8 +125,9 @@ def _execute(
 
     if "oracle_calls" in counters:
         counters["oracle_calls_per_client"] = counters["oracle_calls"] / problem.num_clients
-    final = algorithm.output(state).copy()
-    final[diverged >= 0] = np.nan
+    final = {name: point.astype(float) for name, point in as_points(algorithm.output(state)).items()}
+    for point in final.values():
+        point[diverged >= 0] = np.nan
     info = {
         **algorithm.info(state),
         "wall_seconds": time.perf_counter() - started,
@@ -142,10 +140,27 @@ def _execute(
         checkpoints=marks,
         measures=recorded,
         counters=counters,
-        final={"x": final},
+        final=final,
         diverged_round=diverged,
         info=info,
     )
+
+
+def as_points(output: np.ndarray | Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """An algorithm's output as named global points: a bare array is the point "x"."""
+    if isinstance(output, Mapping):
+        return dict(output)
+    return {"x": output}
+
+
+def _blown_up(output, replicas: int) -> np.ndarray:
+    """Replicas whose global point(s) are non-finite or beyond DIVERGENCE_THRESHOLD."""
+    bad = np.zeros(replicas, dtype=bool)
+    for point in as_points(output).values():
+        flat = np.asarray(point, dtype=float).reshape(replicas, -1)
+        bad |= ~np.isfinite(flat).all(axis=1)
+        bad |= np.abs(np.nan_to_num(flat, nan=0.0)).max(axis=1, initial=0.0) > DIVERGENCE_THRESHOLD
+    return bad
 
 
 def _measure(algorithm: Algorithm, problem: Problem, state, diverged: np.ndarray) -> dict[str, np.ndarray]:

@@ -49,8 +49,9 @@ class Problem:
     def initial_point(self) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def measures(self, point: np.ndarray) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
-        """Exact measures of global iterates of shape (R, d): each a (R,) array."""
+    def measures(self, point: Any) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
+        """Exact measures of the algorithm's output (an (R, d) array, or named (R, ...) arrays):
+        each a (R,) array. They are evaluated every round, so keep them closed form."""
         raise NotImplementedError
 
     def constants(self) -> dict[str, Constant]:  # pragma: no cover - abstract

@@ -11,6 +11,7 @@ from problems.quadratic import p1
 from ratecheck import RunConfig, run, run_config
 from ratecheck.algorithms import make_algorithm
 from ratecheck.algorithms.base import Algorithm
+from ratecheck.problem import Problem
 from ratecheck.trace import Trace
 
 
@@ -146,3 +147,43 @@ def test_unknown_names_are_listed():
         run(_fedavg(), PROBLEM, 0)
     with pytest.raises(ValueError, match="replicas"):
         run(_fedavg(), PROBLEM, 5, replicas=0)
+
+
+@dataclass(frozen=True)
+class _TwoPoints(Algorithm):
+    """Outputs named points (as minimax and bilevel algorithms do); y blows up in replica 0."""
+
+    name: ClassVar[str] = "_two_points"
+
+    def init(self, problem, streams):
+        r = len(streams.replicas)
+        return np.ones((r, problem.dim)), np.ones((r, 2))
+
+    def round(self, state, problem, t, streams):
+        x, y = state
+        y = y * 2.0
+        if t == 3:
+            y = y.copy()
+            y[0] = np.nan
+        return (0.5 * x, y), {}
+
+    def output(self, state):
+        return {"x": state[0], "y": state[1]}
+
+
+class _TwoPointProblem(Problem):
+    family = "two_points"
+    num_clients, dim, params = 1, 3, {}
+
+    def measures(self, point):
+        return {"x_sq": (point["x"] ** 2).sum(axis=1), "y_sq": (point["y"] ** 2).sum(axis=1)}
+
+
+def test_named_outputs_are_measured_kept_and_checked_for_divergence():
+    trace = run(_TwoPoints(), _TwoPointProblem(), 6, replicas=2, checkpoints=100)
+    assert set(trace.final) == {"x", "y"}
+    np.testing.assert_allclose(trace.final["x"][1], 0.5**6)
+    np.testing.assert_allclose(trace.final["y"][1], 2.0**6)
+    np.testing.assert_array_equal(trace.diverged_round, [4, -1])
+    assert np.isnan(trace.final["x"][0]).all()
+    np.testing.assert_allclose(trace.measures["x_sq"][:, 1], 3 * 0.25 ** np.arange(7))

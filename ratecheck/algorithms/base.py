@@ -38,8 +38,10 @@ class Algorithm:
         """One communication round: (new state, this round's costs)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def output(self, state: Any) -> np.ndarray:  # pragma: no cover - abstract
-        """The global point(s) the problem's measures are taken at, shape (R, d)."""
+    def output(self, state: Any) -> "np.ndarray | Mapping[str, np.ndarray]":  # pragma: no cover
+        """The global point(s) the problem's measures are taken at: an array (R, d), or named
+        arrays with a leading replica axis such as {"x": ..., "y": ...} for minimax problems.
+        ``problem.measures`` receives exactly this; the Trace keeps it as ``final[name]``."""
         raise NotImplementedError
 
     def info(self, state: Any) -> dict[str, Any]:
