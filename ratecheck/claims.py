@@ -139,6 +139,9 @@ class Claim:
     negative_control: bool = False
     theorem: Theorem | None = None
     bindings: Bindings | None = None  # run -> theorem symbol values (constants and parameters)
+    # per-replica numbers a run contributes; default: the measure after the last round. Use it for
+    # rounds-to-eps, tail averages, ratios to a closed-form value, ... (NaN marks a diverged replica)
+    summary: Callable[[RunConfig, Trace], np.ndarray] | None = None
     require_conditions: bool = True  # conditions violated at a grid point => INCONCLUSIVE
     min_replicas: int = 8
     level: float = 0.95
@@ -156,7 +159,7 @@ class Claim:
         out = []
         for value, config in zip(self.values(profile), self.runs(profile)):
             trace = traces[config.key()]
-            samples = trace.at_end(self.measure)
+            samples = self.summary(config, trace) if self.summary else trace.at_end(self.measure)
             evaluation = None
             if self.theorem is not None and self.bindings is not None:
                 # at the run's own step sizes, not the schedule: the run is what is being judged
