@@ -275,7 +275,12 @@ def _verdict(v: Verdict | str) -> Span:
 def _status(o: Outcome) -> Span:
     if not o.ok:
         return Span("UNEXPECTED", bold=True, cls="unexpected")
-    return Span("OK (erratum confirmed)" if o.erratum else "OK")
+    if o.erratum:
+        return Span("OK (erratum confirmed)")
+    # an expected FAIL of the algorithm itself is no erratum of the paper: say which it is
+    if o.verdict == Verdict.FAIL and getattr(o.claim, "negative_control", False):
+        return Span("OK (negative control)")
+    return Span("OK")
 
 
 def _mean_ci(p: PointResult, level: float) -> tuple[float, float, float]:
@@ -379,7 +384,7 @@ def _bound_plot(ax: Any, o: Outcome, log_y: bool) -> None:
         same = [w for w in versions[:i] if np.allclose(curves[w], curves[v], rtol=1e-9, equal_nan=True)]
         if same:
             label += " = " + ", ".join(f"'{w}'" for w in same) + " on this grid"
-        ax.plot(xs, ys, "-" if mine else styles[i % len(styles)], marker="s" if mine else "o",
+        ax.plot(xs, ys, linestyle="-" if mine else styles[i % len(styles)], marker="s" if mine else "o",
                 ms=6 if mine else max(2.0, 5.0 - i), lw=2.4 if mine else 1.4, color=f"C{i + 1}",
                 alpha=1.0 if mine else 0.85, zorder=3 if mine else 2, label=label)
 
@@ -517,7 +522,7 @@ def _errata(group: Sequence[Outcome]) -> list[Block]:
         claim = o.claim
         items: list[Inline] = [[Span("Paper says: ", bold=True), claim.statement, f" [{claim.source}]"]]
         if claim.expect_reason:
-            items.append([Span("Why it fails: ", bold=True), claim.expect_reason])
+            items.append([Span("Expected to fail because: ", bold=True), claim.expect_reason])
         if isinstance(claim, BoundClaim) and claim.theorem is not None:
             bound = claim.theorem.bound(claim.version)
             items.append([Span(f"Bound '{bound.version}' of {claim.theorem.id}: ", bold=True),
@@ -684,7 +689,7 @@ def _meta_items(meta: Mapping[str, Any]) -> list[Inline]:
     return items
 
 
-def _paper_page(paper: str, stem: str, group: Sequence[Outcome], module: ModuleType | None,
+def _paper_page(paper: str, group: Sequence[Outcome], module: ModuleType | None,
                 images: Mapping[str, str | None], profile: Profile, generated: str) -> list[Block]:
     title = getattr(module, "TITLE", paper) if module is not None else paper
     c = _counts(group)
@@ -707,11 +712,47 @@ def _paper_page(paper: str, stem: str, group: Sequence[Outcome], module: ModuleT
                            Heading(2, "Claims")]
     for o in group:
         blocks += _claim_section(o, images.get(o.claim.id))
+    extra = getattr(module, "report_sections", None) if module is not None else None
+    for heading, body in (extra(group) if extra else []):
+        blocks += [Heading(2, heading), *markdown_blocks(body)]
     theorems = _theorems(group, module)
     if theorems:
         blocks.append(Heading(2, "Theorems"))
         for t in theorems:
             blocks += _theorem_section(t)
+    return blocks
+
+
+def markdown_blocks(text: str) -> list[Block]:
+    """A paper module's extra section, written in a small Markdown subset: pipe tables, '- '
+    bullets and paragraphs separated by blank lines (enough for complexity tables and errata)."""
+    blocks: list[Block] = []
+    lines = text.strip().splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        if not line:
+            i += 1
+        elif line.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].strip().startswith("|"):
+                cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+                if not all(set(c) <= set("-: ") for c in cells):  # skip the |---| rule
+                    rows.append(cells)
+                i += 1
+            blocks.append(Table(header=list(rows[0]), rows=[list(r) for r in rows[1:]]))
+        elif line.startswith("- "):
+            items = []
+            while i < len(lines) and lines[i].strip().startswith("- "):
+                items.append(lines[i].strip()[2:])
+                i += 1
+            blocks.append(Bullets(items))
+        else:
+            para = []
+            while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith(("|", "- ")):
+                para.append(lines[i].strip())
+                i += 1
+            blocks.append(Para(" ".join(para)))
     return blocks
 
 
@@ -795,7 +836,7 @@ def write_report(
             name = f"{_safe(o.claim.id)}.png"
             images[o.claim.id] = f"{stem}/{name}" if _plot(o, out / stem / name) else None
         module = papers.get(paper)
-        blocks = _paper_page(paper, stem, group, module, images, profile, generated)
+        blocks = _paper_page(paper, group, module, images, profile, generated)
         title = getattr(module, "TITLE", paper) if module is not None else paper
         (out / f"{stem}.md").write_text(render_markdown(blocks), encoding="utf-8")
         (out / f"{stem}.html").write_text(render_html(blocks, title), encoding="utf-8")

@@ -7,6 +7,7 @@ erratum). Every random input comes from an explicitly seeded numpy Generator.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from pathlib import Path
@@ -49,6 +50,9 @@ THEOREM = Theorem(
     bounds=(
         Bound("printed", a / x, SRC, "drops the factor 4 of the proof"),
         Bound("corrected", 4 * a / x, SRC, "what the proof shows"),
+        # equal to 'corrected' on every grid point, and a fourth version: exercises every line style
+        Bound("general", 4 * a * x / x**2, SRC, "general form"),
+        Bound("loose", 10 * a / x, SRC, "a loose version"),
     ),
     assumptions=("A1 toy smoothness",),
 )
@@ -222,7 +226,9 @@ def test_bound_claim_lists_every_bound_version(report):
     block = claims[start:claims.index("### ", start + 4) if "### " in claims[start + 4:] else None]
     assert "bound 'printed' (claimed)" in block and "bound 'corrected'" in block
     theorems = section(md, "Theorems")
-    for version, note in (("printed", "drops the factor 4"), ("corrected", "what the proof shows")):
+    assert "bound 'general'" in block and "bound 'loose'" in block
+    for version, note in (("printed", "drops the factor 4"), ("corrected", "what the proof shows"),
+                          ("general", "general form"), ("loose", "a loose version")):
         assert version in theorems and note in theorems
     assert "A1 toy smoothness" in theorems
     assert "x >= 2" in theorems
@@ -257,3 +263,25 @@ def test_without_paper_modules_uses_the_claims_theorems(outcomes, tmp_path):
     assert "### `toy.theorem1`" in md
     assert "ratecheck" in (tmp_path / "index.md").read_text()  # the version is shown by default
     assert not math.isnan(mpimg.imread(tmp_path / PAPER / "toy_bound_corrected.png").mean())
+
+
+def test_negative_control_is_not_listed_as_erratum(tmp_path):
+    # expected to FAIL because of the algorithm, not the paper: OK, but no erratum
+    control = dataclasses.replace(LIMIT, id="toy.control", expect=Verdict.FAIL, negative_control=True,
+                                  tolerance=1e-4, expect_reason="a property of the algorithm")
+    outcome = decided(control, limit_outcome(np.random.default_rng(7)).points)
+    assert outcome.verdict == Verdict.FAIL and outcome.ok and not outcome.erratum
+    write_report([outcome], tmp_path, profile=PROFILE)
+    md = (tmp_path / f"{PAPER}.md").read_text()
+    assert "OK (negative control)" in section(md, "Verdicts")
+    assert "toy.control" not in section(md, "Confirmed errata")
+    assert "| 1 | 0 | 1 | 0 | 1/1 | 0 | 0 |" in (tmp_path / "index.md").read_text()
+
+
+def test_paper_specific_sections_are_rendered():
+    from ratecheck.report import Bullets, Para, Table, markdown_blocks
+
+    blocks = markdown_blocks("Intro line\ncontinued.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n- one\n- two\n")
+    assert isinstance(blocks[0], Para) and blocks[0].content == "Intro line continued."
+    assert isinstance(blocks[1], Table) and blocks[1].header == ["a", "b"] and blocks[1].rows == [["1", "2"]]
+    assert isinstance(blocks[2], Bullets) and blocks[2].items == ["one", "two"]
