@@ -224,6 +224,28 @@ class ExpectedOrder:
         return self.why
 
 
+def term_negligible(term: sp.Expr, label: str, fraction: float = 0.1) -> Callable[[Sequence["PointResult"]], str]:
+    """A regime check for slope claims: `term` (a sympy expression in the theorem's symbols, e.g.
+    the O(1/(KT)) term of a bound) must stay below `fraction` of the measured mean at every point.
+
+    Returns a function giving the reason when the regime is not reached (empty string when it is).
+    """
+    symbols = sorted(term.free_symbols, key=lambda s: s.name)
+    evaluate = sp.lambdify(symbols, term, "math")
+
+    def check(points: Sequence[PointResult]) -> str:
+        bad = []
+        for p in points:
+            values = p.evaluation.values
+            size = float(evaluate(*(values[s.name] for s in symbols)))
+            measured = float(np.mean(p.samples))
+            if size > fraction * measured:
+                bad.append(f"{label} = {size:.3g} > {fraction:g} x measured {measured:.3g} at {_fmt(p.value)}")
+        return "; ".join(bad)
+
+    return check
+
+
 SIDES = ("two-sided", "at_most", "at_least")
 
 

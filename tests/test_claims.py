@@ -158,3 +158,17 @@ def test_check_claims_matches_decide(ratecheck_profile, registered_traces, tmp_p
     outcomes = check_claims(proofs.all_claims(), ratecheck_profile, store=store, progress=False)
     direct = [c.decide(ratecheck_profile, registered_traces).verdict for c in proofs.all_claims()]
     assert [o.verdict for o in outcomes] == direct
+
+
+def test_regime_not_reached_is_inconclusive_and_says_why():
+    from ratecheck.claims import term_negligible
+
+    def claim(c_value):
+        return _slope(theorem=THEOREM, bindings=lambda config, trace: {"c": c_value, "x": config.params["v"]},
+                      regime=term_negligible(c_sym / x_sym, "c/x"))
+
+    traces = _traces(-0.5)  # measured ~ x^-1/2; the term c/x is below 10% of it only when c is small
+    assert claim(0.01).decide(PROFILE, traces).verdict == Verdict.PASS
+    out = claim(1.0).decide(PROFILE, traces)
+    assert out.verdict == Verdict.INCONCLUSIVE
+    assert out.reason.startswith("regime not reached") and "c/x" in out.reason
