@@ -11,17 +11,23 @@ Three conventions appear in the papers:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
 import numpy as np
 
+from .options import KindOption
 from .seeding import ReplicaStream
 
 MODES = ("full", "without_replacement", "with_replacement")
 
 
 @dataclass(frozen=True)
-class Participation:
+class Participation(KindOption):
+    """Parse from 'full', 'with_replacement:8' or 'without_replacement:8'."""
+
+    label: ClassVar[str] = "participation"
+    example: ClassVar[str] = "with_replacement:8"
+
     mode: str = "full"
     clients: int | None = None  # m, the number of draws per round (None for full)
 
@@ -35,18 +41,6 @@ class Participation:
             raise ValueError(
                 f"participation {self.mode!r} needs a client count m >= 1, got {self.clients!r}"
             )
-
-    @classmethod
-    def parse(cls, value: Any) -> "Participation":
-        """Accept a Participation, a dict, or 'full' / 'with_replacement:8' / 'without_replacement:8'."""
-        if isinstance(value, Participation):
-            return value
-        if isinstance(value, dict):
-            return cls(**value)
-        if isinstance(value, str):
-            mode, _, count = value.partition(":")
-            return cls(mode, int(count) if count else None)
-        raise ValueError(f"participation must be a string like 'with_replacement:8', got {value!r}")
 
     def __str__(self) -> str:
         return self.mode if self.clients is None else f"{self.mode}:{self.clients}"

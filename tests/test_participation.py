@@ -85,3 +85,14 @@ def test_bad_participation_names_the_rule(build, message):
 def test_parse_round_trips():
     for text in ("full", "with_replacement:8", "without_replacement:3"):
         assert str(Participation.parse(text)) == text
+
+
+def test_parse_errors_name_the_option():
+    with pytest.raises(ValueError, match="participation: 'x' after ':' must be an integer"):
+        Participation.parse("with_replacement:x")
+    from ratecheck.algorithms.fedavg import DelaySchedule
+
+    assert str(DelaySchedule.parse("uniform:3")) == "uniform:3"
+    assert DelaySchedule.parse("none") == DelaySchedule()
+    with pytest.raises(ValueError, match="delay must be a string like 'constant:2'"):
+        DelaySchedule.parse(2)

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..options import KindOption
 from ..participation import Participation, first_occurrence
 from ..problem import SmoothFederatedProblem, check_int, check_positive
 from ..seeding import ReplicaStream, Streams
@@ -31,12 +32,16 @@ DELAY_KINDS = ("none", "constant", "uniform", "cyclic", "per_client")
 
 
 @dataclass(frozen=True)
-class DelaySchedule:
+class DelaySchedule(KindOption):
     """Delay d (in rounds) of the model a client's job starts from; 0 <= d <= lam (spec §2.7.2).
 
     none: d = 0.  constant:d: d for everyone.  uniform:lam: d ~ U{0..lam} i.i.d. per client and round.
     cyclic:lam: d = (j + t) mod (lam+1).  per_client:lam: d = j mod (lam+1).
     """
+
+    label: ClassVar[str] = "delay"
+    example: ClassVar[str] = "constant:2"
+    default_count: ClassVar[int] = 0
 
     kind: str = "none"
     lam: int = 0
@@ -48,17 +53,6 @@ class DelaySchedule:
             raise ValueError("delay 'none' takes no lambda (use constant:d for a fixed delay)")
         if int(self.lam) != self.lam or self.lam < 0:
             raise ValueError(f"delay lambda must be an integer >= 0, got {self.lam!r}")
-
-    @classmethod
-    def parse(cls, value: Any) -> "DelaySchedule":
-        if isinstance(value, DelaySchedule):
-            return value
-        if isinstance(value, dict):
-            return cls(**value)
-        if isinstance(value, str):
-            kind, _, lam = value.partition(":")
-            return cls(kind, int(lam) if lam else 0)
-        raise ValueError(f"delay must be a string like 'constant:2', got {value!r}")
 
     def __str__(self) -> str:
         return self.kind if self.kind == "none" else f"{self.kind}:{self.lam}"
