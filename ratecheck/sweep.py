@@ -6,13 +6,30 @@ where it stopped; a rerun reuses the cache; duplicate configurations across clai
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+import itertools
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .claims import Claim, Outcome, Profile
 from .engine import run_config
 from .executors import Executor, SerialExecutor, run_all
 from .store import NullStore, Store
 from .trace import RunConfig, Trace
+
+
+def grid(configure: Callable[..., RunConfig], **axes: Sequence[Any]) -> list[tuple[dict[str, Any], RunConfig]]:
+    """The configurations of a grid over one or two named parameters (cartesian product).
+
+    ``configure(**point)`` turns a grid point into a RunConfig; the result pairs each point with it,
+    ready for ``run_configs``. More than two axes is refused: such sweeps are rarely read well.
+    """
+    if not 1 <= len(axes) <= 2:
+        raise ValueError(f"a grid varies one or two parameters, got {len(axes)}: {sorted(axes)}")
+    for name, values in axes.items():
+        if len(values) == 0:
+            raise ValueError(f"grid axis {name!r} has no values")
+    names = list(axes)
+    points = [dict(zip(names, combo)) for combo in itertools.product(*axes.values())]
+    return [(point, configure(**point)) for point in points]
 
 
 def _run_to_arrays(config: RunConfig):

@@ -96,3 +96,19 @@ def test_a_corrupt_entry_is_detected_and_recomputed(tmp_path, counted):
     traces = sweep.run_configs(configs, store=store, progress=False)
     assert counted == [configs[0].key()]
     _assert_same(traces, sweep.run_configs(configs, progress=False))
+
+
+def test_two_parameter_grid_runs_every_combination(tmp_path):
+    def configure(n, local_steps):
+        base = _configs(1)[0]
+        params = {**base.params, "participation": f"with_replacement:{n}", "local_steps": local_steps}
+        return base.with_(params=params)
+
+    points = sweep.grid(configure, n=[1, 4], local_steps=[1, 2, 3])
+    assert [p for p, _ in points] == [{"n": n, "local_steps": k} for n in (1, 4) for k in (1, 2, 3)]
+    traces = sweep.run_configs([c for _, c in points], store=Store(tmp_path), progress=False)
+    assert len(traces) == 6
+    calls = {k: t.counters["oracle_calls"][-1] for k, t in traces.items()}
+    assert len(set(calls.values())) > 1  # K changes the oracle count
+    with pytest.raises(ValueError, match="one or two parameters"):
+        sweep.grid(configure, a=[1], b=[2], c=[3])
