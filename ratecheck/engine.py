@@ -96,7 +96,7 @@ def _execute(
         c = mark_index[t]
         for name, value in values.items():
             recorded.setdefault(name, np.full((marks.size, R), np.nan))[c] = value
-            avg = sums[name] / t if t > 0 else np.full(R, np.nan)
+            avg = sums[name] / t if t > 0 else np.full(R, np.nan)  # mean over rounds 0..t-1
             recorded.setdefault(f"avg:{name}", np.full((marks.size, R), np.nan))[c] = avg
         for name, total in costs_total.items():
             counters.setdefault(name, np.zeros(marks.size))[c] = float(np.mean(total))
@@ -106,10 +106,10 @@ def _execute(
     with np.errstate(all="ignore"):  # a diverging replica must not flood the log or crash
         values = _measure(algorithm, problem, state, diverged)
         for t in range(rounds):
+            if t in mark_index:  # before adding round t: avg at t is the mean over rounds < t
+                record(t, values)
             for name, value in values.items():
                 sums[name] = sums.get(name, 0.0) + value
-            if t in mark_index:
-                record(t, values)
             state, costs = algorithm.round(state, problem, t, streams)
             for name, cost in costs.items():
                 costs_total[name] = costs_total.get(name, 0.0) + np.broadcast_to(cost, (R,))

@@ -51,7 +51,10 @@ def test_running_average_is_the_mean_over_rounds_before_t():
     trace = run(_fedavg(), PROBLEM, 40, replicas=3, seed=0, checkpoints=1000)
     np.testing.assert_array_equal(trace.checkpoints, np.arange(41))
     per_round = trace.measures["grad_norm_sq"]  # (41, R): w^0 .. w^40
-    np.testing.assert_allclose(trace.measures["avg:grad_norm_sq"][-1], per_round[:-1].mean(axis=0), rtol=1e-12)
+    avg = trace.measures["avg:grad_norm_sq"]
+    np.testing.assert_allclose(avg[-1], per_round[:-1].mean(axis=0), rtol=1e-12)
+    for t in (1, 7, 23):  # every checkpoint, not only the last
+        np.testing.assert_allclose(avg[t], per_round[:t].mean(axis=0), rtol=1e-12)
     assert np.isnan(trace.measures["avg:grad_norm_sq"][0]).all()
 
 
