@@ -224,6 +224,25 @@ class ExpectedOrder:
         return self.why
 
 
+def tail_average(measure: str, start_fraction: float = 0.25) -> Callable[[RunConfig, Trace], np.ndarray]:
+    """A claim summary: per-replica time average of `measure` over rounds [t0, T), t0 the checkpoint
+    nearest start_fraction * T. Exact, from the recorded running averages: for noise floors, where
+    the transient from x0 must not count."""
+    if not 0 < start_fraction < 1:
+        raise ValueError(f"start_fraction must be in (0, 1), got {start_fraction}")
+
+    def summary(config: RunConfig, trace: Trace) -> np.ndarray:
+        marks = trace.checkpoints
+        total = float(marks[-1])
+        c = int(np.argmin(np.abs(marks[1:-1] - start_fraction * total))) + 1 if marks.size > 2 else 0
+        avg = trace.measures[f"avg:{measure}"]
+        t0 = float(marks[c])
+        head = avg[c] * t0 if t0 > 0 else 0.0
+        return (avg[-1] * total - head) / (total - t0)
+
+    return summary
+
+
 def term_negligible(term: sp.Expr, label: str, fraction: float = 0.1) -> Callable[[Sequence["PointResult"]], str]:
     """A regime check for slope claims: `term` (a sympy expression in the theorem's symbols, e.g.
     the O(1/(KT)) term of a bound) must stay below `fraction` of the measured mean at every point.
@@ -342,6 +361,42 @@ class BoundClaim(Claim):
             where = ", ".join(_fmt(v) for v in unsure)
             return Verdict.INCONCLUSIVE, f"upper confidence bound crosses {tag} at {self.vary}={where}", evidence
         return Verdict.PASS, f"upper confidence bound below {tag}", evidence
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValueClaim(Claim):
+    """E[measure] equals a closed-form prediction within a relative tolerance at every grid point.
+
+    PASS when the confidence interval of the mean lies inside [pred (1 - tol), pred (1 + tol)]
+    everywhere; FAIL when it lies entirely outside somewhere; INCONCLUSIVE otherwise.
+    """
+
+    predict: Callable[[RunConfig], float]
+    prediction: str  # what the prediction is, e.g. "exact Lyapunov noise floor"
+    rel_tolerance: float = 0.1
+    kind: str = "value"
+
+    def _decide(self, points):
+        rows, outside, unsure = [], [], []
+        for p in points:
+            ci = mean_ci(p.samples, level=self.level)
+            pred = float(self.predict(p.config))
+            lo, hi = pred * (1 - self.rel_tolerance), pred * (1 + self.rel_tolerance)
+            rows.append({"value": p.value, "mean": ci.mean, "low": ci.low, "high": ci.high,
+                         "predicted": pred, "ratio": ci.mean / pred})
+            if ci.high < lo or ci.low > hi:
+                outside.append(p.value)
+            elif ci.low < lo or ci.high > hi:
+                unsure.append(p.value)
+        evidence = {"prediction": self.prediction, "rel_tolerance": self.rel_tolerance, "rows": rows}
+        worst = max(rows, key=lambda r: abs(r["ratio"] - 1))
+        tag = (f"{self.prediction} within {self.rel_tolerance:.0%}; worst mean/predicted = {worst['ratio']:.4g} "
+               f"at {self.vary}={_fmt(worst['value'])}")
+        if outside:
+            return Verdict.FAIL, f"CI outside {tag} (at {self.vary}={', '.join(map(_fmt, outside))})", evidence
+        if unsure:
+            return Verdict.INCONCLUSIVE, f"CI straddles the band of {tag}: more replicas needed", evidence
+        return Verdict.PASS, f"CI inside {tag}", evidence
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -31,7 +31,16 @@ import numpy as np  # noqa: E402
 import sympy as sp  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter  # noqa: E402
 
-from .claims import BoundClaim, LimitClaim, Outcome, PointResult, Profile, SlopeClaim, Verdict  # noqa: E402
+from .claims import (  # noqa: E402
+    BoundClaim,
+    LimitClaim,
+    Outcome,
+    PointResult,
+    Profile,
+    SlopeClaim,
+    ValueClaim,
+    Verdict,
+)
 from .fit import mean_ci  # noqa: E402
 from .theory import Theorem  # noqa: E402
 
@@ -405,6 +414,17 @@ def _limit_plot(ax: Any, o: Outcome, log_y: bool) -> None:
     ax.axhline(claim.tolerance, color="C3", ls="--", lw=1.5, label=f"tolerance {claim.tolerance:g}")
 
 
+def _value_plot(ax: Any, o: Outcome, log_y: bool) -> None:
+    claim = o.claim
+    x, m, lo, hi = _series(o.points, claim.level)
+    _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
+    x = np.array([p.value for p in o.points], dtype=float)
+    pred = np.array([float(claim.predict(p.config)) for p in o.points])
+    ax.plot(x, pred, "--", color="C2", lw=1.8, label=f"predicted: {claim.prediction}")
+    ax.fill_between(x, pred * (1 - claim.rel_tolerance), pred * (1 + claim.rel_tolerance), color="C2",
+                    alpha=0.12, label=f"tolerance +-{claim.rel_tolerance:.0%}")
+
+
 def _plot(o: Outcome, path: Path) -> bool:
     """Draw the claim's plot into path; False when there is nothing to draw."""
     claim = o.claim
@@ -417,6 +437,8 @@ def _plot(o: Outcome, path: Path) -> bool:
         ys = [float(np.mean(p.samples)) for p in o.points if p.samples.size]
         ylabel = f"{claim.measure} after the last round"
         draw = _bound_plot if isinstance(claim, BoundClaim) else _slope_plot
+        if isinstance(claim, ValueClaim):
+            draw = _value_plot
     if not any(v is not None and math.isfinite(v) for v in ys):
         return False
     xs = [p.value for p in o.points]

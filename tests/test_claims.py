@@ -172,3 +172,32 @@ def test_regime_not_reached_is_inconclusive_and_says_why():
     out = claim(1.0).decide(PROFILE, traces)
     assert out.verdict == Verdict.INCONCLUSIVE
     assert out.reason.startswith("regime not reached") and "c/x" in out.reason
+
+
+def test_tail_average_is_the_exact_mean_over_the_tail():
+    from problems import make_problem
+    from problems.quadratic import p1
+    from ratecheck import run
+    from ratecheck.algorithms import make_algorithm
+    from ratecheck.claims import tail_average
+
+    alg = make_algorithm("fedavg", dict(eta_local=0.05, local_steps=2))
+    trace = run(alg, make_problem("quadratic", p1(clients=4)), 100, replicas=3, checkpoints=1000)
+    tail = tail_average("grad_norm_sq", 0.25)(trace.config, trace)
+    per_round = trace.measures["grad_norm_sq"]  # rows are rounds 0..100
+    np.testing.assert_allclose(tail, per_round[25:100].mean(axis=0), rtol=1e-10)
+
+
+def test_value_claim_against_a_prediction():
+    from ratecheck.claims import ValueClaim
+
+    def claim(scale):
+        return ValueClaim(id="t.value", paper="t", title="t", statement="s", source=SRC, vary="x",
+                          grid={"quick": GRID}, configure=_config, measure="m",
+                          predict=lambda config: scale * config.params["v"] ** -0.5, prediction="x^-1/2",
+                          rel_tolerance=0.05)
+
+    traces = _traces(-0.5, noise=0.02)
+    assert claim(1.0).decide(PROFILE, traces).verdict == Verdict.PASS
+    assert claim(1.5).decide(PROFILE, traces).verdict == Verdict.FAIL
+    assert claim(1.045).decide(PROFILE, traces).verdict == Verdict.INCONCLUSIVE
