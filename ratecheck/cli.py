@@ -105,7 +105,7 @@ def _outcomes(args: argparse.Namespace):
     with make_executor(jobs=args.jobs, dask=args.dask, dask_local=args.dask_local) as executor:
         outcomes = check_claims(
             claims, profile, store=_store(args), executor=executor,
-            progress=False if args.json else True,
+            progress=not getattr(args, "json", False),
         )
     return profile, outcomes, time.perf_counter() - started
 

@@ -67,3 +67,14 @@ def test_check_json_and_exit_status(tmp_path, capsys):
 def test_check_unknown_pattern_is_a_usage_error():
     with pytest.raises(SystemExit, match="no claim matches"):
         main(["check", "no-such-claim", "--no-cache", "--no-report"])
+
+
+def test_report_writes_pages_from_the_cache(tmp_path, capsys):
+    cache, out = str(tmp_path / "cache"), tmp_path / "rep"
+    assert main(["check", "drift", "--cache-dir", cache, "--no-report"]) == 0
+    capsys.readouterr()
+    assert main(["report", "drift", "--cache-dir", cache, "--report-dir", str(out)]) == 0
+    assert "report:" in capsys.readouterr().out
+    page = (out / "defedavg.md").read_text()
+    assert "defedavg.fedavg.drift_limit" in page and "negative control" in page
+    assert list((out / "defedavg").glob("*.png"))
