@@ -7,10 +7,12 @@ from typing import Any, Callable, Mapping
 from ratecheck.problem import Problem
 
 from . import quadratic
+from . import quadratic_bilevel
 
 # family name -> factory taking JSON-able keyword parameters
 FAMILIES: dict[str, Callable[..., Problem]] = {
     "quadratic": quadratic.make,
+    "quadratic_bilevel": quadratic_bilevel.make,
 }
 
 

@@ -13,8 +13,9 @@ from ratecheck.claims import Claim
 from ratecheck.theory import Theorem
 
 from . import defedavg
+from . import simfbo
 
-MODULES: tuple[ModuleType, ...] = (defedavg,)
+MODULES: tuple[ModuleType, ...] = (defedavg, simfbo)
 
 
 def papers() -> dict[str, ModuleType]:

@@ -469,3 +469,35 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return str(obj)
     return obj
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThresholdClaim(Claim):
+    """E[measure] <= a fixed threshold at every grid point, e.g. "exactly 0 at P = n" to machine precision.
+
+    PASS when the upper confidence bound of the mean is below the threshold everywhere; FAIL when the
+    lower confidence bound exceeds it somewhere; INCONCLUSIVE otherwise. No theorem evaluation needed.
+    """
+
+    threshold: float
+    kind: str = "threshold"
+
+    def _decide(self, points):
+        rows, above, unsure = [], [], []
+        for p in points:
+            upper = mean_ci(p.samples, level=self.level, side="upper")
+            lower = mean_ci(p.samples, level=self.level, side="lower")
+            rows.append({"value": p.value, "mean": upper.mean, "ucb": upper.high, "lcb": lower.low,
+                         "threshold": self.threshold})
+            if lower.low > self.threshold:
+                above.append(p.value)
+            elif upper.high > self.threshold:
+                unsure.append(p.value)
+        evidence = {"threshold": self.threshold, "rows": rows}
+        worst = max(rows, key=lambda row: row["mean"])
+        tag = f"threshold {self.threshold:g}; largest mean {worst['mean']:.3g} at {self.vary}={_fmt(worst['value'])}"
+        if above:
+            return Verdict.FAIL, f"mean exceeds the {tag} with confidence", evidence
+        if unsure:
+            return Verdict.INCONCLUSIVE, f"upper confidence bound crosses the {tag}", evidence
+        return Verdict.PASS, f"upper confidence bound below the {tag}", evidence

@@ -1,6 +1,7 @@
 """Algorithm families, one module each; importing this package registers them all."""
 
 from . import fedavg  # noqa: F401  (registers fedavg, defedavg_niid, defedavg_iid)
+from . import bilevel  # noqa: F401  (registers simfbo, shrofbo, soba and the bilevel baselines)
 from .base import REGISTRY, Algorithm, make_algorithm, register
 
 __all__ = ["REGISTRY", "Algorithm", "make_algorithm", "register"]
