@@ -330,27 +330,11 @@ class BoundClaim(Claim):
         self.theorem.bound(self.version)  # fail early on an unknown version
 
     def _decide(self, points):
-        rows = []
-        above, unsure = [], []
-        for p in points:
-            upper = mean_ci(p.samples, level=self.level, side="upper")
-            lower = mean_ci(p.samples, level=self.level, side="lower")
-            bound = p.evaluation.bounds[self.version]
-            rows.append(
-                {
-                    "value": p.value,
-                    "mean": upper.mean,
-                    "ucb": upper.high,
-                    "lcb": lower.low,
-                    "bound": bound,
-                    "ratio": upper.mean / bound,
-                    "all_bounds": dict(p.evaluation.bounds),
-                }
-            )
-            if lower.low > bound:
-                above.append(p.value)
-            elif upper.high > bound:
-                unsure.append(p.value)
+        rows, above, unsure = _compare_to_ceiling(points, self.level, lambda p: p.evaluation.bounds[self.version])
+        for p, row in zip(points, rows):
+            row["bound"] = row.pop("ceiling")
+            row["ratio"] = row["mean"] / row["bound"]
+            row["all_bounds"] = dict(p.evaluation.bounds)
         evidence = {"version": self.version, "rows": rows}
         worst = max(rows, key=lambda r: r["ratio"])
         tag = f"bound '{self.version}'; worst mean/bound = {worst['ratio']:.3g} at {self.vary}={_fmt(worst['value'])}"
@@ -361,6 +345,25 @@ class BoundClaim(Claim):
             where = ", ".join(_fmt(v) for v in unsure)
             return Verdict.INCONCLUSIVE, f"upper confidence bound crosses {tag} at {self.vary}={where}", evidence
         return Verdict.PASS, f"upper confidence bound below {tag}", evidence
+
+
+def _compare_to_ceiling(points, level: float, ceiling_of):
+    """Rows (value, mean, ucb, lcb, ceiling) and the grid values confidently above / possibly above.
+
+    The one-sided rule shared by bound and threshold claims: above when the lower confidence bound
+    of the mean exceeds the ceiling, possibly above when only the upper one does.
+    """
+    rows, above, unsure = [], [], []
+    for p in points:
+        upper = mean_ci(p.samples, level=level, side="upper")
+        lower = mean_ci(p.samples, level=level, side="lower")
+        ceiling = float(ceiling_of(p))
+        rows.append({"value": p.value, "mean": upper.mean, "ucb": upper.high, "lcb": lower.low, "ceiling": ceiling})
+        if lower.low > ceiling:
+            above.append(p.value)
+        elif upper.high > ceiling:
+            unsure.append(p.value)
+    return rows, above, unsure
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -483,16 +486,9 @@ class ThresholdClaim(Claim):
     kind: str = "threshold"
 
     def _decide(self, points):
-        rows, above, unsure = [], [], []
-        for p in points:
-            upper = mean_ci(p.samples, level=self.level, side="upper")
-            lower = mean_ci(p.samples, level=self.level, side="lower")
-            rows.append({"value": p.value, "mean": upper.mean, "ucb": upper.high, "lcb": lower.low,
-                         "threshold": self.threshold})
-            if lower.low > self.threshold:
-                above.append(p.value)
-            elif upper.high > self.threshold:
-                unsure.append(p.value)
+        rows, above, unsure = _compare_to_ceiling(points, self.level, lambda p: self.threshold)
+        for row in rows:
+            row["threshold"] = row.pop("ceiling")
         evidence = {"threshold": self.threshold, "rows": rows}
         worst = max(rows, key=lambda row: row["mean"])
         tag = f"threshold {self.threshold:g}; largest mean {worst['mean']:.3g} at {self.vary}={_fmt(worst['value'])}"
