@@ -22,7 +22,10 @@ omega = w (SimFBO's reweighting, eq. (6)) gives Phi-tilde and x-tilde* (spec §1
 
 Noise: N1 additive Gaussian on grad f (E||.||^2 = sigma_f^2 over the (x, y) blocks) and grad_y g
 (sigma_g^2); N2 Hessian noise A_i + sigma_h diag(Rademacher) in the Hessian-vector product, which keeps
-the sampled Hessians >= (mu_g - sigma_h) I (spec §6.1). N3 (finite sums) is not implemented.
+the sampled Hessians >= (mu_g - sigma_h) I (spec §6.1); N3 finite sums (P1 only): client i holds K rows
+whose c, e, s are the client's plus p-free centred row deviations, and each oracle call averages a
+mini-batch of b rows drawn uniformly without replacement (its own batch for zeta, psi, xi), so the
+variance is exactly (K-b)/(b(K-1)) (1/K) sum_k ||dev_ik||^2 (sigma_f, sigma_g report the max over i).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class BilevelBatch:
     e: np.ndarray
     s: np.ndarray
     h: np.ndarray
+    rows: np.ndarray | None = None  # N3: (R, m, K, dy + dy + dx) row deviations of (c, e, s)
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,6 +93,8 @@ class QuadraticBilevel(Problem):
     box_radius: float | None  # ||x|| <= R_x region for the P1 constants (A2 fails globally, spec C7)
     tilde_weights: tuple[float, ...] | None  # r_i: extra measures for w_i ∝ p_i r_i (SimFBO's Phi-tilde)
     spec_params: Mapping[str, Any]
+    rows: np.ndarray | None = None  # N3: (n, K, dy + dy + dx) centred row deviations of (c, e, s)
+    batch_size: int = 1  # N3: rows per oracle call, drawn without replacement
 
     def __post_init__(self) -> None:
         n, dy = self.c.shape
@@ -202,7 +208,21 @@ class QuadraticBilevel(Problem):
     # -- oracles (points (R, m, d), client ids (R, m)) ------------------------------------
     def gather(self, clients: np.ndarray) -> BilevelBatch:
         A = self.A if self.A.ndim == 2 else self.A[clients]
-        return BilevelBatch(A, self.c[clients], self.e[clients], self.s[clients], self.h[clients])
+        rows = None if self.rows is None else self.rows[clients]
+        return BilevelBatch(A, self.c[clients], self.e[clients], self.s[clients], self.h[clients], rows)
+
+    def _row_noise(self, batch: BilevelBatch, part: slice, noise: ReplicaStream | None) -> np.ndarray | float:
+        """N3: mean over a fresh mini-batch (without replacement) of the rows' deviations in ``part``."""
+        if noise is None or batch.rows is None:
+            return 0.0
+        R, m, K, _ = batch.rows.shape
+        pick = np.argsort(noise.uniform((m, K)), axis=-1)[..., : self.batch_size, None]  # (R, m, b, 1)
+        return np.take_along_axis(batch.rows[..., part], pick, axis=2).mean(axis=2)
+
+    @cached_property
+    def _parts(self) -> tuple[slice, slice, slice]:
+        dy = self.dim_y
+        return slice(0, dy), slice(dy, 2 * dy), slice(2 * dy, 2 * dy + self.dim_x)
 
     @staticmethod
     def _hess_times(A: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -212,7 +232,7 @@ class QuadraticBilevel(Problem):
 
     def lower_grad(self, batch: BilevelBatch, x: np.ndarray, y: np.ndarray, noise: ReplicaStream | None) -> np.ndarray:
         """grad_y g_i(x, y; zeta) = A_i y - B x - c_i (+ N1 noise sigma_g^2)."""
-        g = self._hess_times(batch.A, y) - x @ self.B.T - batch.c
+        g = self._hess_times(batch.A, y) - x @ self.B.T - batch.c - self._row_noise(batch, self._parts[0], noise)
         return self._add_noise(g, self.sigma_g / np.sqrt(self.dim_y), noise)
 
     def ls_grad(self, batch: BilevelBatch, x: np.ndarray, y: np.ndarray, v: np.ndarray,
@@ -223,13 +243,13 @@ class QuadraticBilevel(Problem):
             signs = np.where(noise.uniform(v.shape[1:]) < 0.5, -1.0, 1.0)
             hv += self.sigma_h * signs * v
         gy = self._add_noise(self.upper_grad_y(y, batch.e), self._f_scale, noise)
-        return hv - gy
+        return hv - gy + self._row_noise(batch, self._parts[1], noise)  # rows' e_ik = e_i + dev: -dev in grad_y f
 
     def surrogate_grad(self, batch: BilevelBatch, x: np.ndarray, y: np.ndarray, v: np.ndarray,
                        noise: ReplicaStream | None) -> np.ndarray:
         """grad-bar f_i(x, y, v; xi) = grad_x f_i(xi) - grad_xy g_i v = lam (x - s_i) + h_i + B^T v."""
         gx = self._add_noise(self.lam * (x - batch.s) + batch.h, self._f_scale, noise)
-        return gx + v @ self.B
+        return gx + v @ self.B - self.lam * self._row_noise(batch, self._parts[2], noise)
 
     @property
     def _f_scale(self) -> float:
@@ -331,14 +351,24 @@ class QuadraticBilevel(Problem):
             "v_star_bound": Constant(v_bound, "sup ||v*(x)|| over the region (tighter than L_f/mu_g)"),
             "beta_gh": Constant(1.0, "Assumption 4: exact decomposition sum p||grad g_i||^2 = ||grad G||^2 + spread"),
             "sigma_gh": Constant(float(np.sqrt(sigma_gh_sq)), gh_how),
-            "sigma_f": Constant(self.sigma_f, "N1: E||noise on grad f||^2 = sigma_f^2 exactly"),
-            "sigma_g": Constant(self.sigma_g, "N1: E||noise on grad_y g||^2 = sigma_g^2 exactly"),
+            **self._noise_constants(),
             "sigma_gg": Constant(self.sigma_h, "N2: ||sigma_h diag(Rademacher)||_2 = sigma_h (0 when exact)"),
             "Delta": Constant(phi0 - phi_star, "Phi(x0) - Phi(x*) in closed form"),
             "y0_err": Constant(float(((x0["y"] - self.y_star(x0["x"])) ** 2).sum()), "||y0 - y*(x0)||^2"),
             "v0_err": Constant(float(((x0["v"] - self.v_star(x0["x"])) ** 2).sum()), "||v0 - v*(x0)||^2"),
             "R_x": Constant(R_x, "radius of the x region used for L_f"),
         }
+
+    def _noise_constants(self) -> dict[str, Constant]:
+        if self.rows is None:
+            return {"sigma_f": Constant(self.sigma_f, "N1: E||noise on grad f||^2 = sigma_f^2 exactly"),
+                    "sigma_g": Constant(self.sigma_g, "N1: E||noise on grad_y g||^2 = sigma_g^2 exactly")}
+        K = self.rows.shape[1]
+        fpc = (K - self.batch_size) / (self.batch_size * (K - 1)) if K > 1 else 0.0
+        c, e, s = (fpc * (self.rows[..., part] ** 2).sum(-1).mean(1) for part in self._parts)  # (n,) each
+        how = "N3: max_i (K-b)/(b(K-1)) (1/K) sum_k ||row deviation||^2, exact for a mini-batch without replacement"
+        return {"sigma_f": Constant(float(np.sqrt((e + self.lam**2 * s).max())), how + " (e and lam s rows)"),
+                "sigma_g": Constant(float(np.sqrt(c.max())), how + " (c rows)")}
 
     @cached_property
     def _A_p(self) -> np.ndarray:
@@ -384,6 +414,8 @@ def make(
     start: Any = "zero",
     box_radius: float | None = None,
     tilde_weights: list[float] | None = None,
+    finite_sum: int = 0,
+    batch_size: int = 1,
     seed: int = 0,
 ) -> QuadraticBilevel:
     """Build P1 / P2 / P3 (spec §6.1-6.3) from JSON-able parameters.
@@ -394,6 +426,8 @@ def make(
     delta_i ~ N(0, I), p-centred, times zeta. hessian_spread > 0 gives A_i = A + spread diag(u_i), u_i
     p-centred uniform in [-1, 1] (heterogeneous Hessians: the naive average's bias, spec §7.2).
     P2 has lam = 0, f independent of x; P3 has lam = 0 and the c, e, h of all clients centred at 0.
+    finite_sum = K > 0 gives N3 (P1 only, instead of N1): K rows per client with N(0, I) deviations of
+    (c, e, s), centred over the rows, and mini-batches of batch_size rows.
     """
     params = dict(locals())
     if upper not in UPPERS:
@@ -408,8 +442,10 @@ def make(
     check_positive("delta", delta)
     if upper != "quadratic" and (b is None or dim_x != dim_y):
         raise ValueError(f"upper {upper!r} needs B = b I: give b and dim_x == dim_y, got b={b}, dims {dim_x}, {dim_y}")
-    if b is not None and (dim_x != dim_y or b == 0):
-        raise ValueError(f"b (B = b I) needs dim_x == dim_y and b != 0, got b={b}, dims {dim_x}, {dim_y}")
+    if b is not None and (dim_x != dim_y or (b == 0 and upper != "quadratic")):
+        # b = 0 (P1 only) decouples the levels: FedNova's single-level sanity check (spec §7.2)
+        raise ValueError(f"b (B = b I) needs dim_x == dim_y and b != 0 unless upper is 'quadratic', got b={b}, "
+                         f"dims {dim_x}, {dim_y}")
     if start not in ("zero", "solution") and not isinstance(start, (int, float)):
         raise ValueError(f"start must be 'zero', 'solution' or a number, got {start!r}")
     p = np.full(clients, 1.0 / clients) if weights is None else np.asarray(weights, dtype=float)
@@ -417,6 +453,13 @@ def make(
         raise ValueError(f"weights must be {clients} non-negative client weights summing to 1, got {weights!r}")
     if tilde_weights is not None and (len(tilde_weights) != clients or min(tilde_weights) <= 0):
         raise ValueError(f"tilde_weights must be {clients} positive numbers, got {tilde_weights!r}")
+    if finite_sum:
+        check_int("finite_sum", finite_sum)
+        if upper != "quadratic" or sigma_f or sigma_g:
+            raise ValueError(f"finite_sum (N3) needs upper 'quadratic' and sigma_f = sigma_g = 0 (it replaces N1), got "
+                             f"upper={upper!r}, sigma_f={sigma_f}, sigma_g={sigma_g}")
+        if not 1 <= check_int("batch_size", batch_size) <= finite_sum:
+            raise ValueError(f"batch_size must be in 1..finite_sum = {finite_sum}, got {batch_size}")
     rng = np.random.default_rng(seed)  # instance construction only; runs have their own streams
     B = b * np.eye(dim_y) if b is not None else rng.standard_normal((dim_y, dim_x)) / np.sqrt(dim_x)
     base_c, base_e, base_s = rng.standard_normal(dim_y), rng.standard_normal(dim_y), rng.standard_normal(dim_x)
@@ -438,11 +481,16 @@ def make(
     if hessian_spread > 0:
         u = dev.uniform(-1, 1, (clients, dim_y))
         A = A + hessian_spread * np.einsum("ni,ij->nij", u - p @ u, np.eye(dim_y))
+    rows = None
+    if finite_sum:  # drawn last: the instance without N3 is unchanged
+        rows = dev.standard_normal((clients, finite_sum, 2 * dim_y + dim_x))
+        rows -= rows.mean(axis=1, keepdims=True)  # each client's rows average to its own c_i, e_i, s_i
     return QuadraticBilevel(
         upper=upper, A=A, B=B, c=c, e=e, s=np.broadcast_to(s, (clients, dim_x)).copy(), h=h, lam=float(lam),
         delta=float(delta), p=p, sigma_f=float(sigma_f), sigma_g=float(sigma_g), sigma_h=float(sigma_h),
         start=start, box_radius=box_radius, spec_params=params,
         tilde_weights=None if tilde_weights is None else tuple(float(t) for t in tilde_weights),
+        rows=rows, batch_size=int(batch_size),
     )
 
 

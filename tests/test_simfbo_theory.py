@@ -66,3 +66,25 @@ def test_report_sections_render():
     sections = m.report_sections([])
     assert any("Table 1" in head for head, _ in sections)
     assert all(body.strip() for _, body in sections)
+
+
+def test_step_past_the_stability_edge_is_an_inconclusive_divergence():
+    """Bad input 'step sizes past the stability edge': gamma_y a_max > 2 makes the y-block of the
+    linear iteration expand, so every replica blows up; the engine records the round, and the claim
+    is INCONCLUSIVE saying that the replicas diverged (not PASS/FAIL on the survivors)."""
+    import dataclasses
+
+    from ratecheck.engine import run_config
+    from ratecheck.sweep import check_claims
+
+    def configure(value, profile):  # c_x = 20: gamma_y = 4 gamma_x >= 2.5 while a_max = 2
+        return m.scheduled("simfbo", {**m.P1_NOISY, "clients": int(value)}, P_=int(value), T_=200, profile=profile,
+                           c_x=20.0)
+
+    claim = dataclasses.replace(m.T1_SPEEDUP, id="simfbo.test.unstable", grid={"quick": (1, 4)}, configure=configure)
+    trace = run_config(configure(1, PROFILES["quick"]))
+    assert (trace.diverged_round > 0).all() and (trace.diverged_round < 200).all()
+    outcome = check_claims([claim], PROFILES["quick"], progress=False)[0]
+    assert str(outcome.verdict) == "INCONCLUSIVE"
+    assert "diverged" in outcome.reason and "0 left" in outcome.reason
+    assert all(p.diverged == PROFILES["quick"].replicas for p in outcome.points)

@@ -166,6 +166,17 @@ def weighted_sum(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.einsum("rm,rmd->rd", weights, values)
 
 
+def sampled_weights(problem: Problem, clients: np.ndarray) -> np.ndarray:
+    """pt_i = (n/|C|) p_i for the sampled ids (R, m), not renormalized (eq. (5), spec pitfall 4)."""
+    return (problem.num_clients / clients.shape[1]) * problem.p[clients]
+
+
+def initial_points(problem: Problem, replicas: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The problem's (x0, y0, v0) broadcast to (R, d) float arrays."""
+    start = problem.initial_state()
+    return tuple(np.broadcast_to(start[k], (replicas, start[k].size)).astype(float) for k in ("x", "y", "v"))
+
+
 @register
 @dataclass(frozen=True)
 class SimFBO(Algorithm):
@@ -207,9 +218,7 @@ class SimFBO(Algorithm):
             radius = float(problem.constants()["r"].value)
         else:
             radius = np.inf if self.radius == "off" else float(self.radius)
-        start = problem.initial_state()
-        R = len(streams.replicas)
-        x, y, v = (np.broadcast_to(start[k], (R, start[k].size)).astype(float) for k in ("x", "y", "v"))
+        x, y, v = initial_points(problem, len(streams.replicas))
         return BilevelState(x, y, self._project(v, radius), radius)
 
     @staticmethod
@@ -230,7 +239,7 @@ class SimFBO(Algorithm):
         batch = problem.gather(clients)
         qy, qv, qx, v_max = client_update(problem, batch, state.x, state.y, state.v, tau, coeff,
                                           (self.eta_y, self.eta_v, self.eta_x), streams["noise"])
-        weights = (n / clients.shape[1]) * problem.p[clients]  # pt_i = (n/P) p_i, not renormalized
+        weights = sampled_weights(problem, clients)
         rho = self._rho(problem.p, norms[taus], norms[tau], weights)  # (R,)
         weights = weights * self._factor(problem.p, norms[taus], norms[tau], weights)
         y = state.y - self.gamma_y * weighted_sum(weights, qy)

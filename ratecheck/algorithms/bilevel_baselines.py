@@ -1,0 +1,191 @@
+"""Federated bilevel baselines of spec ../shared/spec/simfbo.md §7.2 (Table 1 of
+../shared/seeds/000_66e1ccf0a50396e9.txt), shared with later bilevel work (FedBiO).
+
+* ``fednest`` / ``lfednest``: Tarzanagh et al., "FedNest", ICML 2022 (ref. [65] of the SimFBO paper),
+  Algorithms 1-4. One outer iteration (= one ``round`` here, which costs many communications):
+  - FedInn: ``inner_rounds`` rounds of ``local_steps`` local SGD steps on y; FedNest corrects each
+    local gradient SVRG-style, grad g_i(y_i) - grad g_i(y) + (aggregated grad g)(y), which costs one
+    extra communication per round (2 per FedInn round); LFedNest uses plain local SGD (1 per round).
+  - FedIHGP: ``neumann_terms`` N terms of the Neumann series for [grad_yy G]^-1 grad_y F, written as
+    N gradient steps of size ``neumann_step`` (1/l) on the LS loss R from v = 0, which equals
+    sum_{j<N} (I - H/l)^j grad_y F / l exactly. FedNest aggregates every term (one communication per
+    term, the global Hessian); LFedNest runs them on each client with its own Hessian (no communication).
+    Deviation (named): FedNest's Algorithm 3 draws the truncation N' uniformly and returns the unbiased
+    (N/l) prod (I - H_j/l) grad F estimate; we use the deterministic truncated series it estimates.
+  - FedOut: ``local_steps`` local x steps on the surrogate grad f_i(x, y, v) with the new y and the
+    IHGP v; SVRG-corrected with one aggregation of the surrogate first (FedNest, 2 communications) or
+    plain (LFedNest, 1). The server averages the local models with weights pt_i.
+  The costs report ``communication_rounds`` per outer iteration: 2 I + N + 2 (FedNest), I + 1 (LFedNest).
+* ``naive_hypergrad``: each client forms its own exact hypergradient at its own y_i*, v_i* (spec §7.2,
+  §1.2) and the server averages them: biased when the A_i differ (the client-drift bias of §1.2).
+* ``fednova``: FedNova (Wang et al. 2020, ref. [67]) is ShroFBO's normalized aggregation on a problem
+  whose levels are decoupled (B = 0): x <- x - gamma_x tau_eff sum pt_i d_i, d_i = q_i/||a_i||_1,
+  tau_eff = rho = sum p_j ||a_j||_1 (spec §7.2, the single-level sanity check).
+
+Participation is sampled once per outer iteration and used by all its sub-loops (the papers sample per
+round of the sub-loops; with ``participation`` full, the default, the two coincide).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..participation import Participation
+from ..problem import Problem, check_int, check_positive
+from ..seeding import Streams
+from .base import Algorithm, Costs, register
+from .bilevel import BilevelState, ShroFBO, initial_points, sampled_weights, weighted_sum
+
+
+def _spread(z: np.ndarray, m: int) -> np.ndarray:
+    """A server point (R, d) copied to the m active clients (R, m, d)."""
+    return np.repeat(z[:, None, :], m, axis=1)
+
+
+def _check_clients(participation: Participation, problem: Problem) -> None:
+    if participation.mode != "full" and participation.clients > problem.num_clients:
+        raise ValueError(f"participation P must be <= n = {problem.num_clients}, got P={participation.clients}")
+    participation.validate(problem.num_clients)
+
+
+@register
+@dataclass(frozen=True)
+class FedNest(Algorithm):
+    """FedNest (Tarzanagh et al. 2022, Algorithms 1-4): FedInn, FedIHGP, FedOut sub-loops per outer step."""
+
+    name: ClassVar[str] = "fednest"
+    source: ClassVar[str] = "Tarzanagh et al. ICML 2022 (FedNest), Algorithms 1-4; ref. [65] of 000_66e1ccf0a50396e9.txt"
+    parsers: ClassVar = {"participation": Participation.parse}
+    light: ClassVar[bool] = False  # LFedNest: plain local SGD, client-local IHGP
+
+    eta_y: float = 0.1  # beta: FedInn local step
+    eta_x: float = 0.05  # alpha: FedOut local step
+    neumann_step: float = 0.5  # 1/l in the Neumann series (needs l >= L_1)
+    inner_rounds: int = 5  # FedInn rounds per outer iteration
+    local_steps: int = 1  # local steps in FedInn and FedOut
+    neumann_terms: int = 10  # N
+    participation: Participation = field(default_factory=Participation)
+
+    def validate(self, problem: Problem) -> None:
+        for name in ("eta_y", "eta_x", "neumann_step"):
+            check_positive(name, getattr(self, name))
+        for name in ("inner_rounds", "local_steps", "neumann_terms"):
+            check_int(name, getattr(self, name))
+        _check_clients(self.participation, problem)
+
+    def init(self, problem: Problem, streams: Streams) -> BilevelState:
+        return BilevelState(*initial_points(problem, len(streams.replicas)), radius=np.inf)
+
+    @property
+    def communications(self) -> int:
+        """Communication rounds per outer iteration: every sub-loop round counts (spec §7.2)."""
+        if self.light:
+            return self.inner_rounds + 1
+        return 2 * self.inner_rounds + self.neumann_terms + 2
+
+    def round(self, state: BilevelState, problem: Problem, t: int, streams: Streams) -> tuple[BilevelState, Costs]:
+        clients = self.participation.sample(problem.num_clients, streams["sampling"])
+        weights = sampled_weights(problem, clients)
+        m = clients.shape[1]
+        batch = problem.gather(clients)
+        noise = streams["noise"]
+        x_c = _spread(state.x, m)
+        y = state.y
+        for _ in range(self.inner_rounds):  # FedInn (Algorithm 2)
+            y_i = _spread(y, m)
+            correction = 0.0
+            if not self.light:  # SVRG: grad g_i at the round's y, and their aggregate (1 communication)
+                anchor = problem.lower_grad(batch, x_c, y_i, noise)
+                correction = weighted_sum(weights, anchor)[:, None, :] - anchor
+            for _ in range(self.local_steps):
+                y_i = y_i - self.eta_y * (problem.lower_grad(batch, x_c, y_i, noise) + correction)
+            y = weighted_sum(weights, y_i)  # model averaging (1 communication)
+        y_c = _spread(y, m)
+        v_i = np.zeros_like(y_c)  # FedIHGP (Algorithm 3): Neumann terms as LS gradient steps from v = 0
+        for _ in range(self.neumann_terms):
+            grad = problem.ls_grad(batch, x_c, y_c, v_i, noise)
+            if self.light:  # each client's own Hessian, no communication
+                v_i = v_i - self.neumann_step * grad
+            else:  # the global Hessian: aggregate every term (1 communication each)
+                v_i = _spread(v_i[:, 0] - self.neumann_step * weighted_sum(weights, grad), m)
+        x_i, correction = x_c, 0.0  # FedOut (Algorithm 4)
+        if not self.light:
+            anchor = problem.surrogate_grad(batch, x_c, y_c, v_i, noise)
+            correction = weighted_sum(weights, anchor)[:, None, :] - anchor
+        for _ in range(self.local_steps):
+            x_i = x_i - self.eta_x * (problem.surrogate_grad(batch, x_i, y_c, v_i, noise) + correction)
+        x = weighted_sum(weights, x_i)
+        new = BilevelState(x, y, weighted_sum(weights, v_i), state.radius, rounds=state.rounds + 1)
+        comms = float(self.communications)
+        calls = self.inner_rounds * (self.local_steps + (not self.light)) + self.neumann_terms + self.local_steps \
+            + (not self.light)
+        return new, {"communication_rounds": comms, "oracle_calls": float(m * calls),
+                     "vectors_up": comms * m, "vectors_down": comms * m}
+
+    def output(self, state: BilevelState) -> dict[str, np.ndarray]:
+        return {"x": state.x, "y": state.y, "v": state.v}
+
+
+@register
+@dataclass(frozen=True)
+class LFedNest(FedNest):
+    """LFedNest (Tarzanagh et al. 2022, 'light' FedNest): no SVRG corrections, client-local IHGP."""
+
+    name: ClassVar[str] = "lfednest"
+    source: ClassVar[str] = "Tarzanagh et al. ICML 2022 (LFedNest, §4); ref. [65] of 000_66e1ccf0a50396e9.txt"
+    light: ClassVar[bool] = True
+
+
+@register
+@dataclass(frozen=True)
+class NaiveHypergradient(Algorithm):
+    """Naive local-hypergradient averaging (spec §7.2 [spec], §1.2): x <- x - gamma_x sum_C pt_i grad Phi_i(x),
+    each client's exact hypergradient at its own y_i*, v_i* (it has no y, v iterates: the output reports
+    y*(x), v*(x), so y_err = v_err = 0 by construction)."""
+
+    name: ClassVar[str] = "naive_hypergrad"
+    source: ClassVar[str] = "spec simfbo §7.2 (naive local-hypergradient average); 000_66e1ccf0a50396e9.txt §2.1"
+    parsers: ClassVar = {"participation": Participation.parse}
+
+    gamma_x: float = 0.05
+    participation: Participation = field(default_factory=Participation)
+
+    def validate(self, problem: Problem) -> None:
+        check_positive("gamma_x", self.gamma_x)
+        if not hasattr(problem, "client_hypergrads"):
+            raise ValueError(f"naive_hypergrad needs a problem with client_hypergrads, got {problem.family}")
+        _check_clients(self.participation, problem)
+
+    def init(self, problem: Problem, streams: Streams) -> BilevelState:
+        x, _, _ = initial_points(problem, len(streams.replicas))
+        return BilevelState(x, problem.y_star(x), problem.v_star(x), np.inf)
+
+    def round(self, state: BilevelState, problem: Problem, t: int, streams: Streams) -> tuple[BilevelState, Costs]:
+        clients = self.participation.sample(problem.num_clients, streams["sampling"])
+        local = np.take_along_axis(problem.client_hypergrads(state.x), clients[..., None], axis=1)
+        x = state.x - self.gamma_x * weighted_sum(sampled_weights(problem, clients), local)
+        P = float(clients.shape[1])
+        return (BilevelState(x, problem.y_star(x), problem.v_star(x), np.inf, rounds=state.rounds + 1),
+                {"communication_rounds": 1.0, "vectors_up": P, "vectors_down": P})
+
+    def output(self, state: BilevelState) -> dict[str, np.ndarray]:
+        return {"x": state.x, "y": state.y, "v": state.v}
+
+
+@register
+@dataclass(frozen=True)
+class FedNova(ShroFBO):
+    """FedNova (Wang et al. 2020) = ShroFBO's normalized step on a decoupled problem (B = 0): the x-part is
+    single-level local SGD on f_i(x) with x <- x - gamma_x tau_eff sum pt_i q_i/||a_i||_1 (spec §7.2)."""
+
+    name: ClassVar[str] = "fednova"
+    source: ClassVar[str] = "Wang et al. 2020 (FedNova), ref. [67]; 000_66e1ccf0a50396e9.txt eqs. (6)-(8) at B = 0"
+
+    def validate(self, problem: Problem) -> None:
+        super().validate(problem)
+        B = getattr(problem, "B", None)
+        if B is None or np.any(B != 0):
+            raise ValueError("fednova is the single-level limit: it needs a problem with B = 0 (e.g. b = 0)")
