@@ -102,6 +102,7 @@ class PointResult:
     diverged: int
     evaluation: Evaluation | None = None
     stats: dict[str, Any] = field(default_factory=dict)  # claim-specific summaries
+    first_divergence: int | None = None  # earliest round at which a replica diverged
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -109,6 +110,7 @@ class PointResult:
             "mean": float(np.mean(self.samples)) if self.samples.size else None,
             "replicas_used": int(self.samples.size),
             "diverged": self.diverged,
+            "first_divergence": self.first_divergence,
             "config_key": self.config.key(),
         }
         if self.evaluation is not None:
@@ -165,7 +167,8 @@ class Claim:
                 # at the run's own step sizes, not the schedule: the run is what is being judged
                 evaluation = self.theorem.evaluate(self.bindings(config, trace), use_schedule=False)
             out.append(
-                PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count, evaluation)
+                PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count, evaluation,
+                            first_divergence=_first_divergence(trace))
             )
         return out
 
@@ -181,7 +184,11 @@ class Claim:
         """Reasons that make any verdict premature, in words."""
         few = [p for p in points if p.samples.size < self.min_replicas]
         if few:
-            where = ", ".join(f"{self.vary}={_fmt(p.value)} ({p.samples.size} left, {p.diverged} diverged)" for p in few)
+            where = ", ".join(
+                f"{self.vary}={_fmt(p.value)} ({p.samples.size} left, {p.diverged} diverged"
+                + (f", the first at round {p.first_divergence})" if p.first_divergence is not None else ")")
+                for p in few
+            )
             return f"too few non-diverged replicas (need {self.min_replicas}): {where}"
         if self.require_conditions:
             broken = []
@@ -452,6 +459,11 @@ def _bootstrap_distance(
     est = float(np.linalg.norm(points.mean(axis=0) - target))
     low, high = np.quantile(boot, [alpha, 1 - alpha])
     return est, float(low), float(high)
+
+
+def _first_divergence(trace: Trace) -> int | None:
+    rounds = trace.diverged_round[trace.diverged_round >= 0]
+    return int(rounds.min()) if rounds.size else None
 
 
 def _fmt(value: float) -> str:
