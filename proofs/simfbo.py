@@ -780,3 +780,36 @@ def _baseline_text(got: Mapping[str, Outcome]) -> str:
         for p in (o.points if o else []):
             lines.append(f"| {claim.id} | {p.stats['distance']:.3g} | {o.verdict} |")
     return "\n".join(lines)
+
+
+def report_figures(outcomes: Sequence[Outcome]):
+    """T6 trajectories: distance of SimFBO's and ShroFBO's iterates to x* and to x-tilde* over the
+    rounds (replica means, largest local step of the grid), from the runs behind the T6 claims."""
+    by_id = {o.claim.id: o for o in outcomes}
+    runs = {}
+    for name, claim in (("SimFBO", T6_SIMFBO_TILDE), ("ShroFBO", T6_SHROFBO_X)):
+        outcome = by_id.get(claim.id)
+        points = [p for p in (outcome.points if outcome else []) if p.trace is not None]
+        if points:
+            runs[name] = max(points, key=lambda p: p.value)
+    if not runs:
+        return []
+
+    def draw(ax) -> None:
+        styles = {"SimFBO": "C0", "ShroFBO": "C1"}
+        for name, point in runs.items():
+            trace = point.trace
+            rounds = np.maximum(trace.checkpoints, 1)
+            for measure, target, dash in (("dist_sq", "x*", "-"), ("dist_sq_tilde", "x-tilde*", "--")):
+                dist = np.sqrt(np.nanmean(trace.measures[measure], axis=1))
+                ax.plot(rounds, dist, dash, color=styles[name], label=f"{name}: ||x - {target}||")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("round (log scale)")
+        ax.set_ylabel("distance of the iterate (replica RMS, log)")
+
+    eta = next(iter(runs.values())).value
+    caption = (f"Uneven local steps tau = {T6_TAU}, local step eta = {eta:g}, full participation, no noise. "
+               "SimFBO settles within O(eta) of x-tilde* and far from x*; ShroFBO settles within O(eta) of x* "
+               "and far from x-tilde*. Drawn from the runs of the T6 claims.")
+    return [("T6 trajectories: SimFBO -> x-tilde*, ShroFBO -> x*", draw, caption)]

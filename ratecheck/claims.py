@@ -103,6 +103,7 @@ class PointResult:
     evaluation: Evaluation | None = None
     stats: dict[str, Any] = field(default_factory=dict)  # claim-specific summaries
     first_divergence: int | None = None  # earliest round at which a replica diverged
+    trace: Trace | None = field(default=None, repr=False)  # the run itself, for paper-specific figures
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -168,7 +169,7 @@ class Claim:
                 evaluation = self.theorem.evaluate(self.bindings(config, trace), use_schedule=False)
             out.append(
                 PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count, evaluation,
-                            first_divergence=_first_divergence(trace))
+                            first_divergence=_first_divergence(trace), trace=trace)
             )
         return out
 
@@ -433,7 +434,8 @@ class LimitClaim(Claim):
             est, low, high = _bootstrap_distance(final, target, self.level)
             per_replica = np.linalg.norm(final - target, axis=1)
             stats = {"distance": est, "low": low, "high": high}
-            out.append(PointResult(value, config, per_replica, trace.diverged_count, stats=stats))
+            out.append(PointResult(value, config, per_replica, trace.diverged_count, stats=stats,
+                                   first_divergence=_first_divergence(trace), trace=trace))
         return out
 
     def _decide(self, points):

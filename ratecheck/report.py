@@ -712,7 +712,8 @@ def _meta_items(meta: Mapping[str, Any]) -> list[Inline]:
 
 
 def _paper_page(paper: str, group: Sequence[Outcome], module: ModuleType | None,
-                images: Mapping[str, str | None], profile: Profile, generated: str) -> list[Block]:
+                images: Mapping[str, str | None], profile: Profile, generated: str,
+                figures: Sequence[tuple[str, str, str]] = ()) -> list[Block]:
     title = getattr(module, "TITLE", paper) if module is not None else paper
     c = _counts(group)
     head: list[Inline] = [
@@ -737,12 +738,39 @@ def _paper_page(paper: str, group: Sequence[Outcome], module: ModuleType | None,
     extra = getattr(module, "report_sections", None) if module is not None else None
     for heading, body in (extra(group) if extra else []):
         blocks += [Heading(2, heading), *markdown_blocks(body)]
+    for title, src, caption in figures:
+        blocks += [Heading(2, title), Image(src, title), Para(caption)]
     theorems = _theorems(group, module)
     if theorems:
         blocks.append(Heading(2, "Theorems"))
         for t in theorems:
             blocks += _theorem_section(t)
     return blocks
+
+
+def paper_figures(module: ModuleType | None, group: Sequence[Outcome], out_dir: Path,
+                  stem: str) -> list[tuple[str, str, str]]:
+    """Figures a paper module draws itself: ``report_figures(outcomes)`` yields
+    (title, draw(ax), caption); each is saved as <stem>/figure_<i>.png. Returns (title, src, caption)."""
+    make = getattr(module, "report_figures", None) if module is not None else None
+    out = []
+    for i, (title, draw, caption) in enumerate(make(group) if make else []):
+        fig, ax = plt.subplots(figsize=(6.6, 4.3), dpi=110)
+        try:
+            draw(ax)
+            ax.set_title(title, fontsize=10)
+            ax.grid(True, alpha=0.3)
+            handles, labels = ax.get_legend_handles_labels()
+            if handles:
+                ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8,
+                          frameon=False, ncol=2)
+            path = out_dir / stem / f"figure_{i}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(path, bbox_inches="tight")
+        finally:
+            plt.close(fig)
+        out.append((title, f"{stem}/figure_{i}.png", caption))
+    return out
 
 
 def markdown_blocks(text: str) -> list[Block]:
@@ -858,7 +886,8 @@ def write_report(
             name = f"{_safe(o.claim.id)}.png"
             images[o.claim.id] = f"{stem}/{name}" if _plot(o, out / stem / name) else None
         module = papers.get(paper)
-        blocks = _paper_page(paper, group, module, images, profile, generated)
+        figures = paper_figures(module, group, out, stem)
+        blocks = _paper_page(paper, group, module, images, profile, generated, figures)
         title = getattr(module, "TITLE", paper) if module is not None else paper
         (out / f"{stem}.md").write_text(render_markdown(blocks), encoding="utf-8")
         (out / f"{stem}.html").write_text(render_html(blocks, title), encoding="utf-8")

@@ -285,3 +285,18 @@ def test_paper_specific_sections_are_rendered():
     assert isinstance(blocks[0], Para) and blocks[0].content == "Intro line continued."
     assert isinstance(blocks[1], Table) and blocks[1].header == ["a", "b"] and blocks[1].rows == [["1", "2"]]
     assert isinstance(blocks[2], Bullets) and blocks[2].items == ["one", "two"]
+
+
+def test_paper_figures_hook_draws_and_embeds(tmp_path):
+    import types
+
+    from ratecheck.report import paper_figures
+
+    def draw(ax):
+        ax.plot([1, 2, 3], [3, 2, 1], label="line")
+
+    module = types.SimpleNamespace(report_figures=lambda outcomes: [("A figure", draw, "caption text")])
+    figures = paper_figures(module, [], tmp_path, "paper")
+    assert figures == [("A figure", "paper/figure_0.png", "caption text")]
+    assert (tmp_path / "paper" / "figure_0.png").stat().st_size > 1000
+    assert paper_figures(types.SimpleNamespace(), [], tmp_path, "paper") == []
