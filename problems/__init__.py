@@ -8,11 +8,13 @@ from ratecheck.problem import Problem
 
 from . import quadratic
 from . import quadratic_bilevel
+from . import minimax
 
 # family name -> factory taking JSON-able keyword parameters
 FAMILIES: dict[str, Callable[..., Problem]] = {
     "quadratic": quadratic.make,
     "quadratic_bilevel": quadratic_bilevel.make,
+    "minimax": minimax.make,
 }
 
 

@@ -14,8 +14,9 @@ from ratecheck.theory import Theorem
 
 from . import defedavg
 from . import simfbo
+from . import fessgda
 
-MODULES: tuple[ModuleType, ...] = (defedavg, simfbo)
+MODULES: tuple[ModuleType, ...] = (defedavg, simfbo, fessgda)
 
 
 def papers() -> dict[str, ModuleType]:

@@ -511,3 +511,57 @@ class ThresholdClaim(Claim):
         if unsure:
             return Verdict.INCONCLUSIVE, f"upper confidence bound crosses the {tag}", evidence
         return Verdict.PASS, f"upper confidence bound below the {tag}", evidence
+
+
+# ---------------------------------------------------------------------------------------------
+# Appended for the FESS-GDA paper (issue #3): generic claim kinds that other papers can reuse.
+
+
+def hitting_rounds(checkpoints: np.ndarray, values: np.ndarray, level: float) -> np.ndarray:
+    """Per replica, the first recorded checkpoint whose value is <= level (NaN if never).
+
+    ``values`` is (C, R) as in ``Trace.measures``; resolution is that of the checkpoints, so runs
+    that need hitting times should record many (RunConfig.checkpoints).
+    """
+    vals = np.asarray(values, dtype=float)
+    hit = np.isfinite(vals) & (vals <= level)
+    first = np.argmax(hit, axis=0)
+    rounds = np.asarray(checkpoints, dtype=float)[first]
+    return np.where(hit.any(axis=0), rounds, np.nan)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HittingTimeClaim(SlopeClaim):
+    """Rounds until ``measure`` first falls to ``threshold(value)``, against a knob, as a log-log slope.
+
+    For rounds against accuracy, let the grid be 1/eps and threshold(v) = v**-2 (a squared measure);
+    grid values that only change the threshold share one run (the sweep deduplicates configurations).
+    ``abscissa`` maps a grid value to the fitted x (e.g. mu -> kappa = l(mu)/mu); default: itself.
+    A replica that never reaches the threshold makes the claim INCONCLUSIVE with that reason.
+    """
+
+    threshold: Callable[[float], float]
+    abscissa: Callable[[float], float] | None = None
+    kind: str = "hitting_time"
+
+    def points(self, profile, traces):
+        # the base class evaluates the theorem per run; the samples become hitting rounds
+        out = super().points(profile, traces)
+        for value, point in zip(self.values(profile), out):
+            trace = traces[point.config.key()]
+            level = float(self.threshold(value))
+            rounds = hitting_rounds(trace.checkpoints, trace.measures[self.measure], level)
+            point.value = float(self.abscissa(value)) if self.abscissa is not None else float(value)
+            point.samples = rounds[np.isfinite(rounds)]
+            point.stats = {"level": level, "not_reached": int(np.sum(np.isnan(rounds) & trace.valid)),
+                           "grid_value": float(value), "rounds_run": int(point.config.rounds)}
+        return out
+
+    def _precheck(self, points):
+        missed = [p for p in points if p.stats.get("not_reached")]
+        if missed:
+            where = ", ".join(
+                f"{self.vary}={_fmt(p.value)} ({p.stats['not_reached']} replicas above {p.stats['level']:.3g} "
+                f"after {p.stats['rounds_run']} rounds)" for p in missed)
+            return f"level not reached within the run: {where}"
+        return super()._precheck(points)

@@ -80,7 +80,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     skip = pytest.mark.skip(reason="full profile: run with --full")
     for item in items:
-        if "full" in item.keywords:
+        if item.get_closest_marker("full") is not None:  # the marker, not any id containing "full"
             item.add_marker(skip)
 
 

@@ -1,0 +1,251 @@
+"""FESS-GDA and its special cases: federated (smoothed) stochastic gradient descent ascent.
+
+Source: FESS-GDA paper, ../shared/seeds/004_57c332141565532a.txt (arXiv:2311.00944), Algorithm 1;
+spec ../shared/spec/fessgda.md §2.1-§2.3 and pitfalls P1-P4, P11, P12.
+
+* ``fess_gda``: Algorithm 1 exactly. Each round the server samples m clients uniformly WITHOUT
+  replacement (line 2; ``full`` is m = M) and sends (x_t, y_t); each client runs K simultaneous
+  local GDA steps with ONE sample for both partial gradients (lines 6-8), projecting y onto Y after
+  every local step; the server averages over the m sampled clients, applies the global steps and the
+  smoothing term - eta_{x,l} eta_{x,g} K p (x_t - z_t) ONCE, at the round-start (x_t, z_t) (line 13),
+  projects y (line 14) and updates z with the NEW x (line 15). z never leaves the server; z_0 = x_0
+  (unspecified in the paper, spec §2.5).
+* ``fsgda`` (Yang et al. 2022a): the same code with p = 0 (beta, z irrelevant), spec §2.3.
+* ``local_sgda`` (Deng & Mahdavi 2021): additionally eta_{x,g} = eta_{y,g} = 1.
+* ``smoothed_agda`` (Zhang et al. 2020; stochastic: Yang et al. 2022b), centralized: FESS-GDA's code
+  with K = 1, full participation, global steps 1, ALTERNATING updates (y-gradient at the new x) and
+  the smoothing p (x - z) inside the x-step (both named deviation options), spec §7.
+* ``fedgda_gt`` (Sun & Wei 2022, not compared in the paper): Local GDA (p = 0, global steps 1, full
+  participation) whose local direction is tracked: grad f_i(w) - grad f_i(w_t) + grad f(w_t), the
+  round-start gradients gathered from all clients (spec §7).
+* ``sgda`` (Lin et al. 2020): centralized simultaneous SGDA = Local SGDA with K = 1 under full
+  participation (one step on the client-mean gradient).
+
+Every special case is a subclass that only fixes defaults and validation, never a copy of the round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..participation import Participation
+from ..problem import Problem, check_int, check_positive
+from ..seeding import Streams
+from .base import Algorithm, Costs, register
+
+
+@dataclass
+class MinimaxState:
+    x: np.ndarray  # (R, d1)
+    y: np.ndarray  # (R, d2)
+    z: np.ndarray  # (R, d1): server-only smoothing variable
+
+
+UPDATES = ("simultaneous", "alternating")
+SMOOTHING = ("server", "local")
+
+
+def local_gda(problem: Any, batch: Any, x: np.ndarray, y: np.ndarray, steps: int, eta_x: float,
+              eta_y: float, noise: Any, updates: str = "simultaneous", prox: float = 0.0,
+              anchor: np.ndarray | None = None,
+              correction: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """K local SGDA steps on (R, m, d) points (Algorithm 1 lines 5-9), y projected onto Y after
+    every step (line 8). Shared by every federated GDA variant.
+
+    'simultaneous' (FESS-GDA): both partial gradients from ONE sample at (x^k, y^k) (pitfall P2).
+    'alternating' (Smoothed-AGDA): the y-gradient is taken at the new x^{k+1}, from a second sample.
+    ``prox`` > 0 adds prox (x^k - anchor) to every local x-gradient (local smoothing, NOT FESS-GDA).
+    ``correction`` (cx, cy) is added to every local gradient (gradient tracking, FedGDA-GT).
+    """
+    for _ in range(steps):
+        gx, gy = problem.stochastic_grads(batch, x, y, noise)
+        if prox:
+            gx = gx + prox * (x - anchor)
+        if correction is not None:
+            gx = gx + correction[0]
+        x = x - eta_x * gx
+        if updates == "alternating":
+            gy = problem.stochastic_grads(batch, x, y, noise)[1]
+        if correction is not None:
+            gy = gy + correction[1]
+        y = problem.project_y(y + eta_y * gy)
+    return x, y
+
+
+@register
+@dataclass(frozen=True)
+class FessGDA(Algorithm):
+    """Algorithm 1 of the FESS-GDA paper, with local (client) and global (server) step sizes."""
+
+    name: ClassVar[str] = "fess_gda"
+    source: ClassVar[str] = "004_57c332141565532a.txt Algorithm 1 (spec fessgda §2.1)"
+    parsers: ClassVar = {"participation": Participation.parse}
+    allowed_modes: ClassVar[tuple[str, ...]] = ("full", "without_replacement")
+
+    eta_x_local: float = 0.01  # eta_{x,l}
+    eta_y_local: float = 0.01  # eta_{y,l}
+    eta_x_global: float = 1.0  # eta_{x,g}
+    eta_y_global: float = 1.0  # eta_{y,g}
+    local_steps: int = 1  # K
+    p: float = 0.0  # smoothing coefficient (p = 2l in the NC-* theorems, 0 for PL-PL)
+    beta: float = 0.5  # EMA rate of z, in (0, 1)
+    participation: Participation = field(default_factory=Participation)
+    # deviation options (defaults are the paper's): 'alternating' takes the y-gradient at the updated
+    # x (Smoothed-AGDA's order); smoothing 'local' puts p (x^k - z_t) into every local x-step instead
+    # of once at the server (pitfall P1: a different algorithm)
+    updates: str = "simultaneous"
+    smoothing: str = "server"
+    tracking: bool = False  # FedGDA-GT's gradient tracking (a baseline, not in the FESS-GDA paper)
+
+    def validate(self, problem: Problem) -> None:
+        for name in ("eta_x_local", "eta_y_local", "eta_x_global", "eta_y_global"):
+            check_positive(name, getattr(self, name))
+        check_int("local_steps (K)", self.local_steps, minimum=1)
+        check_positive("p", self.p, strict=False)
+        if self.updates not in UPDATES:
+            raise ValueError(f"updates must be one of {UPDATES}, got {self.updates!r}")
+        if self.smoothing not in SMOOTHING:
+            raise ValueError(f"smoothing must be one of {SMOOTHING}, got {self.smoothing!r}")
+        if not (0.0 < self.beta < 1.0):
+            raise ValueError(f"beta must lie in (0, 1) (Algorithm 1 input), got {self.beta!r}")
+        if self.participation.mode not in self.allowed_modes:
+            raise ValueError(
+                f"{self.name} samples clients uniformly without replacement (Algorithm 1 line 2): "
+                f"participation must be one of {self.allowed_modes}, got {self.participation}"
+            )
+        self.participation.validate(problem.num_clients)
+        if not hasattr(problem, "stochastic_grads"):
+            raise ValueError(f"{self.name} needs a minimax problem (x, y oracles), got {problem.family!r}")
+
+    def init(self, problem: Problem, streams: Streams) -> MinimaxState:
+        R = len(streams.replicas)
+        start = problem.initial_point()
+        x = np.tile(np.asarray(start["x"], dtype=float), (R, 1))
+        y = np.tile(np.asarray(start["y"], dtype=float), (R, 1))
+        return MinimaxState(x=x, y=y, z=x.copy())  # z_0 = x_0 (spec §2.5)
+
+    def round(self, state: MinimaxState, problem: Problem, t: int, streams: Streams):
+        clients = self.participation.sample(problem.num_clients, streams["sampling"])
+        m = clients.shape[1]
+        batch = problem.gather(clients)
+        x_loc = np.repeat(state.x[:, None, :], m, axis=1)
+        y_loc = np.repeat(state.y[:, None, :], m, axis=1)
+        local = self.smoothing == "local"
+        correction = None
+        if self.tracking:  # direction grad f_i(w) - grad f_i(w_t) + grad f(w_t) (Sun & Wei 2022)
+            gx0, gy0 = problem.stochastic_grads(batch, x_loc, y_loc, streams["noise"])
+            correction = (gx0.mean(axis=1, keepdims=True) - gx0, gy0.mean(axis=1, keepdims=True) - gy0)
+        x_loc, y_loc = local_gda(problem, batch, x_loc, y_loc, self.local_steps, self.eta_x_local,
+                                 self.eta_y_local, streams["noise"], self.updates,
+                                 prox=self.p if local else 0.0, anchor=state.z[:, None, :], correction=correction)
+        # lines 13-15: average over the m sampled clients (divide by m, P11); smoothing once at the
+        # server with the round-start x_t, z_t (P1); z follows the NEW x (P3)
+        server_p = 0.0 if local else self.p
+        smoothing = (self.eta_x_local * self.eta_x_global * self.local_steps * server_p) * (state.x - state.z)
+        x_new = state.x + self.eta_x_global * (x_loc.mean(axis=1) - state.x) - smoothing
+        y_new = problem.project_y(state.y + self.eta_y_global * (y_loc.mean(axis=1) - state.y))
+        z_new = state.z + self.beta * (x_new - state.z)
+        calls = m * (self.local_steps * (2 if self.updates == "alternating" else 1) + int(self.tracking))
+        costs: Costs = {"oracle_calls": float(calls), "vectors_up": float(m),
+                        "vectors_down": float(m)}
+        return MinimaxState(x_new, y_new, z_new), costs
+
+    def output(self, state: MinimaxState) -> dict[str, np.ndarray]:
+        return {"x": state.x, "y": state.y, "z": state.z}
+
+
+@register
+@dataclass(frozen=True)
+class FSGDA(FessGDA):
+    """FSGDA (Yang et al. 2022a) = FESS-GDA with p = 0 (spec §2.3); beta and z play no role."""
+
+    name: ClassVar[str] = "fsgda"
+    source: ClassVar[str] = "004_57c332141565532a.txt §2.3 special case p = 0 of Algorithm 1"
+
+    def validate(self, problem: Problem) -> None:
+        super().validate(problem)
+        if self.p != 0:
+            raise ValueError(f"{self.name} is FESS-GDA with p = 0, got p={self.p!r} (use fess_gda)")
+
+
+@register
+@dataclass(frozen=True)
+class LocalSGDA(FSGDA):
+    """Local SGDA (Deng & Mahdavi 2021) = FSGDA with eta_{x,g} = eta_{y,g} = 1 (plain averaging)."""
+
+    name: ClassVar[str] = "local_sgda"
+    source: ClassVar[str] = "004_57c332141565532a.txt §2.3 special case p = 0, eta_g = 1 of Algorithm 1"
+
+    def validate(self, problem: Problem) -> None:
+        super().validate(problem)
+        if self.eta_x_global != 1 or self.eta_y_global != 1:
+            raise ValueError(
+                f"{self.name} averages local models (global steps 1), got eta_x_global={self.eta_x_global!r}, "
+                f"eta_y_global={self.eta_y_global!r} (use fsgda)"
+            )
+
+
+@register
+@dataclass(frozen=True)
+class SGDA(LocalSGDA):
+    """Centralized simultaneous SGDA (Lin et al. 2020): one step per round on the full gradient,
+    i.e. Local SGDA with K = 1 and full participation (spec §7)."""
+
+    name: ClassVar[str] = "sgda"
+    source: ClassVar[str] = "Lin et al. 2020 (cited in 004_57c332141565532a.txt, Table 1); spec fessgda §7"
+
+    def validate(self, problem: Problem) -> None:
+        super().validate(problem)
+        if self.local_steps != 1 or self.participation.mode != "full":
+            raise ValueError(
+                f"{self.name} is centralized: local_steps must be 1 and participation 'full', "
+                f"got local_steps={self.local_steps!r}, participation={self.participation}"
+            )
+
+
+@register
+@dataclass(frozen=True)
+class SmoothedAGDA(FessGDA):
+    """Smoothed-AGDA (Zhang et al. 2020; Yang et al. 2022b), centralized and alternating:
+    x+ = x - tau1 (grad_x f(x, y) + p (x - z)); y+ = P_Y(y + tau2 grad_y f(x+, y)); z+ = z + beta (x+ - z)
+    (spec §7), i.e. FESS-GDA with K = 1, full participation, global steps 1, updates='alternating',
+    smoothing='local'."""
+
+    name: ClassVar[str] = "smoothed_agda"
+    source: ClassVar[str] = "Zhang et al. 2020 / Yang et al. 2022b (cited in 004_57c332141565532a.txt); spec fessgda §7"
+
+    updates: str = "alternating"
+    smoothing: str = "local"
+
+    def validate(self, problem: Problem) -> None:
+        super().validate(problem)
+        if (self.local_steps, self.participation.mode, self.eta_x_global, self.eta_y_global, self.updates,
+                self.smoothing) != (1, "full", 1, 1, "alternating", "local"):
+            raise ValueError(
+                f"{self.name} is centralized and alternating: local_steps 1, participation 'full', global steps 1, "
+                f"updates 'alternating', smoothing 'local'; got local_steps={self.local_steps!r}, "
+                f"participation={self.participation}, eta_x_global={self.eta_x_global!r}, "
+                f"eta_y_global={self.eta_y_global!r}, updates={self.updates!r}, smoothing={self.smoothing!r}"
+            )
+
+
+@register
+@dataclass(frozen=True)
+class FedGDAGT(LocalSGDA):
+    """FedGDA-GT (Sun & Wei 2022): Local SGDA with gradient tracking under full participation (spec §7)."""
+
+    name: ClassVar[str] = "fedgda_gt"
+    source: ClassVar[str] = "Sun & Wei 2022 (FedGDA-GT), spec fessgda §7; not compared in 004_57c332141565532a.txt"
+
+    tracking: bool = True
+
+    def validate(self, problem: Problem) -> None:
+        super().validate(problem)
+        if not self.tracking or self.participation.mode != "full":
+            raise ValueError(
+                f"{self.name} tracks the full gradient: tracking must be True and participation 'full', "
+                f"got tracking={self.tracking!r}, participation={self.participation}"
+            )

@@ -1,0 +1,154 @@
+"""FESS-GDA theorems (proofs/fessgda.py): constants, schedules, conditions, derived complexities,
+the paper's errata where sympy can decide them, and the claim kinds added for this paper."""
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import proofs
+import proofs.fessgda as fg
+from ratecheck.claims import PROFILES, ExpectedOrder, HittingTimeClaim, Verdict, hitting_rounds
+from ratecheck.theory import Source
+from ratecheck.trace import RunConfig, Trace
+
+PROFILE = PROFILES["quick"]
+
+
+def test_theorem_3_1_prefactor_is_the_vacuous_1_3e9_kappa():
+    # spec §4.1: max{...} = 32 p / beta = 1,310,720,000 kappa/(eta_x K) at the theorem's choices
+    assert fg.prefactor_31() == 1310720000
+    sched = {fg.p: 2 * fg.l, fg.beta: fg.eta_y * fg.K * fg.mu / 80000}
+    c31 = fg.C31.subs(sched).subs(fg.eta_y, fg.eta_x / 256)
+    at = {fg.l: 3, fg.mu: 0.5, fg.eta_x: 1e-3, fg.K: 4}
+    assert float(c31.subs(at)) == pytest.approx(1310720000 * 6 / (1e-3 * 4))
+
+
+def test_theorem_3_1_schedule_and_conditions():
+    vals = {"l": 2.0, "mu": 0.1, "sigma": 1.0, "sigma_G": 0.0, "Delta": 0.5, "M": 4, "m": 4, "K": 8, "T": 1e6,
+            "PL_y": 1.0}
+    s = fg.THEOREM_3_1.schedule_values(vals)
+    assert s["eta_y"] == pytest.approx(s["eta_x"] / 256)
+    assert s["beta"] == pytest.approx(s["eta_y"] * 8 * 0.1 / 80000)
+    assert s["p"] == 4.0
+    assert s["eta_x"] == pytest.approx(min(1 / 8000 / 2, math.sqrt(4 * 0.5) / math.sqrt(8 * 1e6 * 2)))
+    # local steps at the caps satisfy every condition; twice the drift cap violates it
+    cap = 1 / (2 * 2 * math.sqrt(2 * 15 * 7))
+    ok = {**vals, **s, "eta_xl": 0.999 * min(cap, math.sqrt(s["beta"] / (6144 * s["eta_x"] * 4 * 4 * 512))),
+          "eta_yl": 0.999 * min(cap, math.sqrt(s["eta_y"] / (3072 * s["eta_x"] * 4 * 64)))}
+    assert fg.THEOREM_3_1.evaluate(ok, use_schedule=False).all_hold
+    bad = fg.THEOREM_3_1.evaluate({**ok, "eta_xl": 2 * cap}, use_schedule=False)
+    assert "eta_xl <= drift cap" in [c.name for c in bad.conditions if not c.holds]
+    # K = 1: the drift cap is +oo (pitfall P20)
+    k1 = fg.THEOREM_3_1.evaluate({**ok, "K": 1, "eta_xl": 1e3, "eta_yl": 1e-12}, use_schedule=False)
+    assert next(c for c in k1.conditions if c.name == "eta_xl <= drift cap").holds
+
+
+def test_derived_complexities_match_the_paper_up_to_constants():
+    rows = {r["setting"]: r for r in fg.complexity_table()}
+    assert all(r["agree"] for r in rows.values())
+    kap, eps, m = fg.kap, fg.eps, fg.m
+    samples, rounds = rows["NC-PL, m = M or sigma_G = 0"]["derived"]
+    assert sp.simplify(samples - kap**2 / (m * eps**4)) == 0 and sp.simplify(rounds - kap / eps**2) == 0
+    nc_c = rows["NC-C (regularized)"]["derived"]
+    assert fg.exponent(nc_c[0], eps, inverse=True) == 6 and fg.exponent(nc_c[1], eps, inverse=True) == 3
+    # the headline improvement over SAGDA / Fed-Norm-SGDA: kappa^2 -> kappa rounds
+    table = {alg: rounds for _, alg, _, _, rounds in fg.TABLE_1}
+    assert fg.exponent(table["SAGDA (Yang et al. 2022a)"], kap) - fg.exponent(table["FESS-GDA (Corollary 3.1)"], kap) == 1
+
+
+def test_theorem_3_5_headline_exponents_differ_from_the_derivation():
+    paper, derived = fg.COMPLEXITY_ORDERS["Thm 3.5 (paper)"][1], fg.COMPLEXITY_ORDERS["Thm 3.5 (derived)"][1]
+    log = sp.log(fg.kp / fg.eps)
+    assert (fg.exponent(paper / log, fg.kp), fg.exponent(paper / log, fg.kpp)) == (1, 2)
+    assert (fg.exponent(derived / log, fg.kp), fg.exponent(derived / log, fg.kpp)) == (2, 1)
+    # the printed contraction (256) is 4x the derived one (1024) under eta_x = eta_y/(64 kappa2^2)
+    a_derived = fg.A35.subs(fg.eta_x, fg.eta_y * fg.mu2**2 / (64 * fg.l**2))
+    a_printed = fg.eta_y * fg.K * fg.l / (256 * fg.kappa1 * fg.kappa2**2)
+    assert sp.simplify(a_printed / a_derived) == 4
+
+
+def test_printed_local_caps_grow_with_the_noise():
+    assert fg.exponent(fg.EPS_CAP_PRINTED_31.subs(fg.sigma_G, 0), fg.sigma) == 1
+    assert fg.exponent(fg.EPS_CAP_CORRECTED_31.subs(fg.sigma_G, 0), fg.sigma) == -1
+
+
+def test_floor_orders_at_fixed_eta_k():
+    assert fg.exponent(fg.FLOOR_NOISE, fg.m) == -1 and fg.exponent(fg.FLOOR_NOISE, fg.K) == -1
+    assert fg.exponent(fg.FLOOR_HET, fg.K) == 0
+
+
+def test_claim_configurations_respect_or_flag_the_theorem():
+    """A1 runs at Theorem 3.5's step sizes (all conditions hold); B1 uses practical constants, which
+    violate Theorem 3.1's eta_x <= 1/(1000 K l) and beta caps: B1 is a shape check only."""
+    for value in fg.A1_LINEAR.values(PROFILE):
+        config = fg.A1_LINEAR.configure(value, PROFILE)
+        assert fg.THEOREM_3_5.evaluate(fg.bindings(config), use_schedule=False).all_hold
+    config = fg.B1_FESS_KAPPA.configure(1.0, PROFILE)
+    values = {**fg.bindings(config), "Delta": 1.0, "sigma": 1e-9}
+    broken = {c.name for c in fg.THEOREM_3_1.evaluate(values, use_schedule=False).conditions if not c.holds}
+    assert "eta_x <= 1/(1000 K l)" in broken
+
+
+def test_fessgda_is_registered_and_reports():
+    assert fg in proofs.MODULES
+    assert {c.id for c in fg.CLAIMS} <= {c.id for c in proofs.all_claims()}
+    sections = dict(fg.report_sections([]))
+    assert "1.311e+09" in sections["Errata (spec §9, evaluated where computable)"]
+    assert "| NC-PL, m = M or sigma_G = 0 |" in sections["Complexity table (paper vs derived)"]
+    assert "not run" in sections["Table 1 of the paper and measured exponents"]
+
+
+# -- the claim kinds added for this paper -------------------------------------------------------
+
+SRC = Source("synthetic", "test")
+
+
+def _config(value, profile):
+    return RunConfig("fsgda", {"v": value}, "minimax", {}, rounds=100, replicas=profile.replicas)
+
+
+def _trace(config, values):
+    marks = np.arange(values.shape[0])
+    return Trace(config=config, replica_ids=np.arange(values.shape[1]), checkpoints=marks,
+                 measures={"m": values}, counters={}, final={}, diverged_round=np.full(values.shape[1], -1))
+
+
+def test_hitting_rounds():
+    vals = np.array([[5.0, 5.0, 5.0], [0.5, 2.0, np.nan], [0.1, 0.9, 3.0]])
+    np.testing.assert_array_equal(hitting_rounds(np.array([0, 10, 20]), vals, 1.0), [10, 20, np.nan])
+
+
+def test_hitting_time_claim_reads_one_run_at_several_levels():
+    # measure 1/t: rounds to reach eps^2 = eps^-2 exactly, so the slope in 1/eps is 2
+    marks = np.arange(1, 20001)
+    values = np.repeat((1.0 / marks)[:, None], 8, axis=1) * np.linspace(0.9, 1.1, 8)
+    config = _config(0, PROFILE)
+    trace = _trace(config, values)
+    trace.checkpoints = marks
+    claim = HittingTimeClaim(id="t.hit", paper="t", title="t", statement="s", source=SRC, vary="1/eps",
+                             grid={"quick": (4, 8, 16, 32)}, configure=lambda v, p: config, measure="m",
+                             threshold=lambda v: v**-2, expected=ExpectedOrder(value=2, why="test"), tolerance=0.05)
+    out = claim.decide(PROFILE, {config.key(): trace})
+    assert out.verdict == Verdict.PASS and out.evidence["fit"]["slope"] == pytest.approx(2, abs=0.02)  # integer rounds
+    never = HittingTimeClaim(**{**claim.__dict__, "grid": {"quick": (4, 1000)}})
+    out = never.decide(PROFILE, {config.key(): trace})
+    assert out.verdict == Verdict.INCONCLUSIVE and "not reached" in out.reason
+
+
+def test_pl_theorem_on_a_non_pl_problem_is_inconclusive_with_the_reason():
+    """Bad input from the issue: Theorem 3.1 (PL in y) asked of the point-wise max (simplex, not PL)."""
+    from ratecheck.claims import BoundClaim
+    from ratecheck.sweep import check_claims
+
+    def configure(rounds, profile):
+        params = {**fg.steps(1e-3, 1e-3, 1, 1e-3, 1e-3), "p": 1.0, "beta": 0.5}
+        return fg._run("fess_gda", params, {"kind": "pwmax"}, rounds, 4)
+
+    claim = BoundClaim(id="t.nonpl", paper="t", title="t", statement="s", source=SRC, vary="T",
+                       grid={"quick": (10, 20)}, configure=configure, measure="avg:stat_sq",
+                       theorem=fg.THEOREM_3_1, bindings=fg.bindings, version="explicit", min_replicas=4)
+    out = check_claims([claim], PROFILE, progress=False)[0]
+    assert out.verdict == Verdict.INCONCLUSIVE
+    assert "Assumption 3.1 (PL in y) certified by the problem" in out.reason

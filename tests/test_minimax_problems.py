@@ -1,0 +1,216 @@
+"""Minimax problems (spec fessgda §6): oracles against finite differences, closed forms against
+numerics, the exact Lyapunov floor against the algorithm's own round map, and bad input."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+
+from problems import make_problem
+from problems.minimax import make
+from ratecheck.seeding import ReplicaStream
+
+INSTANCES = [
+    {"kind": "quadratic", "clients": 5, "zeta": 0.7, "noise": 0.3},
+    {"kind": "ncpl", "dim": 3, "mu": 0.3, "clients": 4, "zeta": 0.2, "omega": 1.5, "x0": 0.5},
+    {"kind": "pwmax", "clients": 3, "zeta": 0.1, "omega": 2.0},
+    {"kind": "pwmax", "duplicate": True, "clients": 2, "zeta": 0.05},
+    {"kind": "tanh", "dim": 2, "clients": 3, "zeta": 0.2, "reg_eps": 0.3, "x0": (0.7, -1.2), "y0": (0.2, -0.5)},
+]
+
+
+def _all_clients(prob, R=2):
+    return np.broadcast_to(np.arange(prob.num_clients), (R, prob.num_clients))
+
+
+@pytest.mark.parametrize("params", INSTANCES, ids=lambda p: p["kind"])
+def test_local_gradients_match_finite_differences(params):
+    prob = make_problem("minimax", params)
+    rng = np.random.default_rng(1)
+    clients = _all_clients(prob)
+    batch = prob.gather(clients)
+    x = rng.standard_normal((2, prob.num_clients, prob.dim_x))
+    y = prob.project_y(rng.standard_normal((2, prob.num_clients, prob.dim_y)))
+    gx, gy = prob.local_grads(batch, x, y)
+    h = 1e-6  # central differences: error O(h^2 * third derivative) ~ 1e-12, rounding ~1e-10
+    for k in range(prob.dim_x):
+        e = np.zeros(prob.dim_x)
+        e[k] = h
+        fd = (prob.local_values(batch, x + e, y) - prob.local_values(batch, x - e, y)) / (2 * h)
+        np.testing.assert_allclose(gx[..., k], fd, atol=1e-6)
+    for k in range(prob.dim_y):
+        e = np.zeros(prob.dim_y)
+        e[k] = h
+        fd = (prob.local_values(batch, x, y + e) - prob.local_values(batch, x, y - e)) / (2 * h)
+        np.testing.assert_allclose(gy[..., k], fd, atol=1e-6)
+    # heterogeneity sums to zero: the client mean is the global gradient at a shared point
+    xs, ys = x[:, :1].repeat(prob.num_clients, 1), y[:, :1].repeat(prob.num_clients, 1)
+    cx, cy = prob.local_grads(batch, xs, ys)
+    gx_global, gy_global = prob.grads(xs[:, 0], ys[:, 0])
+    if getattr(prob, "reg", 0.0):  # Theorem 3.3's regularizer is the same for every client
+        gy_global = gy_global - prob.reg * (ys[:, 0] - prob.y0)
+    np.testing.assert_allclose(cx.mean(axis=1), gx_global, atol=1e-12)
+    np.testing.assert_allclose(cy.mean(axis=1), gy_global, atol=1e-12)
+
+
+def test_one_sample_noise_has_variance_sigma_squared():
+    prob = make_problem("minimax", {"kind": "quadratic", "noise": 0.5, "clients": 2})
+    stream = ReplicaStream(0, "0" * 64, range(4), "noise")
+    clients = np.zeros((4, 1000), dtype=int)  # 4000 draws on a wide client axis, few generators
+    batch = prob.gather(clients)
+    x = np.ones((4, 1000, prob.dim_x))
+    y = np.ones((4, 1000, prob.dim_y))
+    gx, gy = prob.stochastic_grads(batch, x, y, stream)
+    ex, ey = prob.local_grads(batch, x, y)
+    xi = np.concatenate([gx - ex, gy - ey], axis=-1)
+    # E||xi||^2 = s^2 (d1 + d2) = sigma^2 (pitfall P9); 4000 draws of a scaled chi^2_8: rel. SE 0.8%
+    assert np.mean(np.sum(xi**2, -1)) == pytest.approx(prob.constants()["sigma"].value ** 2, rel=0.04)
+    assert prob.constants()["sigma"].value ** 2 == pytest.approx(0.25 * 8)
+
+
+def test_quadratic_constants_and_potential():
+    prob = make()  # spec §6.1 reference instance
+    c = prob.constants()
+    assert c["l"].value == pytest.approx(1.1180, abs=1e-4)
+    assert (c["mu1"].value, c["mu2"].value) == (0.5, 0.4)
+    assert c["kappa2"].value == pytest.approx(2.795, abs=1e-3)
+    # W = 2 Phi(x) - f(x, y) - Phi*, Phi(x) = 1/2 x'Sx, at a random point
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(4), rng.standard_normal(4)
+    f = 0.5 * x @ prob.A @ x + x @ prob.B @ y - 0.5 * y @ prob.C @ y
+    assert prob.potential(x, y) == pytest.approx(2 * 0.5 * x @ prob.S @ x - f)
+    assert make(zeta=2.0).constants()["sigma_G"].value == pytest.approx(2.0)
+
+
+def test_ncpl_closed_forms():
+    for mu in (1.0, 0.1):
+        prob = make(kind="ncpl", mu=mu, dim=2, x0=(0.4, -0.8))
+        # Phi = max_y f, independent of mu (mu is a pure conditioning knob)
+        x = np.array([[0.4, -1.3]])
+        y_star = prob.b / prob.mu * x
+        assert prob.phi(x) == pytest.approx(prob.value_f(x[0], y_star[0]))
+        assert prob.phi(x)[0] == pytest.approx(np.sum(-np.log1p(x**2) + x**2 / 2))
+        # global minima at x = +-1, Phi* = d (1/2 - ln 2)
+        res = minimize_scalar(lambda s: -np.log1p(s * s) + s * s / 2, bounds=(0.1, 3), method="bounded")
+        assert prob.phi_star == pytest.approx(2 * res.fun, abs=1e-10)
+        np.testing.assert_allclose(prob.phi_grad(np.array([[1.0, -1.0]])), 0.0, atol=1e-15)
+        # l = sup of the Hessian norm over d_xx in [-2 alpha, alpha/4], checked on a grid
+        dxx = np.linspace(-2, 0.25, 2001)
+        H = np.stack([np.stack([dxx, np.full_like(dxx, prob.b)], -1),
+                      np.stack([np.full_like(dxx, prob.b), np.full_like(dxx, -mu)], -1)], -2)
+        assert prob.l == pytest.approx(np.linalg.norm(H, 2, axis=(1, 2)).max(), rel=1e-12)
+        assert prob.constants()["Delta"].value > 0
+    assert make(kind="ncpl", mu=1.0).l == pytest.approx(2.618, abs=1e-3)  # spec §6.2 table
+    assert make(kind="ncpl", mu=0.01).l / 0.01 == pytest.approx(200.5, abs=0.1)
+
+
+def test_pwmax_solution_and_strict_complementarity():
+    prob = make(kind="pwmax", c0=0.5)
+    y_star = np.array([[1 / 3, 1 / 3, 1 / 3, 0.0]])
+    zero = np.zeros((1, 2))
+    out = prob.measures({"x": zero, "y": y_star})
+    assert out["stat_sq"][0] == pytest.approx(0.0, abs=1e-25)
+    assert out["phi_gap"][0] == pytest.approx(0.0)
+    h = prob.components(zero)[0]
+    assert h[:3] == pytest.approx([-2, -2, -2]) and h[3] == pytest.approx(-2.5)  # margin nu_4 = c0
+    # the y-measure uses the projection step 1/l (Def 2.1): at y = e_4 it is l ||P(e_4 + h/l) - e_4||
+    e4 = np.array([[0.0, 0, 0, 1]])
+    expected = prob.l * np.linalg.norm(prob.project_y(e4 + h / prob.l) - e4)
+    assert np.sqrt(prob.measures({"x": zero, "y": e4})["grad_y_sq"][0]) == pytest.approx(expected)
+    # negative controls: c0 = 0 puts h_4 at the max; duplicate makes h_4 = h_1
+    assert make(kind="pwmax", c0=0.0).components(zero)[0, 3] == pytest.approx(-2.0)
+    dup = make(kind="pwmax", duplicate=True)
+    x = np.array([[0.3, -0.2]])
+    assert dup.components(x)[0, 3] == pytest.approx(dup.components(x)[0, 0])
+
+
+def test_lyapunov_floor_uses_the_algorithms_round_map():
+    """F of the exact floor equals the round map of fsgda measured on basis vectors (s = 0)."""
+    from ratecheck.algorithms import make_algorithm
+    from ratecheck.algorithms.minimax import MinimaxState
+    from ratecheck.seeding import Streams
+
+    prob = make(noise=0.0, zeta=0.0, clients=3)
+    K, ex, ey, gx, gy = 3, 0.05, 0.03, 2.0, 1.5
+    alg = make_algorithm("fsgda", {"eta_x_local": ex, "eta_y_local": ey, "eta_x_global": gx, "eta_y_global": gy,
+                                   "local_steps": K})
+    d = prob.dim
+    basis = np.eye(d)
+    state = MinimaxState(basis[:, :4].copy(), basis[:, 4:].copy(), basis[:, :4].copy())
+    new, _ = alg.round(state, prob, 0, Streams(0, "0" * 64, range(d)))
+    F_algo = np.concatenate([new.x, new.y], axis=1).T
+    lam = np.diag([ex] * 4 + [ey] * 4)
+    gam = np.diag([gx] * 4 + [gy] * 4)
+    G = np.eye(d) - lam @ prob.jac
+    np.testing.assert_allclose(F_algo, np.eye(d) - gam + gam @ np.linalg.matrix_power(G, K), atol=1e-14)
+    # and the floor scales exactly like 1/m in the theory regime
+    noisy = make(noise=1.0, clients=16)
+    kw = dict(eta_x_local=1e-6, eta_y_local=1e-6, eta_x_global=0.2 / 1.118 / 4e-6, eta_y_global=0.2 / 1.118 / 4e-6,
+              local_steps=4)
+    f1, f4 = noisy.stationary_potential(m=1, **kw), noisy.stationary_potential(m=4, **kw)
+    assert f1 / f4 == pytest.approx(4.0, rel=1e-4)
+    assert f1 * 4 == pytest.approx(0.69, abs=0.01)  # spec §6.1: E W * mK ~ 0.69
+
+
+def test_bad_input_fails_early_with_the_rule():
+    with pytest.raises(ValueError, match="y0 must lie in Y"):
+        make(kind="pwmax", y0=(0.5, 0.5, 0.5, 0.0))
+    with pytest.raises(ValueError, match="clients >= 2"):
+        make(kind="ncpl", zeta=0.1, clients=1)
+    with pytest.raises(ValueError, match="x0 must have no zero"):
+        make(kind="ncpl", x0=0.0)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        make(kind="nope")
+    with pytest.raises(ValueError, match="positive definite"):
+        make(a=(1.0, -0.5), c=(1.0, 1.0))
+    with pytest.raises(ValueError, match="mu must be finite and > 0"):
+        make(kind="ncpl", mu=-1.0)
+
+
+def test_tanh_box_prox_smoothness_and_regularization():
+    prob = make(kind="tanh", dim=2, x0=(1.5, -0.4))
+    assert prob.l == pytest.approx(1.742, abs=1e-3)  # spec §6.5 value for (1, 1, 1, 1)
+    assert make(kind="tanh", alpha=0.0, b=2.0, R=2.0).l == pytest.approx(7.405, abs=1e-3)
+    # the prox against a scalar minimizer of Phi_k(u) + l (u - x)^2 (coordinates are separable)
+    xs = np.array([[0.05, 0.3], [1.0, -2.0]])
+    u = prob.prox(xs)
+    for r in range(2):
+        for k in range(2):
+            res = minimize_scalar(lambda v: prob.phi(np.array([[v, 0.0]]))[0] + prob.l * (v - xs[r, k]) ** 2,
+                                  bounds=(-5, 5), method="bounded", options={"xatol": 1e-12})
+            assert u[r, k] == pytest.approx(res.x, abs=1e-8)
+    # at x* = 0 the Moreau measure and the stationarity of f (with y = 0) vanish
+    out = prob.measures({"x": np.zeros((1, 2)), "y": np.zeros((1, 2))})
+    assert out["moreau_sq"][0] == 0.0 and out["stat_sq"][0] == 0.0
+    # Theorem 3.3's regularized clients: y-gradient shifted by -eps/(2 D(Y)) (y - y0), same for all
+    reg = make(kind="tanh", dim=2, reg_eps=0.1, clients=2, zeta=0.1)
+    batch = reg.gather(np.array([[0, 1]]))
+    x, y = np.full((1, 2, 2), 0.5), np.full((1, 2, 2), 0.4)
+    _, gy = reg.local_grads(batch, x, y)
+    np.testing.assert_allclose(gy, np.tanh(0.5) - 0.1 / (2 * reg.D_Y) * 0.4)
+    with pytest.raises(ValueError, match="eps <= 2 l D"):
+        make(kind="tanh", reg_eps=100.0)
+
+
+def test_quadratic_pl_is_two_sided_pl_but_not_strongly_convex():
+    prob = make(kind="quadratic_pl")
+    c = prob.constants()
+    assert np.linalg.eigvalsh(prob.A).min() == pytest.approx(0.0, abs=1e-12)  # not strongly convex in x
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((200, 4)), rng.standard_normal((200, 4))
+    gx, gy = prob.grads(x, y)
+
+    def f(x, y):
+        return (0.5 * np.einsum("ri,ij,rj->r", x, prob.A, x) + np.einsum("ri,ij,rj->r", x, prob.B, y)
+                - 0.5 * np.einsum("ri,ij,rj->r", y, prob.C, y))
+
+    # Assumption 3.7 with the reported mu1, mu2: min_x f and max_y f in closed form
+    x_min = -np.linalg.lstsq(prob.A, (y @ prob.B.T).T, rcond=None)[0].T
+    y_max = np.linalg.solve(prob.C, (x @ prob.B).T).T
+    assert np.all(np.sum(gx**2, 1) >= 2 * c["mu1"].value * (f(x, y) - f(x_min, y)) - 1e-9)
+    assert np.all(np.sum(gy**2, 1) >= 2 * c["mu2"].value * (f(x, y_max) - f(x, y)) - 1e-9)
+    # a null-space direction of U is a saddle point: distance to the saddle SET is 0 (pitfall P22)
+    null = np.linalg.svd(prob.A)[2][-1]
+    out = prob.measures({"x": null[None] * 3.0, "y": np.zeros((1, 4))})
+    assert out["dist_sq"][0] == pytest.approx(0.0, abs=1e-20) and out["W"][0] == pytest.approx(0.0, abs=1e-14)
+    with pytest.raises(ValueError, match="rank must be < dim"):
+        make(kind="quadratic_pl", rank=4)
