@@ -14,7 +14,8 @@ def project_ball(x: np.ndarray, radius: float, center: np.ndarray | float = 0.0)
         raise ValueError(f"radius must be > 0, got {radius!r}")
     diff = x - center
     norm = np.linalg.norm(diff, axis=-1, keepdims=True)
-    scale = np.minimum(1.0, radius / np.maximum(norm, np.finfo(float).tiny))
+    with np.errstate(divide="ignore", invalid="ignore"):  # only points outside the ball are divided
+        scale = np.where(norm > radius, radius / norm, 1.0)
     return center + diff * scale
 
 
