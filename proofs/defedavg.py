@@ -223,7 +223,7 @@ def scheduled_config(
 # bound (14) differ by factors sqrt(L sigma^2) = 20 (main text) and sigma = 10 (appendix). At L = sigma = 1
 # (spec P1 as written) they coincide and the errata would be invisible.
 
-P1_LOUD = p1(L=4.0, mu=0.4, sigma=10.0, clients=64)
+P1_LOUD = p1(L=4.0, mu=0.4, sigma=10.0, clients=128)  # n up to 128 in the full profile
 K_T2, LAM_T2 = 5, 2
 N_GRID = {"quick": (1, 2, 4, 8, 16, 32), "full": (1, 2, 4, 8, 16, 32, 64, 128)}
 # T >= T2_min = 8 n K L Delta lam^2 / sigma^2 at the largest n (1673 at n = 32, 6694 at n = 128)

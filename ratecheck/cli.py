@@ -246,11 +246,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from ratecheck.executors import JobError
+
     args = build_parser().parse_args(argv)
     if getattr(args, "jobs", 1) is not None and getattr(args, "jobs", 1) < 1:
         print(f"ratecheck: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
         return 2
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except JobError as exc:  # a claim asked for a run that cannot be made: say which, keep the cache
+        print(f"ratecheck: a run failed, finished runs are cached: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -201,3 +201,15 @@ def test_value_claim_against_a_prediction():
     assert claim(1.0).decide(PROFILE, traces).verdict == Verdict.PASS
     assert claim(1.5).decide(PROFILE, traces).verdict == Verdict.FAIL
     assert claim(1.045).decide(PROFILE, traces).verdict == Verdict.INCONCLUSIVE
+
+
+@pytest.mark.parametrize("profile_name", ["quick", "full"])
+def test_every_registered_run_is_valid_in_every_profile(profile_name):
+    """Catches a grid that asks for the impossible (e.g. m > N) before anyone waits for a sweep."""
+    from problems import make_problem
+    from ratecheck.algorithms import make_algorithm
+
+    for claim in proofs.all_claims():
+        for config in claim.runs(PROFILES[profile_name]):
+            problem = make_problem(config.problem, config.problem_params)
+            make_algorithm(config.algorithm, config.params).validate(problem)

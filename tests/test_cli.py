@@ -78,3 +78,14 @@ def test_report_writes_pages_from_the_cache(tmp_path, capsys):
     page = (out / "defedavg.md").read_text()
     assert "defedavg.fedavg.drift_limit" in page and "negative control" in page
     assert list((out / "defedavg").glob("*.png"))
+
+
+def test_a_failing_run_is_reported_without_a_traceback(monkeypatch, tmp_path, capsys):
+    import ratecheck.sweep as sweep
+
+    def broken(config):
+        raise ValueError("participation without replacement needs m <= N")
+
+    monkeypatch.setattr(sweep, "_run_to_arrays", broken)
+    assert main(["check", "drift", "--cache-dir", str(tmp_path), "--no-report"]) == 2
+    assert "a run failed" in capsys.readouterr().err
