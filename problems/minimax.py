@@ -8,10 +8,16 @@ One registry family ``minimax`` whose ``kind`` parameter selects the problem (``
   linear zero-sum heterogeneity, saddle (0, 0), PL-PL potential W and its exact stationary value
   under FSGDA/Local SGDA (discrete Lyapunov equation, any local and global step sizes).
 * ``quadratic_pl`` (spec §6.1 a2): the same family with A = U'U singular (PL, not strongly convex in x).
+* ``ncnc_pl`` (spec §6.1 a3): nonconvex-nonconcave two-sided PL x^2 + 3 sin^2 x sin^2 y - 4 y^2 - 10 sin^2 y,
+  mu1 < mu2 (Theorem 3.5 through the role swap of spec §2.4(C)).
 * ``ncpl`` (spec §6.2 b): f = sum_k [-alpha log(1+x_k^2) + b x_k y_k - mu/2 y_k^2], b = sqrt(c mu),
   Phi independent of mu (mu is a pure conditioning knob), stationary points x_k in {0, +-1}.
+* ``wgan`` (spec §6.3 b'): the paper's WGAN in closed form (population moments), NC-SC with
+  kappa = l/(2 lam); two minimizers sigma_g = +-sigma^.
 * ``tanh`` (spec §6.5 d): nonconvex-concave f = sum_k [lam/2 x^2 - alpha log(1+x^2) + y tanh(b x)] on a box,
   Moreau-envelope stationarity via its separable prox; ``reg_eps`` gives Theorem 3.3's regularized clients.
+* ``onepc`` (spec §6.6 e): nonconvex-one-point-concave (not concave) f = sum_k [lam/2 x^2 - alpha log(1+x^2)
+  - q(y - tanh x)], q(u) = u^2 + a sin^2 u, on a box; Phi smooth and closed form.
 * ``pwmax`` (spec §6.4 c): point-wise maximum of 4 components over the simplex with strict
   complementarity margin c0; negative controls c0 = 0 and a duplicated component.
 
@@ -153,6 +159,11 @@ class MinimaxProblem(Problem):
 
 def _sin_sigma_g(zeta: float, omega: float, dim: int) -> Constant:
     return Constant(zeta * omega * np.sqrt(dim), "sup_x ||zeta omega cos(omega x + theta_i)|| = zeta omega sqrt(d1) (attained)")
+
+
+def _min_1d(fun: Any) -> float:
+    """min of a strongly convex scalar function on [-50, 50] (the inner problems of V0, spec §1.5)."""
+    return float(minimize_scalar(fun, bounds=(-50, 50), method="bounded", options={"xatol": 1e-12}).fun)
 
 
 def _vector(name: str, value: Any, dim: int) -> np.ndarray:
@@ -436,16 +447,13 @@ class NCPLLog(MinimaxProblem):
         """
         x0, y0, l = self.x0, self.y0, self.l  # p/2 ||x - z||^2 = l ||x - z||^2 with p = 2l
 
-        def argmin(fun) -> float:
-            return float(minimize_scalar(fun, bounds=(-50, 50), method="bounded", options={"xatol": 1e-12}).fun)
-
         f0 = float(self.value_f(x0, y0))
         psi = sum(
-            argmin(lambda s, yk=yk, zk=zk: -self.alpha * np.log1p(s * s) + self.b * s * yk + l * (s - zk) ** 2)
+            _min_1d(lambda s, yk=yk, zk=zk: -self.alpha * np.log1p(s * s) + self.b * s * yk + l * (s - zk) ** 2)
             for yk, zk in zip(y0, x0)
         ) - 0.5 * self.mu * float(y0 @ y0)
         P = sum(
-            argmin(lambda s, zk=zk: -self.alpha * np.log1p(s * s) + 0.5 * self.c * s * s + l * (s - zk) ** 2)
+            _min_1d(lambda s, zk=zk: -self.alpha * np.log1p(s * s) + 0.5 * self.c * s * s + l * (s - zk) ** 2)
             for zk in x0
         )
         return f0 - 2 * psi + 2 * P - self.phi_star
@@ -758,6 +766,425 @@ def make_tanh(
                    omega=float(omega), spec_params=params)
 
 
+# =============================================================================================
+# (e) Nonconvex-one-point-concave (not concave) on a box, spec §6.6 (Theorem 3.2)
+
+
+@dataclass(frozen=True, eq=False)
+class OnePointConcave(MinimaxProblem):
+    """f_i = sum_k [lam/2 x_k^2 - alpha log(1+x_k^2) - q(y_k - tanh x_k)
+    + zeta (sin(omega x_k + theta_i) + sin(omega y_k + theta_i))], q(u) = u^2 + a sin^2 u, Y = [-R, R]^d.
+
+    q is nonconvex for a > 1 and star-convex around 0 (u q'(u) >= q(u)) for a <= 1.7048, so the global f
+    is one-point-concave in y with y*(x) = tanh x (Assumption 3.4) but not concave; the y-sinusoid makes
+    the individual clients NOT one-point-concave around a common y* (the paper's weaker assumption).
+    Phi(x) = sum_k [lam/2 x^2 - alpha log(1+x^2)] is smooth: ||grad Phi|| and the Moreau measure both exist.
+    """
+
+    y_set: ClassVar[str] = "box"
+    a_star: ClassVar[float] = 1.7048  # largest a with u q'(u) >= q(u) for all u (spec §6.6)
+
+    lam: float
+    alpha: float
+    a: float
+    R: float
+    moreau: bool
+
+    def __post_init__(self) -> None:
+        d = self.x0.shape[0]
+        self._init_common(self.spec_params["clients"], d, d)
+        self._check_y0(self.y0)
+        object.__setattr__(self, "D_Y", float(2 * self.R * np.sqrt(d)))
+        object.__setattr__(self, "l", self._smoothness())
+
+    def project_y(self, y):
+        return project_box(y, -self.R, self.R)
+
+    def q_grad(self, u: np.ndarray) -> np.ndarray:
+        return 2 * u + self.a * np.sin(2 * u)
+
+    def phi_grad(self, x: np.ndarray) -> np.ndarray:
+        return self.lam * x - 2 * self.alpha * x / (1 + x * x)
+
+    def phi(self, x: np.ndarray) -> np.ndarray:
+        return np.sum(0.5 * self.lam * x * x - self.alpha * np.log1p(x * x), axis=-1)
+
+    def grads(self, x, y):
+        t = np.tanh(x)
+        qg = self.q_grad(y - t)
+        return self.phi_grad(x) + qg * (1 - t * t), -qg
+
+    def local_grads(self, batch, x, y):
+        gx, gy = self.grads(x, y)
+        if self.zeta:
+            gx = gx + self.sin_grad(x, batch.phase)
+            gy = gy + self.sin_grad(y, batch.phase)
+        return gx, gy
+
+    def local_values(self, batch, x, y):
+        u = y - np.tanh(x)
+        per = 0.5 * self.lam * x * x - self.alpha * np.log1p(x * x) - (u * u + self.a * np.sin(u) ** 2)
+        per = per + self.zeta * (np.sin(self.omega * x + batch.phase) + np.sin(self.omega * y + batch.phase))
+        return per.sum(axis=-1)
+
+    @property
+    def phi_star(self) -> float:
+        if 2 * self.alpha > self.lam:  # minima at x^2 = 2 alpha/lam - 1
+            s2 = 2 * self.alpha / self.lam - 1
+            return float(self.dim_x * (0.5 * self.lam * s2 - self.alpha * np.log1p(s2)))
+        return 0.0
+
+    def prox(self, x: np.ndarray, iterations: int = 8) -> np.ndarray:
+        """argmin_u Phi(u) + l ||u - x||^2 (Def 2.4, lambda = 1/(2l)), separable. Phi'' lies in
+        [lam - 2 alpha, lam + alpha/4], so g(u) = Phi'(u) + 2l(u - x) has g' in [2l + lam - 2 alpha,
+        2l + lam + alpha/4] (a ratio close to 1 for l >> alpha): Newton from u = x contracts at every
+        step and 8 steps reach machine precision (checked against a scalar minimizer in the tests)."""
+        u = x.copy()
+        for _ in range(iterations):
+            u2 = u * u
+            curv = self.lam - 2 * self.alpha * (1 - u2) / (1 + u2) ** 2 + 2 * self.l
+            u = u - (self.phi_grad(u) + 2 * self.l * (u - x)) / curv
+        return u
+
+    def measures(self, point):
+        x, y = point["x"], point["y"]
+        out = self.stationarity(x, y)
+        g = self.phi_grad(x)
+        out["phi_grad_sq"] = np.einsum("ri,ri->r", g, g)
+        out["phi_gap"] = self.phi(x) - self.phi_star
+        if self.moreau:
+            diff = x - self.prox(x)
+            out["moreau_sq"] = 4 * self.l**2 * np.einsum("ri,ri->r", diff, diff)
+        return out
+
+    def _hessian_norms(self, s: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Spectral norms of the per-coordinate 2x2 Hessian of f at x = s, y = u + tanh s."""
+        t = np.tanh(s)
+        sech2 = 1 - t * t
+        q1, q2 = self.q_grad(u), 2 + 2 * self.a * np.cos(2 * u)
+        fxx = self.lam - 2 * self.alpha * (1 - s * s) / (1 + s * s) ** 2 - q2 * sech2**2 - 2 * q1 * sech2 * t
+        fxy, fyy = q2 * sech2, -q2
+        centre, radius = (fxx + fyy) / 2, np.sqrt(((fxx - fyy) / 2) ** 2 + fxy**2)
+        return np.maximum(np.abs(centre + radius), np.abs(centre - radius))
+
+    def _smoothness(self) -> float:
+        """sup of the 2x2 Hessian norm over x in [-8, 8] (sech^2 < 5e-7 beyond) and y in [-R, R], on a
+        801 x 801 grid, + zeta omega^2 for the client sinusoids (pitfall P7)."""
+        s = np.linspace(-8, 8, 801)[:, None]
+        y = np.linspace(-self.R, self.R, 801)[None, :]
+        return float(self._hessian_norms(s, y - np.tanh(s)).max()) + self.zeta * self.omega**2
+
+    def potential_gap(self) -> float:
+        """Delta = V0 - Phi* with V = f_hat - 2 Psi + 2 P at z0 = x0, p = 2l (spec §1.5): separable
+        1-D minimizations over x (strongly convex: f + l (x - z)^2 has x-curvature >= l)."""
+        l = self.l
+
+        def fk(s: float, yk: float) -> float:
+            u = yk - np.tanh(s)
+            return 0.5 * self.lam * s * s - self.alpha * np.log1p(s * s) - (u * u + self.a * np.sin(u) ** 2)
+
+        f0 = sum(fk(s, yk) for s, yk in zip(self.x0, self.y0))
+        psi = sum(_min_1d(lambda s, yk=yk, zk=zk: fk(s, yk) + l * (s - zk) ** 2) for yk, zk in zip(self.y0, self.x0))
+        P = sum(_min_1d(lambda s, zk=zk: float(self.phi(np.array([s]))) + l * (s - zk) ** 2) for zk in self.x0)
+        return float(f0 - 2 * psi + 2 * P - self.phi_star)
+
+    def constants(self) -> dict[str, Constant]:
+        u = np.linspace(-self.R - 1, self.R + 1, 20001)
+        g_y = float(np.abs(self.q_grad(u)).max()) + self.zeta * self.omega
+        return {
+            "l": Constant(self.l, "sup of the 2x2 block Hessian norm on a grid of x in [-8, 8], y in [-R, R], + zeta omega^2"),
+            "D_Y": Constant(self.D_Y, "2 R sqrt(d)"),
+            "G_y": Constant(g_y * np.sqrt(self.dim_y), "sqrt(d) max_{|u| <= R+1} |q'(u)| (grid) + zeta omega: sup ||grad_y f_i||"),
+            "sigma_G": _sin_sigma_g(self.zeta, self.omega, self.dim_x + self.dim_y),
+            "Phi_star": Constant(self.phi_star, "d (lam s^2/2 - alpha log(1+s^2)) at s^2 = 2 alpha/lam - 1"),
+            "Delta": Constant(self.potential_gap(), "V0 - Phi* (z0 = x0, p = 2l), 1-D minimizations"),
+            **self.heterogeneity_constants(),
+        }
+
+
+def make_onepc(
+    dim: int = 1,
+    lam: float = 1.0,
+    alpha: float = 1.0,
+    a: float = 1.5,
+    R: float = 2.0,
+    moreau: bool = True,
+    clients: int = 1,
+    zeta: float = 0.0,
+    omega: float = 1.0,
+    noise: float = 0.0,
+    x0: Any = 2.0,
+    y0: Any = 0.0,
+) -> OnePointConcave:
+    """Spec §6.6 (e): l = 10.52 for (lam, alpha, a, R) = (1, 1, 1.5, 2)."""
+    params = {"kind": "onepc", **locals()}
+    dim = check_int("dim", dim)
+    for name in ("lam", "R"):
+        check_positive(name, params[name])
+    check_positive("alpha", alpha, strict=False)
+    check_positive("a", a, strict=False)
+    if a > OnePointConcave.a_star:
+        raise ValueError(f"a must be <= {OnePointConcave.a_star} (q star-convex: Assumption 3.4), got a={a}")
+    if R < 1:
+        raise ValueError(f"R must be >= 1 so that y*(x) = tanh x lies in Y, got R={R}")
+    params["clients"] = check_int("clients (M)", clients)
+    return OnePointConcave(lam=float(lam), alpha=float(alpha), a=float(a), R=float(R), moreau=bool(moreau),
+                           x0=_vector("x0", x0, dim), y0=_vector("y0", y0, dim), noise=float(noise), zeta=float(zeta),
+                           omega=float(omega), spec_params=params)
+
+
+# =============================================================================================
+# (b') The paper's WGAN in closed form, spec §6.3 (NC-SC, conditioning through lambda)
+
+
+def shard_moments(clients: int, mean: float, std: float, split: str) -> np.ndarray:
+    """(M, 2) client moments (E x, E x^2) of real data mean + std z, z ~ N(0, 1).
+
+    'iid': every client has the population moments. 'sorted': client i holds the i-th of M
+    equal-probability quantile shards of z (a non-i.i.d. split, spec §6.3), truncated-normal moments;
+    their client mean is exactly the population's (equal shard probabilities)."""
+    if split == "iid":
+        return np.tile([mean, mean**2 + std**2], (clients, 1))
+    from scipy.stats import norm, truncnorm
+
+    edges = norm.ppf(np.arange(clients + 1) / clients)
+    ez, vz = truncnorm.mean(edges[:-1], edges[1:]), truncnorm.var(edges[:-1], edges[1:])
+    return np.stack([mean + std * ez, mean**2 + 2 * mean * std * ez + std**2 * (vz + ez**2)], axis=1)
+
+
+@dataclass(frozen=True, eq=False)
+class WGAN(MinimaxProblem):
+    """f_i = phi1 (m1_i - mu_g) + phi2 (m2_i - mu_g^2 - sigma_g^2) - lam (phi1^2 + phi2^2), x = (mu_g, sigma_g),
+    y = (phi1, phi2): the population objective of the paper's federated WGAN (§5.1) with generator
+    mu_g + sigma_g z and discriminator phi1 x + phi2 x^2; client i's real-data moments (m1_i, m2_i).
+
+    2 lam-strongly concave in y; smooth only on a box (|mu_g|, |sigma_g| <= R_x, |phi2| <= R_phi), where l is
+    the exact sup of the Hessian norm (the Hessian is affine in (mu_g, sigma_g, phi2), its norm convex, so
+    the sup is at one of the 8 box vertices). Two minimizers (m1, +-std): distances go to the nearer (P22).
+    """
+
+    lam: float
+    data_mean: float
+    data_std: float
+    moments: np.ndarray  # (M, 2)
+    R_x: float
+    R_phi: float
+
+    def __post_init__(self) -> None:
+        self._init_common(self.moments.shape[0], 2, 2)
+        object.__setattr__(self, "m1", float(self.moments[:, 0].mean()))
+        object.__setattr__(self, "m2", float(self.moments[:, 1].mean()))
+        object.__setattr__(self, "l", self._smoothness())
+
+    def hessian(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The 4x4 Hessian of f at (x, y) of shape (..., 2): [[-2 phi2 I, J], [J', -2 lam I]]."""
+        H = np.zeros((*x.shape[:-1], 4, 4))
+        H[..., 0, 0] = H[..., 1, 1] = -2 * y[..., 1]
+        H[..., 0, 2] = H[..., 2, 0] = -1.0
+        H[..., 0, 3] = H[..., 3, 0] = -2 * x[..., 0]
+        H[..., 1, 3] = H[..., 3, 1] = -2 * x[..., 1]
+        H[..., 2, 2] = H[..., 3, 3] = -2 * self.lam
+        return H
+
+    def _smoothness(self) -> float:
+        corners = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1], indexing="ij")).reshape(3, -1).T
+        x = corners[:, :2] * self.R_x
+        y = np.stack([np.zeros(8), corners[:, 2] * self.R_phi], axis=1)
+        return float(np.linalg.norm(self.hessian(x, y), 2, axis=(1, 2)).max())
+
+    def _grads(self, x, y, moments):
+        mu_g, s_g = x[..., :1], x[..., 1:]
+        phi1, phi2 = y[..., :1], y[..., 1:]
+        gx = np.concatenate([-phi1 - 2 * phi2 * mu_g, -2 * phi2 * s_g], axis=-1)
+        resid = moments - np.concatenate([mu_g, mu_g * mu_g + s_g * s_g], axis=-1)
+        return gx, resid - 2 * self.lam * y
+
+    def gather(self, clients):
+        return MinimaxBatch(clients, self.phases(clients), self.moments[clients])
+
+    def local_grads(self, batch, x, y):
+        return self._grads(x, y, batch.offsets)
+
+    def grads(self, x, y):
+        return self._grads(x, y, np.array([self.m1, self.m2]))
+
+    def local_values(self, batch, x, y):
+        resid = batch.offsets - np.concatenate([x[..., :1], (x * x).sum(-1, keepdims=True)], axis=-1)
+        return np.einsum("...i,...i->...", y, resid) - self.lam * np.einsum("...i,...i->...", y, y)
+
+    def residual(self, x: np.ndarray) -> np.ndarray:
+        return np.stack([self.m1 - x[..., 0], self.m2 - x[..., 0] ** 2 - x[..., 1] ** 2], axis=-1)
+
+    def phi(self, x: np.ndarray) -> np.ndarray:
+        """Phi = ||(m1 - mu_g, m2 - mu_g^2 - sigma_g^2)||^2/(4 lam), Phi* = 0."""
+        r = self.residual(x)
+        return np.einsum("...i,...i->...", r, r) / (4 * self.lam)
+
+    def measures(self, point):
+        x, y = point["x"], point["y"]
+        out = self.stationarity(x, y)
+        out["stat_kappa"] = out["grad_x_sq"] + (self.l / (2 * self.lam)) * out["grad_y_sq"]
+        gphi = self.grads(x, self.residual(x) / (2 * self.lam))[0]  # Danskin: grad_x f(x, y*(x))
+        out["phi_grad_sq"] = np.einsum("ri,ri->r", gphi, gphi)
+        out["phi_gap"] = self.phi(x)
+        std = np.sqrt(self.m2 - self.m1**2)
+        out["dist_sq"] = (x[:, 0] - self.m1) ** 2 + (np.abs(x[:, 1]) - std) ** 2  # nearer of sigma_g = +-std
+        return out
+
+    def constants(self) -> dict[str, Constant]:
+        dev = self.moments - np.array([self.m1, self.m2])
+        return {
+            "l": Constant(self.l, f"max of the Hessian norm over the 8 vertices of |mu_g|, |sigma_g| <= {self.R_x:g}, "
+                                  f"|phi2| <= {self.R_phi:g} (norm convex in the affine Hessian): smooth on that box only"),
+            "mu": Constant(2 * self.lam, "f(x, .) is 2 lam-strongly concave, hence PL"),
+            "kappa": Constant(self.l / (2 * self.lam), "l / (2 lam)"),
+            "sigma_G": Constant(float(np.linalg.norm(dev, axis=1).max()), "max_i ||(m1_i - m1, m2_i - m2)|| (exact)"),
+            "Phi_star": Constant(0.0, "Phi = 0 at (m1, +-sqrt(m2 - m1^2))"),
+            **self.heterogeneity_constants(),
+        }
+
+
+def make_wgan(
+    lam: float = 0.01,
+    data_mean: float = 0.0,
+    data_std: float = 0.1,
+    split: str = "iid",
+    clients: int = 1,
+    R_x: float = 1.0,
+    R_phi: float = 1.0,
+    noise: float = 0.0,
+    x0: Any = (0.5, 0.5),
+    y0: Any = 0.0,
+) -> WGAN:
+    """Spec §6.3 (b'): the paper's §5.1 WGAN (mu^ = 0, sigma^ = 0.1, lam in {0.001, 0.005, 0.01})."""
+    params = {"kind": "wgan", **locals()}
+    for name in ("lam", "data_std", "R_x", "R_phi"):
+        check_positive(name, params[name])
+    clients = check_int("clients (M)", clients)
+    if split not in ("iid", "sorted"):
+        raise ValueError(f"split must be 'iid' or 'sorted', got {split!r}")
+    return WGAN(lam=float(lam), data_mean=float(data_mean), data_std=float(data_std),
+                moments=shard_moments(clients, float(data_mean), float(data_std), split), R_x=float(R_x),
+                R_phi=float(R_phi), x0=_vector("x0", x0, 2), y0=_vector("y0", y0, 2), noise=float(noise), zeta=0.0,
+                omega=1.0, spec_params=params)
+
+
+# =============================================================================================
+# (a3) Nonconvex-nonconcave two-sided PL (Yang et al. 2020 example), spec §6.1 (a3)
+
+
+@dataclass(frozen=True, eq=False)
+class TwoSidedPLSine(MinimaxProblem):
+    """f_i = sum_k [x^2 + 3 sin^2 x sin^2 y - 4 y^2 - 10 sin^2 y + zeta (sin(omega x + theta_i) + sin(omega y + theta_i + pi/3))]
+    (separable over d coordinates; d = 1 is the spec's example). Nonconvex in x, nonconcave in y, two-sided PL.
+
+    Closed forms (per coordinate): x^2 + 3 s sin^2 x >= 0 = value at x = 0 (s = sin^2 y), so
+    min_x f = Psi0(y) = -4 y^2 - 10 sin^2 y; and -4 y^2 - (10 - 3 sin^2 x) sin^2 y <= 0 = value at y = 0, so
+    Phi(x) = x^2, y*(x) = 0, Phi* = 0, unique saddle (0, 0). PL constants are grid infima of the PL ratios
+    (exact formulas for f - min_x f and max_y f - f), the smoothness is the grid sup of the Hessian norm
+    over one period of the sines (the quadratic parts have constant Hessian).
+    """
+
+    PL_GRID: ClassVar[tuple[float, int]] = (6.0, 1200)  # [-6, 6]^2 with 1200^2 points (no point on the axes)
+
+    def __post_init__(self) -> None:
+        d = self.x0.shape[0]
+        self._init_common(self.spec_params["clients"], d, d)
+        half, n = self.PL_GRID
+        g = np.linspace(-half, half, n)
+        mu1, mu2 = self.pl_ratios(*np.meshgrid(g, g, indexing="ij"))
+        object.__setattr__(self, "mu1", float(mu1.min()))
+        object.__setattr__(self, "mu2", float(mu2.min()))
+        h = np.linspace(0, np.pi, 1001)
+        object.__setattr__(self, "l", float(self.hessian_norms(*np.meshgrid(h, h, indexing="ij")).max())
+                           + self.zeta * self.omega**2)
+
+    @staticmethod
+    def pl_ratios(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """||grad_x f||^2 / (2 (f - min_x f)) and ||grad_y f||^2 / (2 (max_y f - f)), one coordinate."""
+        sx, sy = np.sin(x) ** 2, np.sin(y) ** 2
+        gx = 2 * x + 3 * np.sin(2 * x) * sy
+        gy = 3 * sx * np.sin(2 * y) - 8 * y - 10 * np.sin(2 * y)
+        return gx**2 / (2 * (x * x + 3 * sx * sy)), gy**2 / (2 * (4 * y * y + (10 - 3 * sx) * sy))
+
+    @staticmethod
+    def hessian_norms(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        fxx = 2 + 6 * np.cos(2 * x) * np.sin(y) ** 2
+        fyy = 6 * np.sin(x) ** 2 * np.cos(2 * y) - 8 - 20 * np.cos(2 * y)
+        fxy = 3 * np.sin(2 * x) * np.sin(2 * y)
+        centre, radius = (fxx + fyy) / 2, np.sqrt(((fxx - fyy) / 2) ** 2 + fxy**2)
+        return np.maximum(np.abs(centre + radius), np.abs(centre - radius))
+
+    def grads(self, x, y):
+        sx, sy = np.sin(x) ** 2, np.sin(y) ** 2
+        return 2 * x + 3 * np.sin(2 * x) * sy, 3 * sx * np.sin(2 * y) - 8 * y - 10 * np.sin(2 * y)
+
+    def local_grads(self, batch, x, y):
+        gx, gy = self.grads(x, y)
+        if self.zeta:
+            gx = gx + self.sin_grad(x, batch.phase)
+            gy = gy + self.sin_grad(y, batch.phase + np.pi / 3)
+        return gx, gy
+
+    def value(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The global f at (..., d) points."""
+        return np.sum(x * x + 3 * np.sin(x) ** 2 * np.sin(y) ** 2 - 4 * y * y - 10 * np.sin(y) ** 2, axis=-1)
+
+    def local_values(self, batch, x, y):
+        het = np.sin(self.omega * x + batch.phase) + np.sin(self.omega * y + batch.phase + np.pi / 3)
+        return self.value(x, y) + self.zeta * het.sum(axis=-1)
+
+    def potential(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """W = 2 Phi(x) - f - Phi* with Phi = ||x||^2 (Appendix I)."""
+        return 2 * np.sum(x * x, axis=-1) - self.value(x, y)
+
+    def potential_swapped(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """W' = (Phi* - Psi0(y)) + (f - Psi0(y)), Psi0(y) = min_x f = sum -4 y^2 - 10 sin^2 y (spec §2.4(C))."""
+        psi0 = np.sum(-4 * y * y - 10 * np.sin(y) ** 2, axis=-1)
+        return self.value(x, y) - 2 * psi0
+
+    def measures(self, point):
+        x, y = point["x"], point["y"]
+        out = self.stationarity(x, y)
+        out["W"] = self.potential(x, y)
+        out["W_swap"] = self.potential_swapped(x, y)
+        out["dist_sq"] = np.einsum("ri,ri->r", x, x) + np.einsum("ri,ri->r", y, y)
+        return out
+
+    def constants(self) -> dict[str, Constant]:
+        half, n = self.PL_GRID
+        grid = f"grid inf over [-{half:g}, {half:g}]^2 ({n}^2 points; ratio -> 2 as |x| -> oo, resp. 8 as |y| -> oo)"
+        return {
+            "l": Constant(self.l, "sup of the 2x2 Hessian norm on a 1001^2 grid of one period [0, pi]^2 (+ zeta omega^2)"),
+            "mu1": Constant(self.mu1, f"PL in x: ||grad_x f||^2 / (2 (f - min_x f)), {grid}"),
+            "mu2": Constant(self.mu2, f"PL in y: ||grad_y f||^2 / (2 (max_y f - f)), {grid}"),
+            "kappa1": Constant(self.l / self.mu1, "l / mu1"),
+            "kappa2": Constant(self.l / self.mu2, "l / mu2"),
+            "sigma_G": Constant(self.zeta * self.omega * np.sqrt(2 * self.dim_x),
+                                "sup ||zeta omega (cos(omega x + theta_i), cos(omega y + theta_i + pi/3))|| (attained)"),
+            "W0": Constant(float(self.potential(self.x0, self.y0)), "W(x0, y0) = 2 ||x0||^2 - f(x0, y0)"),
+            "W0_swap": Constant(float(self.potential_swapped(self.x0, self.y0)), "W'(x0, y0) of the swapped roles"),
+            **self.heterogeneity_constants(),
+        }
+
+
+def make_ncnc_pl(
+    dim: int = 1,
+    clients: int = 1,
+    zeta: float = 0.0,
+    omega: float = 1.0,
+    noise: float = 0.0,
+    x0: Any = 1.0,
+    y0: Any = 1.0,
+) -> TwoSidedPLSine:
+    """Spec §6.1 (a3): l = 28, mu1 = 0.176, mu2 = 1.26 (mu1 < mu2: Theorem 3.5 needs the role swap)."""
+    params = {"kind": "ncnc_pl", **locals()}
+    dim = check_int("dim", dim)
+    params["clients"] = check_int("clients (M)", clients)
+    return TwoSidedPLSine(x0=_vector("x0", x0, dim), y0=_vector("y0", y0, dim), noise=float(noise), zeta=float(zeta),
+                          omega=float(omega), spec_params=params)
+
+
 def make_quadratic_pl(
     rank: int = 2,
     dim: int = 4,
@@ -792,7 +1219,7 @@ def make_quadratic_pl(
     )
 
 
-KINDS = {"quadratic": make_quadratic, "quadratic_pl": make_quadratic_pl, "ncpl": make_ncpl, "pwmax": make_pwmax, "tanh": make_tanh}
+KINDS = {"quadratic": make_quadratic, "quadratic_pl": make_quadratic_pl, "ncpl": make_ncpl, "pwmax": make_pwmax, "tanh": make_tanh, "onepc": make_onepc, "wgan": make_wgan, "ncnc_pl": make_ncnc_pl}
 
 
 def make(kind: str = "quadratic", **params: Any) -> MinimaxProblem:

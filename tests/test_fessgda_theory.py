@@ -152,3 +152,33 @@ def test_pl_theorem_on_a_non_pl_problem_is_inconclusive_with_the_reason():
     out = check_claims([claim], PROFILE, progress=False)[0]
     assert out.verdict == Verdict.INCONCLUSIVE
     assert "Assumption 3.1 (PL in y) certified by the problem" in out.reason
+
+
+def test_role_swap_makes_theorem_3_5_applicable_when_mu1_below_mu2():
+    """(a3) has mu1 = 0.176 < mu2 = 1.26: the paper's branch condition fails at the swapped run's step
+    sizes (INCONCLUSIVE), while the swapped theorem (spec §2.4(C)) holds all its conditions there."""
+    config = fg.A1_LINEAR_SWAPPED.configure(500, PROFILE)
+    values = fg.bindings(config)
+    assert values["mu1"] < values["mu2"]
+    plain = fg.THEOREM_3_5.evaluate(values, use_schedule=False)
+    assert "mu2 <= mu1 (branch)" in {c.name for c in plain.conditions if not c.holds}
+    assert fg.THEOREM_3_5_SWAPPED.evaluate(values, use_schedule=False).all_hold
+    # the swap exchanges the schedule: eta_x = 1/(4lK), eta_y = eta_x mu1^2/(64 l^2)
+    consts = {k: v for k, v in values.items() if k not in ("eta_x", "eta_y")}
+    sched = fg.THEOREM_3_5_SWAPPED.schedule_values({**consts, "K": 1})
+    assert sched["eta_x"] == pytest.approx(1 / (4 * values["l"]))
+    assert sched["eta_y"] == pytest.approx(sched["eta_x"] * values["mu1"] ** 2 / (64 * values["l"] ** 2))
+    # contraction a' = eta_y K mu2/16 in the swapped recursion
+    rec = fg.THEOREM_3_5_SWAPPED.bound_expr("recursion", use_schedule=False)
+    assert sp.simplify(rec - ((1 - fg.eta_y * fg.K * fg.mu2 / 16) ** fg.T * fg.W0s
+                              + fg.B35.xreplace(fg.ROLE_SWAP) / (fg.eta_y * fg.K * fg.mu2 / 16))) == 0
+
+
+def test_new_claims_expected_exponents_come_from_the_theorems():
+    assert fg.D1_NC1PC_ROUNDS.expected.exponent() == 4.0  # Theorem 3.2: T = O(eps^-4)
+    assert fg.B2_FLOOR_M.expected.exponent() == -1.0 and fg.B2_FLOOR_K.expected.exponent() == -1.0
+    assert fg.C2_FLOOR_M.expected.exponent() == -1.0
+    assert fg.B4_WGAN_KAPPA.expected.exponent() == 1.0  # Theorem 3.1: T = O(kappa eps^-2)
+    # D1's beta keeps Theorem 3.2's eps^2 shape: beta(eps)/beta(2 eps) = 1/4
+    b = [fg.d1_config(v, PROFILE).params["beta"] for v in (2, 4)]
+    assert b[1] / b[0] == pytest.approx(0.25)

@@ -185,3 +185,64 @@ def test_fedgda_gt_removes_client_drift():
     assert plain.at_end("stat_sq")[0] > 1e-6  # the drift bias: O((eta_l K)^2) away from stationarity
     with pytest.raises(ValueError, match="tracks the full gradient"):
         make_algorithm("fedgda_gt", {**params, "participation": "without_replacement:2"}).validate(prob)
+
+
+def test_role_swap_runs_fess_gda_on_minus_f_with_smoothing_on_y():
+    """spec §2.4(C): p = 0 coincides with FSGDA (role-symmetric round, same noise draws); p > 0 puts the
+    server smoothing on y: y+ = y + g_y (ybar - y) - l_y g_y K p (y - z), z+ = z + beta (y+ - z)."""
+    prob = make(kind="ncnc_pl", clients=3, zeta=0.2, noise=0.3)
+    base = {"eta_x_local": 0.004, "eta_y_local": 0.002, "eta_x_global": 1.5, "eta_y_global": 2.0, "local_steps": 3,
+            "participation": "without_replacement:2"}
+    finals = []
+    for name, params in (("fess_gda_swapped", {**base, "p": 0.0}), ("fsgda", base)):
+        alg, streams = make_algorithm(name, params), Streams(5, KEY, range(3))  # same named streams
+        state = alg.init(prob, streams)
+        for t in range(7):
+            state = alg.round(state, prob, t, streams)[0]
+        finals.append(state)
+    np.testing.assert_allclose(finals[0].x, finals[1].x, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(finals[0].y, finals[1].y, rtol=1e-13, atol=1e-15)
+    # one deterministic round with p > 0 by hand, single client, from (x0, y0), z0 = y0
+    det = make(kind="ncnc_pl", x0=0.7, y0=-0.4)
+    params = {**base, "participation": "full", "p": 3.0, "beta": 0.3}
+    alg = make_algorithm("fess_gda_swapped", params)
+    state = alg.init(det, Streams(0, KEY, range(1)))
+    state.z = state.z + 0.1  # z != y so that the smoothing term acts
+    new, _ = alg.round(state, det, 0, Streams(0, KEY, range(1)))
+    x, y = det.x0.copy(), det.y0.copy()
+    for _ in range(3):
+        gx, gy = det.grads(x, y)
+        x, y = x - 0.004 * gx, y + 0.002 * gy
+    x_new = det.x0 + 1.5 * (x - det.x0)
+    y_new = det.y0 + 2.0 * (y - det.y0) - 0.002 * 2.0 * 3 * 3.0 * (det.y0 - (det.y0 + 0.1))
+    np.testing.assert_allclose(new.x[0], x_new, rtol=1e-14)
+    np.testing.assert_allclose(new.y[0], y_new, rtol=1e-14)
+    np.testing.assert_allclose(new.z[0], det.y0 + 0.1 + 0.3 * (y_new - det.y0 - 0.1), rtol=1e-14)
+    with pytest.raises(ValueError, match="role swap needs an unconstrained Y"):
+        make_algorithm("fess_gda_swapped", {}).validate(make(kind="pwmax"))
+
+
+def test_two_phase_switches_to_fsgda_on_the_anchored_clients():
+    """spec §2.4(B): rounds < T1 are FESS-GDA; afterwards FSGDA (p = 0) on f_i + l ||x - x~||^2, x~ = x_{T1}."""
+    prob = make(kind="ncpl", mu=0.5, x0=0.8, y0=0.3)
+    phase1 = {"eta_x_local": 0.1, "eta_y_local": 0.05, "p": 2 * prob.l, "beta": 0.2}
+    alg = make_algorithm("fess_gda_two_phase", {**phase1, "phase1_rounds": 2, "eta_x_local_2": 0.03,
+                                                "eta_y_local_2": 0.02, "eta_x_global_2": 2.0})
+    one = make_algorithm("fess_gda", phase1)
+    streams = Streams(0, KEY, range(1))
+    state, ref = alg.init(prob, streams), one.init(prob, streams)
+    for t in range(2):
+        state, ref = alg.round(state, prob, t, streams)[0], one.round(ref, prob, t, streams)[0]
+    np.testing.assert_allclose(state.x, ref.x, rtol=1e-15)
+    anchor = state.x.copy()
+    for t in (2, 3):
+        x, y = state.x.copy(), state.y.copy()
+        gx, gy = prob.grads(x, y)
+        x_loc = x - 0.03 * (gx + 2 * prob.l * (x - anchor))  # the anchored client, K = 1
+        y_loc = y + 0.02 * gy
+        state = alg.round(state, prob, t, streams)[0]
+        np.testing.assert_allclose(state.x, x + 2.0 * (x_loc - x), rtol=1e-14)  # no smoothing (p = 0)
+        np.testing.assert_allclose(state.y, y_loc, rtol=1e-14)
+        np.testing.assert_array_equal(state.anchor, anchor)  # x~ is frozen at the switch
+    with pytest.raises(ValueError, match="phase1_rounds"):
+        make_algorithm("fess_gda_two_phase", {"phase1_rounds": -1}).validate(prob)

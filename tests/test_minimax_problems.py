@@ -15,6 +15,9 @@ INSTANCES = [
     {"kind": "pwmax", "clients": 3, "zeta": 0.1, "omega": 2.0},
     {"kind": "pwmax", "duplicate": True, "clients": 2, "zeta": 0.05},
     {"kind": "tanh", "dim": 2, "clients": 3, "zeta": 0.2, "reg_eps": 0.3, "x0": (0.7, -1.2), "y0": (0.2, -0.5)},
+    {"kind": "ncnc_pl", "dim": 2, "clients": 3, "zeta": 0.3, "omega": 1.5, "x0": (0.5, -1.0), "y0": (0.3, 0.2)},
+    {"kind": "wgan", "clients": 4, "split": "sorted", "lam": 0.05, "x0": (0.3, -0.4)},
+    {"kind": "onepc", "dim": 2, "clients": 3, "zeta": 0.2, "omega": 1.5, "x0": (0.7, -1.2), "y0": (0.2, -0.5)},
 ]
 
 
@@ -214,3 +217,97 @@ def test_quadratic_pl_is_two_sided_pl_but_not_strongly_convex():
     assert out["dist_sq"][0] == pytest.approx(0.0, abs=1e-20) and out["W"][0] == pytest.approx(0.0, abs=1e-14)
     with pytest.raises(ValueError, match="rank must be < dim"):
         make(kind="quadratic_pl", rank=4)
+
+
+def test_onepc_is_one_point_concave_not_concave_with_exact_constants():
+    prob = make(kind="onepc", dim=1)
+    assert prob.l == pytest.approx(10.52, abs=0.01)  # spec §6.6 value for (1, 1, 1.5, 2)
+    # the grid sup of the Hessian norm against a finer grid on the region where it is attained
+    s = np.linspace(-3, 3, 3001)[:, None]
+    y = np.linspace(-2, 2, 3001)[None, :]
+    assert prob.l == pytest.approx(float(prob._hessian_norms(s, y - np.tanh(s)).max()), rel=1e-3)
+    rng = np.random.default_rng(4)
+    x, y = rng.uniform(-3, 3, (4000, 1)), rng.uniform(-2, 2, (4000, 1))
+    batch = prob.gather(np.zeros((4000, 1), dtype=int))
+    f = prob.local_values(batch, x[:, None], y[:, None])[:, 0]
+    f_star = prob.local_values(batch, x[:, None], np.tanh(x)[:, None])[:, 0]
+    _, gy = prob.grads(x, y)
+    # Assumption 3.4 with y*(x) = tanh x: <grad_y f, y - y*> <= f(x, y) - f(x, y*) (star-convex q, a <= 1.7048)
+    assert np.all((gy * (y - np.tanh(x))).sum(-1) <= f - f_star + 1e-12)
+    assert np.all(f <= f_star + 1e-12)  # and y* is the maximizer: Phi(x) = f(x, tanh x)
+    np.testing.assert_allclose(prob.phi(x), f_star, atol=1e-12)
+    # not concave in y: f_yy = -q''(u) = -(2 + 3 cos 2u) > 0 for |u| in (1.15, 2.0)
+    assert -(2 + 2 * prob.a * np.cos(2 * 1.5)) > 0
+    # star-convexity fails above a* (the factory refuses it)
+    with pytest.raises(ValueError, match="a must be <="):
+        make(kind="onepc", a=2.0)
+    # Phi* = d (1/2 - ln 2) at x = +-1, prox against a scalar minimizer, Moreau measure 0 at the minimum
+    assert prob.phi_star == pytest.approx(0.5 - np.log(2))
+    for xv in (-2.5, 0.3, 1.7):
+        res = minimize_scalar(lambda v: prob.phi(np.array([v])) + prob.l * (v - xv) ** 2, bounds=(-6, 6),
+                              method="bounded", options={"xatol": 1e-12})
+        assert prob.prox(np.array([[xv]]))[0, 0] == pytest.approx(res.x, abs=1e-7)
+    out = prob.measures({"x": np.ones((1, 1)), "y": np.tanh(np.ones((1, 1)))})
+    assert out["moreau_sq"][0] == pytest.approx(0.0, abs=1e-20) and out["stat_sq"][0] == pytest.approx(0.0, abs=1e-20)
+    c = prob.constants()
+    assert c["G_y"].value == pytest.approx(np.abs(2 * 3.0 + 1.5 * np.sin(6.0)), rel=1e-6)  # |q'| max at |u| = R + 1
+    assert c["Delta"].value > 0 and c["D_Y"].value == 4.0
+
+
+def test_wgan_closed_forms_and_constants():
+    prob = make(kind="wgan", clients=5, split="sorted", data_mean=0.2, data_std=0.5, lam=0.05)
+    # equal-probability shards: the client mean of the moments is the population's, exactly
+    assert (prob.m1, prob.m2) == (pytest.approx(0.2, abs=1e-12), pytest.approx(0.04 + 0.25, abs=1e-12))
+    # shard moments against Monte-Carlo of the sorted split (2e5 draws: SE ~ 1e-3 on each moment)
+    z = np.sort(np.random.default_rng(0).standard_normal(200000))
+    shards = (0.2 + 0.5 * z).reshape(5, -1)
+    np.testing.assert_allclose(prob.moments[:, 0], shards.mean(1), atol=6e-3)
+    np.testing.assert_allclose(prob.moments[:, 1], (shards**2).mean(1), atol=1e-2)
+    c = prob.constants()
+    dev = prob.moments - prob.moments.mean(0)
+    assert c["sigma_G"].value == pytest.approx(np.linalg.norm(dev, axis=1).max())
+    # l: the vertex maximum dominates the Hessian norm at random points of the box and is attained
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, (5000, 2))
+    y = np.stack([rng.standard_normal(5000), rng.uniform(-1, 1, 5000)], 1)
+    norms = np.linalg.norm(prob.hessian(x, y), 2, axis=(1, 2))
+    assert norms.max() <= prob.l + 1e-12 and norms.max() > 0.95 * prob.l
+    assert c["kappa"].value == pytest.approx(prob.l / 0.1)
+    # Phi = f(x, y*(x)), y*(x) = residual/(2 lam); Phi* = 0 at both minimizers sigma_g = +-std
+    xs = rng.standard_normal((4, 2))
+    y_star = prob.residual(xs) / (2 * prob.lam)
+    batch = prob.gather(np.arange(5)[None].repeat(4, 0))
+    f_star = prob.local_values(batch, xs[:, None].repeat(5, 1), y_star[:, None].repeat(5, 1)).mean(1)
+    np.testing.assert_allclose(prob.phi(xs), f_star, atol=1e-12)
+    np.testing.assert_allclose(prob.grads(xs, y_star)[1], 0.0, atol=1e-12)
+    for s in (0.5, -0.5):
+        out = prob.measures({"x": np.array([[0.2, s]]), "y": np.zeros((1, 2))})
+        assert out["phi_gap"][0] == pytest.approx(0.0, abs=1e-20) and out["dist_sq"][0] == pytest.approx(0.0, abs=1e-20)
+        assert out["phi_grad_sq"][0] == pytest.approx(0.0, abs=1e-20)
+    with pytest.raises(ValueError, match="split must be"):
+        make(kind="wgan", split="random")
+
+
+def test_ncnc_pl_closed_forms_and_pl_constants():
+    prob = make(kind="ncnc_pl")
+    c = prob.constants()
+    # spec §6.1 (a3): l = 28 (f_yy = -28 at y = 0, sin x = 0), grid PL ratios 0.176 and 1.26
+    assert c["l"].value == pytest.approx(28.0, abs=1e-9)
+    assert (c["mu1"].value, c["mu2"].value) == (pytest.approx(0.176, abs=1e-3), pytest.approx(1.26, abs=1e-2))
+    # a finer grid on the region of the infima lowers them by < 1% (grid estimates, stated as such)
+    g = np.linspace(-6, 6, 2401)
+    r1, r2 = prob.pl_ratios(*np.meshgrid(g[g != 0], g[g != 0], indexing="ij"))
+    assert r1.min() == pytest.approx(c["mu1"].value, rel=1e-2) and r2.min() == pytest.approx(c["mu2"].value, rel=1e-2)
+    # Phi(x) = x^2 (max at y = 0) and min_x f = -4 y^2 - 10 sin^2 y (at x = 0), against dense 1-D searches
+    s = np.linspace(-8, 8, 160001)
+    for v in (-1.3, 0.4, 2.2):
+        assert prob.value(np.full((s.size, 1), v), s[:, None]).max() == pytest.approx(v * v, abs=1e-12)
+        assert prob.value(s[:, None], np.full((s.size, 1), v)).min() == pytest.approx(-4 * v * v - 10 * np.sin(v) ** 2,
+                                                                                      abs=1e-12)
+    # W = 2 Phi - f >= 0 and W' >= 0, both zero only at the saddle (0, 0)
+    rng = np.random.default_rng(2)
+    x, y = rng.uniform(-4, 4, (1000, 1)), rng.uniform(-4, 4, (1000, 1))
+    assert np.all(prob.potential(x, y) > 0) and np.all(prob.potential_swapped(x, y) > 0)
+    out = prob.measures({"x": np.zeros((1, 1)), "y": np.zeros((1, 1))})
+    assert out["W"][0] == 0 and out["W_swap"][0] == 0 and out["stat_sq"][0] == 0
+    assert make(kind="ncnc_pl", clients=2, zeta=0.5).constants()["sigma_G"].value == pytest.approx(0.5 * np.sqrt(2))

@@ -18,6 +18,16 @@ spec ../shared/spec/fessgda.md §2.1-§2.3 and pitfalls P1-P4, P11, P12.
 * ``fedgda_gt`` (Sun & Wei 2022, not compared in the paper): Local GDA (p = 0, global steps 1, full
   participation) whose local direction is tracked: grad f_i(w) - grad f_i(w_t) + grad f(w_t), the
   round-start gradients gathered from all clients (spec §7).
+* ``fess_gda_swapped``: the PL-PL role swap of spec §2.4(C) (pitfall P19): FESS-GDA run on
+  g(y, x) = -f(x, y), i.e. y becomes the minimization variable, the smoothing term and z act on y.
+  A wrapper around the same round (``SwappedRoles`` view of the problem), not a copy. With p = 0 it
+  coincides with FSGDA (the round is symmetric in the roles): what changes is which branch of
+  Theorem 3.5's recipe applies (mu1 < mu2: eta_x = 1/(4lK), eta_y = eta_x mu1^2/(64 l^2)).
+* ``fess_gda_two_phase``: the translation to Phi-stationarity of Proposition 3.1 / Corollary 3.1
+  (spec §2.4(B), pitfall P18): phase 1 is FESS-GDA as configured for ``phase1_rounds`` rounds, giving
+  (x~, y~); phase 2 runs FESS-GDA with p = 0 (FSGDA) and its own step sizes on the anchored clients
+  f_i + anchor_weight ||x - x~||^2 (anchor_weight = l by default) from (x~, y~). Same round code
+  (``Anchored`` view of the problem), not a copy.
 * ``sgda`` (Lin et al. 2020): centralized simultaneous SGDA = Local SGDA with K = 1 under full
   participation (one step on the client-mean gradient).
 
@@ -26,7 +36,7 @@ Every special case is a subclass that only fixes defaults and validation, never 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -249,3 +259,125 @@ class FedGDAGT(LocalSGDA):
                 f"{self.name} tracks the full gradient: tracking must be True and participation 'full', "
                 f"got tracking={self.tracking!r}, participation={self.participation}"
             )
+
+
+class SwappedRoles:
+    """The problem seen with the roles of x and y exchanged: min_u max_v g(u, v) = -f(v, u), u = y, v = x
+    (spec §2.4(C)). Needs Y = R^d2 (PL-PL): the new maximization variable x is unconstrained."""
+
+    def __init__(self, problem: Any) -> None:
+        if getattr(problem, "y_set", "free") != "free":
+            raise ValueError(f"the role swap needs an unconstrained Y (PL-PL, Assumption 3.7), got Y = {problem.y_set!r}")
+        self.problem = problem
+        self.num_clients = problem.num_clients
+
+    def gather(self, clients: np.ndarray) -> Any:
+        return self.problem.gather(clients)
+
+    def stochastic_grads(self, batch: Any, u: np.ndarray, v: np.ndarray, noise: Any) -> tuple[np.ndarray, np.ndarray]:
+        gx, gy = self.problem.stochastic_grads(batch, v, u, noise)  # the same single sample (P2)
+        return -gy, -gx
+
+    def project_y(self, v: np.ndarray) -> np.ndarray:
+        return v  # X = R^d1
+
+
+@register
+@dataclass(frozen=True)
+class FessGDASwapped(FessGDA):
+    """FESS-GDA with the roles of x and y swapped (spec §2.4(C)): Algorithm 1 on g(y, x) = -f(x, y).
+
+    Parameters keep f's names (eta_x_* move x, eta_y_* move y); the smoothing p (y_t - z_t) is applied
+    once at the server to y and z follows y: y_{t+1} = y_t + eta_{y,g}(mean_i y_i - y_t) - eta_{y,l} eta_{y,g} K p (y_t - z_t),
+    z_{t+1} = z_t + beta (y_{t+1} - z_t).
+    """
+
+    name: ClassVar[str] = "fess_gda_swapped"
+    source: ClassVar[str] = "004_57c332141565532a.txt Theorem 3.5 / Appendix I case mu1 < mu2 (spec §2.4(C)): Algorithm 1 on -f(y, x)"
+
+    def validate(self, problem: Problem) -> None:
+        super().validate(problem)
+        SwappedRoles(problem)  # fails early on a constrained Y
+
+    def inner(self) -> FessGDA:
+        """The plain FESS-GDA that runs on the swapped problem (x and y step sizes exchanged)."""
+        swap = {"eta_x_local": "eta_y_local", "eta_y_local": "eta_x_local", "eta_x_global": "eta_y_global",
+                "eta_y_global": "eta_x_global"}
+        return FessGDA(**{swap.get(f.name, f.name): getattr(self, f.name) for f in fields(FessGDA)})
+
+    def init(self, problem: Problem, streams: Streams) -> MinimaxState:
+        state = super().init(problem, streams)
+        return MinimaxState(state.x, state.y, state.y.copy())  # z_0 = y_0: z anchors the new min variable
+
+    def round(self, state: MinimaxState, problem: Problem, t: int, streams: Streams):
+        new, costs = self.inner().round(MinimaxState(state.y, state.x, state.z), SwappedRoles(problem), t, streams)
+        return MinimaxState(new.y, new.x, new.z), costs
+
+
+class Anchored:
+    """The clients f_i(x, y) + weight ||x - anchor||^2 with a per-replica anchor (R, d1) (spec §2.4(B)):
+    the regularizer's gradient 2 weight (x - anchor) is exact (noise-free) and the same for every client."""
+
+    def __init__(self, problem: Any, anchor: np.ndarray, weight: float) -> None:
+        self.problem, self.anchor, self.weight = problem, anchor, float(weight)
+        self.num_clients = problem.num_clients
+
+    def gather(self, clients: np.ndarray) -> Any:
+        return self.problem.gather(clients)
+
+    def stochastic_grads(self, batch: Any, x: np.ndarray, y: np.ndarray, noise: Any) -> tuple[np.ndarray, np.ndarray]:
+        gx, gy = self.problem.stochastic_grads(batch, x, y, noise)
+        return gx + (2 * self.weight) * (x - self.anchor[:, None, :]), gy
+
+    def project_y(self, y: np.ndarray) -> np.ndarray:
+        return self.problem.project_y(y)
+
+
+@dataclass
+class TwoPhaseState(MinimaxState):
+    anchor: np.ndarray | None = None  # x~ (R, d1), set when phase 2 starts
+
+
+@register
+@dataclass(frozen=True)
+class FessGDATwoPhase(FessGDA):
+    """Proposition 3.1 / Corollary 3.1 (Appendix J), spec §2.4(B): FESS-GDA (the inherited parameters,
+    p = 2l in the theorem) for ``phase1_rounds`` rounds, then FESS-GDA with p = 0 and the phase-2 step
+    sizes on f_i + anchor_weight ||x - x~||^2 (x~ = x at the switch; anchor_weight 0 means the paper's l)."""
+
+    name: ClassVar[str] = "fess_gda_two_phase"
+    source: ClassVar[str] = "004_57c332141565532a.txt Proposition 3.1, Corollary 3.1, Appendix J (spec §2.4(B))"
+
+    phase1_rounds: int = 100
+    eta_x_local_2: float = 0.01
+    eta_y_local_2: float = 0.01
+    eta_x_global_2: float = 1.0
+    eta_y_global_2: float = 1.0
+    local_steps_2: int = 1
+    anchor_weight: float = 0.0  # 0: the problem's l (the paper's f~ = f + l ||x - x~||^2)
+
+    def validate(self, problem: Problem) -> None:
+        super().validate(problem)
+        check_int("phase1_rounds", self.phase1_rounds, minimum=0)
+        check_positive("anchor_weight", self.anchor_weight, strict=False)
+        self.phase2().validate(problem)
+
+    def phase2(self) -> FessGDA:
+        """FESS-GDA with p = 0 and the phase-2 step sizes (FSGDA), same participation."""
+        base = {f.name: getattr(self, f.name) for f in fields(FessGDA)}
+        return FessGDA(**{**base, "p": 0.0, "eta_x_local": self.eta_x_local_2, "eta_y_local": self.eta_y_local_2,
+                          "eta_x_global": self.eta_x_global_2, "eta_y_global": self.eta_y_global_2,
+                          "local_steps": self.local_steps_2})
+
+    def init(self, problem: Problem, streams: Streams) -> TwoPhaseState:
+        state = super().init(problem, streams)
+        return TwoPhaseState(state.x, state.y, state.z)
+
+    def round(self, state: TwoPhaseState, problem: Problem, t: int, streams: Streams):
+        if t < self.phase1_rounds:
+            new, costs = FessGDA.round(self, state, problem, t, streams)
+            return TwoPhaseState(new.x, new.y, new.z), costs
+        anchor = state.x.copy() if state.anchor is None else state.anchor
+        view = Anchored(problem, anchor, self.anchor_weight or problem.l)
+        new, costs = self.phase2().round(state, view, t, streams)
+        return TwoPhaseState(new.x, new.y, new.z, anchor), costs
