@@ -522,10 +522,10 @@ T5A_TAU_HURTS = SlopeClaim(
     vary="tau", grid=T5A_GRID, configure=t5a_config,
     expected=ExpectedOrder(THEOREM_1, "tau_bar", "partial_term"),
     tolerance=0.1, expect=Verdict.INCONCLUSIVE,
-    expect_reason="design, not code or paper: from tau = 2 the point means follow sqrt(tau) (quick: slope +0.50, "
-                  "G/sqrt(tau) flat within 1% on tau = 2, 4, 8) but three points over 0.6 decades leave a CI of "
-                  "+-0.1; adding tau = 16 inflates that point by ~9% (SimFBO's effective step gamma tau nears the "
-                  "stability edge, spec §6.4) and tau = 1 sits 15% high (no local step, pitfall 9). A PASS needs "
+    expect_reason="design, not code or paper: from tau = 2 on the point means follow sqrt(tau) (G/sqrt(tau) is flat "
+                  "on tau = 2, 4, 8; see the grid table), but three points over 0.6 decades leave a CI about as wide "
+                  "as the band. tau = 16 brings SimFBO's effective step gamma tau near the stability edge (spec "
+                  "§6.4) and tau = 1 takes no local step (pitfall 9), so the grid cannot be widened. A PASS needs "
                   "the full profile's replicas or a smaller c_x with longer runs.",
     **_AVG)
 
