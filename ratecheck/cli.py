@@ -257,6 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except JobError as exc:  # a claim asked for a run that cannot be made: say which, keep the cache
         print(f"ratecheck: a run failed, finished runs are cached: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `ratecheck list | head`: the reader left, which is not an error
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
