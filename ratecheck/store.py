@@ -231,6 +231,10 @@ def _check_name(name: object) -> str:
             f"invalid array name {name!r}: must be non-empty, contain no '/', '\\\\' or NUL, "
             "and not start with '__'"
         )
+    try:
+        name.encode("utf-8")  # zip member names are UTF-8: a lone surrogate cannot be stored
+    except UnicodeEncodeError:
+        raise ValueError(f"invalid array name {name!r}: not encodable as UTF-8") from None
     return name
 
 
