@@ -174,6 +174,15 @@ def _vector(name: str, value: Any, dim: int) -> np.ndarray:
     return arr
 
 
+def _shared_fields(params: dict, dim_x: int, dim_y: int) -> dict[str, Any]:
+    """The fields every client-heterogeneous kind shares (start points, noise, sinusoidal drift),
+    validated once; also normalizes params["clients"] (M) for the problem's identity."""
+    params["clients"] = check_int("clients (M)", params["clients"])
+    return {"x0": _vector("x0", params["x0"], dim_x), "y0": _vector("y0", params["y0"], dim_y),
+            "noise": float(params["noise"]), "zeta": float(params["zeta"]), "omega": float(params["omega"]),
+            "spec_params": params}
+
+
 # =============================================================================================
 # (a1) SC-SC quadratic, spec §6.1
 
@@ -491,13 +500,11 @@ def make_ncpl(
     dim = check_int("dim", dim)
     for name in ("mu", "alpha", "c"):
         check_positive(name, params[name])
-    params["clients"] = check_int("clients (M)", clients)
-    x0v = _vector("x0", x0, dim)
-    if np.any(x0v == 0):
+    shared = _shared_fields(params, dim, dim)
+    if np.any(shared["x0"] == 0):
         # x = 0 is an exact stationary point (a local max of Phi): the run would never move
         raise ValueError(f"x0 must have no zero coordinate (x_k = 0 is a stationary saddle), got {x0!r}")
-    return NCPLLog(alpha=float(alpha), c=float(c), mu=float(mu), x0=x0v, y0=_vector("y0", y0, dim),
-                   noise=float(noise), zeta=float(zeta), omega=float(omega), spec_params=params)
+    return NCPLLog(alpha=float(alpha), c=float(c), mu=float(mu), **shared)
 
 
 # =============================================================================================
@@ -610,10 +617,7 @@ def make_pwmax(
     params = {"kind": "pwmax", **locals()}
     check_positive("r", r)
     check_positive("c0", c0, strict=False)
-    params["clients"] = check_int("clients (M)", clients)
-    return PointwiseMax(r=float(r), c0=float(c0), duplicate=bool(duplicate), x0=_vector("x0", x0, 2),
-                        y0=_vector("y0", y0, 4), noise=float(noise), zeta=float(zeta), omega=float(omega),
-                        spec_params=params)
+    return PointwiseMax(r=float(r), c0=float(c0), duplicate=bool(duplicate), **_shared_fields(params, 2, 4))
 
 
 
@@ -760,10 +764,8 @@ def make_tanh(
         check_positive(name, params[name])
     for name in ("lam", "alpha", "reg_eps"):
         check_positive(name, params[name], strict=False)
-    params["clients"] = check_int("clients (M)", clients)
     return TanhBox(lam=float(lam), alpha=float(alpha), b=float(b), R=float(R), reg_eps=float(reg_eps), moreau=bool(moreau),
-                   x0=_vector("x0", x0, dim), y0=_vector("y0", y0, dim), noise=float(noise), zeta=float(zeta),
-                   omega=float(omega), spec_params=params)
+                   **_shared_fields(params, dim, dim))
 
 
 # =============================================================================================
@@ -927,10 +929,8 @@ def make_onepc(
         raise ValueError(f"a must be <= {OnePointConcave.a_star} (q star-convex: Assumption 3.4), got a={a}")
     if R < 1:
         raise ValueError(f"R must be >= 1 so that y*(x) = tanh x lies in Y, got R={R}")
-    params["clients"] = check_int("clients (M)", clients)
     return OnePointConcave(lam=float(lam), alpha=float(alpha), a=float(a), R=float(R), moreau=bool(moreau),
-                           x0=_vector("x0", x0, dim), y0=_vector("y0", y0, dim), noise=float(noise), zeta=float(zeta),
-                           omega=float(omega), spec_params=params)
+                           **_shared_fields(params, dim, dim))
 
 
 # =============================================================================================
@@ -1180,9 +1180,7 @@ def make_ncnc_pl(
     """Spec §6.1 (a3): l = 28, mu1 = 0.176, mu2 = 1.26 (mu1 < mu2: Theorem 3.5 needs the role swap)."""
     params = {"kind": "ncnc_pl", **locals()}
     dim = check_int("dim", dim)
-    params["clients"] = check_int("clients (M)", clients)
-    return TwoSidedPLSine(x0=_vector("x0", x0, dim), y0=_vector("y0", y0, dim), noise=float(noise), zeta=float(zeta),
-                          omega=float(omega), spec_params=params)
+    return TwoSidedPLSine(**_shared_fields(params, dim, dim))
 
 
 def make_quadratic_pl(

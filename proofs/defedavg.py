@@ -38,8 +38,7 @@ TITLE = "DeFedAvg (arXiv:2402.11198): linear speedup in asynchronous FL"
 SEED = "003_2fcc6b9d543c5aab.txt (arXiv:2402.11198v1)"
 
 
-def src(where: str, note: str = "") -> Source:
-    return Source(SEED, where, note)
+src = Source.of(SEED)  # src("Theorem 2, eq. (14)", note) cites this paper
 
 
 L, sigma, nu, G, Delta = sp.symbols("L sigma nu G Delta", positive=True)

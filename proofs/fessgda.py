@@ -42,8 +42,7 @@ TITLE = "FESS-GDA (arXiv:2311.00944): federated stochastic smoothed GDA for mini
 SEED = "004_57c332141565532a.txt (arXiv:2311.00944)"
 
 
-def src(where: str, note: str = "") -> Source:
-    return Source(SEED, where, note)
+src = Source.of(SEED)  # src("Theorem 2, eq. (14)", note) cites this paper
 
 
 # ---------------------------------------------------------------------------------------------

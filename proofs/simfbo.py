@@ -41,8 +41,7 @@ TITLE = "SimFBO / ShroFBO (arXiv 2023): simple, flexible, communication-efficien
 SEED = "000_66e1ccf0a50396e9.txt (SimFBO, arXiv 2023)"
 
 
-def src(where: str, note: str = "") -> Source:
-    return Source(SEED, where, note)
+src = Source.of(SEED)  # src("Theorem 2, eq. (14)", note) cites this paper
 
 
 # --------------------------------------------------------------------------------------------

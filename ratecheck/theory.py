@@ -53,6 +53,11 @@ class Source:
     where: str
     note: str = ""
 
+    @classmethod
+    def of(cls, paper: str) -> Callable[..., "Source"]:
+        """A paper module's citation helper: ``src = Source.of(SEED)``; ``src("Theorem 2, eq. (14)")``."""
+        return functools.partial(cls, paper)
+
     def __str__(self) -> str:
         text = f"{self.paper}, {self.where}"
         return f"{text} ({self.note})" if self.note else text

@@ -132,6 +132,10 @@ class BilevelState:
     local_v_max: float = 0.0  # max ||v_i^{(t,k)}|| over everything (Prop. 1)
     rounds: int = 0
 
+    def points(self) -> dict[str, np.ndarray]:
+        """The global (x, y, v) every bilevel algorithm outputs and the problem measures."""
+        return {"x": self.x, "y": self.y, "v": self.v}
+
 
 def client_update(problem: Problem, batch: Any, x: np.ndarray, y: np.ndarray, v: np.ndarray, tau: np.ndarray,
                   coeff: np.ndarray, eta: tuple[float, float, float], noise: ReplicaStream,
@@ -272,7 +276,7 @@ class SimFBO(Algorithm):
         return (ratio @ p) / p.sum()
 
     def output(self, state: BilevelState) -> dict[str, np.ndarray]:
-        return {"x": state.x, "y": state.y, "v": state.v}
+        return state.points()
 
     def info(self, state: BilevelState) -> dict[str, Any]:
         return {"rho_bar": state.rho_sum / max(state.rounds, 1), "rho_min": state.rho_min, "rho_max": state.rho_max,

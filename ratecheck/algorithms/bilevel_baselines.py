@@ -126,7 +126,7 @@ class FedNest(Algorithm):
                      "vectors_up": comms * m, "vectors_down": comms * m}
 
     def output(self, state: BilevelState) -> dict[str, np.ndarray]:
-        return {"x": state.x, "y": state.y, "v": state.v}
+        return state.points()
 
 
 @register
@@ -172,7 +172,7 @@ class NaiveHypergradient(Algorithm):
                 {"communication_rounds": 1.0, "vectors_up": P, "vectors_down": P})
 
     def output(self, state: BilevelState) -> dict[str, np.ndarray]:
-        return {"x": state.x, "y": state.y, "v": state.v}
+        return state.points()
 
 
 @register
