@@ -37,7 +37,7 @@ def test_run_prints_final_measures(capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["run", "fedavg", "--problem", "quadratic", "--set", "eta_local=-1"], "eta_local must be"),
+        (["run", "fedavg", "--problem", "quadratic", "--set", "eta_local=-1"], "parameter eta_local = -1 is invalid"),
         (["run", "fedavg", "--problem", "quadratic", "--set", "local_steps=0"], "local_steps"),
         (["run", "fedavg", "--problem", "quadratic", "--set", "participation=without_replacement:99"], "m <= N"),
         (["run", "fedavg", "--problem", "nowhere"], "unknown problem family"),

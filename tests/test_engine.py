@@ -127,8 +127,8 @@ def test_run_config_rebuilds_the_same_run_and_trace_round_trips():
 @pytest.mark.parametrize(
     "params, message",
     [
-        ({"eta_local": -0.1}, "eta_local must be"),
-        ({"eta_global": 0.0}, "eta_global must be"),
+        ({"eta_local": -0.1}, "eta_local = -0.1 is invalid: must be a finite real number > 0"),
+        ({"eta_global": 0.0}, "eta_global = 0.0 is invalid"),
         ({"local_steps": 0}, "local_steps"),
         ({"local_steps": 2.5}, "local_steps"),
         ({"participation": "without_replacement:9"}, "m <= N"),

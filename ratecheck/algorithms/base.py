@@ -13,6 +13,7 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
+from ..params import check_fields, declarations
 from ..problem import Problem
 from ..seeding import Streams
 
@@ -28,8 +29,12 @@ class Algorithm:
     # field name -> parser turning a JSON/CLI value into the field's type
     parsers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
 
+    def __post_init__(self) -> None:
+        # every declared field (ratecheck.params) is checked and coerced, whatever the entry point
+        check_fields(self, self.name)
+
     def validate(self, problem: Problem) -> None:
-        """Raise ValueError naming the parameter and the rule it breaks."""
+        """Checks that need the problem (e.g. participation count <= clients): raise ParamError."""
 
     def init(self, problem: Problem, streams: Streams) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -53,7 +58,8 @@ class Algorithm:
         out = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            out[f.name] = str(value) if f.name in self.parsers else value
+            option = f.metadata.get("param") is not None and f.metadata["param"].kind == "option"
+            out[f.name] = str(value) if (option or f.name in self.parsers) else value
         return out
 
     @classmethod
@@ -64,7 +70,15 @@ class Algorithm:
             raise ValueError(
                 f"{cls.name} has no parameter(s) {sorted(unknown)}; its parameters are {sorted(names)}"
             )
-        parsed = {k: cls.parsers[k](v) if k in cls.parsers else v for k, v in params.items()}
+        declared = declarations(cls)
+        parsed = {}
+        for k, v in params.items():
+            if k in declared:  # the one declaration parses and checks
+                parsed[k] = declared[k].check(k, v, cls.name)
+            elif k in cls.parsers:
+                parsed[k] = cls.parsers[k](v)
+            else:
+                parsed[k] = v
         return cls(**parsed)
 
 

@@ -16,14 +16,15 @@ from w^{tau}, tau = max(0, t - d) (spec pitfall 13: never apply an old update to
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..options import KindOption
+from ..params import choice, integer, option, real
 from ..participation import Participation, first_occurrence
-from ..problem import SmoothFederatedProblem, check_int, check_positive
+from ..problem import SmoothFederatedProblem
 from ..seeding import ReplicaStream, Streams
 from .base import Algorithm, Costs, register
 from .local import local_sgd
@@ -92,26 +93,23 @@ class FedAvg(Algorithm):
     allowed_modes: ClassVar[tuple[str, ...]] = ("full", "with_replacement", "without_replacement")
     broadcast_to_all: ClassVar[bool] = False  # sync FedAvg sends w^t to the selected clients only
 
-    eta_global: float = 1.0  # the paper's eta
-    eta_local: float = 0.1  # the paper's eta-bar
-    local_steps: int = 1  # K
-    participation: Participation = field(default_factory=Participation)
-    delay: DelaySchedule = field(default_factory=DelaySchedule)
-    # 'shared': a client drawn twice uploads one update counted twice (paper); 'independent': two
-    # fresh local jobs (a different algorithm, spec pitfall 3).
-    duplicates: str = "shared"
+    eta_global: float = real(1.0, "server (global) step size, the paper's eta", positive=True)
+    eta_local: float = real(0.1, "client (local) step size, the paper's eta-bar", positive=True)
+    local_steps: int = integer(1, "local SGD steps K per round", low=1, high=10**6)
+    participation: Participation = option(Participation, "client sampling: full, with_replacement:n, "
+                                          "without_replacement:n", Participation.parse)
+    delay: DelaySchedule = option(DelaySchedule, "delay schedule of the model a job starts from: none, "
+                                  "constant:d, uniform:lam, cyclic:lam, per_client:lam", DelaySchedule.parse)
+    duplicates: str = choice("shared", "a client drawn twice: 'shared' uploads one update counted twice "
+                             "(paper); 'independent' runs two fresh local jobs (spec pitfall 3)",
+                             ("shared", "independent"))
 
     def validate(self, problem: SmoothFederatedProblem) -> None:
-        check_positive("eta_global", self.eta_global)
-        check_positive("eta_local", self.eta_local)
-        check_int("local_steps (K)", self.local_steps, minimum=1)
         if self.participation.mode not in self.allowed_modes:
             raise ValueError(
                 f"{self.name} needs participation in {self.allowed_modes}, got {self.participation}"
             )
         self.participation.validate(problem.num_clients)
-        if self.duplicates not in ("shared", "independent"):
-            raise ValueError(f"duplicates must be 'shared' or 'independent', got {self.duplicates!r}")
 
     def init(self, problem: SmoothFederatedProblem, streams: Streams) -> FedAvgState:
         x0 = np.broadcast_to(problem.initial_point(), (len(streams.replicas), problem.dim))
@@ -169,7 +167,8 @@ class DeFedAvgNIID(FedAvg):
     allowed_modes: ClassVar[tuple[str, ...]] = ("with_replacement",)
     broadcast_to_all: ClassVar[bool] = True  # w^{t+1} goes to all N clients (Algorithm 1, S8)
 
-    participation: Participation = field(default_factory=lambda: Participation("with_replacement", 1))
+    participation: Participation = option(lambda: Participation("with_replacement", 1),
+                                          "client sampling: with_replacement:n (Algorithm 1)", Participation.parse)
 
 
 @register
@@ -182,4 +181,6 @@ class DeFedAvgIID(FedAvg):
     allowed_modes: ClassVar[tuple[str, ...]] = ("without_replacement", "full")
     broadcast_to_all: ClassVar[bool] = True
 
-    participation: Participation = field(default_factory=lambda: Participation("without_replacement", 1))
+    participation: Participation = option(lambda: Participation("without_replacement", 1),
+                                          "client sampling: n distinct clients, without_replacement:n or full",
+                                          Participation.parse)

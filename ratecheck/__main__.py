@@ -1,0 +1,7 @@
+"""``python -m ratecheck``: the same as the ``ratecheck`` command (useful inside a git worktree)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,46 @@
+"""The paper protocol, typed: what a paper module registers with ratecheck.
+
+A paper module (the package's own in proofs/, or a researcher's in their own package) builds one
+``Paper``: its key, title and source file, its theorems (sympy, sourced) and claims (what to run,
+what to expect), and optionally extra report content. Registries find it by entry point
+(group ``ratecheck.papers``) or by ``--paper MODULE_OR_PATH``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+if TYPE_CHECKING:  # typing only: importing claims here would make paper.py heavy
+    from .claims import Claim, Outcome
+    from .theory import Theorem
+
+# (section title, Markdown body) pairs added to the paper's report page
+ReportSections = Callable[[Sequence["Outcome"]], "list[tuple[str, str]]"]
+# yields (file stem, caption, matplotlib figure) drawn from the outcomes' runs
+ReportFigures = Callable[[Sequence["Outcome"]], Iterable[Any]]
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One paper: ``key`` (short, used in claim ids and `ratecheck check KEY`), ``title``, ``seed``
+    (the paper file and arXiv id), ``theorems`` and ``claims``, and optional report hooks."""
+
+    key: str
+    title: str
+    seed: str
+    theorems: Sequence["Theorem"] = ()
+    claims: Sequence["Claim"] = ()
+    spec: str = ""  # the implementation spec it was written from, if any
+    report_sections: ReportSections | None = None
+    report_figures: ReportFigures | None = None
+    origin: str = field(default="", compare=False)  # where it was found (entry point, file); set by the registry
+
+    def __post_init__(self) -> None:
+        if not self.key or not self.key.replace("_", "").isalnum():
+            raise ValueError(f"Paper key must be a non-empty identifier, got {self.key!r}")
+        object.__setattr__(self, "theorems", tuple(self.theorems))
+        object.__setattr__(self, "claims", tuple(self.claims))
+        for claim in self.claims:
+            if claim.paper != self.key:
+                raise ValueError(f"claim {claim.id} says paper {claim.paper!r}, registered under {self.key!r}")

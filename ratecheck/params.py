@@ -1,0 +1,266 @@
+"""One declaration per parameter: its type, its range and its meaning, checked at every entry point.
+
+Algorithms declare their hyper-parameters as dataclass fields built with the helpers below
+(``real``, ``integer``, ``flag``, ``choice``, ``text``, ``option``); problem factories declare their
+keyword parameters with ``@declare(name=Param.real(...), ...)``. The CLI, the Python API and a
+RunConfig read back from the cache all go through ``Param.check``, so a bad value always gets the same
+error naming the parameter, the value and the rule. Booleans are never numbers, and integers are
+never silently truncated floats.
+
+    @dataclass(frozen=True)
+    class MyAlgorithm(Algorithm):
+        eta_local: float = real(0.1, "local step size (the paper's eta-bar)", positive=True)
+        local_steps: int = integer(1, "local steps K per round", low=1, high=10**6)
+        participation: Participation = option(Participation, "client sampling", Participation.parse)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+__all__ = [
+    "Param",
+    "ParamError",
+    "choice",
+    "check_fields",
+    "declarations",
+    "declare",
+    "flag",
+    "integer",
+    "option",
+    "real",
+    "text",
+]
+
+KINDS = ("int", "real", "bool", "str", "choice", "option")
+
+
+class ParamError(ValueError):
+    """A parameter value that breaks its declaration: names the owner, the parameter, value and rule."""
+
+    def __init__(self, owner: str, name: str, value: Any, rule: str):
+        self.owner, self.name, self.value, self.rule = owner, name, value, rule
+        where = f"{owner}: " if owner else ""
+        super().__init__(f"{where}parameter {name} = {_show(value)} is invalid: {rule}")
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+@dataclass(frozen=True)
+class Param:
+    """How one parameter is checked: kind, range, choices, meaning.
+
+    kind 'int': an integer (numpy integers too; never a bool, never a float, not even 2.0);
+    'real': a finite number (ints accepted and turned into float; never a bool, NaN or inf unless
+    ``finite=False``); 'bool': True or False only; 'str': a string; 'choice': one of ``choices``;
+    'option': a structured value parsed from its string form by ``parse`` (e.g. 'without_replacement:8').
+    ``nullable`` lets None through (meaning "not set").
+    """
+
+    kind: str
+    meaning: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple[Any, ...] = ()
+    parse: Callable[[Any], Any] | None = None
+    nullable: bool = False
+    finite: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"Param kind must be one of {KINDS}, got {self.kind!r}")
+        if self.kind == "choice" and not self.choices:
+            raise ValueError("a 'choice' Param needs choices")
+        if self.kind == "option" and self.parse is None:
+            raise ValueError("an 'option' Param needs a parse function")
+
+    # -- constructors, for factory declarations ---------------------------------------------------
+    @classmethod
+    def real(cls, meaning: str, *, positive: bool = False, low: float | None = None,
+             high: float | None = None, low_open: bool = False, high_open: bool = False,
+             nullable: bool = False, finite: bool = True) -> "Param":
+        if positive:
+            low, low_open = 0.0, True
+        return cls("real", meaning, low, high, low_open, high_open, nullable=nullable, finite=finite)
+
+    @classmethod
+    def int(cls, meaning: str, *, low: int | None = None, high: int | None = None,
+            nullable: bool = False) -> "Param":
+        return cls("int", meaning, low, high, nullable=nullable)
+
+    @classmethod
+    def bool(cls, meaning: str) -> "Param":
+        return cls("bool", meaning)
+
+    @classmethod
+    def str(cls, meaning: str, *, nullable: bool = False) -> "Param":
+        return cls("str", meaning, nullable=nullable)
+
+    @classmethod
+    def choice(cls, meaning: str, choices: tuple[Any, ...], *, nullable: bool = False) -> "Param":
+        return cls("choice", meaning, choices=tuple(choices), nullable=nullable)
+
+    @classmethod
+    def option(cls, meaning: str, parse: Callable[[Any], Any], *, nullable: bool = False) -> "Param":
+        return cls("option", meaning, parse=parse, nullable=nullable)
+
+    # -- checking ---------------------------------------------------------------------------------
+    def rule(self) -> str:
+        """The declaration in words, as error messages and ``ratecheck list`` show it."""
+        if self.kind == "choice":
+            text = "one of " + ", ".join(repr(c) for c in self.choices)
+        elif self.kind == "option":
+            text = "an option string (see its meaning)"
+        elif self.kind == "bool":
+            text = "true or false"
+        elif self.kind == "str":
+            text = "a string"
+        else:
+            noun = "an integer" if self.kind == "int" else "a finite real number"
+            parts = []
+            if self.low is not None:
+                parts.append(f"{'>' if self.low_open else '>='} {self.low:g}")
+            if self.high is not None:
+                parts.append(f"{'<' if self.high_open else '<='} {self.high:g}")
+            text = noun + (" " + " and ".join(parts) if parts else "")
+        return text + (" (or null)" if self.nullable else "")
+
+    def check(self, name: str, value: Any, owner: str = "") -> Any:
+        """The value, coerced to the declared kind (int -> float for reals), or a ParamError."""
+        if value is None:
+            if self.nullable:
+                return None
+            raise ParamError(owner, name, value, f"must be {self.rule()}")
+        fail = functools.partial(ParamError, owner, name, value)
+        if self.kind == "bool":
+            if isinstance(value, (bool, np.bool_)):
+                return bool(value)
+            raise fail("must be true or false (not a number or a string)")
+        if self.kind == "str":
+            if isinstance(value, str):
+                return value
+            raise fail("must be a string")
+        if self.kind == "choice":
+            if isinstance(value, bool) or value not in self.choices:
+                raise fail(f"must be {self.rule()}")
+            return value
+        if self.kind == "option":
+            try:
+                return self.parse(value)
+            except (ValueError, TypeError) as exc:
+                raise fail(str(exc)) from None
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise fail(f"must be {self.rule()}, got a {type(value).__name__}")
+        if self.kind == "int":
+            if not isinstance(value, numbers.Integral):
+                raise fail(f"must be {self.rule()}, got a {type(value).__name__}")
+            value = int(value)
+        else:
+            value = float(value)
+            if self.finite and not math.isfinite(value):
+                raise fail(f"must be {self.rule()}")
+            if math.isnan(value):
+                raise fail(f"must be {self.rule()}")
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            raise fail(f"must be {self.rule()}")
+        if self.high is not None and (value > self.high or (self.high_open and value == self.high)):
+            raise fail(f"must be {self.rule()}")
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "meaning": self.meaning, "rule": self.rule()}
+
+
+# -- dataclass fields (algorithms) -----------------------------------------------------------------
+
+def _field(default: Any, param: Param, *, factory: Callable[[], Any] | None = None) -> Any:
+    meta = {"param": param}
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def real(default: float | None, meaning: str, **rule: Any) -> Any:
+    """A real hyper-parameter: ``eta: float = real(0.1, "global step", positive=True)``."""
+    return _field(default, Param.real(meaning, **rule))
+
+
+def integer(default: int | None, meaning: str, **rule: Any) -> Any:
+    return _field(default, Param.int(meaning, **rule))
+
+
+def flag(default: bool, meaning: str) -> Any:
+    return _field(default, Param.bool(meaning))
+
+
+def choice(default: Any, meaning: str, choices: tuple[Any, ...], **rule: Any) -> Any:
+    return _field(default, Param.choice(meaning, choices, **rule))
+
+
+def text(default: str | None, meaning: str, **rule: Any) -> Any:
+    return _field(default, Param.str(meaning, **rule))
+
+
+def option(default_factory: Callable[[], Any], meaning: str, parse: Callable[[Any], Any], **rule: Any) -> Any:
+    """A structured option (participation, delay schedule), parsed from 'kind:N' strings."""
+    return _field(None, Param.option(meaning, parse, **rule), factory=default_factory)
+
+
+def declarations(cls_or_obj: Any) -> dict[str, Param]:
+    """The declared parameters of a dataclass (algorithm) or a ``@declare``d factory, by name."""
+    declared = getattr(cls_or_obj, "declared", None)
+    if isinstance(declared, Mapping):
+        return dict(declared)
+    if dataclasses.is_dataclass(cls_or_obj):
+        return {f.name: f.metadata["param"] for f in dataclasses.fields(cls_or_obj) if "param" in f.metadata}
+    raise TypeError(f"{cls_or_obj!r} declares no parameters")
+
+
+def check_fields(obj: Any, owner: str) -> None:
+    """Check (and coerce in place) every declared field of a frozen dataclass instance."""
+    for name, param in declarations(type(obj)).items():
+        value = param.check(name, getattr(obj, name), owner)
+        object.__setattr__(obj, name, value)
+
+
+def declare(**params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a factory's keyword parameters; calls are checked (unknown names, types, ranges).
+
+    The factory's own signature gives the defaults; every keyword it takes must be declared.
+    """
+
+    def wrap(factory: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(factory)
+        names = [p for p in signature.parameters if signature.parameters[p].kind is not inspect.Parameter.VAR_KEYWORD]
+        missing = set(names) - set(params)
+        extra = set(params) - set(names)
+        if missing or extra:
+            raise TypeError(f"@declare on {factory.__qualname__}: undeclared {sorted(missing)}, unknown {sorted(extra)}")
+        owner = getattr(factory, "__module__", "").rsplit(".", 1)[-1]
+
+        @functools.wraps(factory)
+        def checked(**kwargs: Any) -> Any:
+            unknown = set(kwargs) - set(params)
+            if unknown:
+                name = sorted(unknown)[0]
+                raise ParamError(owner, name, kwargs[name], f"unknown parameter; accepted: {sorted(params)}")
+            checked_kwargs = {k: params[k].check(k, v, owner) for k, v in kwargs.items()}
+            return factory(**checked_kwargs)
+
+        checked.declared = dict(params)  # type: ignore[attr-defined]
+        return checked
+
+    return wrap
