@@ -1,7 +1,7 @@
 """One module per paper: its theorems (sympy, with sources) and its claims (what to run, what to expect).
 
-A paper module defines PAPER (a short key), TITLE, SEED (the paper file), THEOREMS and CLAIMS.
-Register a new paper by adding its module to MODULES.
+A paper module builds one ``ratecheck.paper.Paper`` named PAPER (key, title, seed file, THEOREMS,
+CLAIMS, optional report hooks). Register a new paper by adding its module to MODULES.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import fnmatch
 from types import ModuleType
 
 from ratecheck.claims import Claim
+from ratecheck.paper import Paper
 from ratecheck.theory import Theorem
 
 from . import defedavg
@@ -19,12 +20,12 @@ from . import fessgda
 MODULES: tuple[ModuleType, ...] = (defedavg, simfbo, fessgda)
 
 
-def papers() -> dict[str, ModuleType]:
-    return {m.PAPER: m for m in MODULES}
+def papers() -> dict[str, Paper]:
+    return {m.PAPER.key: m.PAPER for m in MODULES}
 
 
 def all_claims() -> list[Claim]:
-    claims = [c for m in MODULES for c in m.CLAIMS]
+    claims = [c for p in papers().values() for c in p.claims]
     ids = [c.id for c in claims]
     dupes = {i for i in ids if ids.count(i) > 1}
     if dupes:
@@ -33,7 +34,7 @@ def all_claims() -> list[Claim]:
 
 
 def all_theorems() -> list[Theorem]:
-    return [t for m in MODULES for t in m.THEOREMS]
+    return [t for p in papers().values() for t in p.theorems]
 
 
 def select_claims(pattern: str | None = None) -> list[Claim]:

@@ -30,10 +30,11 @@ from ratecheck.claims import (
     tail_average,
     term_negligible,
 )
+from ratecheck.paper import Paper
 from ratecheck.theory import Bound, Condition, Source, Theorem
 from ratecheck.trace import RunConfig, Trace
 
-PAPER = "defedavg"
+KEY = "defedavg"
 TITLE = "DeFedAvg (arXiv:2402.11198): linear speedup in asynchronous FL"
 SEED = "003_2fcc6b9d543c5aab.txt (arXiv:2402.11198v1)"
 
@@ -251,7 +252,7 @@ T2_TRANSIENT_SMALL = term_negligible(8 * L / (K * T), "8L/(KT)")
 
 
 _T2_COMMON = dict(
-    paper=PAPER,
+    paper=KEY,
     theorem=THEOREM_2,
     bindings=bindings,
     measure="avg:grad_norm_sq",
@@ -369,7 +370,7 @@ T1_DRIFT_SMALL = term_negligible(
 )
 
 
-_T1_COMMON = dict(paper=PAPER, theorem=THEOREM_1, bindings=bindings, measure="avg:grad_norm_sq",
+_T1_COMMON = dict(paper=KEY, theorem=THEOREM_1, bindings=bindings, measure="avg:grad_norm_sq",
                   vary="n", grid=N_GRID_T1, configure=t1_config)
 
 T1_SPEEDUP_N = SlopeClaim(
@@ -433,7 +434,7 @@ def exact_minimizer(config: RunConfig) -> np.ndarray:
     return make_problem(config.problem, config.problem_params).x_star
 
 
-_DRIFT_COMMON = dict(paper=PAPER, vary="etabar", grid=DRIFT_GRID, configure=drift_config, measure="dist_sq",
+_DRIFT_COMMON = dict(paper=KEY, vary="etabar", grid=DRIFT_GRID, configure=drift_config, measure="dist_sq",
                      source=src("eqs. (2)-(3); spec §6 P2 'watch out'"), tolerance=0.01)
 
 FEDAVG_DRIFT_LIMIT = LimitClaim(
@@ -511,7 +512,7 @@ def _floor_exponent() -> float:
     return float(np.log(ends[1] / ends[0]) / np.log(16))
 
 
-_FLOOR_COMMON = dict(paper=PAPER, vary="n", grid=FLOOR_GRID, configure=floor_config, measure="grad_norm_sq",
+_FLOOR_COMMON = dict(paper=KEY, vary="n", grid=FLOOR_GRID, configure=floor_config, measure="grad_norm_sq",
                      summary=tail_average("grad_norm_sq", 0.25),
                      source=src("§3 remark on variance reduction by n; spec §6 P1-c (derived)"))
 
@@ -591,3 +592,14 @@ def report_sections(outcomes) -> list[tuple[str, str]]:
     ]
     return [("Rates: paper, derived, measured", "\n".join(lines)),
             ("Errata of the paper covered here", "\n".join(f"- {e}" for e in errata))]
+
+
+PAPER = Paper(
+    key=KEY,
+    title=TITLE,
+    seed=SEED,
+    theorems=THEOREMS,
+    claims=CLAIMS,
+    spec="../shared/spec/defedavg.md",
+    report_sections=report_sections,
+)

@@ -34,10 +34,11 @@ from ratecheck.claims import (
     SlopeClaim,
     Verdict,
 )
+from ratecheck.paper import Paper
 from ratecheck.theory import Bound, Condition, Source, Theorem, elasticity
 from ratecheck.trace import RunConfig, Trace
 
-PAPER = "fessgda"
+KEY = "fessgda"
 TITLE = "FESS-GDA (arXiv:2311.00944): federated stochastic smoothed GDA for minimax"
 SEED = "004_57c332141565532a.txt (arXiv:2311.00944)"
 
@@ -422,7 +423,7 @@ def a1_config(rounds: float, profile: Profile, problem: Mapping[str, Any] = QUAD
     return _run("fsgda", params, problem, rounds, DET_REPLICAS)
 
 
-_A1 = dict(paper=PAPER, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, version="recursion",
+_A1 = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, version="recursion",
            min_replicas=DET_REPLICAS)
 
 A1_LINEAR = BoundClaim(
@@ -464,7 +465,7 @@ def a1_swapped_config(rounds: float, profile: Profile) -> RunConfig:
 
 A1_LINEAR_SWAPPED = BoundClaim(
     id="fessgda.A1.linear_rate_ncnc_swapped",
-    paper=PAPER,
+    paper=KEY,
     title="PL-PL, nonconvex-nonconcave (mu1 < mu2): W'_T below Theorem 3.5's recursion with the roles swapped",
     statement="On x^2 + 3 sin^2 x sin^2 y - 4y^2 - 10 sin^2 y, E W'_T <= (1 - eta_y K mu2/16)^T W'_0 (b = 0), "
               "Theorem 3.5 applied to -f(y, x) (spec §2.4(C)). The contraction at the swapped recipe is tiny (see the "
@@ -521,7 +522,7 @@ K_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
 def floor_slope(id: str, title: str, statement: str, test: str, vary: str, grid: Mapping[str, tuple],
                 configure: Callable[[float, Profile], RunConfig], floor: sp.Expr, why: str) -> SlopeClaim:
     """Slope of the stationary E W (tail mean) against m or K, expected from Theorem 3.5's b/a."""
-    return SlopeClaim(id=id, paper=PAPER, title=title, statement=statement,
+    return SlopeClaim(id=id, paper=KEY, title=title, statement=statement,
                       source=src("Theorem 3.5, Appendix I (b/a)", f"spec §6.1 test {test}"), vary=vary, grid=grid,
                       configure=configure, measure="W", summary=tail_average("W", FLOOR_START_FRACTION),
                       expected=_order(floor, sp.Symbol(vary, positive=True, integer=True), why), tolerance=0.1)
@@ -530,7 +531,7 @@ def floor_slope(id: str, title: str, statement: str, test: str, vary: str, grid:
 def floor_ratio(id: str, title: str, statement: str, note: str, grid: Mapping[str, tuple],
                 configure: Callable[[float, Profile], RunConfig]) -> ValueClaim:
     """Stationary E W (tail mean) against the exact Lyapunov value of the same run."""
-    return ValueClaim(id=id, paper=PAPER, title=title, statement=statement, source=src("Appendix I", note),
+    return ValueClaim(id=id, paper=KEY, title=title, statement=statement, source=src("Appendix I", note),
                       vary="m", grid=grid, configure=configure, measure="W",
                       summary=tail_average("W", FLOOR_START_FRACTION), predict=lyapunov_floor,
                       prediction="exact Lyapunov E W", rel_tolerance=RATIO_TOLERANCE)
@@ -583,7 +584,7 @@ def a5_config(local_times_k: float, profile: Profile) -> RunConfig:
 
 A5_DRIFT = SlopeClaim(
     id="fessgda.A5.drift_bias",
-    paper=PAPER,
+    paper=KEY,
     title="Client drift bias grows like (eta_l K)^2",
     statement="Non-identical client Hessians, s = 0, full participation: at fixed eta K the limit's potential W "
               "grows like (eta_l K)^2, which is why every theorem caps the local steps.",
@@ -611,7 +612,7 @@ ROUNDS_35 = (sp.log(W0 / A4_FLOOR_FRACTION) + 2 * L_EPS) / -sp.log(1 - A35)  # (
 
 A4_LOG_ROUNDS = HittingTimeClaim(
     id="fessgda.A4.log_rounds",
-    paper=PAPER,
+    paper=KEY,
     title="PL-PL communication complexity O(log(1/eps))",
     statement="With K proportional to 1/(m eps^2) the rounds to reach E W <= eps^2 grow no faster than log(1/eps).",
     source=src("Theorem 3.5, Table 2", "spec §6.1 test 4"),
@@ -653,7 +654,7 @@ def b1_gda_config(mu_value: float, profile: Profile) -> RunConfig:
     return _run("sgda", params, _ncpl(mu_value), math.ceil(45 * k**2), DET_REPLICAS, 300)
 
 
-_B1 = dict(paper=PAPER, vary="kappa", grid=B1_GRID, measure="stat_kappa", threshold=lambda v: B1_LEVEL,
+_B1 = dict(paper=KEY, vary="kappa", grid=B1_GRID, measure="stat_kappa", threshold=lambda v: B1_LEVEL,
            abscissa=kappa_of, min_replicas=DET_REPLICAS, tolerance=0.15)
 
 B1_FESS_KAPPA = HittingTimeClaim(
@@ -697,7 +698,7 @@ def b3_config(rounds: float, profile: Profile) -> RunConfig:
 
 B3_RATE_T = SlopeClaim(
     id="fessgda.B3.rate_T",
-    paper=PAPER,
+    paper=KEY,
     title="NC-PL: averaged stationarity falls like (mKT)^(-1/2) with the theory step size",
     statement="With eta_x proportional to sqrt(m Delta)/(sigma sqrt(KTl)), (1/T) sum_t E[||grad_x f||^2 + kappa ||grad_y f||^2] "
               "falls like T^(-1/2) (Theorem 3.1 (i), noise-dominated regime).",
@@ -729,7 +730,7 @@ def c1_config(problem: Mapping[str, Any]) -> Callable[[float, Profile], RunConfi
 
 # Theorem 3.4 bounds the AVERAGE of the squared measure, so min_{t<T} <= average: the first round
 # where the measure hits eps^2 is at most the T of the theorem, O(eps^-2). Checked: exponent <= 2.
-_C1 = dict(paper=PAPER, vary="1/eps", grid=C1_GRID, measure="stat_sq", threshold=lambda v: v**-2,
+_C1 = dict(paper=KEY, vary="1/eps", grid=C1_GRID, measure="stat_sq", threshold=lambda v: v**-2,
            min_replicas=DET_REPLICAS, side="at_most", tolerance=0.1,
            expected=ExpectedOrder(value=exponent(complexity_table()[5]["derived"][1], eps, inverse=True),
                                   why="1/eps-exponent of T derived by sympy from Theorem 3.4's rate (complexity_table)"))
@@ -776,7 +777,7 @@ def eps_rounds_claim(row: int, **fields: Any) -> HittingTimeClaim:
     of T that sympy derives from complexity_table()[row] (min_t <= average: the first hit comes no later
     than the T of a theorem bounding the average)."""
     entry = complexity_table()[row]
-    return HittingTimeClaim(paper=PAPER, vary="1/eps", threshold=lambda v: v**-2, min_replicas=DET_REPLICAS,
+    return HittingTimeClaim(paper=KEY, vary="1/eps", threshold=lambda v: v**-2, min_replicas=DET_REPLICAS,
                             side="at_most", tolerance=0.1,
                             expected=ExpectedOrder(value=exponent(entry["derived"][1], eps, inverse=True),
                                                    why=f"1/eps-exponent of T derived by sympy from {entry['theorem']}'s "
@@ -828,7 +829,7 @@ def b2_config(m_clients: int, K_steps: int, profile: Profile) -> RunConfig:
 
 def ncpl_floor_slope(id: str, title: str, vary: str, grid: Mapping[str, tuple],
                      configure: Callable[[float, Profile], RunConfig]) -> SlopeClaim:
-    return SlopeClaim(id=id, paper=PAPER, title=title,
+    return SlopeClaim(id=id, paper=KEY, title=title,
                       statement="At fixed eta_x K, eta_y K and tiny local steps, the stationary mean of "
                                 "||grad_x f||^2 + kappa ||grad_y f||^2 is proportional to sigma^2/(mK) (linear speedup).",
                       source=src("Theorem 3.1, Appendix D (sigma^2 term of N_unc)", "spec §6.2 test 2, §6.7 B2"),
@@ -872,7 +873,7 @@ def b4_config(lam_value: float, profile: Profile) -> RunConfig:
 
 B4_WGAN_KAPPA = HittingTimeClaim(
     id="fessgda.B4.wgan_kappa",
-    paper=PAPER,
+    paper=KEY,
     title="WGAN (closed form): FESS-GDA rounds grow at most like kappa = l/(2 lam)",
     statement="On the population WGAN of §5.1, rounds to ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2 grow at most "
               "like kappa as lam decreases (Theorem 3.1: T = O(kappa eps^-2); the paper's Figure 1 claim).",
@@ -907,7 +908,7 @@ def c2_config(m_clients: float, profile: Profile) -> RunConfig:
 
 C2_FLOOR_M = SlopeClaim(
     id="fessgda.C2.pwmax_floor_m",
-    paper=PAPER,
+    paper=KEY,
     title="Point-wise max: the sigma^2/(mK) floor falls like 1/m (per-client samples to eps like 1/m)",
     statement="Stochastic FESS-GDA on form (2) at fixed eta K: the stationary mean of ||grad_x f||^2 + "
               "l^2 ||P(y + grad_y f/l) - y||^2 is proportional to 1/m, hence KT to eps^2 proportional to 1/m.",
@@ -1103,3 +1104,14 @@ def vacuity_note(outcomes) -> str:
     return text + ("Any 'empirical <= explicit bound' check of Theorems 3.1, E.1 and 3.2 is therefore vacuous; "
                    "this report checks their exponents instead, and the one tight constant available, the exact "
                    "Lyapunov floor of the PL-PL quadratic (A2, A3).")
+
+
+PAPER = Paper(
+    key=KEY,
+    title=TITLE,
+    seed=SEED,
+    theorems=THEOREMS,
+    claims=CLAIMS,
+    spec="../shared/spec/fessgda.md",
+    report_sections=report_sections,
+)

@@ -33,10 +33,11 @@ from ratecheck.claims import (
     Verdict,
 )
 from ratecheck.participation import Participation
+from ratecheck.paper import Paper
 from ratecheck.theory import Bound, Condition, Source, Theorem
 from ratecheck.trace import RunConfig, Trace
 
-PAPER = "simfbo"
+KEY = "simfbo"
 TITLE = "SimFBO / ShroFBO (arXiv 2023): simple, flexible, communication-efficient federated bilevel learning"
 SEED = "000_66e1ccf0a50396e9.txt (SimFBO, arXiv 2023)"
 
@@ -434,7 +435,7 @@ def t8_config(value: float, profile: Profile) -> RunConfig:
 # --------------------------------------------------------------------------------------------
 # Claims (spec §6.4)
 
-_AVG = dict(paper=PAPER, measure="avg:grad_norm_sq")
+_AVG = dict(paper=KEY, measure="avg:grad_norm_sq")
 
 T1_SPEEDUP = SlopeClaim(
     id="simfbo.T1.speedup_P",
@@ -537,7 +538,7 @@ T5B_TAU_HELPS = SlopeClaim(
     expected=ExpectedOrder(THEOREM_1, "tau_bar", "full_participation", dominant_in="T"),
     tolerance=0.1, side="at_most", **_AVG)
 
-_T6 = dict(paper=PAPER, vary="eta", grid=ETA_GRID, source=src("Theorems 1-2; §1.5 eq. (6)"), tolerance=0.01)
+_T6 = dict(paper=KEY, vary="eta", grid=ETA_GRID, source=src("Theorems 1-2; §1.5 eq. (6)"), tolerance=0.01)
 
 T6_SIMFBO_TILDE = LimitClaim(
     id="simfbo.T6.simfbo_to_x_tilde",
@@ -572,7 +573,7 @@ T6_SIMFBO_RESIDUAL = SlopeClaim(
     title="SimFBO's residual ||x - x-tilde*||^2 ∝ eta^2 (client drift)",
     statement="The remaining distance comes from the drift term, O(eta^2 tau) in the squared norm (Lemma 8).",
     source=src("eq. (51), Lemma 8"), vary="eta", grid=ETA_GRID, configure=t6_config("simfbo"),
-    measure="dist_sq_tilde", summary=final_value("dist_sq_tilde"), paper=PAPER,
+    measure="dist_sq_tilde", summary=final_value("dist_sq_tilde"), paper=KEY,
     expected=ExpectedOrder(THEOREM_1, "c_eta", "drift_term"), tolerance=0.15)
 
 T6_SHROFBO_RESIDUAL = SlopeClaim(
@@ -580,7 +581,7 @@ T6_SHROFBO_RESIDUAL = SlopeClaim(
     title="ShroFBO's residual ||x - x*||^2 ∝ eta^2 (client drift)",
     statement="The remaining distance comes from the drift term, O(eta^2 tau) in the squared norm (Lemma 8).",
     source=src("eq. (51), Lemma 8; Theorem 2"), vary="eta", grid=ETA_GRID, configure=t6_config("shrofbo"),
-    measure="dist_sq", summary=final_value("dist_sq"), paper=PAPER,
+    measure="dist_sq", summary=final_value("dist_sq"), paper=KEY,
     expected=ExpectedOrder(THEOREM_2, "c_eta", "drift_term"), tolerance=0.15)
 
 T7_BOUND_THEORY = BoundClaim(
@@ -626,7 +627,7 @@ def baseline_config(algorithm: str):
     return configure
 
 
-_BASE = dict(paper=PAPER, vary="T", grid=BASELINE_ROUNDS, measure="dist_sq", target=x_star, target_name="x*",
+_BASE = dict(paper=KEY, vary="T", grid=BASELINE_ROUNDS, measure="dist_sq", target=x_star, target_name="x*",
              tolerance=0.01, source=src("§2.1 (client drift of local Hessian inverses)", "spec §1.2, §7.2"))
 
 NAIVE_BIASED = LimitClaim(
@@ -680,7 +681,7 @@ COMM_PER_ROUND = ValueClaim(
     title="Communication per iteration: SimFBO 1, FedNest and LFedNest their sub-loop rounds (Table 1)",
     statement="SimFBO communicates once per iteration; FedNest's FedInn/FedIHGP/FedOut sub-loops each communicate.",
     source=src("Table 1; §1 'one communication round per iteration'", "spec §7.2: count all sub-loop rounds"),
-    paper=PAPER, vary="algorithm", grid={"quick": (0, 1, 2), "full": (0, 1, 2)}, configure=comm_config,
+    paper=KEY, vary="algorithm", grid={"quick": (0, 1, 2), "full": (0, 1, 2)}, configure=comm_config,
     measure="grad_norm_sq", summary=comm_per_round, predict=comm_predicted,
     prediction="sub-loop rounds per iteration", rel_tolerance=1e-9)
 
@@ -710,7 +711,7 @@ ERRATA = (
 
 
 def _measured(outcomes: Sequence[Outcome]) -> dict[str, Outcome]:
-    return {o.claim.id: o for o in outcomes if o.claim.paper == PAPER}
+    return {o.claim.id: o for o in outcomes if o.claim.paper == KEY}
 
 
 def _slope_text(o: Outcome | None) -> str:
@@ -812,3 +813,15 @@ def report_figures(outcomes: Sequence[Outcome]):
                "SimFBO settles within O(eta) of x-tilde* and far from x*; ShroFBO settles within O(eta) of x* "
                "and far from x-tilde*. Drawn from the runs of the T6 claims.")
     return [("T6 trajectories: SimFBO -> x-tilde*, ShroFBO -> x*", draw, caption)]
+
+
+PAPER = Paper(
+    key=KEY,
+    title=TITLE,
+    seed=SEED,
+    theorems=THEOREMS,
+    claims=CLAIMS,
+    spec="../shared/spec/simfbo.md",
+    report_sections=report_sections,
+    report_figures=report_figures,
+)

@@ -52,7 +52,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from ratecheck.algorithms import REGISTRY
 
     data = {
-        "papers": [{"paper": k, "title": m.TITLE, "source": m.SEED} for k, m in proofs.papers().items()],
+        "papers": [{"paper": k, "title": p.title, "source": p.seed} for k, p in proofs.papers().items()],
         "theorems": [
             {"id": t.id, "title": t.title, "source": str(t.source), "bounds": list(t.versions)}
             for t in proofs.all_theorems()

@@ -19,7 +19,7 @@ import textwrap
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from types import ModuleType
+
 from typing import Any, Mapping, Sequence, Union
 
 import matplotlib
@@ -42,6 +42,7 @@ from .claims import (  # noqa: E402
     Verdict,
 )
 from .fit import mean_ci  # noqa: E402
+from .paper import Paper  # noqa: E402
 from .theory import Theorem  # noqa: E402
 
 __all__ = ["write_report"]
@@ -500,9 +501,9 @@ def _group(outcomes: Sequence[Outcome]) -> dict[str, list[Outcome]]:
     return groups
 
 
-def _theorems(group: Sequence[Outcome], module: ModuleType | None) -> list[Theorem]:
-    if module is not None and hasattr(module, "THEOREMS"):
-        return list(module.THEOREMS)
+def _theorems(group: Sequence[Outcome], module: Paper | None) -> list[Theorem]:
+    if module is not None:
+        return list(module.theorems)
     seen: dict[str, Theorem] = {}
     for o in group:
         if o.claim.theorem is not None:
@@ -711,16 +712,16 @@ def _meta_items(meta: Mapping[str, Any]) -> list[Inline]:
     return items
 
 
-def _paper_page(paper: str, group: Sequence[Outcome], module: ModuleType | None,
+def _paper_page(paper: str, group: Sequence[Outcome], module: Paper | None,
                 images: Mapping[str, str | None], profile: Profile, generated: str,
                 figures: Sequence[tuple[str, str, str]] = ()) -> list[Block]:
-    title = getattr(module, "TITLE", paper) if module is not None else paper
+    title = module.title if module is not None else paper
     c = _counts(group)
     head: list[Inline] = [
         [Span("Paper key: ", bold=True), Span(paper, code=True)],
     ]
-    if module is not None and getattr(module, "SEED", None):
-        head.append([Span("Paper file: ", bold=True), str(module.SEED)])
+    if module is not None and module.seed:
+        head.append([Span("Paper file: ", bold=True), str(module.seed)])
     head += [
         [Span("Profile: ", bold=True), _profile_text(profile)],
         [Span("Generated: ", bold=True), generated],
@@ -735,7 +736,7 @@ def _paper_page(paper: str, group: Sequence[Outcome], module: ModuleType | None,
                            Heading(2, "Claims")]
     for o in group:
         blocks += _claim_section(o, images.get(o.claim.id))
-    extra = getattr(module, "report_sections", None) if module is not None else None
+    extra = module.report_sections if module is not None else None
     for heading, body in (extra(group) if extra else []):
         blocks += [Heading(2, heading), *markdown_blocks(body)]
     for title, src, caption in figures:
@@ -748,11 +749,11 @@ def _paper_page(paper: str, group: Sequence[Outcome], module: ModuleType | None,
     return blocks
 
 
-def paper_figures(module: ModuleType | None, group: Sequence[Outcome], out_dir: Path,
+def paper_figures(module: Paper | None, group: Sequence[Outcome], out_dir: Path,
                   stem: str) -> list[tuple[str, str, str]]:
     """Figures a paper module draws itself: ``report_figures(outcomes)`` yields
     (title, draw(ax), caption); each is saved as <stem>/figure_<i>.png. Returns (title, src, caption)."""
-    make = getattr(module, "report_figures", None) if module is not None else None
+    make = module.report_figures if module is not None else None
     out = []
     for i, (title, draw, caption) in enumerate(make(group) if make else []):
         fig, ax = plt.subplots(figsize=(6.6, 4.3), dpi=110)
@@ -807,7 +808,7 @@ def markdown_blocks(text: str) -> list[Block]:
 
 
 def _index_page(groups: Mapping[str, list[Outcome]], stems: Mapping[str, str],
-                papers: Mapping[str, ModuleType], profile: Profile, meta: Mapping[str, Any],
+                papers: Mapping[str, Paper], profile: Profile, meta: Mapping[str, Any],
                 generated: str) -> list[Block]:
     every = [o for g in groups.values() for o in g]
     total = _counts(every)
@@ -821,7 +822,7 @@ def _index_page(groups: Mapping[str, list[Outcome]], stems: Mapping[str, str],
     for paper, group in groups.items():
         c = _counts(group)
         module = papers.get(paper)
-        title = getattr(module, "TITLE", "") if module is not None else ""
+        title = module.title if module is not None else ""
         unexpected_cell: Inline = (Span(str(c["unexpected"]), bold=True, cls="unexpected")
                                    if c["unexpected"] else "0")
         table.rows.append([Span(paper, code=True), title, str(c["claims"]), str(c["PASS"]), str(c["FAIL"]),
@@ -853,12 +854,12 @@ def write_report(
     out_dir: str | Path,
     *,
     profile: Profile,
-    papers: Mapping[str, ModuleType] | None = None,
+    papers: Mapping[str, Paper] | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write the Markdown/HTML report of ``outcomes`` into ``out_dir``; returns the path of index.html.
 
-    ``papers`` maps a paper key to its module (TITLE, SEED, THEOREMS); without it a paper page lists the
+    ``papers`` maps a paper key to its Paper (title, seed, theorems, report hooks); without it a paper page lists the
     theorems its claims use. ``meta`` entries (wall time, version, ...) are shown on the index.
     """
     from . import __version__
@@ -888,7 +889,7 @@ def write_report(
         module = papers.get(paper)
         figures = paper_figures(module, group, out, stem)
         blocks = _paper_page(paper, group, module, images, profile, generated, figures)
-        title = getattr(module, "TITLE", paper) if module is not None else paper
+        title = module.title if module is not None else paper
         (out / f"{stem}.md").write_text(render_markdown(blocks), encoding="utf-8")
         (out / f"{stem}.html").write_text(render_html(blocks, title), encoding="utf-8")
 

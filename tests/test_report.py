@@ -11,7 +11,6 @@ import dataclasses
 import math
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import matplotlib.image as mpimg
 import numpy as np
@@ -28,6 +27,7 @@ from ratecheck.claims import (
     SlopeClaim,
     Verdict,
 )
+from ratecheck.paper import Paper
 from ratecheck.report import write_report
 from ratecheck.theory import Bound, Condition, Source, Theorem
 from ratecheck.trace import RunConfig
@@ -146,7 +146,7 @@ def outcomes() -> list[Outcome]:
 @pytest.fixture(scope="module")
 def report(outcomes, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
-    module = SimpleNamespace(PAPER=PAPER, TITLE="Toy paper", SEED="toy.txt", THEOREMS=(THEOREM,))
+    module = Paper(key=PAPER, title="Toy paper", seed="toy.txt", theorems=(THEOREM,))
     return write_report(outcomes, out / "rc", profile=PROFILE, papers={PAPER: module},
                         meta={"wall_seconds": 12.5, "ratecheck": "9.9.9"})
 
@@ -288,15 +288,14 @@ def test_paper_specific_sections_are_rendered():
 
 
 def test_paper_figures_hook_draws_and_embeds(tmp_path):
-    import types
-
     from ratecheck.report import paper_figures
 
     def draw(ax):
         ax.plot([1, 2, 3], [3, 2, 1], label="line")
 
-    module = types.SimpleNamespace(report_figures=lambda outcomes: [("A figure", draw, "caption text")])
+    module = Paper(key="toy", title="Toy", seed="toy.txt",
+                   report_figures=lambda outcomes: [("A figure", draw, "caption text")])
     figures = paper_figures(module, [], tmp_path, "paper")
     assert figures == [("A figure", "paper/figure_0.png", "caption text")]
     assert (tmp_path / "paper" / "figure_0.png").stat().st_size > 1000
-    assert paper_figures(types.SimpleNamespace(), [], tmp_path, "paper") == []
+    assert paper_figures(Paper(key="toy", title="Toy", seed="toy.txt"), [], tmp_path, "paper") == []
