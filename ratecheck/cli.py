@@ -149,7 +149,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if report:
             print(f"report: {report}")
         if unexpected:
-            from ratecheck.pytest_plugin import describe
+            from ratecheck.explain import describe
 
             print("\nUnexpected verdicts:")
             for o in unexpected:

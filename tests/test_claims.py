@@ -13,7 +13,8 @@ from ratecheck.claims import (
     SlopeClaim,
     Verdict,
 )
-from ratecheck.pytest_plugin import ClaimFailure, assert_outcome, describe
+from ratecheck.explain import describe
+from ratecheck.pytest_plugin import ClaimFailure, assert_outcome
 from ratecheck.sweep import check_claims, run_configs
 from ratecheck.theory import Bound, Condition, Source, Theorem
 from ratecheck.trace import RunConfig, Trace

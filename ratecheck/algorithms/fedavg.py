@@ -76,6 +76,7 @@ class FedAvgState:
     history: np.ndarray  # (R, lam+1, d): ring buffer, w^s sits at slot s mod (lam+1)
     t: int
     max_delay: int = 0  # largest delay actually used (the paper's lambda_used)
+    server: Any = None  # the server step's own state (e.g. a momentum buffer); None for plain FedAvg
 
     @property
     def x(self) -> np.ndarray:
@@ -85,7 +86,14 @@ class FedAvgState:
 @register
 @dataclass(frozen=True)
 class FedAvg(Algorithm):
-    """Local SGD with a server learning rate, a participation scheme and an optional delay schedule."""
+    """Local SGD with a server learning rate, a participation scheme and an optional delay schedule.
+
+    A round is built from three seams a variant can replace (as FedJAX builds FedAvg from a client
+    and a server optimizer), while sampling, delays and duplicate clients stay here:
+    ``client_update`` (the local job of each active client), ``aggregate`` (the active clients'
+    updates -> one direction) and ``server_step`` (direction -> new global model, with an optional
+    server state from ``server_init``).
+    """
 
     name: ClassVar[str] = "fedavg"
     source: ClassVar[str] = "003_2fcc6b9d543c5aab.txt eqs. (2)-(3), sign fixed (spec defedavg §2.4)"
@@ -114,7 +122,26 @@ class FedAvg(Algorithm):
     def init(self, problem: SmoothFederatedProblem, streams: Streams) -> FedAvgState:
         x0 = np.broadcast_to(problem.initial_point(), (len(streams.replicas), problem.dim))
         history = np.repeat(x0[:, None, :], self.delay.lam + 1, axis=1).astype(float)
-        return FedAvgState(history=history, t=0)
+        return FedAvgState(history=history, t=0, server=self.server_init(history[:, 0]))
+
+    # -- seams ---------------------------------------------------------------------------------
+    def client_update(self, problem: SmoothFederatedProblem, batch: Any, start: np.ndarray,
+                      streams: Streams) -> np.ndarray:
+        """Delta_i = start - end of K local SGD steps, (R, m, d); it points uphill (spec §2.1)."""
+        end = local_sgd(problem, batch, start, self.local_steps, self.eta_local, streams["noise"])
+        return start - end
+
+    def aggregate(self, updates: np.ndarray, clients: np.ndarray) -> np.ndarray:
+        """(R, m, d) -> (R, d): divide by n, a client drawn twice counted twice (spec §2.6(3))."""
+        return updates.mean(axis=1)
+
+    def server_init(self, x0: np.ndarray) -> Any:
+        """The server step's state at round 0 (None: plain FedAvg keeps none)."""
+        return None
+
+    def server_step(self, x: np.ndarray, direction: np.ndarray, server: Any, t: int) -> tuple[np.ndarray, Any]:
+        """w^{t+1} = w^t - eta * direction (eq. (3) with its sign fixed)."""
+        return x - self.eta_global * direction, server
 
     def round(self, state: FedAvgState, problem: SmoothFederatedProblem, t: int, streams: Streams):
         slots = self.delay.lam + 1
@@ -128,14 +155,13 @@ class FedAvg(Algorithm):
         replica_index = np.arange(clients.shape[0])[:, None]
         start = state.history[replica_index, base % slots]  # (R, m, d)
         batch = problem.gather(clients)
-        end = local_sgd(problem, batch, start, self.local_steps, self.eta_local, streams["noise"])
-        update = start - end  # Delta points uphill; the server subtracts it (spec §2.1)
+        update = self.client_update(problem, batch, start, streams)
         if shared:
             update = np.take_along_axis(update, first[:, :, None], axis=1)
             distinct = (first == np.arange(clients.shape[1])).sum(axis=1).astype(float)
         else:
             distinct = np.full(clients.shape[0], float(clients.shape[1]))
-        x_new = state.x - self.eta_global * update.mean(axis=1)  # divide by n, multiplicity counted
+        x_new, server = self.server_step(state.x, self.aggregate(update, clients), state.server, t)
         if slots > 1:
             history = state.history.copy()
             history[:, (t + 1) % slots] = x_new
@@ -147,7 +173,7 @@ class FedAvg(Algorithm):
             "vectors_down": float(problem.num_clients) if self.broadcast_to_all else distinct,
         }
         used = int(delays.max(initial=0))
-        return FedAvgState(history, t + 1, max(state.max_delay, used)), costs
+        return FedAvgState(history, t + 1, max(state.max_delay, used), server), costs
 
     def output(self, state: FedAvgState) -> np.ndarray:
         return state.x
