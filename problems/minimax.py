@@ -42,11 +42,46 @@ import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 from scipy.optimize import minimize_scalar
 
+from ratecheck.params import Param, ParamError, declare
 from ratecheck.problem import Constant, Problem, check_int, check_positive
 from ratecheck.projections import project_box, project_simplex
 from ratecheck.seeding import ReplicaStream
 
 Y_SETS = ("free", "box", "simplex")
+
+# -- parameter declarations shared by the kinds (ratecheck.params) -----------------------------------
+MAX_CLIENTS = 10**6
+MAX_DIM = 10**5
+MAX_ENTRIES = 10**8  # clients x dim of the per-client arrays an instance builds (800 MB of float64)
+CLIENTS = Param.int("number of clients M", low=1, high=MAX_CLIENTS)
+DIM = Param.int("dimension d of x and of y", low=1, high=MAX_DIM)
+ZETA = Param.real("heterogeneity amplitude zeta (0: identical clients)", low=0.0)
+OMEGA = Param.real("frequency omega of the sinusoidal heterogeneity", positive=True)
+NOISE = Param.real("per-coordinate standard deviation s of the gradient noise (0: exact gradients)", low=0.0)
+X0 = Param.vector("start x0: one number for every coordinate, or a list of length d1", max_length=MAX_DIM)
+Y0 = Param.vector("start y0 (must lie in Y): one number for every coordinate, or a list of length d2",
+                  max_length=MAX_DIM)
+SEED = Param.int("seed of the instance construction (not of the runs)", low=0, high=2**63 - 1)
+MOREAU = Param.bool("measure Moreau-envelope stationarity of Phi (else the Def 2.1 measure)")
+SHARED = {"clients": CLIENTS, "zeta": ZETA, "omega": OMEGA, "noise": NOISE, "x0": X0, "y0": Y0}
+
+
+MAX_QUADRATIC_DIM = 1000  # dense (2d x 2d) matrices and a Lyapunov solve per instance
+
+
+def _check_quadratic_size(kind: str, clients: int, d: int) -> None:
+    """The quadratic kinds build dense (2d x 2d) matrices per client (rule: d <= 1000, M (2d)^2 <= 1e8)."""
+    if d > MAX_QUADRATIC_DIM:
+        raise ParamError(kind, "dim", d, f"the quadratic kinds solve dense (2d x 2d) systems: d must be <= {MAX_QUADRATIC_DIM}")
+    _check_entries(kind, clients, (2 * d) ** 2)
+
+
+def _check_entries(kind: str, clients: int, width: int) -> None:
+    """Refuse instances whose per-client arrays cannot be built (rule: clients x width <= MAX_ENTRIES)."""
+    if clients * width > MAX_ENTRIES:
+        raise ParamError(kind, "clients x dim", f"{clients} x {width}",
+                         f"the instance stores {clients * width:.3g} numbers per client array; the limit is "
+                         f"{MAX_ENTRIES:.0e} (rule: clients x dim <= {MAX_ENTRIES:.0e})")
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,6 +213,7 @@ def _shared_fields(params: dict, dim_x: int, dim_y: int) -> dict[str, Any]:
     """The fields every client-heterogeneous kind shares (start points, noise, sinusoidal drift),
     validated once; also normalizes params["clients"] (M) for the problem's identity."""
     params["clients"] = check_int("clients (M)", params["clients"])
+    _check_entries(params["kind"], params["clients"], dim_x + dim_y)
     return {"x0": _vector("x0", params["x0"], dim_x), "y0": _vector("y0", params["y0"], dim_y),
             "noise": float(params["noise"]), "zeta": float(params["zeta"]), "omega": float(params["omega"]),
             "spec_params": params}
@@ -340,6 +376,10 @@ def _zero_sum_offsets(rng: np.random.Generator, clients: int, width: int, zeta: 
     return zeta * u / np.linalg.norm(u, axis=1).max()
 
 
+@declare(a=Param.vector("diagonal of A (positive; its length is d)", positive=True, max_length=MAX_DIM),
+         c=Param.vector("diagonal of C (positive, same length as a)", positive=True, max_length=MAX_DIM),
+         coupling=Param.real("B = coupling I"), clients=CLIENTS, zeta=ZETA, noise=NOISE, x0=X0, y0=Y0,
+         spread=Param.real("client Hessian spread: A_i = A +- spread I (needs an even M)", low=0.0), seed=SEED)
 def make_quadratic(
     a: Any = (1.0, 0.8, 0.6, 0.5),
     c: Any = (1.0, 0.7, 0.5, 0.4),
@@ -368,6 +408,7 @@ def make_quadratic(
     clients = check_int("clients (M)", clients)
     check_positive("zeta", zeta, strict=False)
     d = a_diag.size
+    _check_quadratic_size("quadratic", clients, d)
     rng = np.random.default_rng(seed)  # instance construction only
     offsets = _zero_sum_offsets(rng, clients, 2 * d, zeta)
     check_positive("spread", spread, strict=False)
@@ -483,6 +524,9 @@ class NCPLLog(MinimaxProblem):
         }
 
 
+@declare(dim=DIM, mu=Param.real("strong concavity mu in y", positive=True),
+         alpha=Param.real("weight alpha of -log(1+x^2)", positive=True),
+         c=Param.real("coupling constant c (b = sqrt(c mu))", positive=True), **SHARED)
 def make_ncpl(
     dim: int = 1,
     mu: float = 1.0,
@@ -601,6 +645,9 @@ class PointwiseMax(MinimaxProblem):
         }
 
 
+@declare(r=Param.real("slope r of the linear parts", positive=True),
+         c0=Param.real("strict-complementarity margin c0 (0: negative control)", low=0.0),
+         duplicate=Param.bool("duplicate component h_4 = h_1 (negative control)"), **SHARED)
 def make_pwmax(
     r: float = 1.5,
     c0: float = 0.5,
@@ -742,6 +789,9 @@ class TanhBox(MinimaxProblem):
         }
 
 
+@declare(dim=DIM, lam=Param.real("quadratic weight lam", low=0.0), alpha=Param.real("weight alpha of -log(1+x^2)", low=0.0),
+         b=Param.real("slope b inside tanh(b x)", positive=True), R=Param.real("half-width R of the box Y", positive=True),
+         reg_eps=Param.real("Theorem 3.3's regularization eps (0: none)", low=0.0), moreau=MOREAU, **SHARED)
 def make_tanh(
     dim: int = 1,
     lam: float = 1.0,
@@ -904,6 +954,9 @@ class OnePointConcave(MinimaxProblem):
         }
 
 
+@declare(dim=DIM, lam=Param.real("quadratic weight lam", positive=True), alpha=Param.real("weight alpha of -log(1+x^2)", low=0.0),
+         a=Param.real("weight a of sin^2 in q (star-convex for a <= 1.7048)", low=0.0),
+         R=Param.real("half-width R of the box Y (>= 1)", low=1.0), moreau=MOREAU, **SHARED)
 def make_onepc(
     dim: int = 1,
     lam: float = 1.0,
@@ -1044,6 +1097,11 @@ class WGAN(MinimaxProblem):
         }
 
 
+@declare(lam=Param.real("discriminator regularization lam", positive=True), data_mean=Param.real("mean of the real data"),
+         data_std=Param.real("standard deviation of the real data", positive=True),
+         split=Param.choice("client split of the data: 'iid' or 'sorted' quantile shards", ("iid", "sorted")),
+         clients=CLIENTS, R_x=Param.real("radius R_x", positive=True), R_phi=Param.real("radius R_phi", positive=True),
+         noise=NOISE, x0=X0, y0=Y0)
 def make_wgan(
     lam: float = 0.01,
     data_mean: float = 0.0,
@@ -1168,6 +1226,7 @@ class TwoSidedPLSine(MinimaxProblem):
         }
 
 
+@declare(dim=DIM, **SHARED)
 def make_ncnc_pl(
     dim: int = 1,
     clients: int = 1,
@@ -1183,6 +1242,9 @@ def make_ncnc_pl(
     return TwoSidedPLSine(**_shared_fields(params, dim, dim))
 
 
+@declare(rank=Param.int("rank of U (< dim)", low=1, high=MAX_DIM), dim=DIM,
+         c=Param.vector("diagonal of C (positive; a number or a list of length dim)", positive=True, max_length=MAX_DIM),
+         coupling=Param.real("G = coupling I"), clients=CLIENTS, zeta=ZETA, noise=NOISE, x0=X0, y0=Y0, seed=SEED)
 def make_quadratic_pl(
     rank: int = 2,
     dim: int = 4,
@@ -1203,6 +1265,7 @@ def make_quadratic_pl(
     if rank >= dim:
         raise ValueError(f"rank must be < dim for a PL-but-not-strongly-convex x-part, got rank={rank}, dim={dim}")
     c_diag = _vector("c", c, dim)
+    _check_quadratic_size("quadratic_pl", clients, dim)
     clients = check_int("clients (M)", clients)
     check_positive("zeta", zeta, strict=False)
     rng = np.random.default_rng(seed)
@@ -1220,8 +1283,16 @@ def make_quadratic_pl(
 KINDS = {"quadratic": make_quadratic, "quadratic_pl": make_quadratic_pl, "ncpl": make_ncpl, "pwmax": make_pwmax, "tanh": make_tanh, "onepc": make_onepc, "wgan": make_wgan, "ncnc_pl": make_ncnc_pl}
 
 
+KIND = Param.choice("which minimax problem: " + ", ".join(KINDS), tuple(KINDS))
+
+
 def make(kind: str = "quadratic", **params: Any) -> MinimaxProblem:
-    """The registry's factory: ``kind`` selects the family, the rest are that family's parameters."""
-    if kind not in KINDS:
-        raise ValueError(f"minimax kind must be one of {sorted(KINDS)}, got {kind!r}")
+    """The registry's factory: ``kind`` selects the family, the rest are that family's parameters
+    (each kind's factory declares them, see ``declared_for``)."""
+    kind = KIND.check("kind", kind, "minimax")
     return KINDS[kind](**params)
+
+
+def declared_for(kind: str) -> dict[str, Param]:
+    """The declared parameters of one kind (with ``kind`` itself), for listings and the fuzz tests."""
+    return {"kind": KIND, **KINDS[KIND.check("kind", kind, "minimax")].declared}

@@ -28,10 +28,27 @@ class Algorithm:
     source: ClassVar[str] = ""  # paper file and algorithm number
     # field name -> parser turning a JSON/CLI value into the field's type
     parsers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
+    # -- problem contract (issue #7, reliability): the problem families this algorithm runs on.
+    # Empty: the Problem subclass that ``init`` is annotated with decides (``Problem`` itself: any).
+    problem_kinds: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         # every declared field (ratecheck.params) is checked and coerced, whatever the entry point
         check_fields(self, self.name)
+
+    def check_problem(self, problem: Problem) -> None:
+        """Refuse, before running, a problem family this algorithm does not support (naming both)."""
+        family = getattr(problem, "family", type(problem).__name__)
+        if self.problem_kinds:
+            if family not in self.problem_kinds:
+                raise ValueError(f"algorithm {self.name!r} does not run on problem family {family!r}: it "
+                                 f"supports {', '.join(repr(k) for k in self.problem_kinds)}")
+            return
+        needed = _annotated_problem(type(self))
+        if needed is not None and not isinstance(problem, needed):
+            raise ValueError(f"algorithm {self.name!r} does not run on problem family {family!r}: it needs a "
+                             f"{needed.__name__} (see `ratecheck list` for the families)")
+    # -- end of the problem contract
 
     def validate(self, problem: Problem) -> None:
         """Checks that need the problem (e.g. participation count <= clients): raise ParamError."""
@@ -80,6 +97,19 @@ class Algorithm:
             else:
                 parsed[k] = v
         return cls(**parsed)
+
+
+def _annotated_problem(cls: type) -> type | None:
+    """The Problem subclass ``cls.init`` declares for its problem argument (None: any Problem)."""
+    import typing
+
+    try:
+        hint = typing.get_type_hints(cls.init).get("problem")
+    except Exception:  # an annotation that does not resolve declares nothing
+        return None
+    if isinstance(hint, type) and issubclass(hint, Problem) and hint is not Problem:
+        return hint
+    return None
 
 
 REGISTRY: dict[str, type[Algorithm]] = {}

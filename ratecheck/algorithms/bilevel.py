@@ -190,6 +190,7 @@ class SimFBO(Algorithm):
     source: ClassVar[str] = "000_66e1ccf0a50396e9.txt Algorithm 1 (SimFBO), eqs. (3)-(5)"
     parsers: ClassVar = {"participation": Participation.parse, "local_steps": LocalSteps.parse}
     normalized: ClassVar[bool] = False  # ShroFBO: h_i = q_i/||a_i||_1 and the rho step
+    problem_kinds: ClassVar[tuple[str, ...]] = ("quadratic_bilevel",)  # issue #7: problem contract
 
     eta_x: float = 0.01
     eta_y: float = 0.01

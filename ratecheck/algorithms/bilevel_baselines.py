@@ -60,6 +60,7 @@ class FedNest(Algorithm):
     source: ClassVar[str] = "Tarzanagh et al. ICML 2022 (FedNest), Algorithms 1-4; ref. [65] of 000_66e1ccf0a50396e9.txt"
     parsers: ClassVar = {"participation": Participation.parse}
     light: ClassVar[bool] = False  # LFedNest: plain local SGD, client-local IHGP
+    problem_kinds: ClassVar[tuple[str, ...]] = ("quadratic_bilevel",)  # issue #7: problem contract
 
     eta_y: float = 0.1  # beta: FedInn local step
     eta_x: float = 0.05  # alpha: FedOut local step
@@ -148,6 +149,7 @@ class NaiveHypergradient(Algorithm):
 
     name: ClassVar[str] = "naive_hypergrad"
     source: ClassVar[str] = "spec simfbo §7.2 (naive local-hypergradient average); 000_66e1ccf0a50396e9.txt §2.1"
+    problem_kinds: ClassVar[tuple[str, ...]] = ("quadratic_bilevel",)  # issue #7: problem contract
     parsers: ClassVar = {"participation": Participation.parse}
 
     gamma_x: float = 0.05
