@@ -1293,6 +1293,9 @@ def make(kind: str = "quadratic", **params: Any) -> MinimaxProblem:
     return KINDS[kind](**params)
 
 
+make.checks_parameters = True  # type: ignore[attr-defined]  # each kind's declared factory checks them
+
+
 def declared_for(kind: str) -> dict[str, Param]:
     """The declared parameters of one kind (with ``kind`` itself), for listings and the fuzz tests."""
     return {"kind": KIND, **KINDS[KIND.check("kind", kind, "minimax")].declared}

@@ -168,9 +168,10 @@ class DaskExecutor(Executor):
     importable on the workers. Requires ``dask[distributed]``.
     """
 
-    def __init__(self, address: str | None = None, local_workers: int = 2) -> None:
+    def __init__(self, address: str | None = None, local_workers: int = 2, connect_timeout: float = 5.0) -> None:
         if address is None:
             local_workers = _check_jobs(local_workers, what="local_workers")
+        self.connect_timeout = float(connect_timeout)
         self.address = address
         self.local_workers = local_workers
         self._client: Any = None
@@ -206,7 +207,8 @@ class DaskExecutor(Executor):
                     raise
                 self._cluster = cluster
             else:
-                self._client = Client(self.address, set_as_default=False)
+                # a scheduler that does not answer fails in seconds, not after distributed's 30 s
+                self._client = Client(self.address, set_as_default=False, timeout=f"{self.connect_timeout}s")
         return self._client
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib
 import json
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
+from .params import ParamError
 from .seeding import stable_hash
+
+# The engine's own modules: a change to any of them can change every run's numbers.
+ENGINE_MODULES = (
+    "ratecheck.engine", "ratecheck.seeding", "ratecheck.participation", "ratecheck.options",
+    "ratecheck.projections", "ratecheck.problem", "ratecheck.params", "ratecheck.trace",
+    "ratecheck.algorithms.base", "ratecheck.algorithms.local",
+)
+CONFIG_FIELDS = ("algorithm", "params", "problem", "problem_params", "rounds", "replicas", "seed", "checkpoints")
 
 
 @dataclass(frozen=True)
@@ -28,6 +42,21 @@ class RunConfig:
     seed: int = 0
     checkpoints: int = 24
 
+    def __post_init__(self) -> None:
+        # the same rules whether the config comes from a claim, the API or a cache file's metadata
+        for name in ("algorithm", "problem"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value:
+                raise ParamError("RunConfig", name, value, "must be a non-empty string (a registered name)")
+        for name in ("params", "problem_params"):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+                raise ParamError("RunConfig", name, value, "must be a mapping of parameter names to values")
+        for name, low in (("rounds", 1), ("replicas", 1), ("seed", 0), ("checkpoints", 1)):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < low:
+                raise ParamError("RunConfig", name, value, f"must be an integer >= {low}")
+
     def identity(self) -> dict[str, Any]:
         return {
             "algorithm": self.algorithm,
@@ -43,14 +72,24 @@ class RunConfig:
         return stable_hash(self.identity())
 
     def key(self) -> str:
-        """Cache key: identity, seed and replica count."""
-        return stable_hash({**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas)})
+        """Cache key: identity, seed, replica count and the identity of the code that runs it
+        (``code_identity``), so that editing an algorithm, a problem family or the engine
+        invalidates exactly the runs it affects."""
+        return stable_hash({**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas),
+                            "code": code_identity(self.algorithm, self.problem)["digest"]})
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
+        if not isinstance(data, Mapping):
+            raise ParamError("RunConfig", "config", data, "must be a mapping of its fields")
+        unknown = sorted(set(data) - set(CONFIG_FIELDS))
+        missing = sorted({"algorithm", "params", "problem", "problem_params", "rounds"} - set(data))
+        if unknown or missing:
+            raise ParamError("RunConfig", "config", dict(data),
+                             f"unknown fields {unknown} / missing fields {missing}; fields: {list(CONFIG_FIELDS)}")
         return cls(**data)
 
     def with_(self, **changes: Any) -> "RunConfig":
@@ -61,6 +100,61 @@ class RunConfig:
             else:
                 raise ValueError(f"RunConfig has no field {name!r}")
         return RunConfig.from_dict(data)
+
+
+def _module_digest(name: str) -> str:
+    """SHA-256 of a module's source file (of every file of a package); '' if it cannot be read."""
+    try:
+        module = sys.modules.get(name) or importlib.import_module(name)
+    except Exception:
+        return ""
+    path = getattr(module, "__file__", None)
+    if not path:
+        return ""
+    path = Path(path)
+    files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+    h = hashlib.sha256()
+    for file in files:
+        h.update(file.name.encode() + b"\0")
+        h.update(file.read_bytes())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def code_identity(algorithm: str, problem: str) -> dict[str, Any]:
+    """Digests of the source that produces a run: the algorithm's modules (its class and every base
+    class defined in this project), the problem family's module (a whole package if it is one) and
+    the engine's modules, with ``digest`` combining them and the package version. An unknown
+    algorithm or family contributes '' (its runs fail anyway). Cached per process: sources do not
+    change under a running sweep."""
+    from . import __version__
+    from .algorithms import REGISTRY
+
+    modules: dict[str, str] = {}
+    cls = REGISTRY.get(algorithm)
+    algorithm_modules = sorted({c.__module__ for c in getattr(cls, "__mro__", ())
+                                if c.__module__.split(".")[0] in ("ratecheck", "problems")})
+    for name in algorithm_modules:
+        modules[name] = _module_digest(name)
+    try:
+        import problems
+
+        factory = problems.FAMILIES.get(problem)
+    except Exception:  # the registry cannot load: the runs will fail and say why
+        factory = None
+    problem_module = getattr(factory, "__module__", "") or ""
+    if problem_module:
+        top = problem_module
+        # a family split into a package (problems.minimax.quadratic ...) is identified as a whole
+        parts = problem_module.split(".")
+        if len(parts) > 2:
+            top = ".".join(parts[:2])
+        modules[top] = _module_digest(top)
+    for name in ENGINE_MODULES:
+        modules[name] = _module_digest(name)
+    digest = stable_hash({"version": __version__, "modules": modules})
+    return {"digest": digest, "version": __version__, "algorithm": algorithm_modules,
+            "problem": problem_module, "modules": modules}
 
 
 @dataclass
@@ -108,7 +202,9 @@ class Trace:
         arrays.update({f"measure.{k}": v for k, v in self.measures.items()})
         arrays.update({f"counter.{k}": v for k, v in self.counters.items()})
         arrays.update({f"final.{k}": v for k, v in self.final.items()})
-        meta = {"config": self.config.to_dict(), "info": _jsonable(self.info)}
+        code = code_identity(self.config.algorithm, self.config.problem)
+        meta = {"config": self.config.to_dict(), "info": _jsonable(self.info), "code": code["digest"],
+                "code_modules": code["modules"]}
         return arrays, meta
 
     @classmethod
