@@ -97,7 +97,12 @@ def _execute(
             rule = "an integer >= 0" if name == "seed" else "an integer >= 1"
             raise ParamError("run", name, value, f"must be {rule}")
     algorithm.check_problem(problem)
-    algorithm.validate(problem)
+    try:
+        algorithm.validate(problem)
+    except (TypeError, AttributeError, KeyError, IndexError, OverflowError) as exc:
+        # a check that did not expect this input: still an input error, said with both names
+        raise ValueError(f"{algorithm.name} on {problem.family}: its parameters were refused "
+                         f"({type(exc).__name__}: {exc})") from None
     rounds = int(config.rounds)
     check_size("run", rounds=rounds, replicas=int(ids.size), clients=_slots(algorithm, problem),
                dim=int(problem.dim), local_steps=_local_work(algorithm))

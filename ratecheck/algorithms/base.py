@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
-from ..params import check_fields, declarations
+from ..params import ParamError, check_fields, declarations
 from ..problem import Problem
 from ..seeding import Streams
 
@@ -93,10 +93,23 @@ class Algorithm:
             if k in declared:  # the one declaration parses and checks
                 parsed[k] = declared[k].check(k, v, cls.name)
             elif k in cls.parsers:
-                parsed[k] = cls.parsers[k](v)
-            else:
-                parsed[k] = v
+                try:
+                    parsed[k] = cls.parsers[k](v)
+                except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:  # issue #7
+                    raise ParamError(cls.name, k, v, str(exc) or type(exc).__name__) from None
+            else:  # a field not yet declared: its annotation stands in (issue #7)
+                parsed[k] = _annotated_param(cls, k).check(k, v, cls.name) if _annotated_param(cls, k) else v
         return cls(**parsed)
+
+
+def _annotated_param(cls: type, name: str) -> Any:
+    """A stand-in declaration for an undeclared field annotated float, int, bool or str (else None)."""
+    from ..params import Param
+
+    hint = {f.name: f.type for f in dataclasses.fields(cls)}.get(name)
+    hint = (hint if isinstance(hint, str) else getattr(hint, "__name__", "")).replace(" ", "")
+    kinds = {"float": Param.real, "int": Param.int, "bool": Param.bool, "str": Param.str}
+    return kinds[hint](name) if hint in kinds else None
 
 
 def _annotated_problem(cls: type) -> type | None:
