@@ -224,11 +224,106 @@ def _limit_point(at: str) -> tuple[Any, str]:
     raise ValueError(f"at must be 'oo' or '0', got {at!r}")
 
 
+class _OrderCache:
+    """Derived orders kept on disk between runs: ``elasticity`` costs sympy limits and simplifies
+    (tenths of a second each) and paper modules derive their expected orders at import, so every
+    command paid them. The key is a SHA-256 of the expression's ``srepr`` (symbols with their
+    assumptions), the variable and the limit point; the value is the order as an exact rational
+    ('p/q'), so reading the file never evaluates code. Orders that are not numbers are not kept.
+
+    Location: ``$RATECHECK_SYMPY_CACHE`` (a file path; empty disables it), else
+    ``~/.cache/ratecheck/orders-<sympy version>.json``. Writes are atomic and merge with what other
+    processes wrote meanwhile.
+    """
+
+    def __init__(self) -> None:
+        self._data: dict[str, str] | None = None
+        self._new: dict[str, str] = {}
+
+    @property
+    def path(self) -> "Path | None":
+        import os
+        from pathlib import Path
+
+        configured = os.environ.get("RATECHECK_SYMPY_CACHE")
+        if configured is not None:
+            return Path(configured) if configured else None
+        return Path.home() / ".cache" / "ratecheck" / f"orders-{sp.__version__}.json"
+
+    def _load(self) -> dict[str, str]:
+        if self._data is None:
+            self._data = {}
+            path = self.path
+            if path is not None:
+                try:
+                    import json
+
+                    data = json.loads(path.read_text())
+                    if isinstance(data, dict):
+                        self._data = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+                except (OSError, ValueError):
+                    pass  # absent or damaged: derive again
+        return self._data
+
+    @staticmethod
+    def key(expr: sp.Expr, var: sp.Symbol, at: str) -> str:
+        import hashlib
+
+        return hashlib.sha256(f"{sp.srepr(expr)}|{sp.srepr(var)}|{at}".encode()).hexdigest()
+
+    def get(self, key: str) -> sp.Expr | None:
+        text = self._load().get(key)
+        if text is None:
+            return None
+        try:
+            return sp.Rational(text)
+        except (TypeError, ValueError):
+            return None
+
+    def put(self, key: str, value: sp.Expr) -> None:
+        if not (isinstance(value, sp.Rational)):
+            return
+        self._load()[key] = self._new[key] = str(value)
+        if len(self._new) == 1:
+            import atexit
+
+            atexit.register(self.save)
+
+    def save(self) -> None:
+        """Merge the new orders into the file (atomically); errors leave the file as it was."""
+        import json
+        import os
+        import tempfile
+
+        path = self.path
+        if path is None or not self._new:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                merged = json.loads(path.read_text())
+                merged = merged if isinstance(merged, dict) else {}
+            except (OSError, ValueError):
+                merged = {}
+            merged.update(self._new)
+            fd, tmp = tempfile.mkstemp(prefix=".orders.", suffix=".tmp", dir=path.parent)
+            with os.fdopen(fd, "w") as fh:
+                json.dump(merged, fh, sort_keys=True)
+            os.replace(tmp, path)
+            self._new = {}
+        except OSError:
+            pass  # a read-only home: the orders are derived again next time
+
+
+ORDER_CACHE = _OrderCache()
+
+
 def elasticity(expr: sp.Expr, var: SymbolLike, at: str = "oo") -> sp.Expr:
     """``lim var * d/dvar log(expr)`` as ``var -> oo`` (or ``0+`` with ``at="0"``).
 
     For ``expr ~ c * var**p`` this is ``p``: the exponent of the dependence on ``var``.
     A string ``var`` is matched by name among the expression's symbols (absent: 0).
+    Numeric results are cached in memory and on disk (``_OrderCache``).
     """
     expr = sp.sympify(expr)
     if isinstance(var, str):
@@ -238,6 +333,22 @@ def elasticity(expr: sp.Expr, var: SymbolLike, at: str = "oo") -> sp.Expr:
         var = matches[0]
     if var not in expr.free_symbols:
         return sp.Integer(0)
+    key = ORDER_CACHE.key(expr, var, at)
+    known = _ORDERS.get(key)
+    if known is None:
+        known = ORDER_CACHE.get(key)
+    if known is None:
+        known = _derive_elasticity(expr, var, at)
+        ORDER_CACHE.put(key, known)
+    _ORDERS[key] = known
+    return known
+
+
+_ORDERS: dict[str, sp.Expr] = {}  # this process's derived orders, numeric or not
+
+
+def _derive_elasticity(expr: sp.Expr, var: sp.Symbol, at: str) -> sp.Expr:
+    """The derivation behind ``elasticity`` (uncached)."""
     point, direction = _limit_point(at)
     ratio = sp.simplify(var * sp.diff(expr, var) / expr)
     if var not in ratio.free_symbols:
