@@ -288,6 +288,11 @@ def choice(default: Any, meaning: str, choices: tuple[Any, ...], **rule: Any) ->
     return _field(default, Param.choice(meaning, choices, **rule))
 
 
+def vector(default: Any, meaning: str, **rule: Any) -> Any:
+    """A number or a list of numbers (e.g. client weights): ``w: Any = vector(1.0, "...", positive=True)``."""
+    return _field(default, Param.vector(meaning, **rule))
+
+
 def text(default: str | None, meaning: str, **rule: Any) -> Any:
     return _field(default, Param.str(meaning, **rule))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import types
+from pathlib import Path
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -243,7 +244,6 @@ class _OrderCache:
     @property
     def path(self) -> "Path | None":
         import os
-        from pathlib import Path
 
         configured = os.environ.get("RATECHECK_SYMPY_CACHE")
         if configured is not None:

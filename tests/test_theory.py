@@ -272,3 +272,32 @@ def test_source_str_and_hash(thm: Theorem) -> None:
     assert str(Source("p.txt", "Thm 1", "typo")) == "p.txt, Thm 1 (typo)"
     assert hash(thm) == hash(make_theorem())
     assert thm == make_theorem()
+
+
+def test_orders_are_cached_on_disk_as_exact_rationals(tmp_path, monkeypatch):
+    import json
+
+    import sympy as sp
+
+    import ratecheck.theory as theory
+
+    path = tmp_path / "orders.json"
+    monkeypatch.setenv("RATECHECK_SYMPY_CACHE", str(path))
+    cache = theory._OrderCache()
+    monkeypatch.setattr(theory, "ORDER_CACHE", cache)
+    monkeypatch.setattr(theory, "_ORDERS", {})
+    T = sp.Symbol("T", positive=True)
+    expr = 1 / sp.sqrt(T) + sp.log(T) / T
+    assert theory.elasticity(expr, T) == sp.Rational(-1, 2)
+    cache.save()
+    stored = json.loads(path.read_text())
+    assert list(stored.values()) == ["-1/2"]
+    # a fresh process reads it back without deriving
+    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())
+    monkeypatch.setattr(theory, "_ORDERS", {})
+    monkeypatch.setattr(theory, "_derive_elasticity", lambda *a: (_ for _ in ()).throw(AssertionError("derived")))
+    assert theory.elasticity(expr, T) == sp.Rational(-1, 2)
+    # a damaged file is ignored, not trusted
+    path.write_text("{not json")
+    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())
+    assert theory.ORDER_CACHE.get("anything") is None
