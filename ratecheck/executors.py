@@ -155,6 +155,26 @@ class ProcessExecutor(Executor):
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
+    def terminate(self) -> None:
+        """Stop the workers now, dropping the jobs they are running (after Ctrl-C: finished results
+        are already stored, and waiting for running jobs would make the interrupt seem ignored)."""
+        if self._pool is not None:
+            processes = list(getattr(self._pool, "_processes", {}).values())
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                if process.is_alive():
+                    process.terminate()
+            for process in processes:
+                process.join(timeout=5)
+            self._pool = None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            self.terminate()
+        else:
+            self.close()
+
 
 class DaskExecutor(Executor):
     """Runs jobs on a Dask cluster: an existing one at ``address``, or a local one if it is ``None``.
