@@ -109,11 +109,11 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
         return 0
     print("Papers:")
-    for p in data["papers"]:
-        print(f"  {p['paper']:<12} {p['title']}  [{p['source']}]")
+    print(_table([[p["paper"], p["title"], p["source"]] for p in data["papers"]], ["paper", "title", "source"],
+                 width=WIDTH, stretch=1))
     print("\nTheorems:")
-    for t in data["theorems"]:
-        print(f"  {t['id']:<24} {t['title']}  (bounds: {', '.join(t['bounds'])})")
+    print(_table([[t["id"], t["title"], ", ".join(t["bounds"])] for t in data["theorems"]],
+                 ["theorem", "title", "bounds"], width=WIDTH, stretch=1))
     print("\nClaims:")
     print(_table([[c["id"], c["kind"], c["expect"], c["title"]] for c in data["claims"]],
                  ["claim", "kind", "expect", "title"], width=WIDTH))
