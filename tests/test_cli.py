@@ -20,6 +20,7 @@ def test_list_table(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "defedavg.theorem2" in out and "Claims:" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
 
 
 def test_run_prints_final_measures(capsys):
