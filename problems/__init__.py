@@ -41,7 +41,7 @@ def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
         declared = inferred_declarations(factory)
         for key, value in params.items():
             if key not in declared:
-                raise ParamError(name, key, value, f"unknown parameter; accepted: {sorted(declared)}")
+                raise ParamError(name, key, value, f"unknown parameter; accepted parameters: {sorted(declared)}")
             if declared[key] is not None:
                 declared[key].check(key, value, name)  # check only: the factory gets the value as given
         _check_dense_size(name, factory, params)

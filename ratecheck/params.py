@@ -339,7 +339,7 @@ def declare(**params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any
             unknown = set(kwargs) - set(params)
             if unknown:
                 name = sorted(unknown)[0]
-                raise ParamError(owner, name, kwargs[name], f"unknown parameter; accepted: {sorted(params)}")
+                raise ParamError(owner, name, kwargs[name], f"unknown parameter; accepted parameters: {sorted(params)}")
             checked_kwargs = {k: params[k].check(k, v, owner) for k, v in kwargs.items()}
             return factory(**checked_kwargs)
 
