@@ -198,17 +198,15 @@ def plain_reason(reason: str) -> str:
 def _print_outcomes(outcomes, verbose: bool = False) -> None:
     rows = []
     for o in outcomes:
-        status = "ok" if o.ok else "UNEXPECTED"
-        if o.erratum:
-            status = "ok (erratum)"
-        rows.append([o.claim.id, str(o.verdict), str(o.expected), status, plain_reason(o.reason)])
+        status = f"UNEXPECTED (expected {o.expected})" if not o.ok else "ok, erratum" if o.erratum else "ok"
+        rows.append([o.claim.id, str(o.verdict), status, plain_reason(o.reason)])
     if not verbose:
-        print(_table(rows, ["claim", "verdict", "expected", "status", "reason"], width=WIDTH))
+        print(_table(rows, ["claim", "verdict", "status", "reason"], width=WIDTH))
         return
     # -v: the full reason, wrapped under its claim's row
-    print(_table([r[:4] for r in rows], ["claim", "verdict", "expected", "status"], width=WIDTH, stretch=0))
+    print(_table([r[:3] for r in rows], ["claim", "verdict", "status"], width=WIDTH, stretch=0))
     for r in rows:
-        print(textwrap.fill(r[4], WIDTH, initial_indent=f"  {r[0]}: ", subsequent_indent="    "))
+        print(textwrap.fill(r[3], WIDTH, initial_indent=f"  {r[0]}: ", subsequent_indent="    "))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
