@@ -31,6 +31,7 @@ from sympy.core.relational import Relational
 
 __all__ = [
     "Bound",
+    "cached_derivation",
     "Condition",
     "ConditionResult",
     "Evaluation",
@@ -315,7 +316,90 @@ class _OrderCache:
             pass  # a read-only home: the orders are derived again next time
 
 
+    def get_text(self, key: str) -> str | None:
+        return self._load().get(key)
+
+    def put_text(self, key: str, text: str) -> None:
+        self._load()[key] = self._new[key] = text
+        if len(self._new) == 1:
+            import atexit
+
+            atexit.register(self.save)
+
+
 ORDER_CACHE = _OrderCache()
+
+# Names a cached expression may be rebuilt from: sympy's atoms and operations, nothing else.
+_REBUILD = ("Symbol", "Dummy", "Integer", "Rational", "Float", "Add", "Mul", "Pow", "Tuple", "exp", "log", "sqrt",
+            "Max", "Min", "Abs", "sin", "cos", "tanh", "Piecewise", "ExprCondPair", "Eq", "Lt", "Le", "Gt", "Ge",
+            "StrictLessThan", "StrictGreaterThan", "LessThan", "GreaterThan", "Equality", "BooleanTrue",
+            "BooleanFalse", "floor", "ceiling", "Function")
+_REBUILD_ATOMS = ("pi", "E", "oo", "zoo", "nan", "I", "true", "false")
+
+
+def _rebuild(text: str) -> Any:
+    """The sympy object an ``srepr`` string describes, rebuilt WITHOUT eval: only calls of the names
+    in _REBUILD on literals are allowed (a cache file can hold only expressions, never code)."""
+    import ast
+
+    def build(node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            value = build(node.operand)
+            if isinstance(value, (int, float)):
+                return -value
+        if isinstance(node, ast.Tuple):
+            return tuple(build(e) for e in node.elts)
+        if isinstance(node, ast.Name) and node.id in _REBUILD_ATOMS:
+            return getattr(sp, node.id) if node.id not in ("true", "false") else getattr(sp, node.id)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _REBUILD:
+            func = getattr(sp, node.func.id)
+            return func(*[build(a) for a in node.args], **{k.arg: build(k.value) for k in node.keywords if k.arg})
+        raise ValueError(f"not a plain sympy expression: {ast.dump(node)[:80]}")
+
+    return build(ast.parse(text, mode="eval").body)
+
+
+def cached_derivation(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Keep a symbolic derivation's result on disk (with ``elasticity``'s orders, see _OrderCache).
+
+    For pure functions of sympy expressions and plain values that return an expression or a tuple
+    of them, e.g. a complexity read off a rate with ``sp.solve``. The key holds the function's
+    module, name and source (an edit derives again) and the ``srepr`` of its arguments; a result
+    is kept only if it rebuilds exactly (``_rebuild``, no eval)."""
+    import hashlib
+    import inspect
+
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        source = fn.__qualname__
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            text = repr((fn.__module__, fn.__qualname__, source, [sp.srepr(a) for a in args],
+                         sorted((k, sp.srepr(v)) for k, v in kwargs.items())))
+        except Exception:  # arguments sympy cannot print: just derive
+            return fn(*args, **kwargs)
+        key = "derivation:" + hashlib.sha256(text.encode()).hexdigest()
+        stored = ORDER_CACHE.get_text(key)
+        if stored is not None:
+            try:
+                return _rebuild(stored)
+            except (ValueError, TypeError, SyntaxError, AttributeError):
+                pass  # damaged or foreign: derive again
+        result = fn(*args, **kwargs)
+        try:
+            text = sp.srepr(result)
+            if _rebuild(text) == result:
+                ORDER_CACHE.put_text(key, text)
+        except Exception:  # not rebuildable: keep deriving it
+            pass
+        return result
+
+    return wrapper
 
 
 def elasticity(expr: sp.Expr, var: SymbolLike, at: str = "oo") -> sp.Expr:

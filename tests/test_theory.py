@@ -301,3 +301,26 @@ def test_orders_are_cached_on_disk_as_exact_rationals(tmp_path, monkeypatch):
     path.write_text("{not json")
     monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())
     assert theory.ORDER_CACHE.get("anything") is None
+
+
+def test_cached_derivation_keeps_results_on_disk_and_rebuilds_them_without_eval(tmp_path, monkeypatch):
+    import sympy as sp
+
+    import ratecheck.theory as theory
+
+    monkeypatch.setenv("RATECHECK_SYMPY_CACHE", str(tmp_path / "orders.json"))
+    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())
+    calls = []
+    T, eps = sp.symbols("T epsilon", positive=True)
+
+    def rounds(rate):
+        calls.append(rate)
+        return tuple(sp.solve(sp.Eq(rate, eps**2), T))
+
+    cached = theory.cached_derivation(rounds)
+    first = cached(1 / sp.sqrt(T))
+    theory.ORDER_CACHE.save()
+    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())  # a new process
+    assert cached(1 / sp.sqrt(T)) == first == (eps**-4,) and len(calls) == 1
+    with pytest.raises(ValueError, match="not a plain sympy expression"):
+        theory._rebuild("__import__('os').system('true')")
