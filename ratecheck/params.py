@@ -250,16 +250,15 @@ def check_size(owner: str, *, rounds: int, replicas: int, clients: int, dim: int
     if memory > MEMORY_BUDGET:
         raise ParamError(
             owner, "replicas x clients x dim", f"{replicas} x {clients} x {dim}",
-            f"needs about {memory / 2**30:.3g} GiB ({COPIES} float64 arrays of that shape); the limit is "
-            f"{MEMORY_BUDGET / 2**30:g} GiB (rule: 8 bytes x {COPIES} x replicas x clients x dim <= "
-            f"{MEMORY_BUDGET / 2**30:g} GiB)")
+            f"must fit in {MEMORY_BUDGET / 2**30:g} GiB (rule: 8 bytes x {COPIES} live arrays x replicas x "
+            f"clients x dim), but needs about {memory / 2**30:.3g} GiB: use fewer replicas or clients")
     work = float(rounds) * replicas * clients * dim * local_steps
     if work > WORK_BUDGET:
         raise ParamError(
             owner, "rounds x replicas x clients x dim x local_steps",
             f"{rounds} x {replicas} x {clients} x {dim} x {local_steps}",
-            f"is {work:.3g} element updates; the limit is {WORK_BUDGET:.0e} (about an hour on one core): "
-            "use fewer rounds or replicas, or split the study")
+            f"must be at most {WORK_BUDGET:.0e} element updates (about an hour on one core), but is "
+            f"{work:.3g}: use fewer rounds or replicas, or split the study")
 
 
 # -- dataclass fields (algorithms) -----------------------------------------------------------------

@@ -352,7 +352,7 @@ def _rebuild(text: str) -> Any:
         if isinstance(node, ast.Tuple):
             return tuple(build(e) for e in node.elts)
         if isinstance(node, ast.Name) and node.id in _REBUILD_ATOMS:
-            return getattr(sp, node.id) if node.id not in ("true", "false") else getattr(sp, node.id)
+            return getattr(sp, node.id)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _REBUILD:
             func = getattr(sp, node.func.id)
             return func(*[build(a) for a in node.args], **{k.arg: build(k.value) for k in node.keywords if k.arg})
