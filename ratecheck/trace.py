@@ -120,40 +120,45 @@ def _module_digest(name: str) -> str:
     return h.hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
 def code_identity(algorithm: str, problem: str) -> dict[str, Any]:
     """Digests of the source that produces a run: the algorithm's modules (its class and every base
-    class defined in this project), the problem family's module (a whole package if it is one) and
-    the engine's modules, with ``digest`` combining them and the package version. An unknown
-    algorithm or family contributes '' (its runs fail anyway). Cached per process: sources do not
-    change under a running sweep."""
-    from . import __version__
+    class), the problem family's module (a whole package if it is one) and the engine's modules,
+    with ``digest`` combining them and the package version. An unknown algorithm or family
+    contributes nothing (its runs fail anyway). The registries are read on every call, so a test
+    double swapped into them gets its own identity; the digests are cached per class and factory
+    (sources do not change under a running sweep)."""
     from .algorithms import REGISTRY
 
-    modules: dict[str, str] = {}
-    cls = REGISTRY.get(algorithm)
-    algorithm_modules = sorted({c.__module__ for c in getattr(cls, "__mro__", ())
-                                if c.__module__.split(".")[0] in ("ratecheck", "problems")})
-    for name in algorithm_modules:
-        modules[name] = _module_digest(name)
     try:
         import problems
 
         factory = problems.FAMILIES.get(problem)
     except Exception:  # the registry cannot load: the runs will fail and say why
         factory = None
+    return _code_identity(REGISTRY.get(algorithm), factory)
+
+
+@functools.lru_cache(maxsize=None)
+def _code_identity(cls: type | None, factory: Any) -> dict[str, Any]:
+    from . import __version__
+
+    modules: dict[str, str] = {}
+    algorithm_modules = sorted({c.__module__ for c in getattr(cls, "__mro__", ())
+                                if c.__module__ not in ("builtins", "abc", "typing")})
+    for name in algorithm_modules:
+        modules[name] = _module_digest(name)
     problem_module = getattr(factory, "__module__", "") or ""
     if problem_module:
-        top = problem_module
         # a family split into a package (problems.minimax.quadratic ...) is identified as a whole
         parts = problem_module.split(".")
-        if len(parts) > 2:
-            top = ".".join(parts[:2])
+        top = ".".join(parts[:2]) if parts[0] == "problems" and len(parts) > 2 else problem_module
         modules[top] = _module_digest(top)
     for name in ENGINE_MODULES:
         modules[name] = _module_digest(name)
-    digest = stable_hash({"version": __version__, "modules": modules})
-    return {"digest": digest, "version": __version__, "algorithm": algorithm_modules,
+    # the classes too: two test doubles defined in one module must not share their runs
+    classes = [f"{c.__module__}.{c.__qualname__}" for c in getattr(cls, "__mro__", ()) if c is not object]
+    digest = stable_hash({"version": __version__, "modules": modules, "classes": classes})
+    return {"digest": digest, "version": __version__, "algorithm": algorithm_modules, "classes": classes,
             "problem": problem_module, "modules": modules}
 
 

@@ -476,12 +476,35 @@ def test_cache_key_follows_the_code_of_the_algorithm_problem_and_engine(monkeypa
         return "edited" if name == "ratecheck.algorithms.minimax" else real(name)
 
     monkeypatch.setattr(trace, "_module_digest", edited)
-    trace.code_identity.cache_clear()
+    trace._code_identity.cache_clear()
     try:
         assert config.key() != before  # the edit invalidates the runs it affects...
         assert other.key() == before_other  # ...and only those
         assert config.run_key() == trace.RunConfig("fess_gda", {}, "minimax", {}, 5).run_key()  # same streams
     finally:
         monkeypatch.undo()
-        trace.code_identity.cache_clear()
+        trace._code_identity.cache_clear()
     assert config.key() == before
+
+
+def test_a_test_double_swapped_into_the_registry_gets_its_own_cache_key(monkeypatch):
+    from dataclasses import dataclass
+
+    import ratecheck.algorithms.base as base
+    from ratecheck.algorithms.fedavg import FedAvg
+    from ratecheck.trace import RunConfig
+
+    @dataclass(frozen=True)
+    class Broken(FedAvg):  # e.g. a sensitivity test's deliberately wrong variant
+        pass
+
+    @dataclass(frozen=True)
+    class AlsoBroken(FedAvg):  # another one, in the same module
+        pass
+
+    config = RunConfig("fedavg", {}, "quadratic", {}, 5)
+    before = config.key()
+    monkeypatch.setitem(base.REGISTRY, "fedavg", Broken)
+    broken = config.key()
+    monkeypatch.setitem(base.REGISTRY, "fedavg", AlsoBroken)
+    assert len({before, broken, config.key()}) == 3
