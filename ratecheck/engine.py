@@ -33,8 +33,12 @@ def run(
     seed: int = 0,
     checkpoints: int = 24,
     progress: bool = False,
+    mode: str = "monte_carlo",
 ) -> Trace:
-    """Run `algorithm` on `problem` for `rounds` rounds; `replicas` is a count or explicit ids."""
+    """Run `algorithm` on `problem` for `rounds` rounds; `replicas` is a count or explicit ids.
+
+    `mode` "exact" propagates exact expectations (ratecheck.exact), "auto" does so where the run is
+    linear-Gaussian and falls back to Monte Carlo otherwise, saying why in info["exact_fallback"]."""
     ids = _replica_ids(replicas)
     config = RunConfig(
         algorithm=algorithm.name,
@@ -45,6 +49,7 @@ def run(
         replicas=len(ids),
         seed=seed,
         checkpoints=checkpoints,
+        mode=mode,
     )
     return _execute(config, algorithm, problem, ids, progress)
 
@@ -78,6 +83,18 @@ def _execute(
     if int(config.rounds) != config.rounds or config.rounds < 1:
         raise ValueError(f"rounds (T) must be an integer >= 1, got {config.rounds!r}")
     algorithm.validate(problem)
+    # -- issue #8: exact expectations (ratecheck/exact.py); Monte Carlo below is unchanged --------
+    fallback = None
+    if config.mode != "monte_carlo":
+        from .exact import NotExact, run_exact
+
+        try:
+            return run_exact(config, algorithm, problem)
+        except NotExact as why:
+            if config.mode == "exact":
+                raise
+            fallback = f"Monte Carlo instead of exact: {why}"
+    # -- end issue #8 ------------------------------------------------------------------------------
     rounds = int(config.rounds)
     started = time.perf_counter()
     streams = Streams(int(config.seed), config.run_key(), ids)
@@ -133,6 +150,7 @@ def _execute(
         "wall_seconds": time.perf_counter() - started,
         "algorithm_source": algorithm.source,
         "problem_spec": problem.spec,
+        **({"exact_fallback": fallback} if fallback else {}),  # issue #8
     }
     return Trace(
         config=config,

@@ -27,9 +27,14 @@ class RunConfig:
     replicas: int = 16
     seed: int = 0
     checkpoints: int = 24
+    mode: str = "monte_carlo"  # issue #8: "monte_carlo", "exact" or "auto" (ratecheck.exact)
+
+    def __post_init__(self) -> None:  # issue #8
+        if self.mode not in ("monte_carlo", "exact", "auto"):
+            raise ValueError(f"run mode must be 'monte_carlo', 'exact' or 'auto', got {self.mode!r}")
 
     def identity(self) -> dict[str, Any]:
-        return {
+        out = {
             "algorithm": self.algorithm,
             "params": dict(self.params),
             "problem": self.problem,
@@ -37,6 +42,9 @@ class RunConfig:
             "rounds": int(self.rounds),
             "checkpoints": int(self.checkpoints),
         }
+        if self.mode != "monte_carlo":  # issue #8: the default mode leaves existing keys unchanged
+            out["mode"] = self.mode
+        return out
 
     def run_key(self) -> str:
         """Identity hash that seeds the random streams (no seed, no replica count)."""
@@ -47,7 +55,7 @@ class RunConfig:
         return stable_hash({**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas)})
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas)}
+        return {**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas), "mode": self.mode}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
@@ -84,6 +92,11 @@ class Trace:
     @property
     def replicas(self) -> int:
         return int(self.replica_ids.shape[0])
+
+    @property
+    def exact(self) -> bool:
+        """Issue #8: the measures are exact expectations (one row, no spread), not replica samples."""
+        return bool(self.info.get("exact", False))
 
     @property
     def valid(self) -> np.ndarray:

@@ -1,0 +1,623 @@
+"""Exact expectations for linear-Gaussian runs: moment propagation instead of Monte Carlo (issue #8).
+
+On a quadratic problem with additive Gaussian noise every round of FedAvg-type methods is an affine
+map of the state and the noise, given the clients drawn and their delays. The mean and the second
+moment of the (augmented) state then propagate exactly, and every quadratic measure's expectation
+follows: no Monte-Carlo error, a cost independent of the number of replicas.
+
+Faithful to the implementation: nothing here re-derives an algorithm. The affine maps are READ OFF
+the algorithm's own seams by probing: ``client_update`` runs on probe start points (the origin and
+the unit vectors, laid out as "replicas") with a probe noise stream (zero draws, then unit draws),
+``aggregate`` and ``server_step`` on unit inputs, ``problem.measures`` on points that determine a
+quadratic form, the delay schedule's ``sample`` on the exact quadrature of its uniform draws. Every
+read-off map is then checked on random inputs; a piece that is not affine (a projection that binds,
+tanh, clipping, a non-Gaussian draw) raises ``NotExact`` with the reason, and the engine falls back
+to Monte Carlo (mode ``auto``) or refuses (mode ``exact``). So a bug in an algorithm's seams shows in
+exact mode too. What stays here is the round's skeleton (who is sampled, which stale model a job
+starts from, how duplicates count): its expectations come from the multiplicity moments of the
+sampling scheme and the delay schedule's distribution, exactly.
+
+The augmented state of the FedAvg family is v = (w^t, w^{t-1}, ..., w^{t-lam}, server state, 1); a
+round maps it to v' = M v + E D with the aggregated direction D = w sum_i n_i (J_{i,d_i} v + G_i z_i),
+n_i the multiplicity of client i, d_i its delay, z_i its standard-normal draws. E[v'] and E[v' v'^T]
+follow in closed form from E[n_i], E[n_i^2], E[n_i n_k] and the delay probabilities.
+
+A run in exact mode produces the usual Trace with ONE "replica" (the expectations), zero spread,
+``info["exact"] = True`` (``Trace.exact``). Other algorithms join by exposing the same seams and
+registering a model with ``exact_model``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .algorithms.fedavg import FedAvg, FedAvgState
+from .fit import log_spaced_checkpoints
+from .participation import Participation
+from .problem import Problem
+from .seeding import ReplicaStream, Streams
+from .trace import RunConfig, Trace
+
+MODES = ("monte_carlo", "exact", "auto")
+AFFINE_RTOL = 1e-9  # a read-off map must reproduce the code on random inputs to this relative error
+DIVERGENCE_THRESHOLD = 1e100  # as in the engine: a second moment beyond this counts as divergence
+
+
+class NotExact(Exception):
+    """The run is not linear-Gaussian (or not supported): the message says which piece and why."""
+
+
+# ------------------------------------------------------------------------------------------------
+# Probe streams: scripted draws served through the ReplicaStream interface
+
+
+class ProbeStream(ReplicaStream):
+    """A ReplicaStream that serves scripted draws instead of random ones.
+
+    ``normal`` serves, call after call, the arrays a ``script(call, shape)`` returns (R, *shape);
+    every request is logged in ``calls`` as (kind, shape), so probes can be laid out per draw.
+    ``uniform`` serves ``uniform_script`` the same way, or raises NotExact: a uniform draw inside a
+    step that should be linear-Gaussian (minibatch sampling, say) is not Gaussian noise.
+    """
+
+    def __init__(self, replicas: int, script: Callable[[int, tuple[int, ...]], np.ndarray] | None = None,
+                 uniform_script: Callable[[int, tuple[int, ...]], np.ndarray] | None = None,
+                 purpose: str = "noise"):
+        self.replicas = tuple(range(replicas))
+        self.purpose = purpose
+        self._script = script
+        self._uniform_script = uniform_script
+        self.calls: list[tuple[str, tuple[int, ...]]] = []
+
+    def normal(self, shape: tuple[int, ...] = ()) -> np.ndarray:
+        shape = tuple(int(s) for s in shape)
+        index = sum(kind == "normal" for kind, _ in self.calls)
+        self.calls.append(("normal", shape))
+        if self._script is None:
+            return np.zeros((self.count, *shape))
+        return np.array(self._script(index, shape), dtype=float).reshape((self.count, *shape))
+
+    def uniform(self, shape: tuple[int, ...] = ()) -> np.ndarray:
+        shape = tuple(int(s) for s in shape)
+        index = sum(kind == "uniform" for kind, _ in self.calls)
+        self.calls.append(("uniform", shape))
+        if self._uniform_script is None:
+            raise NotExact(f"stream {self.purpose!r} drew uniform numbers where only Gaussian noise is "
+                           "linear-Gaussian")
+        return np.array(self._uniform_script(index, shape), dtype=float).reshape((self.count, *shape))
+
+
+class ProbeStreams(Streams):
+    """Streams whose every purpose is a ProbeStream built by ``factory(purpose)``."""
+
+    def __init__(self, replicas: int, factory: Callable[[str], ProbeStream]):
+        self.seed = 0
+        self.run_key = "probe"
+        self.replicas = tuple(range(replicas))
+        self._factory = factory
+        self._streams: dict[str, ProbeStream] = {}
+
+    def __getitem__(self, purpose: str) -> ProbeStream:
+        if purpose not in self._streams:
+            self._streams[purpose] = self._factory(purpose)
+        return self._streams[purpose]
+
+    def log(self) -> list[tuple[str, str, tuple[int, ...]]]:
+        return [(p, kind, shape) for p, s in sorted(self._streams.items()) for kind, shape in s.calls]
+
+
+def _close(actual: np.ndarray, predicted: np.ndarray) -> float:
+    """Largest deviation relative to the size of the values (0 when identical)."""
+    scale = max(float(np.max(np.abs(actual), initial=0.0)), float(np.max(np.abs(predicted), initial=0.0)), 1.0)
+    return float(np.max(np.abs(actual - predicted), initial=0.0)) / scale
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading affine maps off code
+
+
+@dataclass(frozen=True)
+class ClientMaps:
+    """Delta_i = A[i] start + b[i] + G_i z with Cov(G_i z) = cov[i], for every client i."""
+
+    A: np.ndarray  # (N, d, d)
+    b: np.ndarray  # (N, d)
+    cov: np.ndarray  # (N, d, d)
+    draws: int  # standard-normal draws one job consumes
+
+
+def probe_client_update(algorithm: Any, problem: Problem, *, m: int | None = None, seed: int = 0) -> ClientMaps:
+    """Read client_update's affine map in (start, noise) for every client, then check it on random
+    inputs laid out as a real round (m slots, clients repeated) with random draws."""
+    N, d = problem.num_clients, problem.dim
+    everyone = np.arange(N)
+
+    def call(starts: np.ndarray, clients: np.ndarray, script) -> tuple[np.ndarray, list]:
+        R = starts.shape[0]
+        streams = ProbeStreams(R, lambda purpose: ProbeStream(R, script, purpose=purpose))
+        batch = problem.gather(clients)
+        out = np.asarray(algorithm.client_update(problem, batch, starts.copy(), streams), dtype=float)
+        if out.shape != starts.shape:
+            raise NotExact(f"client_update returned shape {out.shape}, expected {starts.shape}")
+        return out, streams.log()
+
+    # 1) origin and unit vectors as start points, zero draws (also logs the draws one job takes)
+    starts = np.zeros((d + 1, N, d))
+    starts[1:] = np.eye(d)[:, None, :]
+    out, log = call(starts, np.broadcast_to(everyone, (d + 1, N)), None)
+    b = out[0]
+    A = np.transpose(out[1:] - b, (1, 2, 0))  # (N, d_out, d_in)
+    # 2) unit draws, one probe replica per (call, per-client coordinate), the same in every slot
+    layout = []  # (purpose-call position, per-slot size)
+    for purpose, kind, shape in log:
+        if not shape or shape[0] != N:
+            raise NotExact(f"client_update drew {kind} numbers of shape {shape} from {purpose!r}: exact mode "
+                           f"needs per-client draws with the client axis first ({N} clients)")
+        layout.append(int(np.prod(shape[1:], dtype=np.int64)))
+    offsets = np.concatenate([[0], np.cumsum(layout)]).astype(int)
+    draws = int(offsets[-1])
+    G = np.zeros((N, d, 0))
+    if draws:
+        order = {"n": 0}
+
+        def unit(index: int, shape: tuple[int, ...]) -> np.ndarray:
+            position = order["n"]
+            order["n"] += 1
+            if position >= len(layout):
+                raise NotExact("client_update drew more noise on the second probe than on the first")
+            block = np.zeros((draws, *shape))
+            per = block.reshape(draws, shape[0], -1)
+            for j in range(layout[position]):
+                per[offsets[position] + j, :, j] = 1.0
+            return block
+
+        out_noise, _ = call(np.zeros((draws, N, d)), np.broadcast_to(everyone, (draws, N)), unit)
+        G = np.transpose(out_noise - b, (1, 2, 0))  # (N, d, draws)
+    cov = np.einsum("nik,njk->nij", G, G)
+    # 3) check on random starts, random clients (with repeats) and random draws
+    rng = np.random.default_rng(seed)
+    m = N if m is None else m
+    R = 3
+    clients = rng.integers(0, N, (R, m))
+    scale = max(1.0, float(np.max(np.abs(problem.initial_point()))))
+    starts = scale * rng.standard_normal((R, m, d))
+    z = rng.standard_normal((R, m, draws))
+    served = {"n": 0}
+
+    def random_draws(index: int, shape: tuple[int, ...]) -> np.ndarray:
+        position = served["n"]
+        served["n"] += 1
+        if position >= len(layout) or int(np.prod(shape[1:], dtype=np.int64)) != layout[position]:
+            raise NotExact("client_update's draws depend on its inputs (data-dependent control flow)")
+        return z[:, :, offsets[position]:offsets[position + 1]].reshape((R, *shape))
+
+    actual, _ = call(starts, clients, random_draws)
+    predicted = (np.einsum("rmij,rmj->rmi", A[clients], starts) + b[clients]
+                 + np.einsum("rmik,rmk->rmi", G[clients], z))
+    gap = _close(actual, predicted)
+    if not gap <= AFFINE_RTOL:
+        raise NotExact(f"client_update is not affine in (start, noise) per client: off by {gap:.2e} (relative) "
+                       "on random inputs (a nonlinearity, a binding projection or clients coupled in a job)")
+    return ClientMaps(A=A, b=b, cov=cov, draws=draws)
+
+
+def probe_aggregate(algorithm: Any, clients_per_round: int, num_clients: int, dim: int, seed: int = 0) -> float:
+    """The aggregation weight w: aggregate(updates, clients) = w * sum_j updates[:, j], read off unit
+    updates, and checked to be the same scalar for every slot, coordinate and choice of clients."""
+    m, d = clients_per_round, dim
+    units = np.zeros((m * d, m, d))
+    units.reshape(m * d, m * d)[:] = np.eye(m * d)
+    rng = np.random.default_rng(seed)
+    weights = []
+    for clients in (np.arange(m) % num_clients, rng.integers(0, num_clients, m)):
+        out = np.asarray(algorithm.aggregate(units.copy(), np.broadcast_to(clients, (m * d, m))), dtype=float)
+        W = out.reshape(m, d, d)  # [slot, coordinate in, coordinate out]
+        w = float(W[0, 0, 0])
+        expected = np.broadcast_to(w * np.eye(d), (m, d, d))
+        gap = _close(W, expected)
+        zero = np.asarray(algorithm.aggregate(np.zeros((1, m, d)), clients[None]), dtype=float)
+        if not gap <= AFFINE_RTOL or np.any(zero != 0):
+            raise NotExact(f"aggregate is not w * sum over slots with one weight for every slot (off by {gap:.2e}): "
+                           "exact sampling expectations need exchangeable slots")
+        weights.append(w)
+    if abs(weights[0] - weights[1]) > AFFINE_RTOL * max(abs(weights[0]), 1e-300):
+        raise NotExact("aggregate's weight depends on which clients were drawn")
+    return weights[0]
+
+
+@dataclass(frozen=True)
+class ServerMap:
+    """(x', u') = (Sx x + Sd D + Su u + s0, Tx x + Td D + Tu u + u0), u the flattened server state."""
+
+    Sx: np.ndarray
+    Sd: np.ndarray
+    Su: np.ndarray
+    s0: np.ndarray
+    Tx: np.ndarray
+    Td: np.ndarray
+    Tu: np.ndarray
+    u0: np.ndarray
+
+    def same_as(self, other: "ServerMap") -> bool:
+        return all(np.array_equal(getattr(self, f), getattr(other, f)) for f in self.__dataclass_fields__)
+
+
+def _server_shape(server: Any) -> tuple[int, ...] | None:
+    if server is None:
+        return None
+    if isinstance(server, np.ndarray) and server.ndim >= 1:
+        return tuple(server.shape[1:])
+    raise NotExact(f"the server state is a {type(server).__name__}; exact mode handles None or one array")
+
+
+def probe_server_step(algorithm: Any, dim: int, server_shape: tuple[int, ...] | None, t: int,
+                      seed: int = 0) -> ServerMap:
+    """Read server_step's affine map in (x, direction, server state) at round t, check it at random."""
+    d = dim
+    s = int(np.prod(server_shape, dtype=np.int64)) if server_shape is not None else 0
+    n_in = 2 * d + s
+    probes = np.vstack([np.zeros(n_in), np.eye(n_in)])
+    rng = np.random.default_rng(seed)
+    probes = np.vstack([probes, rng.standard_normal((3, n_in))])
+
+    def call(inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x, direction = inputs[:, :d].copy(), inputs[:, d:2 * d].copy()
+        server = inputs[:, 2 * d:].reshape((inputs.shape[0], *server_shape)).copy() if s else None
+        x_new, u_new = algorithm.server_step(x, direction, server, t)
+        u_flat = np.zeros((inputs.shape[0], 0)) if u_new is None else np.asarray(u_new, float).reshape(inputs.shape[0], -1)
+        if u_flat.shape[1] != s:
+            raise NotExact("server_step changed the shape of its state")
+        return np.asarray(x_new, dtype=float), u_flat
+
+    x_out, u_out = call(probes)
+    base = np.hstack([x_out[0], u_out[0]])
+    J = (np.hstack([x_out, u_out])[1:1 + n_in] - base).T  # (d + s, n_in)
+    predicted = probes[1 + n_in:] @ J.T + base
+    gap = _close(np.hstack([x_out, u_out])[1 + n_in:], predicted)
+    if not gap <= AFFINE_RTOL:
+        raise NotExact(f"server_step is not affine in (x, direction, server state): off by {gap:.2e}")
+    return ServerMap(Sx=J[:d, :d], Sd=J[:d, d:2 * d], Su=J[:d, 2 * d:], s0=base[:d],
+                     Tx=J[d:, :d], Td=J[d:, d:2 * d], Tu=J[d:, 2 * d:], u0=base[d:])
+
+
+@dataclass(frozen=True)
+class QuadraticMeasure:
+    """q(x) = c + l.x + x^T Q x, read off problem.measures; E q = c + l.mu + tr(Q S)."""
+
+    c: float
+    l: np.ndarray
+    Q: np.ndarray
+
+    def expectation(self, mean: np.ndarray, second: np.ndarray) -> float:
+        return float(self.c + self.l @ mean + np.sum(self.Q * second))
+
+
+def probe_measures(problem: Problem, dim: int, seed: int = 0) -> dict[str, QuadraticMeasure]:
+    """Every measure of ``problem.measures`` as a quadratic form, checked on random points."""
+    d = dim
+    eye = np.eye(d)
+    pairs = [(k, l) for k in range(d) for l in range(k + 1, d)]
+    rng = np.random.default_rng(seed)
+    scale = max(1.0, float(np.max(np.abs(problem.initial_point()))))
+    check = scale * rng.standard_normal((3, d))
+    points = np.vstack([np.zeros(d), eye, -eye] + ([np.array([eye[k] + eye[l] for k, l in pairs])] if pairs else [])
+                       + [check])
+    values = problem.measures(points)
+    out = {}
+    for name, v in values.items():
+        v = np.asarray(v, dtype=float)
+        c = v[0]
+        plus, minus = v[1:1 + d], v[1 + d:1 + 2 * d]
+        lin = (plus - minus) / 2
+        Q = np.diag((plus + minus) / 2 - c)
+        for index, (k, l) in enumerate(pairs):
+            Q[k, l] = Q[l, k] = (v[1 + 2 * d + index] - plus[k] - plus[l] + c) / 2
+        gap = _close(v[-3:], c + check @ lin + np.einsum("ri,ij,rj->r", check, Q, check))
+        if not gap <= AFFINE_RTOL:
+            raise NotExact(f"measure {name!r} is not a quadratic form of the output (off by {gap:.2e})")
+        out[name] = QuadraticMeasure(float(c), lin, Q)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Sampling and delays, exact
+
+
+@dataclass(frozen=True)
+class SlotMoments:
+    """Coefficients of E[D D^T] / w^2 for D/w = sum over slots of (J_slot v + noise_slot):
+
+    E[D] / w = first * sum_i Jbar_i v
+    E[D D^T] / w^2 = pair * Jsum S Jsum^T + same * sum_i Jbar_i S Jbar_i^T
+                     + single * sum_i E_delay[J_i S J_i^T] + single * sum_i Cov_i
+    """
+
+    first: float
+    pair: float
+    same: float
+    single: float
+    expected_jobs: float  # distinct local jobs per round, in expectation
+
+
+def slot_moments(participation: Participation, num_clients: int, duplicates: str) -> SlotMoments:
+    """From the multiplicities n_i: E n_i, E n_i^2 and E n_i n_k (i != k), exact."""
+    N = num_clients
+    m = participation.per_round(N)
+    if participation.mode == "full":
+        return SlotMoments(first=1.0, pair=1.0, same=-1.0, single=1.0, expected_jobs=float(N))
+    if participation.mode == "without_replacement":  # n_i in {0, 1}, pairs drawn together m(m-1)/(N(N-1))
+        pair = m * (m - 1) / (N * (N - 1)) if N > 1 else 0.0
+        return SlotMoments(first=m / N, pair=pair, same=-pair, single=m / N, expected_jobs=float(m))
+    # with replacement: (n_i) multinomial(m, 1/N)
+    if duplicates == "shared":  # one job per distinct client, counted n_i times (same noise): E n_i^2
+        second = m / N * (1 - 1 / N) + (m / N) ** 2
+        pair = m * (m - 1) / N**2
+        jobs = N * participation.inclusion_probability(N)
+        return SlotMoments(first=m / N, pair=pair, same=-pair, single=second, expected_jobs=jobs)
+    # independent jobs per draw: i.i.d. slots, each with its own noise (and its own uniform delay)
+    return SlotMoments(first=m / N, pair=m * (m - 1) / N**2, same=0.0, single=m / N, expected_jobs=float(m))
+
+
+def delay_table(delay: Any, clients: np.ndarray, t: int, lam: int, *, check: bool = True) -> np.ndarray:
+    """P(delay = k) for each client, (N, lam+1), read off ``delay.sample`` at round t.
+
+    A schedule that draws nothing is deterministic: one call. One that draws uniforms gets the exact
+    quadrature of them: 64 (lam+1) mid-points per client, which integrates every step function with
+    breakpoints on that grid (``integers(lam+1)`` is one) exactly; with ``check`` the result must
+    agree with a 3x finer grid, so a schedule with other breakpoints is refused, not approximated.
+    """
+    N = clients.size
+
+    def run(points: int) -> tuple[np.ndarray, bool]:
+        grid = (np.arange(points) + 0.5) / points
+
+        def uniform(index: int, shape: tuple[int, ...]) -> np.ndarray:
+            if index > 0 or shape != (N,):
+                raise NotExact(f"delay schedule {delay} draws {shape} uniforms: exact mode needs one per client")
+            return np.broadcast_to(grid[:, None], (points, N))
+
+        stream = ProbeStream(points, None, uniform, purpose="delay")
+        got = np.asarray(delay.sample(np.broadcast_to(clients, (points, N)), t, stream), dtype=np.int64)
+        got = np.broadcast_to(got, (points, N))
+        if got.min(initial=0) < 0 or got.max(initial=0) > lam:
+            raise NotExact(f"delay schedule {delay} produced delays outside 0..{lam}")
+        flat = (np.arange(N) * (lam + 1) + got).reshape(-1)
+        table = np.bincount(flat, minlength=N * (lam + 1)).reshape(N, lam + 1) / points
+        return table, bool(stream.calls)
+
+    table, random = run(1)
+    if not random:
+        return table
+    table, _ = run(64 * (lam + 1))
+    if check and not np.allclose(table, run(192 * (lam + 1))[0], rtol=0, atol=1e-12):
+        raise NotExact(f"delay schedule {delay}: its distribution is not a step function on the (lam+1) grid")
+    return table
+
+
+# ------------------------------------------------------------------------------------------------
+# The FedAvg family
+
+
+@dataclass
+class _RoundOperators:
+    B: np.ndarray  # E[D] = B v~   (d, n)
+    Qop: np.ndarray  # vec E[D D^T] (noise-free part) = Qop vec S   (d*d, n*n)
+    noise: np.ndarray  # noise part of E[D D^T]   (d, d)
+
+
+class FedAvgModel:
+    """Exact moments of FedAvg.round, built from the probed seams of one algorithm on one problem."""
+
+    def __init__(self, algorithm: FedAvg, problem: Problem, rounds: int):
+        if type(algorithm).round is not FedAvg.round:
+            raise NotExact(f"{algorithm.name} overrides round(); exact mode reads the seams of FedAvg.round")
+        if not hasattr(problem, "gather"):
+            raise NotExact(f"problem {problem.family!r} has no per-client oracles")
+        self.algorithm, self.problem = algorithm, problem
+        N, d = problem.num_clients, problem.dim
+        self.N, self.d = N, d
+        self.lam = int(algorithm.delay.lam)
+        self.m = algorithm.participation.per_round(N)
+        self.clients = probe_client_update(algorithm, problem, m=self.m)
+        self.w = probe_aggregate(algorithm, self.m, N, d)
+        shared = algorithm.duplicates == "shared" or algorithm.participation.mode != "with_replacement"
+        self.moments = slot_moments(algorithm.participation, N, "shared" if shared else "independent")
+        x0 = np.asarray(problem.initial_point(), dtype=float).reshape(1, d)
+        server0 = algorithm.server_init(x0)
+        self.server_shape = _server_shape(server0)
+        self.s = int(np.prod(self.server_shape, dtype=np.int64)) if self.server_shape is not None else 0
+        self.u_init = np.zeros(self.s) if server0 is None else np.asarray(server0, float).reshape(-1)
+        # server maps: probed at three rounds; if they differ, every round is probed
+        self._server_maps: dict[int, ServerMap] = {}
+        probes = [probe_server_step(algorithm, d, self.server_shape, t) for t in sorted({0, 1, rounds - 1})]
+        self.server_time_invariant = all(p.same_as(probes[0]) for p in probes)
+        self._server0 = probes[0]
+        self.n = (self.lam + 1) * d + self.s + 1  # augmented dimension, the constant last
+        self._ops: dict[bytes, _RoundOperators] = {}
+        self._transition: tuple[np.ndarray, np.ndarray] | None = None
+        self.max_delay = 0
+        # jobs J_{i,k} = A_i P_k + b_i e_const: (N, lam+1, d, n)
+        J = np.zeros((N, self.lam + 1, d, self.n))
+        for k in range(self.lam + 1):
+            J[:, k, :, k * d:(k + 1) * d] = self.clients.A
+        J[:, :, :, -1] = self.clients.b[:, None, :]
+        self.jobs = J
+        self.noise_sum = self.clients.cov.sum(axis=0)
+
+    # -- initial moments ------------------------------------------------------------------------
+    def initial(self) -> tuple[np.ndarray, np.ndarray]:
+        x0 = np.asarray(self.problem.initial_point(), dtype=float)
+        v = np.concatenate([np.tile(x0, self.lam + 1), self.u_init, [1.0]])
+        return v, np.outer(v, v)
+
+    # -- one round ------------------------------------------------------------------------------
+    def server_map(self, t: int) -> ServerMap:
+        if self.server_time_invariant:
+            return self._server0
+        if t not in self._server_maps:
+            self._server_maps = {t: probe_server_step(self.algorithm, self.d, self.server_shape, t)}
+        return self._server_maps[t]
+
+    def operators(self, t: int) -> _RoundOperators:
+        table = delay_table(self.algorithm.delay, np.arange(self.N), t, self.lam, check=not self._ops)
+        key = table.tobytes()
+        ops = self._ops.get(key)
+        if ops is None:
+            mo = self.moments
+            Jbar = np.einsum("ik,ikap->iap", table, self.jobs)  # delay-averaged jobs
+            Jsum = Jbar.sum(axis=0)
+            n = self.n
+            Qop = mo.pair * np.einsum("ap,bq->abpq", Jsum, Jsum)
+            if mo.same:
+                Qop += mo.same * np.einsum("iap,ibq->abpq", Jbar, Jbar)
+            Qop += mo.single * np.einsum("ik,ikap,ikbq->abpq", table, self.jobs, self.jobs, optimize=True)
+            w = self.w
+            ops = _RoundOperators(B=w * mo.first * Jsum, Qop=w * w * Qop.reshape(self.d * self.d, n * n),
+                                  noise=w * w * mo.single * self.noise_sum)
+            self._ops[key] = ops
+            drawn = table.sum(axis=0) > 0
+            self.max_delay = max(self.max_delay, int(np.flatnonzero(drawn).max(initial=0)))
+        return ops
+
+    def transition(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """v' = M v + E D: the deterministic part of the round (shift of the history, server step)."""
+        d, lam, s, n = self.d, self.lam, self.s, self.n
+        sm = self.server_map(t)
+        M = np.zeros((n, n))
+        E = np.zeros((n, d))
+        top = slice(0, d)
+        u = slice((lam + 1) * d, (lam + 1) * d + s)
+        M[top, 0:d] = sm.Sx
+        M[top, u] = sm.Su
+        M[top, -1] = sm.s0
+        E[top] = sm.Sd
+        for k in range(1, lam + 1):  # w^{t-k+1} moves to block k
+            M[k * d:(k + 1) * d, (k - 1) * d:k * d] = np.eye(d)
+        if s:
+            M[u, 0:d] = sm.Tx
+            M[u, u] = sm.Tu
+            M[u, -1] = sm.u0
+            E[u] = sm.Td
+        M[-1, -1] = 1.0
+        return M, E
+
+    def step(self, t: int, mean: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ops = self.operators(t)
+        if not self.server_time_invariant:
+            M, E = self.transition(t)
+        else:
+            if self._transition is None:
+                self._transition = self.transition(t)
+            M, E = self._transition
+        d = self.d
+        DD = (ops.Qop @ second.reshape(-1)).reshape(d, d) + ops.noise
+        cross = M @ second @ ops.B.T @ E.T  # E[(M v)(E D)^T]
+        new_second = M @ second @ M.T + cross + cross.T + E @ DD @ E.T
+        new_mean = M @ mean + E @ (ops.B @ mean)
+        return new_mean, 0.5 * (new_second + new_second.T)
+
+    def output(self, mean: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and second moment of the global model w^t (block 0)."""
+        d = self.d
+        return mean[:d], second[:d, :d]
+
+    def costs(self) -> dict[str, float]:
+        """Expected costs per round, as FedAvg.round counts them."""
+        jobs = self.moments.expected_jobs
+        return {"oracle_calls": jobs * self.algorithm.local_steps, "vectors_up": jobs,
+                "vectors_down": float(self.N) if self.algorithm.broadcast_to_all else jobs}
+
+    def info(self) -> dict[str, Any]:
+        state = FedAvgState(history=np.zeros((1, self.lam + 1, self.d)), t=0, max_delay=self.max_delay)
+        return self.algorithm.info(state)
+
+
+# algorithm class -> model builder; the most derived registered class wins
+MODELS: dict[type, Callable[[Any, Problem, int], Any]] = {FedAvg: FedAvgModel}
+
+
+def exact_model(algorithm_class: type) -> Callable[[Callable], Callable]:
+    """Register a model builder (algorithm, problem, rounds) -> model for an algorithm family."""
+
+    def decorate(builder: Callable) -> Callable:
+        MODELS[algorithm_class] = builder
+        return builder
+
+    return decorate
+
+
+def model_for(algorithm: Any, problem: Problem, rounds: int) -> Any:
+    for cls in type(algorithm).__mro__:
+        if cls in MODELS:
+            return MODELS[cls](algorithm, problem, rounds)
+    raise NotExact(f"{algorithm.name} has no exact model (exact mode covers {sorted(c.__name__ for c in MODELS)})")
+
+
+# ------------------------------------------------------------------------------------------------
+# The run
+
+
+def run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
+    """The Trace of ``config`` with exact expectations: one "replica", zero spread, info["exact"]."""
+    started = time.perf_counter()
+    rounds = int(config.rounds)
+    model = model_for(algorithm, problem, rounds)
+    measures = probe_measures(problem, problem.dim)
+    marks = log_spaced_checkpoints(rounds, int(config.checkpoints))
+    mark_index = {int(t): c for c, t in enumerate(marks)}
+    per_round = model.costs()
+    recorded = {name: np.full((marks.size, 1), np.nan) for name in measures}
+    recorded.update({f"avg:{name}": np.full((marks.size, 1), np.nan) for name in measures})
+    counters = {name: np.zeros(marks.size) for name in per_round}
+    counters["rounds"] = np.zeros(marks.size)
+    sums = {name: 0.0 for name in measures}
+    diverged = -1
+
+    def evaluate(mean: np.ndarray, second: np.ndarray) -> dict[str, float]:
+        x_mean, x_second = model.output(mean, second)
+        return {name: q.expectation(x_mean, x_second) for name, q in measures.items()}
+
+    def record(t: int, values: dict[str, float]) -> None:
+        c = mark_index[t]
+        for name, value in values.items():
+            recorded[name][c, 0] = value
+            recorded[f"avg:{name}"][c, 0] = sums[name] / t if t > 0 else np.nan
+        for name, cost in per_round.items():
+            counters[name][c] = t * cost
+        counters["rounds"][c] = t
+
+    mean, second = model.initial()
+    values = evaluate(mean, second)
+    with np.errstate(all="ignore"):
+        for t in range(rounds):
+            if t in mark_index:
+                record(t, values)
+            for name, value in values.items():
+                sums[name] += value
+            mean, second = model.step(t, mean, second)
+            if not np.isfinite(second).all() or np.abs(second).max() > DIVERGENCE_THRESHOLD:
+                diverged = t + 1
+                break
+            values = evaluate(mean, second)
+        else:
+            record(rounds, values)
+    if "oracle_calls" in counters:
+        counters["oracle_calls_per_client"] = counters["oracle_calls"] / problem.num_clients
+    final_mean = model.output(mean, second)[0].astype(float)[None, :]
+    if diverged >= 0:
+        final_mean[:] = np.nan
+    info = {
+        **model.info(),
+        "wall_seconds": time.perf_counter() - started,
+        "algorithm_source": algorithm.source,
+        "problem_spec": problem.spec,
+        "exact": True,
+        "exact_how": "moments propagated exactly from the probed seams (ratecheck.exact); one row = expectations",
+    }
+    return Trace(config=config, replica_ids=np.array([0]), checkpoints=marks, measures=recorded,
+                 counters=counters, final={"x": final_mean}, diverged_round=np.array([diverged]), info=info)
