@@ -48,7 +48,7 @@ AFFINE_RTOL = 1e-9  # a read-off map must reproduce the code on random inputs to
 DIVERGENCE_THRESHOLD = 1e100  # as in the engine: a second moment beyond this counts as divergence
 
 
-class NotExact(Exception):
+class NotExact(ValueError):
     """The run is not linear-Gaussian (or not supported): the message says which piece and why."""
 
 
