@@ -1,0 +1,213 @@
+"""Exact run mode (issue #8): exact expectations against Monte Carlo, closed forms and broken code."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from problems import make_problem
+from problems.quadratic import p2
+from ratecheck.algorithms import make_algorithm
+from ratecheck.algorithms.fedavg import DelaySchedule, FedAvg
+from ratecheck.claims import PROFILES
+from ratecheck.engine import run, run_config
+from ratecheck.exact import NotExact, delay_table, probe_client_update, slot_moments
+from ratecheck.participation import Participation
+from ratecheck.seeding import stable_hash
+from ratecheck.trace import RunConfig, Trace
+
+# Small heterogeneous instance: per-client curvature (client drift), random centres, noise.
+SMALL = p2(dim=4, clients=8, curvature="per_client", zeta=2.0, heterogeneity="random", sigma=0.8)
+ROUNDS = 60
+MC_REPLICAS = 1024
+
+# (algorithm, parameters): every participation mode, every delay kind, both duplicate conventions
+SETTINGS = [
+    ("fedavg", dict(participation="full")),
+    ("fedavg", dict(participation="full", delay="uniform:2", eta_global=0.8)),
+    ("fedavg", dict(participation="without_replacement:3", delay="cyclic:2")),
+    ("fedavg", dict(participation="with_replacement:5", duplicates="independent", delay="per_client:1")),
+    ("defedavg_niid", dict(participation="with_replacement:5", delay="uniform:2")),
+    ("defedavg_niid", dict(participation="with_replacement:3", delay="cyclic:1")),
+    ("defedavg_iid", dict(participation="without_replacement:3", delay="constant:2")),
+    ("defedavg_iid", dict(participation="full", delay="per_client:2")),
+]
+
+
+def _algorithm(name: str, params: dict):
+    return make_algorithm(name, {"eta_local": 0.15, "local_steps": 3, **params})
+
+
+@pytest.mark.parametrize("name,params", SETTINGS, ids=[f"{a}-{'-'.join(map(str, p.values()))}" for a, p in SETTINGS])
+def test_exact_inside_monte_carlo_ci(name, params):
+    """Exact expectations lie in the 99% CI of a 1024-replica Monte-Carlo mean at every checkpoint.
+
+    The band is simultaneous over the checkpoints (Bonferroni: each checkpoint at 1 - 0.01/C), so one
+    (setting, measure) fails by chance with probability <= 1%. Per-checkpoint 99% intervals over 20
+    correlated checkpoints x 5 measures x 8 settings fail by chance alone (seen: z = 3.2 at one
+    checkpoint, where the hand recursion agrees with the exact values to 1e-16 and two 16384-replica
+    runs give |z| < 1.8). A wrong factor moves the values by far more (see the broken doubles)."""
+    problem = make_problem("quadratic", SMALL)
+    algorithm = _algorithm(name, params)
+    exact = run(algorithm, problem, ROUNDS, mode="exact")
+    mc = run(algorithm, problem, ROUNDS, replicas=MC_REPLICAS, seed=3)
+    assert exact.exact and not mc.exact and exact.replicas == 1
+    np.testing.assert_array_equal(exact.checkpoints, mc.checkpoints)
+    z = stats.norm.ppf(1 - 0.005 / exact.checkpoints.size)
+    for measure in ("grad_norm_sq", "dist_sq", "gap", "avg:grad_norm_sq", "avg:dist_sq"):
+        value = exact.measures[measure][:, 0]
+        samples = mc.measures[measure]
+        mean = samples.mean(axis=1)
+        half = z * samples.std(axis=1, ddof=1) / np.sqrt(MC_REPLICAS)
+        ok = np.isnan(value) & np.isnan(mean) | (np.abs(value - mean) <= half + 1e-12 * np.abs(mean))
+        assert ok.all(), (measure, exact.checkpoints[~ok], value[~ok], mean[~ok], half[~ok])
+    # expected costs are the Monte-Carlo costs' expectation (exact when nothing is random)
+    for counter in ("oracle_calls", "vectors_up", "vectors_down"):
+        assert exact.counters[counter][-1] == pytest.approx(mc.counters[counter][-1], rel=0.01)
+    assert exact.info["lambda_used"] == mc.info["lambda_used"]
+
+
+def test_lyapunov_noise_floor_reproduced():
+    """DeFedAvg-IID at a fixed step from x*: the exact E||grad F||^2 converges to the closed-form
+    Lyapunov floor (proofs.defedavg.lyapunov_noise_floor) to relative 1e-9."""
+    from proofs import defedavg
+
+    for n in (1, 4):
+        config = defedavg.floor_config(n, PROFILES["quick"]).with_(mode="exact", rounds=1500)
+        trace = run_config(config)
+        floor = defedavg.predicted_floor(config)
+        assert trace.measures["grad_norm_sq"][-1, 0] == pytest.approx(floor, rel=1e-9)
+
+
+def test_fedavg_drift_fixed_point_reproduced():
+    """FedAvg with client drift: the exact mean converges to x~ = (sum M_i)^-1 sum M_i c_i (1e-9)."""
+    from proofs import defedavg
+
+    for eta_local in (0.1, 0.4):
+        config = defedavg.drift_config(eta_local, PROFILES["quick"]).with_(mode="exact")
+        trace = run_config(config)
+        target = defedavg.drift_fixed_point(config)
+        np.testing.assert_allclose(trace.final["x"][0], target, rtol=1e-9, atol=1e-9 * np.abs(target).max())
+
+
+@dataclass(frozen=True)
+class MissingServerRate(FedAvg):
+    """Broken test double: the server step lacks the factor eta: w^{t+1} = w^t - direction."""
+
+    name: ClassVar[str] = "fedavg_broken_server_rate"
+
+    def server_step(self, x, direction, server, t):
+        return x - direction, server
+
+
+@dataclass(frozen=True)
+class SumNotMean(FedAvg):
+    """Broken test double: the aggregate lacks the factor 1/m (sums the updates)."""
+
+    name: ClassVar[str] = "fedavg_broken_aggregate"
+
+    def aggregate(self, updates, clients):
+        return updates.sum(axis=1)
+
+
+@pytest.mark.parametrize("broken", [MissingServerRate, SumNotMean])
+def test_broken_algorithm_changes_exact_values(broken):
+    """Exact mode reads the algorithm's own code: a missing factor changes the exact values."""
+    problem = make_problem("quadratic", SMALL)
+    params = dict(eta_local=0.05, local_steps=3, participation="without_replacement:3", eta_global=0.5)
+    good = run(FedAvg(**{**params, "participation": Participation.parse(params["participation"])}), problem, 40,
+               mode="exact")
+    bad = run(broken(**{**params, "participation": Participation.parse(params["participation"])}), problem, 40,
+              mode="exact")
+    assert good.exact and bad.exact
+    relative = np.abs(bad.measures["dist_sq"][-1, 0] / good.measures["dist_sq"][-1, 0] - 1)
+    assert relative > 0.05
+
+
+@dataclass(frozen=True)
+class ClippedUpdate(FedAvg):
+    """A nonlinear client update (clipping): exact mode must refuse it."""
+
+    name: ClassVar[str] = "fedavg_clipped"
+
+    def client_update(self, problem, batch, start, streams):
+        return np.clip(super().client_update(problem, batch, start, streams), -0.05, 0.05)
+
+
+def test_nonlinear_piece_falls_back_or_raises():
+    problem = make_problem("quadratic", SMALL)
+    algorithm = ClippedUpdate()
+    with pytest.raises(NotExact, match="client_update is not affine"):
+        run(algorithm, problem, 5, mode="exact")
+    trace = run(algorithm, problem, 5, replicas=4, mode="auto")
+    assert not trace.exact and "client_update is not affine" in trace.info["exact_fallback"]
+
+
+def test_unsupported_algorithm_falls_back():
+    problem = make_problem("minimax", {})
+    trace = run(make_algorithm("fess_gda", {}), problem, 3, replicas=2, mode="auto")
+    assert not trace.exact and "no exact model" in trace.info["exact_fallback"]
+
+
+def test_probed_client_maps_match_hand_recursion():
+    """Delta_i = (I - (I - eta H_i)^K)(start - c_i) + noise with Cov = eta^2 sigma^2/d sum_k (I - eta H_i)^{2k}."""
+    problem = make_problem("quadratic", SMALL)
+    algorithm = _algorithm("fedavg", {})
+    maps = probe_client_update(algorithm, problem)
+    eye = np.eye(problem.dim)
+    lr, K = algorithm.eta_local, algorithm.local_steps
+    for i in range(problem.num_clients):
+        q = eye - lr * problem.hessians[i]
+        A = eye - np.linalg.matrix_power(q, K)
+        np.testing.assert_allclose(maps.A[i], A, atol=1e-13)
+        np.testing.assert_allclose(maps.b[i], -A @ problem.centers[i], atol=1e-13)
+        cov = lr**2 * problem.sigma**2 / problem.dim * sum(np.linalg.matrix_power(q, 2 * k) for k in range(K))
+        np.testing.assert_allclose(maps.cov[i], cov, atol=1e-13)
+    assert maps.draws == K * problem.dim
+
+
+@pytest.mark.parametrize("mode,m", [("full", None), ("without_replacement", 2), ("with_replacement", 3)])
+def test_slot_moments_by_enumeration(mode, m):
+    """E n_i, E n_i^2, E n_i n_k of the multiplicities against all equally likely draws (N = 4)."""
+    N = 4
+    participation = Participation(mode, m)
+    if mode == "full":
+        draws = [tuple(range(N))]
+    elif mode == "without_replacement":
+        draws = list(itertools.combinations(range(N), m))
+    else:
+        draws = list(itertools.product(range(N), repeat=m))
+    counts = np.array([np.bincount(d, minlength=N) for d in draws], dtype=float)
+    moments = slot_moments(participation, N, "shared")
+    assert counts[:, 0].mean() == pytest.approx(moments.first)
+    assert (counts[:, 0] ** 2).mean() == pytest.approx(moments.single)
+    assert (counts[:, 0] * counts[:, 1]).mean() == pytest.approx(moments.pair)
+    assert moments.same == -moments.pair
+    assert (counts > 0).sum(axis=1).mean() == pytest.approx(moments.expected_jobs)
+
+
+def test_delay_tables_read_off_the_schedule():
+    clients = np.arange(5)
+    np.testing.assert_allclose(delay_table(DelaySchedule("uniform", 2), clients, 7, 2), np.full((5, 3), 1 / 3))
+    cyclic = delay_table(DelaySchedule("cyclic", 2), clients, 7, 2)
+    np.testing.assert_array_equal(cyclic.argmax(axis=1), (clients + 7) % 3)
+    np.testing.assert_array_equal(delay_table(DelaySchedule("constant", 1), clients, 0, 1)[:, 1], 1.0)
+
+
+def test_mode_in_config_key_and_trace_roundtrip():
+    base = RunConfig("fedavg", {}, "quadratic", dict(SMALL), rounds=5)
+    legacy = {k: v for k, v in base.to_dict().items() if k != "mode"}
+    assert base.key() == stable_hash(legacy)  # default mode: the keys of existing caches are unchanged
+    assert "mode" not in base.identity()
+    exact = base.with_(mode="exact")
+    assert exact.key() != base.key() and exact.identity()["mode"] == "exact"
+    with pytest.raises(ValueError, match="run mode"):
+        base.with_(mode="precise")
+    trace = run_config(exact)
+    again = Trace.from_arrays(*trace.to_arrays())
+    assert again.exact and again.config.mode == "exact" and again.config.key() == exact.key()
