@@ -30,7 +30,7 @@ registering a model with ``exact_model``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -287,14 +287,11 @@ def probe_server_step(algorithm: Any, dim: int, server_shape: tuple[int, ...] | 
 
 @dataclass(frozen=True)
 class QuadraticMeasure:
-    """q(x) = c + l.x + x^T Q x, read off problem.measures; E q = c + l.mu + tr(Q S)."""
+    """q(x) = c + l.x + x^T Q x, read off problem.measures; E q = c + l.E[x] + tr(Q E[x x^T])."""
 
     c: float
     l: np.ndarray
     Q: np.ndarray
-
-    def expectation(self, mean: np.ndarray, second: np.ndarray) -> float:
-        return float(self.c + self.l @ mean + np.sum(self.Q * second))
 
 
 def probe_measures(problem: Problem, dim: int, seed: int = 0) -> dict[str, QuadraticMeasure]:
@@ -403,15 +400,43 @@ def delay_table(delay: Any, clients: np.ndarray, t: int, lam: int, *, check: boo
 # The FedAvg family
 
 
-@dataclass
-class _RoundOperators:
-    B: np.ndarray  # E[D] = B v~   (d, n)
-    Qop: np.ndarray  # vec E[D D^T] (noise-free part) = Qop vec S   (d*d, n*n)
-    noise: np.ndarray  # noise part of E[D D^T]   (d, d)
+@dataclass(frozen=True)
+class RoundOperator:
+    """One round on the second moment S of the augmented state v = (..., 1):
+
+    S' = F S F^T + E X E^T,  vec X = Q vec S,
+
+    F = M + E B the mean dynamics, E where the direction enters, X = Cov(D | v) averaged over the
+    sampling, the delays and the noise (the noise enters through S[-1, -1] = 1). E[v] = S[:, -1].
+    """
+
+    F: np.ndarray  # (n, n)
+    E: np.ndarray  # (n, d)
+    Q: np.ndarray  # (d*d, n*n)
+
+    def apply(self, second: np.ndarray) -> np.ndarray:
+        d = self.E.shape[1]
+        X = (self.Q @ second.reshape(-1)).reshape(d, d)
+        out = self.F @ second @ self.F.T
+        out += self.E @ X @ self.E.T
+        return out
+
+
+def _outer_map(jobs: np.ndarray) -> np.ndarray:
+    """sum_j J_j (x) J_j as a (d, d, n, n) array: the map S -> sum_j J_j S J_j^T, for jobs (..., d, n)."""
+    d, n = jobs.shape[-2:]
+    flat = jobs.reshape(-1, d * n)
+    # einsum, not BLAS: a threaded GEMM of this size loses more to thread start-up than it gains
+    return np.einsum("ja,jb->ab", flat, flat).reshape(d, n, d, n).transpose(0, 2, 1, 3)
 
 
 class FedAvgModel:
-    """Exact moments of FedAvg.round, built from the probed seams of one algorithm on one problem."""
+    """Exact moments of FedAvg.round, built from the probed seams of one algorithm on one problem.
+
+    The round's skeleton (FedAvg.round: sample clients, delays, one job per distinct client when
+    duplicates are shared, ring buffer of the last lam+1 models) is mirrored here in expectation;
+    every number comes from the seams and the schedules, probed.
+    """
 
     def __init__(self, algorithm: FedAvg, problem: Problem, rounds: int):
         if type(algorithm).round is not FedAvg.round:
@@ -432,15 +457,7 @@ class FedAvgModel:
         self.server_shape = _server_shape(server0)
         self.s = int(np.prod(self.server_shape, dtype=np.int64)) if self.server_shape is not None else 0
         self.u_init = np.zeros(self.s) if server0 is None else np.asarray(server0, float).reshape(-1)
-        # server maps: probed at three rounds; if they differ, every round is probed
-        self._server_maps: dict[int, ServerMap] = {}
-        probes = [probe_server_step(algorithm, d, self.server_shape, t) for t in sorted({0, 1, rounds - 1})]
-        self.server_time_invariant = all(p.same_as(probes[0]) for p in probes)
-        self._server0 = probes[0]
         self.n = (self.lam + 1) * d + self.s + 1  # augmented dimension, the constant last
-        self._ops: dict[bytes, _RoundOperators] = {}
-        self._transition: tuple[np.ndarray, np.ndarray] | None = None
-        self.max_delay = 0
         # jobs J_{i,k} = A_i P_k + b_i e_const: (N, lam+1, d, n)
         J = np.zeros((N, self.lam + 1, d, self.n))
         for k in range(self.lam + 1):
@@ -448,83 +465,93 @@ class FedAvgModel:
         J[:, :, :, -1] = self.clients.b[:, None, :]
         self.jobs = J
         self.noise_sum = self.clients.cov.sum(axis=0)
+        # server maps probed at rounds 0, 1 and T-1; if they differ, every round is probed
+        probes = [probe_server_step(algorithm, d, self.server_shape, t) for t in sorted({0, 1, rounds - 1})]
+        self.server_time_invariant = all(p.same_as(probes[0]) for p in probes)
+        self._server0 = probes[0]
+        # delay tables probed over 3 (lam+1) rounds and at T-1: periodic in t mod (lam+1) (every
+        # schedule of DelaySchedule is) or else probed every round
+        self.period = self.lam + 1
+        window = [self.delay_table(t, check=(t == 0)) for t in range(min(rounds, 3 * self.period))]
+        periodic = all(np.array_equal(tab, window[t % self.period]) for t, tab in enumerate(window))
+        periodic &= np.array_equal(self.delay_table(rounds - 1), window[(rounds - 1) % self.period]) \
+            if rounds - 1 >= len(window) else True
+        self._tables = window[:self.period] if periodic else None
+        self.max_delay = 0
+        self._operators: dict[Any, RoundOperator] = {}
 
-    # -- initial moments ------------------------------------------------------------------------
-    def initial(self) -> tuple[np.ndarray, np.ndarray]:
+    def delay_table(self, t: int, check: bool = False) -> np.ndarray:
+        return delay_table(self.algorithm.delay, np.arange(self.N), t, self.lam, check=check)
+
+    # -- state layout ---------------------------------------------------------------------------
+    def initial(self) -> np.ndarray:
+        """E[v v^T] at round 0 (deterministic start)."""
         x0 = np.asarray(self.problem.initial_point(), dtype=float)
         v = np.concatenate([np.tile(x0, self.lam + 1), self.u_init, [1.0]])
-        return v, np.outer(v, v)
+        return np.outer(v, v)
+
+    def output_index(self) -> np.ndarray:
+        """Where the global model w^t (what ``output`` returns) sits in v."""
+        return np.arange(self.d)
 
     # -- one round ------------------------------------------------------------------------------
     def server_map(self, t: int) -> ServerMap:
-        if self.server_time_invariant:
-            return self._server0
-        if t not in self._server_maps:
-            self._server_maps = {t: probe_server_step(self.algorithm, self.d, self.server_shape, t)}
-        return self._server_maps[t]
+        return self._server0 if self.server_time_invariant else probe_server_step(
+            self.algorithm, self.d, self.server_shape, t)
 
-    def operators(self, t: int) -> _RoundOperators:
-        table = delay_table(self.algorithm.delay, np.arange(self.N), t, self.lam, check=not self._ops)
-        key = table.tobytes()
-        ops = self._ops.get(key)
-        if ops is None:
-            mo = self.moments
-            Jbar = np.einsum("ik,ikap->iap", table, self.jobs)  # delay-averaged jobs
-            Jsum = Jbar.sum(axis=0)
-            n = self.n
-            Qop = mo.pair * np.einsum("ap,bq->abpq", Jsum, Jsum)
-            if mo.same:
-                Qop += mo.same * np.einsum("iap,ibq->abpq", Jbar, Jbar)
-            Qop += mo.single * np.einsum("ik,ikap,ikbq->abpq", table, self.jobs, self.jobs, optimize=True)
-            w = self.w
-            ops = _RoundOperators(B=w * mo.first * Jsum, Qop=w * w * Qop.reshape(self.d * self.d, n * n),
-                                  noise=w * w * mo.single * self.noise_sum)
-            self._ops[key] = ops
-            drawn = table.sum(axis=0) > 0
-            self.max_delay = max(self.max_delay, int(np.flatnonzero(drawn).max(initial=0)))
-        return ops
+    def operator(self, t: int) -> RoundOperator:
+        if self._tables is not None and self.server_time_invariant:
+            op = self._operators.get(t % self.period)
+            if op is not None:
+                return op
+            key, table = t % self.period, self._tables[t % self.period]
+        else:
+            table = self._tables[t % self.period] if self._tables is not None else self.delay_table(t)
+            key = (t, table.tobytes())
+        op = self._operators.get(key)
+        if op is None:
+            if len(self._operators) > 4 * self.period:  # time-varying: keep the cache small
+                self._operators.clear()
+            op = self._build(table, self.server_map(t))
+            self._operators[key] = op
+            reached = np.flatnonzero(table.sum(axis=0) > 0)
+            self.max_delay = max(self.max_delay, int(reached.max(initial=0)))
+        return op
 
-    def transition(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        """v' = M v + E D: the deterministic part of the round (shift of the history, server step)."""
-        d, lam, s, n = self.d, self.lam, self.s, self.n
-        sm = self.server_map(t)
+    def _build(self, table: np.ndarray, sm: ServerMap) -> RoundOperator:
+        """The round's operator for one delay table: D = w sum_i n_i (J_{i,d_i} v + G_i z_i)."""
+        d, lam, s, n, w, mo = self.d, self.lam, self.s, self.n, self.w, self.moments
         M = np.zeros((n, n))
         E = np.zeros((n, d))
-        top = slice(0, d)
         u = slice((lam + 1) * d, (lam + 1) * d + s)
-        M[top, 0:d] = sm.Sx
-        M[top, u] = sm.Su
-        M[top, -1] = sm.s0
-        E[top] = sm.Sd
-        for k in range(1, lam + 1):  # w^{t-k+1} moves to block k
+        M[:d, :d] = sm.Sx
+        M[:d, u] = sm.Su
+        M[:d, -1] = sm.s0
+        E[:d] = sm.Sd
+        for k in range(1, lam + 1):  # the ring buffer: w^{t-k+1} becomes w^{(t+1)-k}
             M[k * d:(k + 1) * d, (k - 1) * d:k * d] = np.eye(d)
         if s:
-            M[u, 0:d] = sm.Tx
+            M[u, :d] = sm.Tx
             M[u, u] = sm.Tu
             M[u, -1] = sm.u0
             E[u] = sm.Td
         M[-1, -1] = 1.0
-        return M, E
+        Jbar = np.einsum("ik,ikap->iap", table, self.jobs)  # delay-averaged jobs
+        Jsum = Jbar.sum(axis=0)
+        B = w * mo.first * Jsum  # E[D | v] = B v
+        # E[D D^T | v] - E[D|v] E[D|v]^T as a linear map of S = E[v v^T] (noise via S[-1, -1] = 1);
+        # sums of J S J^T over clients and delays are one product of stacked jobs (weights >= 0)
+        Q = mo.pair * _outer_map(Jsum[None])
+        if mo.same:
+            Q += mo.same * _outer_map(Jbar)
+        Q += mo.single * _outer_map(np.sqrt(table)[:, :, None, None] * self.jobs)
+        Q *= w * w
+        Q[:, :, -1, -1] += w * w * mo.single * self.noise_sum
+        Q -= _outer_map(B[None])
+        return RoundOperator(F=M + E @ B, E=E, Q=Q.reshape(d * d, n * n))
 
-    def step(self, t: int, mean: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        ops = self.operators(t)
-        if not self.server_time_invariant:
-            M, E = self.transition(t)
-        else:
-            if self._transition is None:
-                self._transition = self.transition(t)
-            M, E = self._transition
-        d = self.d
-        DD = (ops.Qop @ second.reshape(-1)).reshape(d, d) + ops.noise
-        cross = M @ second @ ops.B.T @ E.T  # E[(M v)(E D)^T]
-        new_second = M @ second @ M.T + cross + cross.T + E @ DD @ E.T
-        new_mean = M @ mean + E @ (ops.B @ mean)
-        return new_mean, 0.5 * (new_second + new_second.T)
-
-    def output(self, mean: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and second moment of the global model w^t (block 0)."""
-        d = self.d
-        return mean[:d], second[:d, :d]
+    def step(self, t: int, second: np.ndarray) -> np.ndarray:
+        return self.operator(t).apply(second)
 
     def costs(self) -> dict[str, float]:
         """Expected costs per round, as FedAvg.round counts them."""
@@ -533,6 +560,7 @@ class FedAvgModel:
                 "vectors_down": float(self.N) if self.algorithm.broadcast_to_all else jobs}
 
     def info(self) -> dict[str, Any]:
+        """The algorithm's own info() on a state carrying the largest delay of positive probability."""
         state = FedAvgState(history=np.zeros((1, self.lam + 1, self.d)), t=0, max_delay=self.max_delay)
         return self.algorithm.info(state)
 
@@ -567,48 +595,41 @@ def run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
     started = time.perf_counter()
     rounds = int(config.rounds)
     model = model_for(algorithm, problem, rounds)
-    measures = probe_measures(problem, problem.dim)
+    names, forms = _augmented_measures(probe_measures(problem, problem.dim), model.output_index(), model.n)
     marks = log_spaced_checkpoints(rounds, int(config.checkpoints))
     mark_index = {int(t): c for c, t in enumerate(marks)}
     per_round = model.costs()
-    recorded = {name: np.full((marks.size, 1), np.nan) for name in measures}
-    recorded.update({f"avg:{name}": np.full((marks.size, 1), np.nan) for name in measures})
-    counters = {name: np.zeros(marks.size) for name in per_round}
-    counters["rounds"] = np.zeros(marks.size)
-    sums = {name: 0.0 for name in measures}
+    point = np.full((marks.size, len(names)), np.nan)
+    average = np.full((marks.size, len(names)), np.nan)
+    sums = np.zeros(len(names))
     diverged = -1
 
-    def evaluate(mean: np.ndarray, second: np.ndarray) -> dict[str, float]:
-        x_mean, x_second = model.output(mean, second)
-        return {name: q.expectation(x_mean, x_second) for name, q in measures.items()}
-
-    def record(t: int, values: dict[str, float]) -> None:
-        c = mark_index[t]
-        for name, value in values.items():
-            recorded[name][c, 0] = value
-            recorded[f"avg:{name}"][c, 0] = sums[name] / t if t > 0 else np.nan
-        for name, cost in per_round.items():
-            counters[name][c] = t * cost
-        counters["rounds"][c] = t
-
-    mean, second = model.initial()
-    values = evaluate(mean, second)
+    second = model.initial()
+    values = forms @ second.reshape(-1)
     with np.errstate(all="ignore"):
         for t in range(rounds):
-            if t in mark_index:
-                record(t, values)
-            for name, value in values.items():
-                sums[name] += value
-            mean, second = model.step(t, mean, second)
-            if not np.isfinite(second).all() or np.abs(second).max() > DIVERGENCE_THRESHOLD:
-                diverged = t + 1
+            if t in mark_index:  # before adding round t: avg at t is the mean over rounds < t
+                point[mark_index[t]] = values
+                average[mark_index[t]] = sums / t if t > 0 else np.nan
+            sums += values
+            second = model.step(t, second)
+            if not second.diagonal().max() <= DIVERGENCE_THRESHOLD:  # |S_ij| <= max diag (S >= 0); NaN too
+                diverged = t + 1  # like the engine: the remaining checkpoints stay NaN
                 break
-            values = evaluate(mean, second)
+            values = forms @ second.reshape(-1)
         else:
-            record(rounds, values)
+            point[-1] = values
+            average[-1] = sums / rounds
+    measures = {name: point[:, j:j + 1] for j, name in enumerate(names)}
+    measures.update({f"avg:{name}": average[:, j:j + 1] for j, name in enumerate(names)})
+    counters = {name: marks * cost for name, cost in per_round.items()}
+    counters["rounds"] = marks.astype(float)
+    if diverged >= 0:
+        reached = marks < diverged
+        counters = {k: np.where(reached, v, 0.0) for k, v in counters.items()}
     if "oracle_calls" in counters:
         counters["oracle_calls_per_client"] = counters["oracle_calls"] / problem.num_clients
-    final_mean = model.output(mean, second)[0].astype(float)[None, :]
+    final_mean = second[model.output_index(), -1].astype(float)[None, :]
     if diverged >= 0:
         final_mean[:] = np.nan
     info = {
@@ -619,5 +640,19 @@ def run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
         "exact": True,
         "exact_how": "moments propagated exactly from the probed seams (ratecheck.exact); one row = expectations",
     }
-    return Trace(config=config, replica_ids=np.array([0]), checkpoints=marks, measures=recorded,
+    return Trace(config=config, replica_ids=np.array([0]), checkpoints=marks, measures=measures,
                  counters=counters, final={"x": final_mean}, diverged_round=np.array([diverged]), info=info)
+
+
+def _augmented_measures(measures: Mapping[str, QuadraticMeasure], index: np.ndarray,
+                        n: int) -> tuple[list[str], np.ndarray]:
+    """Each q(x) = c + l.x + x^T Q x as a matrix on v = (..., 1): E q = <Qv, E[v v^T]>, stacked."""
+    names = list(measures)
+    forms = np.zeros((len(names), n, n))
+    for j, name in enumerate(names):
+        q = measures[name]
+        forms[j][np.ix_(index, index)] = q.Q
+        forms[j][index, -1] += q.l / 2
+        forms[j][-1, index] += q.l / 2
+        forms[j][-1, -1] = q.c
+    return names, forms.reshape(len(names), n * n)
