@@ -29,6 +29,7 @@ registering a model with ``exact_model``.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .algorithms.base import Algorithm
 from .algorithms.fedavg import FedAvg, FedAvgState
 from .fit import log_spaced_checkpoints
 from .participation import Participation
@@ -67,9 +69,10 @@ class ProbeStream(ReplicaStream):
 
     def __init__(self, replicas: int, script: Callable[[int, tuple[int, ...]], np.ndarray] | None = None,
                  uniform_script: Callable[[int, tuple[int, ...]], np.ndarray] | None = None,
-                 purpose: str = "noise"):
+                 purpose: str = "noise", journal: list | None = None):
         self.replicas = tuple(range(replicas))
         self.purpose = purpose
+        self.journal = journal  # shared by the streams of one probe: (purpose, kind, shape) in call order
         self._script = script
         self._uniform_script = uniform_script
         self.calls: list[tuple[str, tuple[int, ...]]] = []
@@ -78,6 +81,8 @@ class ProbeStream(ReplicaStream):
         shape = tuple(int(s) for s in shape)
         index = sum(kind == "normal" for kind, _ in self.calls)
         self.calls.append(("normal", shape))
+        if self.journal is not None:
+            self.journal.append((self.purpose, "normal", shape))
         if self._script is None:
             return np.zeros((self.count, *shape))
         return np.array(self._script(index, shape), dtype=float).reshape((self.count, *shape))
@@ -86,6 +91,8 @@ class ProbeStream(ReplicaStream):
         shape = tuple(int(s) for s in shape)
         index = sum(kind == "uniform" for kind, _ in self.calls)
         self.calls.append(("uniform", shape))
+        if self.journal is not None:
+            self.journal.append((self.purpose, "uniform", shape))
         if self._uniform_script is None:
             raise NotExact(f"stream {self.purpose!r} drew uniform numbers where only Gaussian noise is "
                            "linear-Gaussian")
@@ -106,9 +113,6 @@ class ProbeStreams(Streams):
         if purpose not in self._streams:
             self._streams[purpose] = self._factory(purpose)
         return self._streams[purpose]
-
-    def log(self) -> list[tuple[str, str, tuple[int, ...]]]:
-        return [(p, kind, shape) for p, s in sorted(self._streams.items()) for kind, shape in s.calls]
 
 
 def _close(actual: np.ndarray, predicted: np.ndarray) -> float:
@@ -139,12 +143,13 @@ def probe_client_update(algorithm: Any, problem: Problem, *, m: int | None = Non
 
     def call(starts: np.ndarray, clients: np.ndarray, script) -> tuple[np.ndarray, list]:
         R = starts.shape[0]
-        streams = ProbeStreams(R, lambda purpose: ProbeStream(R, script, purpose=purpose))
+        journal: list = []
+        streams = ProbeStreams(R, lambda purpose: ProbeStream(R, script, purpose=purpose, journal=journal))
         batch = problem.gather(clients)
         out = np.asarray(algorithm.client_update(problem, batch, starts.copy(), streams), dtype=float)
         if out.shape != starts.shape:
             raise NotExact(f"client_update returned shape {out.shape}, expected {starts.shape}")
-        return out, streams.log()
+        return out, journal
 
     # 1) origin and unit vectors as start points, zero draws (also logs the draws one job takes)
     starts = np.zeros((d + 1, N, d))
@@ -294,17 +299,18 @@ class QuadraticMeasure:
     Q: np.ndarray
 
 
-def probe_measures(problem: Problem, dim: int, seed: int = 0) -> dict[str, QuadraticMeasure]:
-    """Every measure of ``problem.measures`` as a quadratic form, checked on random points."""
+def probe_measures(problem: Problem, to_output: Callable[[np.ndarray], Any], dim: int, scale: float = 1.0,
+                   seed: int = 0) -> dict[str, QuadraticMeasure]:
+    """Every measure of ``problem.measures(to_output(V))`` as a quadratic form of V (R, dim), read off
+    the origin, +-unit vectors and pair sums, and checked on random points of size ``scale``."""
     d = dim
     eye = np.eye(d)
     pairs = [(k, l) for k in range(d) for l in range(k + 1, d)]
     rng = np.random.default_rng(seed)
-    scale = max(1.0, float(np.max(np.abs(problem.initial_point()))))
-    check = scale * rng.standard_normal((3, d))
+    check = max(1.0, scale) * rng.standard_normal((3, d))
     points = np.vstack([np.zeros(d), eye, -eye] + ([np.array([eye[k] + eye[l] for k, l in pairs])] if pairs else [])
                        + [check])
-    values = problem.measures(points)
+    values = problem.measures(to_output(points))
     out = {}
     for name, v in values.items():
         v = np.asarray(v, dtype=float)
@@ -490,9 +496,12 @@ class FedAvgModel:
         v = np.concatenate([np.tile(x0, self.lam + 1), self.u_init, [1.0]])
         return np.outer(v, v)
 
-    def output_index(self) -> np.ndarray:
-        """Where the global model w^t (what ``output`` returns) sits in v."""
-        return np.arange(self.d)
+    def measure_space(self) -> tuple[int, Callable[[np.ndarray], Any], np.ndarray]:
+        """(dim, V -> algorithm output, where V sits in v): FedAvg's output is w^t, block 0 of v."""
+        return self.d, lambda V: V, np.arange(self.d)
+
+    def final(self, second: np.ndarray) -> dict[str, np.ndarray]:
+        return {"x": second[:self.d, -1][None, :].copy()}
 
     # -- one round ------------------------------------------------------------------------------
     def server_map(self, t: int) -> ServerMap:
@@ -559,14 +568,159 @@ class FedAvgModel:
         return {"oracle_calls": jobs * self.algorithm.local_steps, "vectors_up": jobs,
                 "vectors_down": float(self.N) if self.algorithm.broadcast_to_all else jobs}
 
-    def info(self) -> dict[str, Any]:
+    def info(self, second: np.ndarray) -> dict[str, Any]:
         """The algorithm's own info() on a state carrying the largest delay of positive probability."""
         state = FedAvgState(history=np.zeros((1, self.lam + 1, self.d)), t=0, max_delay=self.max_delay)
         return self.algorithm.info(state)
 
 
-# algorithm class -> model builder; the most derived registered class wins
-MODELS: dict[type, Callable[[Any, Problem, int], Any]] = {FedAvg: FedAvgModel}
+class RoundModel:
+    """Exact moments of any algorithm whose ``round`` itself is affine-Gaussian in its array state.
+
+    For algorithms without the FedAvg seams, at a participation that draws nothing (``full``): the
+    whole round is probed (the state's arrays flattened into v; origin and unit vectors as replicas,
+    then unit draws of every normal number the round takes), giving v' = F v + G z exactly. A round
+    that draws uniform numbers (client sampling, random delays) raises NotExact: taking expectations
+    over those needs the seams, as FedAvgModel does. The maps are probed at rounds 0, 1 and T-1 and,
+    if they differ, at every round.
+    """
+
+    def __init__(self, algorithm: Any, problem: Problem, rounds: int):
+        self.algorithm, self.problem = algorithm, problem
+        zero = ProbeStreams(1, lambda purpose: ProbeStream(1, None, purpose=purpose))
+        self.template = algorithm.init(problem, zero)
+        if not dataclasses.is_dataclass(self.template):
+            raise NotExact(f"{algorithm.name}'s state is not a dataclass of arrays")
+        self.layout = []  # (field, shape without the replica axis, slice in v)
+        start = 0
+        for f in dataclasses.fields(self.template):
+            value = getattr(self.template, f.name)
+            if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == 1:
+                size = int(np.prod(value.shape[1:], dtype=np.int64))
+                self.layout.append((f.name, value.shape[1:], slice(start, start + size)))
+                start += size
+        self.n_state = start
+        self.n = start + 1
+        self.v0 = self.flatten(self.template)[0]
+        self.scale = max(1.0, float(np.max(np.abs(self.v0), initial=0.0)))
+        probes = [self._probe(t) for t in sorted({0, 1, rounds - 1})]
+        self.time_invariant = all(np.array_equal(p[0].F, probes[0][0].F) and np.array_equal(p[0].Q, probes[0][0].Q)
+                                  for p in probes)
+        self._op0, self._costs = probes[0]
+
+    # -- state <-> vectors ----------------------------------------------------------------------
+    def flatten(self, state: Any) -> np.ndarray:
+        parts = []
+        for name, shape, _ in self.layout:
+            value = getattr(state, name)
+            if not isinstance(value, np.ndarray) or value.shape[1:] != shape:
+                raise NotExact(f"{self.algorithm.name}'s state field {name!r} changed its shape or type in a round")
+            parts.append(value.reshape(value.shape[0], -1))
+        return np.hstack(parts).astype(float)
+
+    def unflatten(self, V: np.ndarray) -> Any:
+        R = V.shape[0]
+        return dataclasses.replace(self.template, **{name: V[:, sl].reshape((R, *shape)).copy()
+                                                     for name, shape, sl in self.layout})
+
+    # -- probing the round ----------------------------------------------------------------------
+    def _call(self, V: np.ndarray, t: int, script) -> tuple[np.ndarray, list, Any]:
+        R = V.shape[0]
+        journal: list = []
+        streams = ProbeStreams(R, lambda purpose: ProbeStream(R, script, purpose=purpose, journal=journal))
+        new, costs = self.algorithm.round(self.unflatten(V), self.problem, t, streams)
+        for f in dataclasses.fields(self.template):  # what is not an array must not move
+            if f.name not in {name for name, _, _ in self.layout}:
+                if not _same(getattr(new, f.name), getattr(self.template, f.name)):
+                    raise NotExact(f"{self.algorithm.name}'s state field {f.name!r} is not an array and changes")
+        return self.flatten(new), journal, costs
+
+    def _probe(self, t: int) -> tuple[RoundOperator, dict[str, float]]:
+        n = self.n_state
+        V = np.vstack([np.zeros(n), np.eye(n)])
+        try:
+            out, journal, costs = self._call(V, t, None)
+        except NotExact as why:
+            raise NotExact(f"{self.algorithm.name}.round: {why}; exact expectations over client sampling or "
+                           "random delays need the client_update/aggregate/server_step seams") from None
+        c = out[0]
+        A = (out[1:] - c).T
+        sizes = [int(np.prod(shape, dtype=np.int64)) for _, _, shape in journal]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        draws = int(offsets[-1])
+        G = np.zeros((n, 0))
+        if draws:
+            eye = np.eye(draws)
+            order = iter(range(len(sizes)))
+
+            def unit(index: int, shape: tuple[int, ...]) -> np.ndarray:
+                position = next(order, None)
+                if position is None or int(np.prod(shape, dtype=np.int64)) != sizes[position]:
+                    raise NotExact(f"{self.algorithm.name}.round's draws depend on its inputs")
+                return eye[:, offsets[position]:offsets[position + 1]]
+
+            G = (self._call(np.zeros((draws, n)), t, unit)[0] - c).T
+        # check on random states and random draws
+        rng = np.random.default_rng(t)
+        V = self.scale * rng.standard_normal((3, n))
+        z = rng.standard_normal((3, draws))
+        order2 = iter(range(len(sizes)))
+
+        def random_draws(index: int, shape: tuple[int, ...]) -> np.ndarray:
+            position = next(order2, None)
+            if position is None or int(np.prod(shape, dtype=np.int64)) != sizes[position]:
+                raise NotExact(f"{self.algorithm.name}.round's draws depend on its inputs")
+            return z[:, offsets[position]:offsets[position + 1]]
+
+        actual = self._call(V, t, random_draws)[0]
+        gap = _close(actual, V @ A.T + c + z @ G.T)
+        if not gap <= AFFINE_RTOL:
+            raise NotExact(f"{self.algorithm.name}.round is not affine in (state, noise): off by {gap:.2e} "
+                           "on random inputs (a nonlinear problem or a projection that binds)")
+        F = np.zeros((self.n, self.n))
+        F[:n, :n] = A
+        F[:n, -1] = c
+        F[-1, -1] = 1.0
+        E = np.vstack([np.eye(n), np.zeros((1, n))])
+        Q = np.zeros((n, n, self.n, self.n))
+        Q[:, :, -1, -1] = G @ G.T  # the noise enters through S[-1, -1] = 1
+        mean_costs = {k: float(np.mean(v)) for k, v in costs.items()}
+        return RoundOperator(F=F, E=E, Q=Q.reshape(n * n, self.n * self.n)), mean_costs
+
+    # -- the model interface used by run_exact -------------------------------------------------
+    def initial(self) -> np.ndarray:
+        v = np.append(self.v0, 1.0)
+        return np.outer(v, v)
+
+    def step(self, t: int, second: np.ndarray) -> np.ndarray:
+        op = self._op0 if self.time_invariant else self._probe(t)[0]
+        return op.apply(second)
+
+    def measure_space(self) -> tuple[int, Callable[[np.ndarray], Any], np.ndarray]:
+        return self.n_state, lambda V: self.algorithm.output(self.unflatten(V)), np.arange(self.n_state)
+
+    def final(self, second: np.ndarray) -> dict[str, np.ndarray]:
+        from .engine import as_points  # the engine imports this module lazily
+
+        output = self.algorithm.output(self.unflatten(second[:self.n_state, -1][None, :]))
+        return {name: np.asarray(point, dtype=float) for name, point in as_points(output).items()}
+
+    def costs(self) -> dict[str, float]:
+        return dict(self._costs)
+
+    def info(self, second: np.ndarray) -> dict[str, Any]:
+        return self.algorithm.info(self.unflatten(second[:self.n_state, -1][None, :]))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    return a == b
+
+
+# algorithm class -> model builder, tried from the most derived class up: the FedAvg family through
+# its seams (any participation and delay schedule), everything else through its whole round
+MODELS: dict[type, Callable[[Any, Problem, int], Any]] = {FedAvg: FedAvgModel, Algorithm: RoundModel}
 
 
 def exact_model(algorithm_class: type) -> Callable[[Callable], Callable]:
@@ -580,10 +734,15 @@ def exact_model(algorithm_class: type) -> Callable[[Callable], Callable]:
 
 
 def model_for(algorithm: Any, problem: Problem, rounds: int) -> Any:
+    """The first model along the class hierarchy that accepts the run; NotExact with every reason."""
+    reasons = []
     for cls in type(algorithm).__mro__:
         if cls in MODELS:
-            return MODELS[cls](algorithm, problem, rounds)
-    raise NotExact(f"{algorithm.name} has no exact model (exact mode covers {sorted(c.__name__ for c in MODELS)})")
+            try:
+                return MODELS[cls](algorithm, problem, rounds)
+            except NotExact as why:
+                reasons.append(f"{MODELS[cls].__name__}: {why}")
+    raise NotExact("; ".join(reasons) or f"{algorithm.name} has no exact model")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -595,7 +754,9 @@ def run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
     started = time.perf_counter()
     rounds = int(config.rounds)
     model = model_for(algorithm, problem, rounds)
-    names, forms = _augmented_measures(probe_measures(problem, problem.dim), model.output_index(), model.n)
+    dim, to_output, index = model.measure_space()
+    scale = float(np.sqrt(np.max(np.abs(np.diag(model.initial())))))
+    names, forms = _augmented_measures(probe_measures(problem, to_output, dim, scale), index, model.n)
     marks = log_spaced_checkpoints(rounds, int(config.checkpoints))
     mark_index = {int(t): c for c, t in enumerate(marks)}
     per_round = model.costs()
@@ -629,11 +790,11 @@ def run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
         counters = {k: np.where(reached, v, 0.0) for k, v in counters.items()}
     if "oracle_calls" in counters:
         counters["oracle_calls_per_client"] = counters["oracle_calls"] / problem.num_clients
-    final_mean = second[model.output_index(), -1].astype(float)[None, :]
+    final = model.final(second)
     if diverged >= 0:
-        final_mean[:] = np.nan
+        final = {name: np.full_like(point, np.nan) for name, point in final.items()}
     info = {
-        **model.info(),
+        **model.info(second),
         "wall_seconds": time.perf_counter() - started,
         "algorithm_source": algorithm.source,
         "problem_spec": problem.spec,
@@ -641,7 +802,7 @@ def run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
         "exact_how": "moments propagated exactly from the probed seams (ratecheck.exact); one row = expectations",
     }
     return Trace(config=config, replica_ids=np.array([0]), checkpoints=marks, measures=measures,
-                 counters=counters, final={"x": final_mean}, diverged_round=np.array([diverged]), info=info)
+                 counters=counters, final=final, diverged_round=np.array([diverged]), info=info)
 
 
 def _augmented_measures(measures: Mapping[str, QuadraticMeasure], index: np.ndarray,

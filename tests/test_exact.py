@@ -14,6 +14,7 @@ from problems import make_problem
 from problems.quadratic import p2
 from ratecheck.algorithms import make_algorithm
 from ratecheck.algorithms.fedavg import DelaySchedule, FedAvg
+from ratecheck.algorithms.minimax import FessGDA, MinimaxState
 from ratecheck.claims import PROFILES
 from ratecheck.engine import run, run_config
 from ratecheck.exact import NotExact, delay_table, probe_client_update, slot_moments
@@ -23,7 +24,7 @@ from ratecheck.trace import RunConfig, Trace
 
 # Small heterogeneous instance: per-client curvature (client drift), random centres, noise.
 SMALL = p2(dim=4, clients=8, curvature="per_client", zeta=2.0, heterogeneity="random", sigma=0.8)
-ROUNDS = 60
+ROUNDS = 40
 MC_REPLICAS = 1024
 
 # (algorithm, parameters): every participation mode, every delay kind, both duplicate conventions
@@ -115,6 +116,29 @@ class SumNotMean(FedAvg):
         return updates.sum(axis=1)
 
 
+@dataclass(frozen=True)
+class SmoothingOnce(FessGDA):
+    """Broken test double: FESS-GDA whose smoothing term lacks the factor K (line 13)."""
+
+    name: ClassVar[str] = "fess_gda_broken_smoothing"
+
+    def round(self, state, problem, t, streams):
+        new, costs = super().round(state, problem, t, streams)
+        # undo (K - 1)/K of the smoothing: eta_xl eta_xg p (x - z) instead of eta_xl eta_xg K p (x - z)
+        fix = self.eta_x_local * self.eta_x_global * (self.local_steps - 1) * self.p * (state.x - state.z)
+        x = new.x + fix
+        return MinimaxState(x, new.y, new.z + self.beta * fix), costs
+
+
+def test_broken_fess_gda_changes_exact_values():
+    problem = make_problem("minimax", MINIMAX)
+    params = dict(MINIMAX_STEPS, p=1.0, beta=0.5)
+    good = run(FessGDA(**params), problem, 40, mode="exact")
+    bad = run(SmoothingOnce(**params), problem, 40, mode="exact")
+    assert good.exact and bad.exact
+    assert abs(bad.measures["W"][-1, 0] / good.measures["W"][-1, 0] - 1) > 0.05
+
+
 @pytest.mark.parametrize("broken", [MissingServerRate, SumNotMean])
 def test_broken_algorithm_changes_exact_values(broken):
     """Exact mode reads the algorithm's own code: a missing factor changes the exact values."""
@@ -148,10 +172,60 @@ def test_nonlinear_piece_falls_back_or_raises():
     assert not trace.exact and "client_update is not affine" in trace.info["exact_fallback"]
 
 
-def test_unsupported_algorithm_falls_back():
-    problem = make_problem("minimax", {})
+def test_sampling_inside_round_falls_back():
+    """FESS-GDA samples inside round() (no seams): exact only at full participation, else Monte Carlo."""
+    problem = make_problem("minimax", {"clients": 8})
+    algorithm = make_algorithm("fess_gda", {"participation": "without_replacement:4"})
+    trace = run(algorithm, problem, 3, replicas=2, mode="auto")
+    assert not trace.exact and "drew uniform numbers" in trace.info["exact_fallback"]
+    with pytest.raises(NotExact, match="client_update/aggregate/server_step seams"):
+        run(algorithm, problem, 3, mode="exact")
+
+
+def test_nonlinear_problem_falls_back():
+    problem = make_problem("minimax", {"kind": "tanh"})
     trace = run(make_algorithm("fess_gda", {}), problem, 3, replicas=2, mode="auto")
-    assert not trace.exact and "no exact model" in trace.info["exact_fallback"]
+    assert not trace.exact and "not affine" in trace.info["exact_fallback"]
+
+
+# FESS-GDA and its settings on the quadratic minimax kind (full participation: the whole round is probed)
+MINIMAX = {"clients": 8, "noise": 0.5, "zeta": 0.5, "spread": 0.2}
+MINIMAX_STEPS = dict(local_steps=3, eta_x_local=0.1, eta_y_local=0.1)
+MINIMAX_SETTINGS = [
+    ("fess_gda", dict(MINIMAX_STEPS, p=1.0, beta=0.5, eta_x_global=0.8)),
+    ("fsgda", dict(MINIMAX_STEPS, eta_x_global=0.8, eta_y_global=0.9)),
+    ("local_sgda", MINIMAX_STEPS),
+    ("fedgda_gt", MINIMAX_STEPS),
+    ("smoothed_agda", dict(eta_x_local=0.1, eta_y_local=0.1, p=1.0)),
+    ("fess_gda_swapped", dict(MINIMAX_STEPS, p=1.0)),
+]
+
+
+@pytest.mark.parametrize("name,params", MINIMAX_SETTINGS, ids=[a for a, _ in MINIMAX_SETTINGS])
+def test_minimax_exact_inside_monte_carlo_ci(name, params):
+    """As for FedAvg: a simultaneous 99% band over the checkpoints of a 1024-replica mean."""
+    problem = make_problem("minimax", MINIMAX)
+    algorithm = make_algorithm(name, params)
+    exact = run(algorithm, problem, ROUNDS, mode="exact")
+    mc = run(algorithm, problem, ROUNDS, replicas=MC_REPLICAS, seed=3)
+    assert exact.exact
+    z = stats.norm.ppf(1 - 0.005 / exact.checkpoints.size)
+    for measure in ("W", "dist_sq", "stat_sq", "avg:stat_sq"):
+        value, samples = exact.measures[measure][:, 0], mc.measures[measure]
+        mean = samples.mean(axis=1)
+        half = z * samples.std(axis=1, ddof=1) / np.sqrt(MC_REPLICAS)
+        ok = np.isnan(value) & np.isnan(mean) | (np.abs(value - mean) <= half + 1e-12 * np.abs(mean))
+        assert ok.all(), (measure, exact.checkpoints[~ok], value[~ok], mean[~ok], half[~ok])
+    assert set(exact.final) == set(mc.final)
+
+
+def test_fsgda_stationary_potential_reproduced():
+    """FSGDA at full participation: exact E W converges to the problem's closed-form floor (1e-9)."""
+    problem = make_problem("minimax", {"clients": 8, "noise": 0.5, "zeta": 0.5})
+    steps = dict(eta_x_local=0.1, eta_y_local=0.1, eta_x_global=0.8, eta_y_global=0.9, local_steps=3)
+    trace = run(make_algorithm("fsgda", steps), problem, 3000, mode="exact")
+    floor = problem.stationary_potential(**steps, m=problem.num_clients)
+    assert trace.measures["W"][-1, 0] == pytest.approx(floor, rel=1e-9)
 
 
 def test_probed_client_maps_match_hand_recursion():
