@@ -48,6 +48,7 @@ from .trace import RunConfig, Trace
 MODES = ("monte_carlo", "exact", "auto")
 AFFINE_RTOL = 1e-9  # a read-off map must reproduce the code on random inputs to this relative error
 DIVERGENCE_THRESHOLD = 1e100  # as in the engine: a second moment beyond this counts as divergence
+DENSE_MAX = 16  # augmented states up to this size propagate as one dense (n^2 x n^2) matrix
 
 
 class NotExact(ValueError):
@@ -212,27 +213,22 @@ def probe_client_update(algorithm: Any, problem: Problem, *, m: int | None = Non
 
 
 def probe_aggregate(algorithm: Any, clients_per_round: int, num_clients: int, dim: int, seed: int = 0) -> float:
-    """The aggregation weight w: aggregate(updates, clients) = w * sum_j updates[:, j], read off unit
-    updates, and checked to be the same scalar for every slot, coordinate and choice of clients."""
+    """The aggregation weight w: aggregate(updates, clients) = w * sum_j updates[:, j], read off one
+    unit update and checked on random updates (zero included) for two different client draws."""
     m, d = clients_per_round, dim
-    units = np.zeros((m * d, m, d))
-    units.reshape(m * d, m * d)[:] = np.eye(m * d)
     rng = np.random.default_rng(seed)
-    weights = []
+    unit = np.zeros((1, m, d))
+    unit[0, 0, 0] = 1.0
+    w = float(np.asarray(algorithm.aggregate(unit, np.arange(m)[None] % num_clients), dtype=float)[0, 0])
     for clients in (np.arange(m) % num_clients, rng.integers(0, num_clients, m)):
-        out = np.asarray(algorithm.aggregate(units.copy(), np.broadcast_to(clients, (m * d, m))), dtype=float)
-        W = out.reshape(m, d, d)  # [slot, coordinate in, coordinate out]
-        w = float(W[0, 0, 0])
-        expected = np.broadcast_to(w * np.eye(d), (m, d, d))
-        gap = _close(W, expected)
-        zero = np.asarray(algorithm.aggregate(np.zeros((1, m, d)), clients[None]), dtype=float)
-        if not gap <= AFFINE_RTOL or np.any(zero != 0):
-            raise NotExact(f"aggregate is not w * sum over slots with one weight for every slot (off by {gap:.2e}): "
-                           "exact sampling expectations need exchangeable slots")
-        weights.append(w)
-    if abs(weights[0] - weights[1]) > AFFINE_RTOL * max(abs(weights[0]), 1e-300):
-        raise NotExact("aggregate's weight depends on which clients were drawn")
-    return weights[0]
+        updates = rng.standard_normal((4, m, d))
+        updates[0] = 0.0
+        out = np.asarray(algorithm.aggregate(updates.copy(), np.broadcast_to(clients, (4, m))), dtype=float)
+        gap = _close(out, w * updates.sum(axis=1))
+        if not gap <= AFFINE_RTOL:
+            raise NotExact(f"aggregate is not w * (sum over slots) with one weight for every slot and any clients "
+                           f"(off by {gap:.2e}): exact sampling expectations need exchangeable slots")
+    return w
 
 
 @dataclass(frozen=True)
@@ -420,12 +416,25 @@ class RoundOperator:
     E: np.ndarray  # (n, d)
     Q: np.ndarray  # (d*d, n*n)
 
-    def apply(self, second: np.ndarray) -> np.ndarray:
-        d = self.E.shape[1]
-        X = (self.Q @ second.reshape(-1)).reshape(d, d)
+    def __post_init__(self) -> None:
+        # small states: one (n^2, n^2) matrix, vec S' = (F (x) F + (E (x) E) Q) vec S, is one call
+        # per round instead of six (numpy call overhead dominates at these sizes)
+        n = self.F.shape[0]
+        dense = None
+        if n <= DENSE_MAX:  # einsum, not a threaded GEMM (see _outer_map)
+            dense = np.kron(self.F, self.F) + np.einsum("ij,jk->ik", np.kron(self.E, self.E), self.Q)
+        object.__setattr__(self, "dense", dense)
+
+    def apply(self, flat: np.ndarray) -> np.ndarray:
+        """vec S -> vec S' (row-major vec of the n x n second moment)."""
+        if self.dense is not None:
+            return self.dense @ flat
+        n, d = self.E.shape
+        second = flat.reshape(n, n)
+        X = (self.Q @ flat).reshape(d, d)
         out = self.F @ second @ self.F.T
         out += self.E @ X @ self.E.T
-        return out
+        return out.reshape(-1)
 
 
 def _outer_map(jobs: np.ndarray) -> np.ndarray:
@@ -559,8 +568,9 @@ class FedAvgModel:
         Q -= _outer_map(B[None])
         return RoundOperator(F=M + E @ B, E=E, Q=Q.reshape(d * d, n * n))
 
-    def step(self, t: int, second: np.ndarray) -> np.ndarray:
-        return self.operator(t).apply(second)
+    def step(self, t: int, flat: np.ndarray) -> np.ndarray:
+        """vec E[v v^T] after round t from before it."""
+        return self.operator(t).apply(flat)
 
     def costs(self) -> dict[str, float]:
         """Expected costs per round, as FedAvg.round counts them."""
@@ -692,9 +702,10 @@ class RoundModel:
         v = np.append(self.v0, 1.0)
         return np.outer(v, v)
 
-    def step(self, t: int, second: np.ndarray) -> np.ndarray:
+    def step(self, t: int, flat: np.ndarray) -> np.ndarray:
+        """vec E[v v^T] after round t from before it."""
         op = self._op0 if self.time_invariant else self._probe(t)[0]
-        return op.apply(second)
+        return op.apply(flat)
 
     def measure_space(self) -> tuple[int, Callable[[np.ndarray], Any], np.ndarray]:
         return self.n_state, lambda V: self.algorithm.output(self.unflatten(V)), np.arange(self.n_state)
@@ -762,25 +773,28 @@ def run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
     per_round = model.costs()
     point = np.full((marks.size, len(names)), np.nan)
     average = np.full((marks.size, len(names)), np.nan)
-    sums = np.zeros(len(names))
+    sums = np.zeros(len(names) + 1)
     diverged = -1
 
-    second = model.initial()
-    values = forms @ second.reshape(-1)
+    # the last row of `forms` is the trace of S: |S_ij| <= tr S for S >= 0, so it detects divergence
+    forms = np.vstack([forms, np.eye(model.n).reshape(1, -1)])
+    flat = model.initial().reshape(-1)
+    values = forms @ flat
     with np.errstate(all="ignore"):
         for t in range(rounds):
             if t in mark_index:  # before adding round t: avg at t is the mean over rounds < t
-                point[mark_index[t]] = values
-                average[mark_index[t]] = sums / t if t > 0 else np.nan
+                point[mark_index[t]] = values[:-1]
+                average[mark_index[t]] = sums[:-1] / t if t > 0 else np.nan
             sums += values
-            second = model.step(t, second)
-            if not second.diagonal().max() <= DIVERGENCE_THRESHOLD:  # |S_ij| <= max diag (S >= 0); NaN too
+            flat = model.step(t, flat)
+            values = forms @ flat
+            if not values[-1] <= DIVERGENCE_THRESHOLD:  # NaN too
                 diverged = t + 1  # like the engine: the remaining checkpoints stay NaN
                 break
-            values = forms @ second.reshape(-1)
         else:
-            point[-1] = values
-            average[-1] = sums / rounds
+            point[-1] = values[:-1]
+            average[-1] = sums[:-1] / rounds
+    second = flat.reshape(model.n, model.n)
     measures = {name: point[:, j:j + 1] for j, name in enumerate(names)}
     measures.update({f"avg:{name}": average[:, j:j + 1] for j, name in enumerate(names)})
     counters = {name: marks * cost for name, cost in per_round.items()}
