@@ -22,9 +22,14 @@ round maps it to v' = M v + E D with the aggregated direction D = w sum_i n_i (J
 n_i the multiplicity of client i, d_i its delay, z_i its standard-normal draws. E[v'] and E[v' v'^T]
 follow in closed form from E[n_i], E[n_i^2], E[n_i n_k] and the delay probabilities.
 
+Algorithms without those seams (the FESS-GDA family) are exact where their whole ``round`` is
+affine-Gaussian and draws nothing but noise, i.e. at full participation: ``RoundModel`` probes the
+round itself on the flattened state. Sampling inside ``round`` cannot be averaged from outside, so
+it raises NotExact naming the seams that would make it exact.
+
 A run in exact mode produces the usual Trace with ONE "replica" (the expectations), zero spread,
-``info["exact"] = True`` (``Trace.exact``). Other algorithms join by exposing the same seams and
-registering a model with ``exact_model``.
+``info["exact"] = True`` (``Trace.exact``). Other algorithm families join by exposing the same seams
+(client_update -> aggregate -> server_step) and registering a model with ``exact_model``.
 """
 
 from __future__ import annotations
@@ -45,7 +50,6 @@ from .problem import Problem
 from .seeding import ReplicaStream, Streams
 from .trace import RunConfig, Trace
 
-MODES = ("monte_carlo", "exact", "auto")
 AFFINE_RTOL = 1e-9  # a read-off map must reproduce the code on random inputs to this relative error
 DIVERGENCE_THRESHOLD = 1e100  # as in the engine: a second moment beyond this counts as divergence
 DENSE_MAX = 16  # augmented states up to this size propagate as one dense (n^2 x n^2) matrix
