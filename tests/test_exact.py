@@ -285,3 +285,14 @@ def test_mode_in_config_key_and_trace_roundtrip():
     trace = run_config(exact)
     again = Trace.from_arrays(*trace.to_arrays())
     assert again.exact and again.config.mode == "exact" and again.config.key() == exact.key()
+
+
+def test_cli_run_exact(capsys):
+    from ratecheck.cli import main
+
+    assert main(["run", "fedavg", "--problem", "quadratic", "--rounds", "5", "--exact", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"exact": true' in out and '"mode": "exact"' in out
+    assert main(["run", "fess_gda", "--problem", "minimax", "--rounds", "3", "--replicas", "2",
+                 "--set", "participation=without_replacement:2", "--auto"]) == 0
+    assert "Monte Carlo instead of exact" in capsys.readouterr().out
