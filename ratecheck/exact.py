@@ -646,7 +646,8 @@ class RoundModel:
         for f in dataclasses.fields(self.template):  # what is not an array must not move
             if f.name not in {name for name, _, _ in self.layout}:
                 if not _same(getattr(new, f.name), getattr(self.template, f.name)):
-                    raise NotExact(f"{self.algorithm.name}'s state field {f.name!r} is not an array and changes")
+                    raise NotExact(f"{self.algorithm.name}'s state field {f.name!r} is not an array and changes "
+                                   "in a round (exact mode needs the state's arrays to carry all that moves)")
         return self.flatten(new), journal, costs
 
     def _probe(self, t: int) -> tuple[RoundOperator, dict[str, float]]:
@@ -655,8 +656,9 @@ class RoundModel:
         try:
             out, journal, costs = self._call(V, t, None)
         except NotExact as why:
-            raise NotExact(f"{self.algorithm.name}.round: {why}; exact expectations over client sampling or "
-                           "random delays need the client_update/aggregate/server_step seams") from None
+            hint = ("; exact expectations over client sampling or random delays need the "
+                    "client_update/aggregate/server_step seams") if "uniform" in str(why) else ""
+            raise NotExact(f"{self.algorithm.name}.round: {why}{hint}") from None
         c = out[0]
         A = (out[1:] - c).T
         sizes = [int(np.prod(shape, dtype=np.int64)) for _, _, shape in journal]
