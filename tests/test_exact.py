@@ -296,3 +296,34 @@ def test_cli_run_exact(capsys):
     assert main(["run", "fess_gda", "--problem", "minimax", "--rounds", "3", "--replicas", "2",
                  "--set", "participation=without_replacement:2", "--auto"]) == 0
     assert "Monte Carlo instead of exact" in capsys.readouterr().out
+
+
+@dataclass(frozen=True)
+class ServerMomentum(FedAvg):
+    """A FedAvg variant through the server seam only (heavy-ball momentum on the direction): exact mode
+    carries the server state in the augmented state, nothing else to write."""
+
+    name: ClassVar[str] = "fedavg_server_momentum"
+
+    def server_init(self, x0):
+        return np.zeros_like(x0)
+
+    def server_step(self, x, direction, server, t):
+        momentum = 0.5 * server + direction
+        return x - self.eta_global * momentum, momentum
+
+
+def test_server_state_seam_exact_inside_monte_carlo_ci():
+    problem = make_problem("quadratic", SMALL)
+    algorithm = ServerMomentum(eta_global=0.5, eta_local=0.15, local_steps=3,
+                               participation=Participation.parse("without_replacement:3"),
+                               delay=DelaySchedule.parse("uniform:1"))
+    exact = run(algorithm, problem, ROUNDS, mode="exact")
+    mc = run(algorithm, problem, ROUNDS, replicas=MC_REPLICAS, seed=3)
+    z = stats.norm.ppf(1 - 0.005 / exact.checkpoints.size)
+    for measure in ("grad_norm_sq", "dist_sq", "avg:grad_norm_sq"):
+        value, samples = exact.measures[measure][:, 0], mc.measures[measure]
+        mean = samples.mean(axis=1)
+        half = z * samples.std(axis=1, ddof=1) / np.sqrt(MC_REPLICAS)
+        ok = np.isnan(value) & np.isnan(mean) | (np.abs(value - mean) <= half + 1e-12 * np.abs(mean))
+        assert ok.all(), (measure, exact.checkpoints[~ok], value[~ok], mean[~ok], half[~ok])
