@@ -47,8 +47,9 @@ class RunConfig:
         return out
 
     def run_key(self) -> str:
-        """Identity hash that seeds the random streams (no seed, no replica count)."""
-        return stable_hash(self.identity())
+        """Identity hash that seeds the random streams (no seed, no replica count; no mode, issue #8:
+        an 'auto' run that falls back to Monte Carlo draws the numbers a 'monte_carlo' run draws)."""
+        return stable_hash({k: v for k, v in self.identity().items() if k != "mode"})
 
     def key(self) -> str:
         """Cache key: identity, seed and replica count."""

@@ -170,6 +170,8 @@ def test_nonlinear_piece_falls_back_or_raises():
         run(algorithm, problem, 5, mode="exact")
     trace = run(algorithm, problem, 5, replicas=4, mode="auto")
     assert not trace.exact and "client_update is not affine" in trace.info["exact_fallback"]
+    plain = run(algorithm, problem, 5, replicas=4)  # the fallback draws the same numbers
+    np.testing.assert_array_equal(trace.measures["dist_sq"], plain.measures["dist_sq"])
 
 
 def test_sampling_inside_round_falls_back():
