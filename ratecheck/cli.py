@@ -261,7 +261,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         algorithm = make_algorithm(args.algorithm, algorithm_params)
         problem = make_problem(args.problem, problem_params)
-        trace = run(algorithm, problem, args.rounds, replicas=args.replicas, seed=args.seed, progress=True)
+        trace = run(algorithm, problem, args.rounds, replicas=args.replicas, seed=args.seed, progress=True,
+                    mode=args.mode)  # issue #8: --exact / --auto
     except (ValueError, TypeError) as exc:  # a declaration refused an input: the message names it
         raise UsageError(str(exc)) from None
     finals = {k: v[-1] for k, v in trace.measures.items()}
@@ -281,6 +282,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                    f"{v['std']:.3g}" if v["std"] is not None else "nan"] for k, v in summary.items()],
                  ["measure (after last round)", "replica mean", "replica std"]))
     print("counters: " + ", ".join(f"{k}={v:g}" for k, v in counters.items()))
+    if trace.exact or "exact_fallback" in trace.info:  # issue #8
+        print("exact expectations (one row, no spread)" if trace.exact else trace.info["exact_fallback"])
     if trace.diverged_count:
         rounds = sorted(set(trace.diverged_round[trace.diverged_round >= 0].tolist()))
         print(f"diverged: {trace.diverged_count} of {trace.replicas} replicas (rounds {rounds})")
@@ -378,6 +381,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replicas", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
+    # issue #8: exact expectations (ratecheck.exact); --auto falls back to Monte Carlo, saying why
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--exact", dest="mode", action="store_const", const="exact", default="monte_carlo",
+                      help="exact expectations by moment propagation (linear-Gaussian runs only)")
+    mode.add_argument("--auto", dest="mode", action="store_const", const="auto",
+                      help="exact where supported, Monte Carlo otherwise")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("cache", help="show or manage the run cache: info, clear, prune")

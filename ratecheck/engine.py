@@ -40,8 +40,12 @@ def run(
     seed: int = 0,
     checkpoints: int = 24,
     progress: bool = False,
+    mode: str = "monte_carlo",
 ) -> Trace:
-    """Run `algorithm` on `problem` for `rounds` rounds; `replicas` is a count or explicit ids."""
+    """Run `algorithm` on `problem` for `rounds` rounds; `replicas` is a count or explicit ids.
+
+    `mode` "exact" propagates exact expectations (ratecheck.exact), "auto" does so where the run is
+    linear-Gaussian and falls back to Monte Carlo otherwise, saying why in info["exact_fallback"]."""
     ids = _replica_ids(replicas)
     config = RunConfig(
         algorithm=algorithm.name,
@@ -52,6 +56,7 @@ def run(
         replicas=len(ids),
         seed=seed,
         checkpoints=checkpoints,
+        mode=mode,
     )
     return _execute(config, algorithm, problem, ids, progress)
 
@@ -103,6 +108,18 @@ def _execute(
         # a check that did not expect this input: still an input error, said with both names
         raise ValueError(f"{algorithm.name} on {problem.family}: its parameters were refused "
                          f"({type(exc).__name__}: {exc})") from None
+    # -- issue #8: exact expectations (ratecheck/exact.py); Monte Carlo below is unchanged --------
+    fallback = None
+    if config.mode != "monte_carlo":
+        from .exact import NotExact, run_exact
+
+        try:
+            return run_exact(config, algorithm, problem)
+        except NotExact as why:
+            if config.mode == "exact":
+                raise
+            fallback = f"Monte Carlo instead of exact: {why}"
+    # -- end issue #8 ------------------------------------------------------------------------------
     rounds = int(config.rounds)
     check_size("run", rounds=rounds, replicas=int(ids.size), clients=_slots(algorithm, problem),
                dim=int(problem.dim), local_steps=_local_work(algorithm))
@@ -167,6 +184,7 @@ def _execute(
         "wall_seconds": time.perf_counter() - started,
         "algorithm_source": algorithm.source,
         "problem_spec": problem.spec,
+        **({"exact_fallback": fallback} if fallback else {}),  # issue #8
     }
     return Trace(
         config=config,

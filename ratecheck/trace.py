@@ -22,7 +22,9 @@ ENGINE_MODULES = (
     "ratecheck.projections", "ratecheck.problem", "ratecheck.params", "ratecheck.trace",
     "ratecheck.algorithms.base", "ratecheck.algorithms.local",
 )
-CONFIG_FIELDS = ("algorithm", "params", "problem", "problem_params", "rounds", "replicas", "seed", "checkpoints")
+CONFIG_FIELDS = ("algorithm", "params", "problem", "problem_params", "rounds", "replicas", "seed", "checkpoints",
+                 "mode")
+RUN_MODES = ("monte_carlo", "exact", "auto")  # issue #8: Monte Carlo, exact expectations, exact where possible
 
 
 @dataclass(frozen=True)
@@ -41,9 +43,12 @@ class RunConfig:
     replicas: int = 16
     seed: int = 0
     checkpoints: int = 24
+    mode: str = "monte_carlo"  # issue #8: "monte_carlo", "exact" or "auto" (ratecheck.exact)
 
     def __post_init__(self) -> None:
         # the same rules whether the config comes from a claim, the API or a cache file's metadata
+        if self.mode not in RUN_MODES:
+            raise ParamError("RunConfig", "mode", self.mode, f"must be one of {RUN_MODES}")
         for name in ("algorithm", "problem"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value:
@@ -58,7 +63,7 @@ class RunConfig:
                 raise ParamError("RunConfig", name, value, f"must be an integer >= {low}")
 
     def identity(self) -> dict[str, Any]:
-        return {
+        out = {
             "algorithm": self.algorithm,
             "params": dict(self.params),
             "problem": self.problem,
@@ -66,20 +71,26 @@ class RunConfig:
             "rounds": int(self.rounds),
             "checkpoints": int(self.checkpoints),
         }
+        if self.mode != "monte_carlo":  # issue #8: the default mode leaves existing keys unchanged
+            out["mode"] = self.mode
+        return out
 
     def run_key(self) -> str:
-        """Identity hash that seeds the random streams (no seed, no replica count)."""
-        return stable_hash(self.identity())
+        """Identity hash that seeds the random streams (no seed, no replica count; no mode, issue #8:
+        an 'auto' run that falls back to Monte Carlo draws the numbers a 'monte_carlo' run draws)."""
+        return stable_hash({k: v for k, v in self.identity().items() if k != "mode"})
 
     def key(self) -> str:
         """Cache key: identity, seed, replica count and the identity of the code that runs it
         (``code_identity``), so that editing an algorithm, a problem family or the engine
         invalidates exactly the runs it affects."""
-        return stable_hash({**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas),
-                            "code": code_identity(self.algorithm, self.problem)["digest"]})
+        code = code_identity(self.algorithm, self.problem)["digest"]
+        if self.mode != "monte_carlo":  # exact values also depend on the moment propagation's code
+            code = stable_hash([code, _module_digest("ratecheck.exact")])
+        return stable_hash({**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas), "code": code})
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas)}
+        return {**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas), "mode": self.mode}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
@@ -183,6 +194,11 @@ class Trace:
     @property
     def replicas(self) -> int:
         return int(self.replica_ids.shape[0])
+
+    @property
+    def exact(self) -> bool:
+        """Issue #8: the measures are exact expectations (one row, no spread), not replica samples."""
+        return bool(self.info.get("exact", False))
 
     @property
     def valid(self) -> np.ndarray:
