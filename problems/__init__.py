@@ -1,4 +1,5 @@
-"""Closed-form problem families, one module each, and the registry that builds them by name."""
+"""Closed-form problem families, one module each, registered by entry point (group
+``ratecheck.problems`` in pyproject.toml) like anyone's; ``make_problem`` builds one by name."""
 
 from __future__ import annotations
 
@@ -6,20 +7,22 @@ from typing import Any, Callable, Mapping
 
 from ratecheck.problem import Problem
 
-from . import quadratic
-from . import quadratic_bilevel
-from . import minimax
 
-# family name -> factory taking JSON-able keyword parameters
-FAMILIES: dict[str, Callable[..., Problem]] = {
-    "quadratic": quadratic.make,
-    "quadratic_bilevel": quadratic_bilevel.make,
-    "minimax": minimax.make,
-}
+def __getattr__(name: str) -> Any:
+    if name == "FAMILIES":  # family name -> factory, every registered family (ratecheck.registry)
+        return _families()
+    raise AttributeError(name)
+
+
+def _families() -> dict[str, Callable[..., Problem]]:
+    from ratecheck.registry import default
+
+    return {item.name: item.obj for item in default().items("problem")}
 
 
 def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
     """Build a registered problem; the error lists the known families and the factory's parameters."""
+    FAMILIES = _families()
     if name not in FAMILIES:
         raise ValueError(f"unknown problem family {name!r}; known: {sorted(FAMILIES)}")
     try:
