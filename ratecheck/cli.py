@@ -51,18 +51,19 @@ def _add_paper_option(p: argparse.ArgumentParser) -> None:
                    help="also register a paper/algorithm/problem module or .py file (repeatable)")
 
 
-def _registry(args: argparse.Namespace):
-    """The registry with the --paper sources added; a source that fails ends the command (exit 2),
-    an installed plugin that fails is reported and the others are used."""
+def _registry(args: argparse.Namespace, papers: bool = True):
+    """The registry with the --paper sources added: a source that fails ends the command (exit 2);
+    an installed plugin that fails is reported, and the others are used."""
     from ratecheck.registry import RegistryError, default
 
     registry = default()
     for spec in getattr(args, "paper", None) or ():
         try:
-            registry.add_source(spec)
+            registry.add_source(spec, papers=papers)
         except RegistryError as exc:
-            raise SystemExit(f"ratecheck: {exc}") from None
-    registry.ensure()
+            print(f"ratecheck: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+    registry.ensure(*(() if papers else ("algorithm", "problem")))
     for error in registry.errors:
         print(f"ratecheck: warning: {error}", file=sys.stderr)
     return registry
@@ -199,7 +200,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ratecheck.engine import run
     from ratecheck.registry import make_algorithm, make_problem
 
-    _registry(args)
+    _registry(args, papers=False)
     try:
         algorithm = make_algorithm(args.algorithm, _parse_assignments(args.set, "--set"))
         problem = make_problem(args.problem, _parse_assignments(args.problem_set, "--problem-set"))

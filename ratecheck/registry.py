@@ -60,6 +60,7 @@ __all__ = [
 ]
 
 KINDS = ("paper", "algorithm", "problem")
+_OWN = ("ratecheck.", "problems.", "proofs.")  # the package's own modules (see Registry._transaction)
 GROUPS = {"paper": "ratecheck.papers", "algorithm": "ratecheck.algorithms", "problem": "ratecheck.problems"}
 
 
@@ -213,11 +214,21 @@ class Registry:
             load()
         except Exception as exc:  # a plugin may fail in any way: report it, keep the others
             registry, origins, by_module, papers_, problems_, modules = saved
-            for name in set(sys.modules) - modules:  # a retry must re-import (and re-register)
-                sys.modules.pop(name, None)
+            # the package's own modules imported on the way stay imported, with their registrations;
+            # any other module is forgotten so that a retry re-imports (and re-registers) it
+            keep = {m: list(names) for m, names in base.BY_MODULE.items()
+                    if m.startswith(_OWN) and m in sys.modules and m not in by_module}
+            kept = {name: (base.REGISTRY[name], base.ORIGINS.get(name, f"module {m}"))
+                    for m, names in keep.items() for name in names if name in base.REGISTRY}
+            for name in set(sys.modules) - modules:
+                if not name.startswith(_OWN):
+                    sys.modules.pop(name, None)
             base.REGISTRY.clear(), base.REGISTRY.update(registry)
             base.ORIGINS.clear(), base.ORIGINS.update(origins)
             base.BY_MODULE.clear(), base.BY_MODULE.update(by_module)
+            base.BY_MODULE.update(keep)
+            for name, (cls, where) in kept.items():
+                base.REGISTRY[name], base.ORIGINS[name] = cls, where
             self._papers, self._problems = papers_, problems_
             error = LoadError(origin, _cause(exc))
             self.errors.append(error)
@@ -515,6 +526,6 @@ def worker_sources() -> tuple[str, ...]:
     for name, origin in base.ORIGINS.items():
         module = origin.removeprefix("module ")
         if origin.startswith("module ") and module != "__main__" and module not in extra:
-            if not module.startswith(("ratecheck.", "problems.", "proofs.")):
+            if not module.startswith(_OWN):
                 extra.append(module)
     return tuple(extra)
