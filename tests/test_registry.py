@@ -230,3 +230,20 @@ def test_spawned_workers_resolve_an_algorithm_from_a_paper_file(clean, tmp_path)
 
 def test_without_extra_sources_jobs_are_sent_as_they_are(clean):
     assert registry.with_sources(len) is len
+
+
+@pytest.mark.full  # a local Dask cluster takes 5-40 s to start; the spawn pool test covers the default run
+def test_dask_workers_resolve_an_algorithm_from_a_paper_file(clean, tmp_path):
+    pytest.importorskip("distributed")
+    from ratecheck.executors import DaskExecutor
+    from ratecheck.sweep import run_configs
+    from ratecheck.trace import RunConfig
+
+    path = tmp_path / "plug_dask.py"
+    path.write_text(plugin_source(key="plugd", alg="plugd_fedavg", run_problem="quadratic"))
+    registry.add_source(str(path))
+    config = RunConfig("plugd_fedavg", {"eta_local": 0.05}, "quadratic", {"dim": 2, "clients": 4}, rounds=3,
+                       replicas=2)
+    with DaskExecutor(local_workers=1) as executor:
+        traces = run_configs([config], executor=executor, progress=False)
+    assert traces[config.key()].config.algorithm == "plugd_fedavg"
