@@ -211,8 +211,11 @@ def test_a_claim_naming_an_unknown_algorithm_or_problem_is_refused_before_runnin
     assert "unknown problem family 'quadratc'" in text and "'quadratic'" in text
 
 
-def test_spawned_workers_resolve_an_algorithm_from_a_paper_file(clean, tmp_path):
-    """The process pool starts fresh interpreters: they learn the --paper source with each job."""
+def test_spawned_workers_resolve_an_algorithm_from_a_paper_file(clean, tmp_path, monkeypatch):
+    """The process pool starts fresh interpreters: they learn the --paper source, and the module of
+    an algorithm registered by a plain import (a notebook's own module), with each job."""
+    import importlib
+
     from ratecheck.executors import ProcessExecutor
     from ratecheck.sweep import run_configs
     from ratecheck.trace import RunConfig
@@ -220,12 +223,16 @@ def test_spawned_workers_resolve_an_algorithm_from_a_paper_file(clean, tmp_path)
     path = tmp_path / "plug_worker.py"
     path.write_text(plugin_source(key="plugw", alg="plugw_fedavg", run_problem="quadratic"))
     registry.add_source(str(path))
-    config = RunConfig("plugw_fedavg", {"eta_local": 0.05}, "plugw_nothing", {}, rounds=3, replicas=2)
-    config = config.with_(problem="quadratic", problem_params={"dim": 2, "clients": 4})
+    (tmp_path / "plug_direct.py").write_text(plugin_source(key="plugdirect", alg="plugdirect_fedavg"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("plug_direct")  # registered by @register alone, never added as a source
+    problem = {"dim": 2, "clients": 4}
+    configs = [RunConfig(name, {"eta_local": 0.05}, "quadratic", problem, rounds=3, replicas=2)
+               for name in ("plugw_fedavg", "plugdirect_fedavg")]
     with ProcessExecutor(1) as executor:
-        traces = run_configs([config], executor=executor, progress=False)
-    assert traces[config.key()].config.algorithm == "plugw_fedavg"
-    assert registry.with_sources(len).sources == (str(path),)
+        traces = run_configs(configs, executor=executor, progress=False)
+    assert [traces[c.key()].config.algorithm for c in configs] == ["plugw_fedavg", "plugdirect_fedavg"]
+    assert registry.with_sources(len).sources == (str(path), "plug_direct")
 
 
 def test_without_extra_sources_jobs_are_sent_as_they_are(clean):
