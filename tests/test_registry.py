@@ -97,6 +97,16 @@ GOOD_EPS = {
 }
 
 
+def test_the_package_s_own_entry_points_all_load(clean):
+    """A paper that fails to import would otherwise only be a warning, and its claims would vanish."""
+    reg = registry.default()
+    reg.ensure()
+    assert not reg.errors, "\n".join(map(str, reg.errors))
+    assert {"defedavg", "simfbo", "fessgda"} <= set(reg.papers())
+    assert {"quadratic", "quadratic_bilevel", "minimax"} <= {i.name for i in reg.items("problem")}
+    assert {"fedavg", "simfbo", "fess_gda"} <= {i.name for i in reg.items("algorithm")}
+
+
 def test_an_installed_plugin_registers_through_entry_points_with_its_origin(clean, tmp_path):
     install(tmp_path, "rc-plug", GOOD_EPS, {"rc_plug": plugin_source()})
     reg = registry.default()
