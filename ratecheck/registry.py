@@ -199,15 +199,16 @@ class Registry:
             return  # already loaded (idempotent: workers call this for every job)
         self.ensure("algorithm", "problem", *(("paper",) if papers else ()))
         origin = f"--paper {spec}"
-        error = self._transaction(origin, lambda: self._load_source(spec, origin, papers))
+        error = self._transaction(origin, lambda: self._load_source(spec, origin, papers), record=False)
         if error is not None:
             raise RegistryError(str(error))
         self._source_kinds[spec] = papers
         if spec not in self.sources:
             self.sources.append(spec)
 
-    def _transaction(self, origin: str, load: Callable[[], None]) -> LoadError | None:
-        """Run ``load``; on any failure undo everything it registered and record a LoadError."""
+    def _transaction(self, origin: str, load: Callable[[], None], record: bool = True) -> LoadError | None:
+        """Run ``load``; on any failure undo everything it registered and return (and, for entry
+        points, record) a LoadError."""
         saved = (dict(base.REGISTRY), dict(base.ORIGINS), {k: list(v) for k, v in base.BY_MODULE.items()},
                  dict(self._papers), dict(self._problems), set(sys.modules))
         try:
@@ -231,7 +232,8 @@ class Registry:
                 base.REGISTRY[name], base.ORIGINS[name] = cls, where
             self._papers, self._problems = papers_, problems_
             error = LoadError(origin, _cause(exc))
-            self.errors.append(error)
+            if record:  # an extra source's failure is raised to whoever added it instead
+                self.errors.append(error)
             return error
         return None
 

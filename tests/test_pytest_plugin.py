@@ -83,6 +83,6 @@ def test_claims_from_a_paper_file_become_tests(project: pytest.Pytester):
 
 def test_a_broken_paper_file_is_a_usage_error(project: pytest.Pytester):
     project.makepyfile(broken_paper="PAPER = (\n")
-    result = project.runpytest_subprocess("--paper", "broken_paper.py", "-p", "no:cacheprovider")
+    result = project.runpytest_inprocess("--paper", "broken_paper.py", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--paper *broken_paper.py: SyntaxError*line 1*"])

@@ -205,7 +205,7 @@ def test_a_broken_paper_file_is_a_clear_error(clean, tmp_path, capsys):
     empty.write_text("X = 1\n")
     with pytest.raises(RegistryError, match="defines no PAPER, PROBLEMS or ALGORITHMS"):
         registry.add_source(str(empty))
-    assert registry.default().sources == []
+    assert registry.default().sources == [] and registry.default().errors == []
 
 
 def test_a_claim_naming_an_unknown_algorithm_or_problem_is_refused_before_running(clean, tmp_path):
