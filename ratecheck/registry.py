@@ -158,8 +158,8 @@ def _source_checkout_entry_points() -> list[EntryPoint] | None:
 class Registry:
     """Papers, algorithms and problem families by name, filled from entry points and extra sources.
 
-    Algorithms live in ``ratecheck.algorithms.base.REGISTRY`` (so a test can swap one in with
-    ``monkeypatch.setitem``); their origins in ``base.ORIGINS``.
+    Algorithms live in ``ratecheck.algorithms.base`` (``REGISTRY``, where a test can swap one in with
+    ``monkeypatch.setitem``, before or after the real one is loaded); their origins in ``base.ORIGINS``.
     """
 
     def __init__(self, entry_points: Callable[[], Iterable[EntryPoint]] | None = None) -> None:
@@ -209,27 +209,29 @@ class Registry:
     def _transaction(self, origin: str, load: Callable[[], None], record: bool = True) -> LoadError | None:
         """Run ``load``; on any failure undo everything it registered and return (and, for entry
         points, record) a LoadError."""
-        saved = (dict(base.REGISTRY), dict(base.ORIGINS), {k: list(v) for k, v in base.BY_MODULE.items()},
+        tables = (base.REGISTRY, base.DECLARED, base.ORIGINS)
+        saved = ([dict(t) for t in tables], {k: list(v) for k, v in base.BY_MODULE.items()},
                  dict(self._papers), dict(self._problems), set(sys.modules))
         try:
             load()
         except Exception as exc:  # a plugin may fail in any way: report it, keep the others
-            registry, origins, by_module, papers_, problems_, modules = saved
+            saved_tables, by_module, papers_, problems_, modules = saved
             # the package's own modules imported on the way stay imported, with their registrations;
             # any other module is forgotten so that a retry re-imports (and re-registers) it
             keep = {m: list(names) for m, names in base.BY_MODULE.items()
                     if m.startswith(_OWN) and m in sys.modules and m not in by_module}
-            kept = {name: (base.REGISTRY[name], base.ORIGINS.get(name, f"module {m}"))
-                    for m, names in keep.items() for name in names if name in base.REGISTRY}
+            kept = {name: (base.DECLARED[name], base.ORIGINS.get(name, f"module {m}"))
+                    for m, names in keep.items() for name in names if name in base.DECLARED}
             for name in set(sys.modules) - modules:
                 if not name.startswith(_OWN):
                     sys.modules.pop(name, None)
-            base.REGISTRY.clear(), base.REGISTRY.update(registry)
-            base.ORIGINS.clear(), base.ORIGINS.update(origins)
+            for table, value in zip(tables, saved_tables):
+                table.clear(), table.update(value)
             base.BY_MODULE.clear(), base.BY_MODULE.update(by_module)
             base.BY_MODULE.update(keep)
             for name, (cls, where) in kept.items():
-                base.REGISTRY[name], base.ORIGINS[name] = cls, where
+                base.DECLARED[name], base.ORIGINS[name] = cls, where
+                base.REGISTRY.setdefault(name, cls)
             self._papers, self._problems = papers_, problems_
             error = LoadError(origin, _cause(exc))
             if record:  # an extra source's failure is raised to whoever added it instead
@@ -238,7 +240,7 @@ class Registry:
         return None
 
     def _load_entry_point(self, kind: str, ep: EntryPoint) -> None:
-        before = set(base.REGISTRY)
+        before = set(base.DECLARED)
         obj = ep.load()
         if kind == "paper":
             paper = getattr(obj, "PAPER", obj) if _is_module(obj) else obj
@@ -250,7 +252,7 @@ class Registry:
         elif kind == "problem":
             self._add_problem(ep.name, obj, ep.origin)
         else:
-            names = set(base.REGISTRY) - before
+            names = set(base.DECLARED) - before
             if _is_module(obj):
                 names |= set(base.BY_MODULE.get(obj.__name__, ()))
                 if not names:
@@ -260,22 +262,22 @@ class Registry:
                     raise RegistryError(f"expected an Algorithm subclass or a module, got {_kind(obj)}")
                 if obj.name != ep.name:
                     raise RegistryError(f"the entry point is named {ep.name!r} but the class's name is {obj.name!r}")
-                if base.REGISTRY.get(obj.name) is not obj and obj.name not in base.BY_MODULE.get(obj.__module__, ()):
+                if base.DECLARED.get(obj.name) is not obj:
                     base.register(obj)
                 names.add(obj.name)
             for name in names:
                 base.ORIGINS[name] = ep.origin
 
     def _load_source(self, spec: str, origin: str, papers: bool) -> None:
-        before = set(base.REGISTRY)
+        before = set(base.DECLARED)
         module = _import_source(spec)
         found = False
         for cls in getattr(module, "ALGORITHMS", ()):
             if not (isinstance(cls, type) and issubclass(cls, base.Algorithm)):
                 raise RegistryError(f"ALGORITHMS holds {_kind(cls)}, not an Algorithm subclass")
-            if base.REGISTRY.get(cls.name) is not cls:
+            if base.DECLARED.get(cls.name) is not cls:
                 base.register(cls)
-        names = (set(base.REGISTRY) - before) | set(base.BY_MODULE.get(module.__name__, ()))
+        names = (set(base.DECLARED) - before) | set(base.BY_MODULE.get(module.__name__, ()))
         for name in names:
             base.ORIGINS[name] = origin
         found |= bool(names)
@@ -327,17 +329,18 @@ class Registry:
             return [self._papers[k] for k in sorted(self._papers)]
         if kind == "problem":
             return [self._problems[k] for k in sorted(self._problems)]
-        return [Item("algorithm", k, base.REGISTRY[k], base.ORIGINS.get(k, f"module {base.REGISTRY[k].__module__}"))
-                for k in sorted(base.REGISTRY)]
+        return [Item("algorithm", k, base.lookup(k), base.ORIGINS.get(k, f"module {base.lookup(k).__module__}"))
+                for k in base.names()]
 
     def papers(self) -> dict[str, Paper]:
         return {item.name: item.obj for item in self.items("paper")}
 
     def algorithm(self, name: str) -> type[base.Algorithm]:
         self.ensure("algorithm")
-        if name not in base.REGISTRY:
-            raise RegistryError(f"unknown algorithm {name!r}; known: {sorted(base.REGISTRY)}{self._hint()}")
-        return base.REGISTRY[name]
+        cls = base.lookup(name)
+        if cls is None:
+            raise RegistryError(f"unknown algorithm {name!r}; known: {base.names()}{self._hint()}")
+        return cls
 
     def problem(self, name: str) -> Callable[..., "Problem"]:
         self.ensure("problem")
@@ -378,7 +381,7 @@ class Registry:
         problems: list[str] = []
         for claim in claims:
             for config in claim.runs(profile):
-                for kind, name, known in (("algorithm", config.algorithm, base.REGISTRY),
+                for kind, name, known in (("algorithm", config.algorithm, base.names()),
                                           ("problem family", config.problem, self._problems)):
                     if name not in known:
                         item = self.paper_of(claim)

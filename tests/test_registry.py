@@ -58,12 +58,13 @@ def plugin_source(key: str = "plug", alg: str = "plug_fedavg", cls: str = "PlugF
 def clean(monkeypatch):
     """A fresh process-wide registry; algorithm tables, modules and sys.path restored afterwards."""
     registry.default().ensure("algorithm", "problem")  # the package's own, imported once for all tests
-    saved = dict(base.REGISTRY), dict(base.ORIGINS), {k: list(v) for k, v in base.BY_MODULE.items()}
+    tables = (base.REGISTRY, base.DECLARED, base.ORIGINS, base.BY_MODULE)
+    saved = [{k: (list(v) if isinstance(v, list) else v) for k, v in t.items()} for t in tables]
     modules, path = set(sys.modules), list(sys.path)
     previous = registry.reset(None)
     yield
     registry.reset(previous)
-    for table, value in zip((base.REGISTRY, base.ORIGINS, base.BY_MODULE), saved):
+    for table, value in zip(tables, saved):
         table.clear()
         table.update(value)
     for name in set(sys.modules) - modules:
@@ -146,9 +147,24 @@ def test_bad_plugins_are_reported_and_register_nothing_while_the_others_load(cle
     reg.items("problem")
     assert "notcallable = rc_notpaper:X: RegistryError: problem family 'notcallable': expected a factory" in \
         "\n".join(map(str, reg.errors))
-    assert "half_fedavg" not in base.REGISTRY  # registered by @register before the failure: undone
+    assert "half_fedavg" not in base.names()  # registered by @register before the failure: undone
     with pytest.raises(RegistryError, match="(?s)unknown algorithm .half_fedavg.*cannot load rc-bad"):
         registry.make_algorithm("half_fedavg")
+
+
+def test_a_test_double_swapped_in_before_loading_survives_it(clean, tmp_path, monkeypatch):
+    """Sensitivity tests swap a broken variant into REGISTRY, sometimes before the real one is imported."""
+    install(tmp_path, "rc-swap", {"ratecheck.algorithms": {"swap": "rc_swap"}},
+            {"rc_swap": plugin_source(key="swap", alg="swap_fedavg", cls="Real")})
+
+    class Double:
+        name = "swap_fedavg"
+
+    monkeypatch.setitem(base.REGISTRY, "swap_fedavg", Double)
+    reg = registry.default()
+    assert reg.algorithm("swap_fedavg") is Double and not reg.errors
+    monkeypatch.undo()
+    assert reg.algorithm("swap_fedavg").__qualname__ == "Real"
 
 
 def test_name_clashes_are_errors_naming_both_origins(clean, tmp_path):
