@@ -15,7 +15,7 @@ RATECHECK_CACHE environment variable, else no cache).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from .explain import describe
 

@@ -298,6 +298,8 @@ class Registry:
             raise RegistryError("defines no PAPER, PROBLEMS or ALGORITHMS and registers no algorithm")
 
     def _add_paper(self, paper: Paper, origin: str) -> None:
+        if paper.key in self._papers and self._papers[paper.key].obj.claims is paper.claims:
+            return  # the same paper reached twice (installed, and given with --paper): keep the first
         if paper.key in self._papers:
             raise RegistryError(f"paper {paper.key!r} is already registered by {self._papers[paper.key].origin}")
         owners = {c.id: item for item in self._papers.values() for c in item.obj.claims}
@@ -316,6 +318,8 @@ class Registry:
             raise RegistryError(f"a problem family needs a non-empty name, got {name!r}")
         if not callable(factory):
             raise RegistryError(f"problem family {name!r}: expected a factory (callable), got {_kind(factory)}")
+        if name in self._problems and self._problems[name].obj is factory:
+            return  # the same family reached twice: keep the first origin
         if name in self._problems:
             raise RegistryError(f"problem family {name!r} is already registered by {self._problems[name].origin}")
         self._problems[name] = Item("problem", name, factory, origin)

@@ -11,7 +11,7 @@ import pytest
 
 from ratecheck import registry
 from ratecheck.algorithms import base
-from ratecheck.registry import Registry, RegistryError
+from ratecheck.registry import RegistryError
 
 # A researcher's module: an algorithm built on FedAvg, a problem family and a paper with one claim.
 PLUGIN = '''
