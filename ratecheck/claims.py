@@ -156,7 +156,12 @@ class Claim:
         return list(self.grid[profile.name])
 
     def runs(self, profile: Profile) -> list[RunConfig]:
-        return [self.configure(v, profile) for v in self.values(profile)]
+        # planned once per claim and profile (issue #9): configure may take seconds, and a check
+        # asks for the runs when it plans the sweep and again when it decides
+        planned = self.__dict__.setdefault("_planned", {})
+        if profile not in planned:
+            planned[profile] = [self.configure(v, profile) for v in self.values(profile)]
+        return list(planned[profile])
 
     def points(self, profile: Profile, traces: Mapping[str, Trace]) -> list[PointResult]:
         out = []

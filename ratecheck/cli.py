@@ -84,43 +84,71 @@ def _table(rows: list[list[str]], header: list[str], *, width: int | None = None
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows)])
 
 
+# -- sources (issue #9) ---------------------------------------------------------------------------
+
+
+def _add_paper_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--paper", action="append", default=[], metavar="MODULE_OR_PATH",
+                   help="also register a paper/algorithm/problem module or .py file (repeatable)")
+
+
+def _registry(args: argparse.Namespace, papers: bool = True):
+    """The registry with the --paper sources added: a source that fails ends the command (exit 2);
+    an installed plugin that fails is reported, and the others are used."""
+    from ratecheck.registry import RegistryError, default
+
+    registry = default()
+    for spec in getattr(args, "paper", None) or ():
+        try:
+            registry.add_source(spec, papers=papers)
+        except RegistryError as exc:
+            print(f"ratecheck: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+    registry.ensure(*(() if papers else ("algorithm", "problem")))
+    for error in registry.errors:
+        print(f"ratecheck: warning: {error}", file=sys.stderr)
+    return registry
+
+
 # -- list -------------------------------------------------------------------------------------
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    import problems
-    import proofs
-    from ratecheck.algorithms import REGISTRY
-
+    registry = _registry(args)
+    papers = registry.items("paper")
     data = {
-        "papers": [{"paper": k, "title": p.title, "source": p.seed} for k, p in proofs.papers().items()],
+        "papers": [{"paper": i.name, "title": i.obj.title, "source": i.obj.seed, "origin": i.origin} for i in papers],
         "theorems": [
             {"id": t.id, "title": t.title, "source": str(t.source), "bounds": list(t.versions)}
-            for t in proofs.all_theorems()
+            for t in registry.theorems()
         ],
         "claims": [
             {"id": c.id, "paper": c.paper, "kind": c.kind, "title": c.title, "expect": str(c.expect)}
-            for c in proofs.all_claims()
+            for c in registry.claims()
         ],
-        "problems": sorted(problems.FAMILIES),
-        "algorithms": [{"name": k, "source": v.source} for k, v in sorted(REGISTRY.items())],
+        "problems": [i.name for i in registry.items("problem")],
+        "problem_origins": {i.name: i.origin for i in registry.items("problem")},
+        "algorithms": [{"name": i.name, "source": i.obj.source, "origin": i.origin}
+                       for i in registry.items("algorithm")],
     }
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
     print("Papers:")
-    print(_table([[p["paper"], p["title"], p["source"]] for p in data["papers"]], ["paper", "title", "source"],
-                 width=WIDTH, stretch=1))
+    print(_table([[p["paper"], p["title"], p["source"], p["origin"]] for p in data["papers"]],
+                 ["paper", "title", "source", "origin"], width=WIDTH, stretch=1))
     print("\nTheorems:")
     print(_table([[t["id"], t["title"], ", ".join(t["bounds"])] for t in data["theorems"]],
                  ["theorem", "title", "bounds"], width=WIDTH, stretch=1))
     print("\nClaims:")
     print(_table([[c["id"], c["kind"], c["expect"], c["title"]] for c in data["claims"]],
                  ["claim", "kind", "expect", "title"], width=WIDTH))
-    print(textwrap.fill(", ".join(data["problems"]), WIDTH, initial_indent="\nProblems:   ",
-                        subsequent_indent=" " * 12))
-    print(textwrap.fill(", ".join(a["name"] for a in data["algorithms"]), WIDTH,
-                        initial_indent="Algorithms: ", subsequent_indent=" " * 12))
+    print("\nProblems:")
+    print(_table([[name, origin] for name, origin in data["problem_origins"].items()], ["family", "origin"],
+                 width=WIDTH, stretch=1))
+    print("\nAlgorithms:")
+    print(_table([[a["name"], a["origin"]] for a in data["algorithms"]], ["algorithm", "origin"],
+                 width=WIDTH, stretch=1))
     return 0
 
 
@@ -147,14 +175,15 @@ def default_jobs() -> int:
 
 
 def _outcomes(args: argparse.Namespace):
-    from proofs import select_claims
     from ratecheck.claims import PROFILES
     from ratecheck.executors import make_executor
     from ratecheck.sweep import check_claims
 
     profile = PROFILES["full" if args.full else "quick"]
+    registry = _registry(args)
     try:
-        claims = select_claims(args.pattern)
+        claims = registry.select_claims(args.pattern)
+        registry.plan(claims, profile)  # unknown algorithm or problem: say which claim, before any run
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     args.store = _store(args)
@@ -178,12 +207,11 @@ def _runs_line(args: argparse.Namespace) -> str:
 
 
 def _write_report(args, profile, outcomes, seconds: float) -> Path:
-    import proofs
-    from ratecheck import __version__
+    from ratecheck import __version__, registry
     from ratecheck.report import write_report
 
     meta = {"wall_seconds": round(seconds, 1), "ratecheck": __version__, "jobs": args.jobs}
-    return write_report(outcomes, args.report_dir, profile=profile, papers=proofs.papers(), meta=meta)
+    return write_report(outcomes, args.report_dir, profile=profile, papers=registry.papers(), meta=meta)
 
 
 _ZERO_CI = re.compile(r"(\d+% )?CI \[([^,\]]+), \2\]")
@@ -252,10 +280,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from problems import make_problem
-    from ratecheck.algorithms import make_algorithm
     from ratecheck.engine import run
+    from ratecheck.registry import make_algorithm, make_problem
 
+    _registry(args, papers=False)
     algorithm_params = _parse_assignments(args.set, "--set")
     problem_params = _parse_assignments(args.problem_set, "--problem-set")
     try:
@@ -348,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="papers, theorems, claims, problems, algorithms")
     p.add_argument("--json", action="store_true")
+    _add_paper_option(p)
     p.set_defaults(func=cmd_list)
 
     for name, func, helptext in (
@@ -366,6 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--cache-dir", default=DEFAULT_CACHE, help=f"run cache (default {DEFAULT_CACHE})")
         p.add_argument("--no-cache", action="store_true", help="ignore the cache")
         p.add_argument("--report-dir", default=DEFAULT_REPORTS, help=f"report directory (default {DEFAULT_REPORTS})")
+        _add_paper_option(p)
         if name == "check":
             p.add_argument("--no-report", action="store_true", help="do not write the report")
             p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -387,6 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="exact expectations by moment propagation (linear-Gaussian runs only)")
     mode.add_argument("--auto", dest="mode", action="store_const", const="auto",
                       help="exact where supported, Monte Carlo otherwise")
+    _add_paper_option(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("cache", help="show or manage the run cache: info, clear, prune")

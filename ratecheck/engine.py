@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from .algorithms import Algorithm, make_algorithm
+from .algorithms.base import Algorithm
 from .params import ParamError, check_size
 from .problem import Problem
 from .seeding import Streams
@@ -65,7 +65,7 @@ def run_config(
     config: RunConfig, *, replica_ids: Sequence[int] | None = None, progress: bool = False
 ) -> Trace:
     """Build the algorithm and problem a configuration names, and run it."""
-    from problems import make_problem  # the engine knows problems only through their registry
+    from .registry import make_algorithm, make_problem  # names resolve only through the registry
 
     algorithm = make_algorithm(config.algorithm, config.params)
     problem = make_problem(config.problem, config.problem_params)

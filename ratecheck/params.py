@@ -346,3 +346,42 @@ def declare(**params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any
         return checked
 
     return wrap
+
+
+# -- factories not (yet) declared: their annotations stand in ----------------------------------
+
+MAX_DENSE = 10**8  # float64 numbers an undeclared family may build: clients x dim^2 (dense per-client matrices)
+
+
+def check_dense_size(name: str, factory: Callable[..., Any], params: Mapping[str, Any]) -> None:
+    """Refuse sizes an undeclared family cannot build (rule: clients x dim^2 <= 1e8, 800 MB)."""
+    defaults = {k: p.default for k, p in inspect.signature(factory).parameters.items()}
+    values = {**defaults, **params}
+    clients = values.get("clients", 1)
+    dim = max((values[k] for k in ("dim", "dim_x", "dim_y") if isinstance(values.get(k), int)), default=1)
+    if isinstance(clients, int) and clients * dim * dim > MAX_DENSE:
+        raise ParamError(name, "clients x dim^2", f"{clients} x {dim}^2",
+                         f"is {clients * dim * dim:.3g} numbers; the limit is {MAX_DENSE:.0e} "
+                         f"(rule: clients x dim^2 <= {MAX_DENSE:.0e}, dense per-client matrices)")
+
+
+def inferred_declarations(factory: Callable[..., Any]) -> dict[str, Param | None]:
+    """Stand-in declarations from a factory's annotations (None: any value)."""
+    if hasattr(factory, "declared"):
+        return dict(factory.declared)
+    kinds = {"bool": Param.bool, "int": Param.int, "float": Param.real, "str": Param.str}
+    out: dict[str, Param | None] = {}
+    for pname, p in inspect.signature(factory).parameters.items():
+        if p.kind in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL):
+            continue
+        # the annotation declares the kind (``from __future__ import annotations``: it is a string)
+        hint = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
+        hint = hint.replace(" ", "")
+        nullable = hint.endswith("|None") or hint.startswith("None|")
+        base = hint.replace("|None", "").replace("None|", "")
+        if base in kinds:
+            param = kinds[base](pname)
+            out[pname] = dataclasses.replace(param, nullable=True) if nullable else param
+        else:
+            out[pname] = None
+    return out

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from .claims import Claim, Outcome, Profile
 from .engine import run_config
 from .executors import Executor, SerialExecutor, run_all
+from .registry import with_sources
 from .store import NullStore, Store
 from .trace import RunConfig, Trace
 
@@ -76,7 +77,7 @@ def run_configs(
 
         try:
             results = run_all(
-                _run_to_arrays, missing, executor, on_result=keep, progress=progress, desc="runs"
+                with_sources(_run_to_arrays), missing, executor, on_result=keep, progress=progress, desc="runs"
             )
         finally:
             if owned:

@@ -112,6 +112,14 @@ class Condition:
     def free_symbols(self) -> set[sp.Symbol]:
         return set(self.relation.free_symbols)
 
+    @classmethod
+    def from_latex(cls, name: str, latex: str, source: Source, symbols: Any, note: str = "") -> "Condition":
+        """The condition pasted from the paper, e.g. ``r"\\bar{\\eta} \\le \\frac{1}{4 \\sqrt{3} L K}"``;
+        ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
+        from .latex import relation
+
+        return cls(name, relation(latex, symbols, f"condition {name!r}"), source, note)
+
 
 @dataclass(frozen=True)
 class Bound:
@@ -125,6 +133,14 @@ class Bound:
     def __post_init__(self) -> None:
         # accept plain numbers too; downstream code relies on a sympy Expr
         object.__setattr__(self, "expr", sp.sympify(self.expr))
+
+    @classmethod
+    def from_latex(cls, version: str, latex: str, source: Source, symbols: Any, note: str = "") -> "Bound":
+        """The bound pasted from the paper, e.g. ``r"\\sqrt{\\frac{128 \\Delta}{n K T}} + \\frac{8 L}{K T}"``;
+        ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
+        from .latex import expression
+
+        return cls(version, expression(latex, symbols, f"bound {version!r}"), source, note)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,9 +26,10 @@ from hypothesis import strategies as st  # noqa: E402
 
 import problems  # noqa: E402
 from ratecheck.algorithms import REGISTRY, make_algorithm  # noqa: E402
+from ratecheck import registry  # noqa: E402
 from ratecheck.cli import main  # noqa: E402
 from ratecheck.engine import run  # noqa: E402
-from ratecheck.params import declarations  # noqa: E402
+from ratecheck.params import declarations, inferred_declarations  # noqa: E402
 from ratecheck.trace import RunConfig  # noqa: E402
 
 COUNTS: Counter[str] = Counter()
@@ -36,8 +37,9 @@ OUTCOMES: Counter[int] = Counter()  # exit codes of the CLI inputs
 FUZZ = settings(derandomize=True, deadline=None, database=None, print_blob=False,
                 suppress_health_check=list(HealthCheck))
 
-ALGORITHMS = sorted(REGISTRY)
-FAMILIES = sorted(problems.FAMILIES)
+registry.default().ensure("algorithm", "problem")  # every registered name, whatever ran before
+ALGORITHMS = sorted(i.name for i in registry.default().items("algorithm"))
+FAMILIES = sorted(i.name for i in registry.default().items("problem"))
 # CLI value texts: odd numbers, words, JSON of every kind, and empty text
 CLI_VALUES = ["nan", "NaN", "inf", "-inf", "Infinity", "-1", "0", "-0", "0.0", "1", "2", "2.0", "0.05", "1e-300",
               "1e12", "1e999", "10000000000", "abc", "", " ", "true", "false", "True", "False", "null", "None",
@@ -112,7 +114,7 @@ def _problem_kinds(family: str, params: dict[str, Any]) -> dict[str, str | None]
             return {"kind": "choice"}
         return {k: p.kind for k, p in declared_for(kind).items()}
     stand_in = "" if hasattr(factory, "declared") else "~"
-    return {k: (stand_in + p.kind if p else None) for k, p in problems.inferred_declarations(factory).items()}
+    return {k: (stand_in + p.kind if p else None) for k, p in inferred_declarations(factory).items()}
 
 
 def _home(algorithm: str) -> str:

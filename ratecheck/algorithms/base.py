@@ -125,17 +125,44 @@ def _annotated_problem(cls: type) -> type | None:
     return None
 
 
+# The algorithm table. ratecheck.registry fills it from entry points and --paper sources and resolves
+# names through it; a test may swap a class in with monkeypatch.setitem(REGISTRY, name, Broken).
 REGISTRY: dict[str, type[Algorithm]] = {}
+DECLARED: dict[str, type[Algorithm]] = {}  # what @register registered (REGISTRY may hold a test double)
+ORIGINS: dict[str, str] = {}  # name -> where it was registered (module, entry point, --paper file)
+BY_MODULE: dict[str, list[str]] = {}  # module -> names its @register calls registered
 
 
 def register(cls: type[Algorithm]) -> type[Algorithm]:
-    if cls.name in REGISTRY:
-        raise ValueError(f"algorithm name {cls.name!r} registered twice")
-    REGISTRY[cls.name] = cls
+    """Class decorator: register ``cls`` under ``cls.name``; a name another class registered is an
+    error naming both origins."""
+    existing = DECLARED.get(cls.name)
+    if existing is not None and existing is not cls:
+        first = ORIGINS.get(cls.name, f"module {existing.__module__}")
+        raise ValueError(
+            f"algorithm name {cls.name!r} registered twice: by {first} ({existing.__qualname__}) "
+            f"and by module {cls.__module__} ({cls.__qualname__})"
+        )
+    DECLARED[cls.name] = cls
+    REGISTRY.setdefault(cls.name, cls)  # a test double swapped in before the import keeps its place
+    ORIGINS.setdefault(cls.name, f"module {cls.__module__}")
+    names = BY_MODULE.setdefault(cls.__module__, [])
+    if cls.name not in names:
+        names.append(cls.name)
     return cls
 
 
+def lookup(name: str) -> type[Algorithm] | None:
+    """The class under ``name``: a swapped-in test double first, else what was registered."""
+    return REGISTRY.get(name) or DECLARED.get(name)
+
+
+def names() -> list[str]:
+    return sorted(set(REGISTRY) | set(DECLARED))
+
+
 def make_algorithm(name: str, params: Mapping[str, Any] | None = None) -> Algorithm:
-    if name not in REGISTRY:
-        raise ValueError(f"unknown algorithm {name!r}; known: {sorted(REGISTRY)}")
-    return REGISTRY[name].from_params(dict(params or {}))
+    """The algorithm registered under ``name`` (see ratecheck.registry), built from parameters."""
+    from ..registry import make_algorithm as build  # the registry imports this module
+
+    return build(name, params)
