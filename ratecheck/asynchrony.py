@@ -166,15 +166,19 @@ class Timeline:
 
 @dataclass
 class _Client:
-    """Mutable per-replica client state of the simulation, one array per field."""
+    """Mutable client state of one simulation, a Python list per field (scalar access is the hot path).
 
-    rx: np.ndarray  # latest unconsumed version, -1 if none
-    busy: np.ndarray
-    job_base: np.ndarray
-    send: np.ndarray  # nIID send buffer: base version of the buffered update, -1 if empty
-    requested: np.ndarray  # nIID: selected and owing an upload
-    busy_time: np.ndarray
-    discarded: np.ndarray
+    The receive buffer is implicit: every broadcast reaches every client at once, so client i holds a
+    model when a broadcast arrived after the version it last took (or, without consumption, ever).
+    """
+
+    taken: list[int]  # version the client's last job started from, -1 before the first
+    busy: list[bool]
+    job_base: list[int]
+    send: list[int]  # nIID send buffer: base version of the buffered update, -1 if empty
+    requested: list[bool]  # nIID: selected and owing an upload
+    busy_time: list[float]
+    discarded: list[int]
 
 
 def timeline_key(policy: str, system: SystemModel, clients: int, n: int, local_steps: int) -> str:
@@ -194,35 +198,44 @@ def simulate(
     replica: int = 0,
 ) -> Timeline:
     """Run the event simulation of one replica until `rounds` rounds have closed."""
-    if policy not in POLICIES:
-        raise TimelineError(f"policy must be one of {POLICIES}, got {policy!r}")
-    for name, value, low in (("clients", clients, 1), ("n", n, 1), ("local_steps", local_steps, 1),
-                             ("rounds", rounds, 1)):
-        if isinstance(value, bool) or int(value) != value or value < low:
-            raise TimelineError(f"parameter {name} = {value!r} is invalid: must be an integer >= {low}")
-    if system.tau_cap_mode == "drop" and system.tau_cap is not None and policy != "iid":
-        raise TimelineError("tau_cap_mode 'drop' (not in the paper) applies to first-n-arrival rounds (policy 'iid') only")
-    key = timeline_key(policy, system, clients, n, local_steps)
-    timing = replica_generator(seed, key, replica, "timing")
-    server = replica_generator(seed, key, replica, "server")
-    return _Simulation(policy, system, clients, n, local_steps, rounds, timing, server).run()
+    if isinstance(rounds, bool) or int(rounds) != rounds or rounds < 1:
+        raise TimelineError(f"parameter rounds = {rounds!r} is invalid: must be an integer >= 1")
+    return Simulation(policy, system, clients=clients, n=n, local_steps=local_steps, seed=seed,
+                      replica=replica).advance(rounds).timeline(rounds)
 
 
-class _Simulation:
-    def __init__(self, policy, system, N, n, K, T, timing, server):
-        self.policy, self.sys, self.N, self.n, self.K, self.T = policy, system, int(N), int(n), int(K), int(T)
-        self.timing, self.server = timing, server
-        self.slowdown = system.slowdowns(timing, self.N)
-        minus = np.full(self.N, -1, dtype=np.int64)
-        self.c = _Client(rx=minus.copy(), busy=np.zeros(self.N, bool), job_base=np.zeros(self.N, np.int64),
-                         send=minus.copy(), requested=np.zeros(self.N, bool), busy_time=np.zeros(self.N),
-                         discarded=np.zeros(self.N, np.int64))
+class Simulation:
+    """The event simulation of one replica, advanced on demand: ``advance(T)`` processes events until T
+    rounds have closed. Advancing in pieces gives the same timeline as advancing at once (the events
+    are processed in the same order), so a run that does not know its length can extend it."""
+
+    def __init__(self, policy: str, system: SystemModel, *, clients: int, n: int, local_steps: int,
+                 seed: int = 0, replica: int = 0):
+        if policy not in POLICIES:
+            raise TimelineError(f"policy must be one of {POLICIES}, got {policy!r}")
+        for name, value in (("clients", clients), ("n", n), ("local_steps", local_steps)):
+            if isinstance(value, bool) or int(value) != value or value < 1:
+                raise TimelineError(f"parameter {name} = {value!r} is invalid: must be an integer >= 1")
+        if system.tau_cap_mode == "drop" and system.tau_cap is not None and policy != "iid":
+            raise TimelineError("tau_cap_mode 'drop' (not in the paper) applies to first-n-arrival rounds "
+                                "(policy 'iid') only")
+        key = timeline_key(policy, system, clients, n, local_steps)
+        self.timing = replica_generator(seed, key, replica, "timing")
+        self.server = replica_generator(seed, key, replica, "server")
+        self.policy, self.sys, self.N, self.n, self.K = policy, system, int(clients), int(n), int(local_steps)
+        self.slowdown = system.slowdowns(self.timing, self.N)
+        self.slowdown_list = self.slowdown.tolist()
+        N = self.N
+        self.c = _Client(taken=[-1] * N, busy=[False] * N, job_base=[0] * N, send=[-1] * N,
+                         requested=[False] * N, busy_time=[0.0] * N, discarded=[0] * N)
+        self.idle: set[int] = set(range(N))
+        self.latest = -1  # newest version that has reached the clients
         self.heap: list = []
         self.seq = 0
-        self.t = 0  # version of the current global model
-        self.out_clients = np.zeros((self.T, self.n), np.int64)
-        self.out_base = np.zeros((self.T, self.n), np.int64)
-        self.out_wall = np.zeros(self.T)
+        self.t = 0  # version of the current global model = rounds closed so far
+        self.out_clients: list[list[int]] = []
+        self.out_base: list[list[int]] = []
+        self.out_wall: list[float] = []
         self.fifo: list[tuple[int, int]] = []
         self.selection: np.ndarray | None = None  # nIID/sync: the multiset of round t
         self.pending: dict[int, int] = {}  # nIID/sync: distinct selected client -> base, once delivered
@@ -230,47 +243,58 @@ class _Simulation:
         self.lambda_virtual = 0
         self.events = 0
         self.now = 0.0
+        self.handlers = {"arrival": self.on_arrival, "broadcast": self.on_broadcast, "notify": self.on_notify,
+                         "done": self.on_done}
+        self.open_round(0.0)
 
     # -- queue --------------------------------------------------------------------------------
     def push(self, time: float, priority: int, kind: str, a: int = 0, b: int = 0) -> None:
         heapq.heappush(self.heap, (time, priority, self.seq, kind, a, b))
         self.seq += 1
 
-    def run(self) -> Timeline:
-        self.open_round(0.0)
-        heap, budget = self.heap, self.sys.wall_budget
-        handlers = {"arrival": self.on_arrival, "broadcast": self.on_broadcast, "notify": self.on_notify,
-                    "done": self.on_done}
-        while self.t < self.T:
+    def advance(self, rounds: int) -> "Simulation":
+        """Process events until `rounds` rounds have closed (or raise at the wall-time budget)."""
+        heap, budget, handlers = self.heap, self.sys.wall_budget, self.handlers
+        while self.t < rounds:
             if not heap:
                 raise TimelineError(
-                    f"deadlock: no pending event after {self.t} of {self.T} rounds ({self.policy}, n = {self.n})")
+                    f"deadlock: no pending event after {self.t} of {rounds} rounds ({self.policy}, n = {self.n})")
             time, _, _, kind, a, b = heapq.heappop(heap)
             if time > budget:
                 raise TimelineError(
-                    f"wall-time budget of {budget:g} virtual seconds reached after {self.t} of {self.T} rounds "
-                    f"({self.policy}); the system model never completes a round in time (speeds, communication "
-                    f"times) or the budget (wall_budget) is too small")
+                    f"wall-time budget of {budget:g} virtual seconds reached after {self.t} of {rounds} rounds "
+                    f"({self.policy}): the system model never completes a round in time (speeds, communication "
+                    f"times), or wall_budget is too small")
             self.now = time
             self.events += 1
             handlers[kind](a, b)
-        end = self.out_wall[-1]
-        # busy time of jobs still running at the end counts up to the end
-        busy = np.minimum(self.c.busy_time, end) / end if end > 0 else np.zeros(self.N)
-        counts = np.bincount(self.out_clients.ravel(), minlength=self.N)
-        used = int((np.arange(self.T)[:, None] - self.out_base).max(initial=0))
+        return self
+
+    def timeline(self, rounds: int | None = None) -> Timeline:
+        """The first `rounds` closed rounds (all closed rounds by default) and the diagnostics so far."""
+        rounds = self.t if rounds is None else rounds
+        if rounds > self.t:
+            raise TimelineError(f"only {self.t} rounds simulated, {rounds} asked; call advance() first")
+        clients = np.array(self.out_clients[:rounds], dtype=np.int64).reshape(rounds, self.n)
+        base = np.array(self.out_base[:rounds], dtype=np.int64).reshape(rounds, self.n)
+        wall = np.array(self.out_wall[:rounds])
+        end = wall[-1] if rounds else 0.0
+        busy_time = np.array(self.c.busy_time)
+        busy = np.minimum(busy_time / end, 1.0) if end > 0 else np.zeros(self.N)
+        counts = np.bincount(clients.ravel(), minlength=self.N)
+        used = int((np.arange(rounds)[:, None] - base).max(initial=0))
         lam_virtual = max(self.lambda_virtual, used)  # the aggregated updates are among the N clients
-        return Timeline(self.out_clients, self.out_base, self.out_wall, self.policy != "iid", counts, busy,
-                        self.c.discarded.copy(), max(1, lam_virtual), self.events)
+        return Timeline(clients, base, wall, self.policy != "iid", counts, busy, np.array(self.c.discarded),
+                        max(1, lam_virtual), self.events)
 
     # -- rounds -------------------------------------------------------------------------------
     def open_round(self, now: float) -> None:
         """Broadcast version t (and, nIID/sync, the selection of round t) at `now` + t_server."""
         send = now + self.sys.t_server
         if self.policy in ("niid", "sync"):
-            self.selection = self.server.integers(0, self.N, self.n)
+            self.selection = self.server.integers(0, self.N, self.n).tolist()
             self.pending = {}
-            self.waiting = set(int(i) for i in np.unique(self.selection))
+            self.waiting = set(self.selection)
             notify = self.sys.notify_delay
             if self.policy == "niid" and notify is not None and notify != self.sys.t_down:
                 self.push(send + notify, NOTIFY, "notify", self.t)
@@ -278,23 +302,22 @@ class _Simulation:
 
     def close_round(self, slots: list[tuple[int, int]]) -> None:
         t = self.t
-        self.out_clients[t] = [i for i, _ in slots]
-        self.out_base[t] = [b for _, b in slots]
-        self.out_wall[t] = self.now
+        self.out_clients.append([i for i, _ in slots])
+        self.out_base.append([b for _, b in slots])
+        self.out_wall.append(self.now)
         if self.sys.tau_cap is not None and self.sys.tau_cap_mode == "assert":
             worst = max(t - b for _, b in slots)
             if worst > self.sys.tau_cap:
                 raise TimelineError(f"tau_cap = {self.sys.tau_cap} (mode 'assert'): round {t} aggregates an "
                                     f"update of delay {worst}")
         self.t += 1
-        if self.t < self.T:
-            self.open_round(self.now)
+        self.open_round(self.now)
 
     def virtual_lambda(self) -> None:
         """nIID diagnostic at a round close: t - base of every client's buffered or running update."""
         c = self.c
-        base = np.where(c.send >= 0, c.send, c.job_base)
-        self.lambda_virtual = max(self.lambda_virtual, int(self.t - base.min()))
+        oldest = min(b if b >= 0 else j for b, j in zip(c.send, c.job_base))
+        self.lambda_virtual = max(self.lambda_virtual, self.t - oldest)
 
     # -- clients ------------------------------------------------------------------------------
     def may_start(self, i: int) -> bool:
@@ -302,14 +325,18 @@ class _Simulation:
             return self.c.send[i] < 0
         return True
 
-    def start_job(self, i: int) -> None:
-        c = self.c
-        version = c.rx[i]
+    def has_model(self, i: int) -> bool:
         if self.sys.rx_consume:
-            c.rx[i] = -1
+            return self.latest > self.c.taken[i]
+        return self.latest >= 0
+
+    def start_job(self, i: int, version: int) -> None:
+        c = self.c
+        c.taken[i] = version
         c.busy[i] = True
+        self.idle.discard(i)
         c.job_base[i] = version
-        s = self.sys.slowdowns(self.timing, 1)[0] if self.sys.speed_redraw else self.slowdown[i]
+        s = float(self.sys.slowdowns(self.timing, 1)[0]) if self.sys.speed_redraw else self.slowdown_list[i]
         duration = self.K * s * self.sys.step_time
         if self.sys.jitter > 0:
             duration *= math.exp(self.sys.jitter * self.timing.standard_normal())
@@ -324,7 +351,7 @@ class _Simulation:
         c = self.c
         for i in sorted(self.waiting):
             if c.send[i] >= 0:
-                self.upload(i, int(c.send[i]))
+                self.upload(i, c.send[i])
                 c.send[i] = -1
             else:
                 c.requested[i] = True
@@ -333,28 +360,26 @@ class _Simulation:
         if version != self.t:
             return
         self.notify_selected()
-        for i in sorted(self.waiting):
-            if not self.c.busy[i] and self.c.rx[i] >= 0 and self.may_start(i):
-                self.start_job(i)
+        for i in sorted(self.waiting & self.idle):
+            if self.has_model(i) and self.may_start(i):
+                self.start_job(i, self.latest)
 
     def on_broadcast(self, version: int, _: int) -> None:
-        c = self.c
         if self.policy == "sync":  # only the drawn clients receive w^t and train
             for i in sorted(self.waiting):
-                c.rx[i] = version
-                if not c.busy[i]:
-                    self.start_job(i)
+                self.start_job(i, version)
             return
         if self.policy == "niid" and (self.sys.notify_delay is None or self.sys.notify_delay == self.sys.t_down):
             self.notify_selected()  # same instant: upload first, then train from w^t (spec §2.6(6))
-        np.maximum(c.rx, version, out=c.rx)
-        for i in np.flatnonzero(~c.busy):
-            if self.may_start(int(i)):
-                self.start_job(int(i))
+        self.latest = max(self.latest, version)
+        for i in sorted(self.idle):
+            if self.may_start(i) and self.has_model(i):
+                self.start_job(i, self.latest)
 
     def on_done(self, i: int, base: int) -> None:
         c = self.c
         c.busy[i] = False
+        self.idle.add(i)
         if self.policy == "niid":
             if c.send[i] >= 0:
                 c.discarded[i] += 1  # overwritten before it was requested
@@ -365,8 +390,8 @@ class _Simulation:
                 c.requested[i] = False
         else:
             self.upload(i, base)
-        if self.policy != "sync" and self.may_start(i) and (c.rx[i] >= 0):
-            self.start_job(i)
+        if self.policy != "sync" and self.may_start(i) and self.has_model(i):
+            self.start_job(i, self.latest)
 
     def on_arrival(self, i: int, base: int) -> None:
         if self.policy == "iid":
@@ -375,7 +400,7 @@ class _Simulation:
                 self.c.discarded[i] += 1  # not in the paper: an option
                 return
             self.fifo.append((i, base))
-            while len(self.fifo) >= self.n and self.t < self.T:
+            while len(self.fifo) >= self.n:
                 taken, self.fifo = self.fifo[: self.n], self.fifo[self.n:]
                 self.close_round(taken)
                 if not self.sys.carry_over:
@@ -388,7 +413,7 @@ class _Simulation:
         if not self.waiting:
             if self.policy == "niid":
                 self.virtual_lambda()
-            slots = [(int(j), self.pending[int(j)]) for j in self.selection]
+            slots = [(j, self.pending[j]) for j in self.selection]
             self.close_round(slots)
 
 
@@ -410,8 +435,13 @@ class Timelines:
 
     @property
     def max_delay(self) -> int:
+        """The largest delay of any recorded round (computed once per size of the arrays)."""
         rounds = self.clients.shape[1]
-        return int((np.arange(rounds)[None, :, None] - self.base).max(initial=0))
+        cached = self.__dict__.get("_max_delay")
+        if cached is None or cached[0] != (rounds, id(self.base)):
+            cached = ((rounds, id(self.base)), int((np.arange(rounds)[None, :, None] - self.base).max(initial=0)))
+            self.__dict__["_max_delay"] = cached
+        return cached[1]
 
     def save(self, path: str) -> None:
         """Write the (client, base version) pairs and round times for replay by the 'trace' delay schedule."""
@@ -466,3 +496,43 @@ def simulate_replicas(policy: str, system: SystemModel, *, clients: int, n: int,
     each = [simulate(policy, system, clients=clients, n=n, local_steps=local_steps, rounds=rounds, seed=seed,
                      replica=r) for r in replicas]
     return Timelines.stack(each, tuple(replicas))
+
+
+class LiveTimelines(Timelines):
+    """Timelines of R replicas that grow on demand (a run does not know its length in advance):
+    ``ensure(t)`` advances every replica's simulation until round t exists. The rounds already
+    simulated never change, so the numbers do not depend on how far ahead it simulated."""
+
+    def __init__(self, sims: list[Simulation], replicas: tuple[int, ...], chunk: int = 256):
+        self.sims, self.chunk = sims, chunk
+        self._refresh(0)
+        self.replicas = tuple(replicas)
+
+    def _refresh(self, rounds: int) -> None:
+        self.each = [sim.timeline(rounds) for sim in self.sims]
+        stacked = Timelines.stack(self.each, tuple(range(len(self.sims))))
+        self.clients, self.base, self.wall, self.shared = stacked.clients, stacked.base, stacked.wall, stacked.shared
+
+    def ensure(self, t: int) -> None:
+        """Make rounds 0..t available, simulating well ahead (at least `chunk` rounds and four times
+        the largest delay seen) so that the numerics can size their window of past models before a
+        round needs them."""
+        have = self.clients.shape[1]
+        ahead = max(self.chunk, 4 * (self.max_delay + 1))
+        if t + ahead // 2 < have:
+            return
+        target = t + ahead
+        for sim in self.sims:
+            sim.advance(target)
+        self._refresh(target)
+
+    def upto(self, rounds: int) -> Timelines:
+        """The first `rounds` rounds, with each replica's diagnostics at that point."""
+        return Timelines.stack([sim.timeline(rounds) for sim in self.sims], self.replicas)
+
+
+def live_timelines(policy: str, system: SystemModel, *, clients: int, n: int, local_steps: int, seed: int,
+                   replicas: tuple[int, ...]) -> LiveTimelines:
+    sims = [Simulation(policy, system, clients=clients, n=n, local_steps=local_steps, seed=seed, replica=r)
+            for r in replicas]
+    return LiveTimelines(sims, tuple(replicas))
