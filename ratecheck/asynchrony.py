@@ -503,7 +503,7 @@ class LiveTimelines(Timelines):
     ``ensure(t)`` advances every replica's simulation until round t exists. The rounds already
     simulated never change, so the numbers do not depend on how far ahead it simulated."""
 
-    def __init__(self, sims: list[Simulation], replicas: tuple[int, ...], chunk: int = 256):
+    def __init__(self, sims: list[Simulation], replicas: tuple[int, ...], chunk: int = 64):
         self.sims, self.chunk = sims, chunk
         self._refresh(0)
         self.replicas = tuple(replicas)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ratecheck.claims import PROFILES  # noqa: F401  (re-exported for tests and notebooks)
 from ratecheck.paper import Paper
 
+from .asynchronous import CLAIMS as _ASYNC_CLAIMS
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS as _SCHEDULE_CLAIMS
 from .claims import lyapunov_noise_floor, problem_constants, t2_config  # noqa: F401
@@ -19,7 +20,7 @@ from .report import report_sections
 from .theorems import *  # noqa: F401,F403
 from .theorems import A1, KEY, SEED, THEOREMS, TITLE  # noqa: F401
 
-CLAIMS = _SCHEDULE_CLAIMS
+CLAIMS = _SCHEDULE_CLAIMS + _ASYNC_CLAIMS
 
 PAPER = Paper(
     key=KEY,
