@@ -116,3 +116,70 @@ THEOREM_2 = Theorem(
 THEOREMS = (THEOREM_1, THEOREM_2)
 
 
+
+
+# --------------------------------------------------------------------------------------------
+# What the conditions and the bounds imply (spec §4.1-§4.2), derived here rather than typed in.
+
+N_total, eps, delta = sp.symbols("N epsilon delta", positive=True)
+
+
+def _t_min(theorem: Theorem) -> list[sp.Expr]:
+    """Each step-size condition at the prescribed schedule, solved for T (T >= the returned value).
+
+    Every condition has the form lhs <= rhs with lhs decreasing like T^(-1/2) in T, so the boundary
+    lhs = rhs has one positive root.
+    """
+    out = []
+    schedule = {sym: expr for sym, expr in theorem.schedule.items()}
+    for condition in theorem.conditions:
+        lhs = condition.lhs.subs(schedule)
+        rhs = condition.rhs.subs(schedule)
+        roots = [r for r in sp.solve(sp.Eq(lhs, rhs), T) if r.is_positive is not False]
+        out.append(sp.simplify(roots[0]))
+    return out
+
+
+def t1_min() -> sp.Expr:
+    """T1_min: the largest T that conditions (11) require at Theorem 1's step sizes (sympy)."""
+    return sp.Max(*_t_min(THEOREM_1))
+
+
+def t2_min() -> sp.Expr:
+    """T2_min: the same for conditions (13) at Theorem 2's step sizes."""
+    return sp.Max(*_t_min(THEOREM_2))
+
+
+# the spec's closed forms, to compare with the derivation (tests/test_defedavg_theory.py)
+T1_MIN_SPEC = sp.Max(32 * L / (G**2 * K + 2 * sigma**2),
+                     32 * n * K * L * Delta * lam**2 / (G**2 * K + 2 * sigma**2),
+                     32 * n * K * L * Delta * lam**2 * (G**2 * K * lam + 2 * sigma**2) ** 2 / (G**2 * K + 2 * sigma**2) ** 3)
+T2_MIN_SPEC = sp.Max(48 * L / sigma**2, 8 * n * K * L * Delta * lam**2 / sigma**2)
+
+
+def at_schedule(theorem: Theorem, version: str = "general") -> sp.Expr:
+    """A bound with the theorem's step sizes substituted (the general form: what the proof shows)."""
+    return sp.simplify(theorem.bound(version).expr.subs(theorem.schedule))
+
+
+# Theorem 1's general form at its schedule is 10 sqrt(Delta A1/(nKT)) + ...: the stated (12) has 32
+T1_AT_SCHEDULE = 10 * sp.sqrt(Delta * A1 / (n * K * T)) + 8 * L**2 * (sigma**2 + 8 * K * nu**2) / (A1 * K * T)
+
+
+def rate(theorem: Theorem, version: str) -> dict[str, sp.Expr]:
+    """The bound at the schedule as a sum of terms, each with its order in n, K and T (sympy).
+
+    Theorem 1 gives O(1/sqrt(nT) + 1/(KT)) when G^2 K dominates sigma^2, Theorem 2
+    O(1/sqrt(nKT) + 1/(KT)): the exponents (as each variable -> oo) come out of the expression.
+    """
+    terms = sp.Add.make_args(theorem.bound(version).expr.subs(theorem.schedule))
+    out = {}
+    for term in terms:
+        orders = tuple(sp.simplify(sp.limit(sp.diff(sp.log(term), v) * v, v, sp.oo)) for v in (n, K, T))
+        out[str(term)] = orders
+    return out
+
+
+# Max delay under uniform sampling (the paper's citation [19, Thm 5.2]): order only, constant unknown
+P_SELECT = 1 - ((N_total - 1) / N_total) ** n
+LAMBDA_WHP_ORDER = (1 / P_SELECT) * (1 + sp.log(N_total * T / delta))
