@@ -502,7 +502,10 @@ class WallClockClaim(Claim):
             rows.append({"value": value, "time": float(t_mine.mean()), "baseline_time": float(t_base.mean()),
                          "ratio": float(np.exp(ci.mean)), "ratio_low": float(np.exp(ci.low)),
                          "ratio_high": float(np.exp(ci.high))})
-            points.append(PointResult(value, mine.config, log_ratio, mine.diverged_count, trace=mine))
+            points.append(PointResult(value, mine.config, log_ratio, mine.diverged_count,
+                                      stats={"role": self.algorithm}, trace=mine))
+            points.append(PointResult(value, base.config, -log_ratio, base.diverged_count,
+                                      stats={"role": self.baseline}, trace=base))
             if ci.low > 0:
                 worse.append(value)
             elif ci.high > 0:
