@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from ratecheck.params import Param, declare
 from ratecheck.problem import Constant, SmoothFederatedProblem, check_int, check_positive
 
 HETEROGENEITY = ("none", "alternating", "random")
@@ -173,6 +174,21 @@ def spectrum(dim: int, mu: float, L: float) -> np.ndarray:
     return mu * (L / mu) ** (np.arange(dim) / (dim - 1))
 
 
+@declare(
+    dim=Param.int("dimension d", low=1, high=10_000),
+    clients=Param.int("number of clients N", low=1, high=1_000_000),
+    mu=Param.real("smallest eigenvalue of the spectrum (strong convexity)", positive=True),
+    L=Param.real("largest eigenvalue of the spectrum (smoothness)", positive=True),
+    zeta=Param.real("heterogeneity: client centres c_i = c_bar + zeta u_i", low=0.0),
+    sigma=Param.real("gradient noise: E||xi||^2 = sigma^2", low=0.0),
+    heterogeneity=Param.choice("directions u_i: none, alternating (+-e_d), random", HETEROGENEITY),
+    curvature=Param.choice("shared Hessian or one per client", CURVATURE),
+    rotate=Param.bool("rotate the shared Hessian by a random orthogonal matrix"),
+    x0_offset=Param.real("x0 = x* + x0_offset 1_d"),
+    radius=Param.real("radius of the ball where G and nu are bounded (default ||x0 - x*||)", positive=True,
+                      nullable=True),
+    seed=Param.int("seed of the instance construction (not of the runs)", low=0),
+)
 def make(
     dim: int = 10,
     clients: int = 16,

@@ -125,13 +125,13 @@ def test_noise_has_the_stated_variance():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"mu": -1.0}, "mu must be"),
+        ({"mu": -1.0}, "parameter mu = -1.0 is invalid"),
         ({"mu": 2.0, "L": 1.0}, "mu must be <= L"),
         ({"clients": 3, "zeta": 1.0}, "even number of clients"),
-        ({"dim": 0}, "dim must be"),
+        ({"dim": 0}, "parameter dim = 0 is invalid"),
         ({"dim": 1, "mu": 0.5, "L": 1.0}, "single eigenvalue"),
-        ({"sigma": -1.0}, "sigma must be"),
-        ({"heterogeneity": "weird"}, "heterogeneity must be"),
+        ({"sigma": -1.0}, "parameter sigma = -1.0 is invalid"),
+        ({"heterogeneity": "weird"}, "parameter heterogeneity = 'weird' is invalid"),
     ],
 )
 def test_bad_parameters_name_the_rule(kwargs, message):
@@ -154,7 +154,7 @@ def test_non_spd_and_mismatched_arrays_are_refused():
 
 
 def test_unknown_problem_parameter_lists_the_accepted_ones():
-    with pytest.raises(ValueError, match="accepted parameters"):
+    with pytest.raises(ValueError, match="unknown parameter; accepted"):
         make_problem("quadratic", {"kappa": 3})
     with pytest.raises(ValueError, match="unknown problem family"):
         make_problem("nope", {})
