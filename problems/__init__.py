@@ -15,6 +15,7 @@ FAMILIES: dict[str, Callable[..., Problem]] = {
     "quadratic": quadratic.make,
     "quadratic_bilevel": quadratic_bilevel.make,
     "minimax": minimax.make,
+    "cosine_quadratic": quadratic.make_cosine,  # spec defedavg P3 (issue #12)
 }
 
 

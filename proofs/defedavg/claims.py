@@ -85,9 +85,10 @@ def scheduled_config(
     participation: str,
     replicas: int,
     seed: int = 0,
+    problem: str = "quadratic",
 ) -> RunConfig:
     """A run whose step sizes are the theorem's schedule at the problem's constants."""
-    draft = RunConfig(algorithm, {"delay": delay}, "quadratic", dict(problem_params), rounds)
+    draft = RunConfig(algorithm, {"delay": delay}, problem, dict(problem_params), rounds)
     values = {k: v for k, v in problem_constants(draft).items() if k in theorem.symbols}
     values.update(n=n_clients, K=local_steps, T=rounds, lam=max(1, _delay_lambda(delay)))
     steps = theorem.schedule_values(values)
@@ -101,7 +102,7 @@ def scheduled_config(
             "delay": delay,
             "duplicates": "shared",
         },
-        problem="quadratic",
+        problem=problem,
         problem_params=dict(problem_params),
         rounds=rounds,
         replicas=replicas,
