@@ -187,3 +187,33 @@ def test_asysg_is_one_step_with_one_learning_rate():
         make_algorithm("asysg", {"local_steps": 2})
     with pytest.raises(ParamError, match="eta_local"):
         make_algorithm("asysg", {"eta_local": 0.5}).validate(PROBLEM)
+
+
+def test_niid_options_variant_b_notify_delay_and_no_consumption():
+    """Variant B's delays follow the gaps between selections (much larger than A's); an early
+    notification and retraining without consuming the receive buffer run and stay consistent."""
+    kw = dict(clients=40, n=4, local_steps=5, rounds=400, seed=0)
+    a = simulate("niid", SystemModel(), **kw)
+    b = simulate("niid", SystemModel(niid_variant="B"), **kw)
+    assert b.max_delay > 2 * a.max_delay
+    early = simulate("niid", SystemModel(notify_delay=0.0), **kw)
+    again = simulate("iid", SystemModel(rx_consume=False), **kw)
+    assert early.rounds == again.rounds == 400
+    assert early.wall[-1] <= a.wall[-1]  # uploads start before the broadcast arrives
+    alg = make_algorithm("defedavg_niid_events", {"notify_delay": 0.0, "niid_variant": "B",
+                                                  "participation": "with_replacement:2"})
+    assert alg.system().notify_delay == 0.0 and alg.system().niid_variant == "B"
+
+
+def test_lambda_below_one_is_refused_in_a_theorem():
+    from proofs.defedavg import bindings
+
+    config = RunConfig("defedavg_iid", {"delay": "none", "participation": "without_replacement:2",
+                                        "local_steps": 1, "eta_global": 1.0, "eta_local": 0.1},
+                       "quadratic", p2(clients=4), rounds=10)
+
+    class FakeTrace:
+        info = {"lambda_used": 0}
+
+    with pytest.raises(ValueError, match="lambda = 0"):
+        bindings(config, FakeTrace())

@@ -53,6 +53,8 @@ def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
     const = problem_constants(config)
     p = config.params
     lam_used = trace.info["lambda_used"] if trace is not None else max(1, _delay_lambda(p["delay"]))
+    if lam_used < 1:  # Assumption 4: lambda is an integer >= 1 (a delay of 0 is plugged in as 1)
+        raise ValueError(f"lambda = {lam_used} is invalid in a theorem of DeFedAvg: Assumption 4 needs lambda >= 1")
     return {
         "L": const["L"],
         "sigma": const["sigma"],

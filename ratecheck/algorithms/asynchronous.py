@@ -48,6 +48,8 @@ class EventTiming:
     t_down: float = real(0.044, "model download time (s): 2.2 MB at 400 Mbit/s", low=0.0)
     t_up: float = real(0.044, "update upload time (s)", low=0.0)
     t_server: float = real(0.0, "server aggregation time (s)", low=0.0)
+    notify_delay: float | None = real(None, "nIID: delay of the selection notice (s); None: it rides on the "
+                                      "broadcast (t_down, spec §2.6(5))", low=0.0, nullable=True)
     rx_consume: bool = flag(True, "taking a model empties the receive buffer (spec §2.6(1))")
     carry_over: bool = flag(True, "first-n rounds: late arrivals queue for the next round (spec §2.6(7))")
     tau_cap: int | None = integer(None, "optional cap on the delay (Assumption 4), None: no cap", low=0,
@@ -63,7 +65,8 @@ class EventTiming:
         return SystemModel(
             step_time=self.step_time, speeds=self.speeds, speed_low=self.speed_low, speed_high=self.speed_high,
             parity_width=self.parity_width, speed_redraw=self.speed_redraw, jitter=self.jitter,
-            t_down=self.t_down, t_up=self.t_up, t_server=self.t_server, rx_consume=self.rx_consume,
+            t_down=self.t_down, t_up=self.t_up, t_server=self.t_server, notify_delay=self.notify_delay,
+            rx_consume=self.rx_consume,
             niid_variant=self.niid_variant, carry_over=self.carry_over, tau_cap=self.tau_cap,
             tau_cap_mode=self.tau_cap_mode, wall_budget=self.wall_budget,
         )
