@@ -129,16 +129,17 @@ T_GRID = {"quick": (250, 500, 1000, 2000, 4000, 8000), "full": (250, 500, 1000, 
 N_FOR_T = 4
 
 
-def t2_config(n_clients: float, rounds: int, profile: Profile) -> RunConfig:
+def t2_config(n_clients: float, rounds: int, profile: Profile, *, lam: int = LAM_T2,
+              local_steps: int = K_T2) -> RunConfig:
     n_clients = int(n_clients)
     return scheduled_config(
         THEOREM_2,
         "defedavg_iid",
         P1_LOUD,
         n_clients=n_clients,
-        local_steps=K_T2,
+        local_steps=int(local_steps),
         rounds=int(rounds),
-        delay=f"constant:{LAM_T2}",
+        delay=f"constant:{lam}",
         participation=f"without_replacement:{n_clients}",
         replicas=profile.replicas,
     )
@@ -234,6 +235,53 @@ T2_BOUND_APPENDIX = BoundClaim(
         "defedavg.T2.bound_corrected); with a small enough sigma this version would hold by accident."
     ),
     **_BOUND_GRID,
+    **_T2_COMMON,
+)
+
+# Spec P1-a at lambda = 1 and 4 (the claims above use lambda = 2), and P1-b against K. T is the
+# smallest round count of the form 1000 k above T2_min = 8 n K L Delta lam^2 / sigma^2 at the
+# largest grid point (209 n at lambda = 1, 836 n at lambda = 4; 167 K at n = 4, lambda = 2).
+
+T2_BOUND_LAM1 = BoundClaim(
+    id="defedavg.T2.bound_corrected_lam1",
+    title="Corrected bound (14) holds at lambda = 1",
+    statement="M_T <= sqrt(128 L sigma^2 Delta/(nKT)) + 8L/(KT) under (13), constant delay 1.",
+    source=src("Theorem 2, eqs. (13)-(14); spec §6 P1-a"),
+    version="corrected",
+    vary="n",
+    grid={"quick": (1, 4, 16), "full": (1, 4, 16, 64)},
+    configure=lambda value, profile: t2_config(value, {"quick": 1000, "full": 4000}[profile.name], profile, lam=1),
+    **_T2_COMMON,
+)
+
+T2_BOUND_LAM4 = BoundClaim(
+    id="defedavg.T2.bound_corrected_lam4",
+    title="Corrected bound (14) holds at lambda = 4",
+    statement="M_T <= sqrt(128 L sigma^2 Delta/(nKT)) + 8L/(KT) under (13), constant delay 4.",
+    source=src("Theorem 2, eqs. (13)-(14); spec §6 P1-a"),
+    version="corrected",
+    vary="n",
+    grid={"quick": (1, 2, 4), "full": (1, 4, 16)},
+    configure=lambda value, profile: t2_config(value, {"quick": 1000, "full": 4000}[profile.name], profile, lam=4),
+    **_T2_COMMON,
+)
+
+K_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
+N_FOR_K = 4
+
+T2_SPEEDUP_K = SlopeClaim(
+    id="defedavg.T2.speedup_K",
+    title="Speedup in K (DeFedAvg-IID)",
+    statement="M_T = O(1/sqrt(nKT) + 1/(KT)): with the Theorem 2 step sizes, M_T falls like K^(-1/2) while "
+              "8L/(KT) is negligible.",
+    source=src("Theorem 2 and the remark after it; spec §4.2, test P1-b (against K)"),
+    vary="K",
+    grid=K_GRID,
+    configure=lambda value, profile: t2_config(N_FOR_K, {"quick": 1000, "full": 4000}[profile.name], profile,
+                                               local_steps=int(value)),
+    expected=ExpectedOrder(THEOREM_2, "K", "corrected", dominant_in="T"),
+    tolerance=0.1,
+    regime=T2_TRANSIENT_SMALL,
     **_T2_COMMON,
 )
 
@@ -450,6 +498,9 @@ CLAIMS = (
     T2_BOUND_APPENDIX,
     T2_FLOOR_VALUE,
     T2_FLOOR_SLOPE,
+    T2_BOUND_LAM1,
+    T2_BOUND_LAM4,
+    T2_SPEEDUP_K,
 )
 
 
