@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .claims import T1_SPEEDUP_N, T2_RATE_T, T2_SPEEDUP_N
+from .asynchronous import P3_SPEEDUP
+from .claims import T1_SPEEDUP_N, T2_RATE_T, T2_SPEEDUP_K, T2_SPEEDUP_N
 from .theorems import THEOREM_1, THEOREM_2
 
 
@@ -13,6 +14,8 @@ _RATE_ROWS = (
     # (paper's statement, theorem, variable, bound version, slope claim measuring it)
     ("Thm 2: M_T = O(1/sqrt(nKT) + 1/(KT)), speedup in n", THEOREM_2, "n", "corrected", T2_SPEEDUP_N),
     ("Thm 2: same, rate in T", THEOREM_2, "T", "corrected", T2_RATE_T),
+    ("Thm 2: same, speedup in K", THEOREM_2, "K", "corrected", T2_SPEEDUP_K),
+    ("Thm 2 on the nonconvex P3: speedup in n", THEOREM_2, "n", "corrected", P3_SPEEDUP),
     ("Thm 1: M_T = O(1/sqrt(nT) + 1/(KT)), speedup in n", THEOREM_1, "n", "stated", T1_SPEEDUP_N),
     ("Thm 1: leading term does not improve with K", THEOREM_1, "K", "stated", None),
 )
