@@ -552,7 +552,7 @@ WALL_NIID = WallClockClaim(
 # maximum at 0, under Theorem 2's step sizes. sigma = 20 keeps T2_min = 8 n K L Delta lam^2 / sigma^2
 # (Delta = 23.54 by root finding) at 37.7 n, below the run length at every n of the grid.
 
-P3_IID = p3(clients=16, sigma=20.0)
+P3_IID = p3(clients=32, sigma=20.0)
 P3_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
 P3_ROUNDS = {"quick": 800, "full": 4000}
 
