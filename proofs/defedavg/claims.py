@@ -7,7 +7,6 @@ import json
 from typing import Mapping
 
 import numpy as np
-import sympy as sp
 
 from problems import make_problem
 from problems.quadratic import p1, p2
@@ -26,9 +25,7 @@ from ratecheck.claims import (
 from ratecheck.theory import Theorem
 from ratecheck.trace import RunConfig, Trace
 
-from .theorems import (
-    KEY, SEED, THEOREM_1, THEOREM_2, Delta, G, K, L, T, eta, etabar, lam, n, nu, sigma, src,
-)
+from .theorems import KEY, THEOREM_1, THEOREM_2, K, L, T, etabar, nu, sigma, src
 
 
 # --------------------------------------------------------------------------------------------
