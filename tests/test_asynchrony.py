@@ -217,3 +217,21 @@ def test_lambda_below_one_is_refused_in_a_theorem():
 
     with pytest.raises(ValueError, match="lambda = 0"):
         bindings(config, FakeTrace())
+
+
+def test_trace_option_names_its_file_digest_and_refuses_a_changed_file(tmp_path):
+    """The option's string (and so the cache key) carries the file's digest: an edited file is refused."""
+    from ratecheck.algorithms.fedavg import DelaySchedule
+
+    path = tmp_path / "t.npz"
+    simulate_replicas("iid", SystemModel(), clients=6, n=2, local_steps=2, rounds=30, seed=0,
+                      replicas=(0, 1)).save(str(path))
+    option = DelaySchedule.parse(f"trace:{path}")
+    text = str(option)
+    assert text.startswith(f"trace:{path}@") and DelaySchedule.parse(text).lam == option.lam
+    simulate_replicas("iid", SystemModel(), clients=6, n=2, local_steps=2, rounds=30, seed=1,
+                      replicas=(0, 1)).save(str(path))
+    with pytest.raises(ValueError, match="changed since it was recorded"):
+        DelaySchedule.parse(text)
+    with pytest.raises(ValueError, match="does not exist"):
+        DelaySchedule.parse(f"trace:{tmp_path / 'missing.npz'}")

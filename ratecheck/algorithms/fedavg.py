@@ -104,11 +104,12 @@ class DelaySchedule(KindOption):
 def _file_digest(path: str) -> str:
     if not os.path.isfile(path):
         raise ValueError(f"delay trace file {path!r} does not exist (record one with Timelines.save)")
-    return _digest(path, os.stat(path).st_mtime_ns, os.stat(path).st_size)
+    stat = os.stat(path)
+    return _digest(path, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_size)
 
 
 @functools.lru_cache(maxsize=32)
-def _digest(path: str, mtime: int, size: int) -> str:
+def _digest(path: str, mtime: int, ctime: int, inode: int, size: int) -> str:  # the stat fields key the cache
     import hashlib
 
     with open(path, "rb") as handle:
