@@ -138,15 +138,18 @@ def code_identity(algorithm: str, problem: str) -> dict[str, Any]:
     contributes nothing (its runs fail anyway). The registries are read on every call, so a test
     double swapped into them gets its own identity; the digests are cached per class and factory
     (sources do not change under a running sweep)."""
-    from .algorithms import REGISTRY
+    from .registry import default  # names resolve through the one registry, never problems/ itself
 
+    registry = default()
     try:
-        import problems
-
-        factory = problems.FAMILIES.get(problem)
-    except Exception:  # the registry cannot load: the runs will fail and say why
+        cls = registry.algorithm(algorithm)
+    except Exception:  # unknown here: the run will fail and say why
+        cls = None
+    try:
+        factory = registry.problem(problem)
+    except Exception:
         factory = None
-    return _code_identity(REGISTRY.get(algorithm), factory)
+    return _code_identity(cls, factory)
 
 
 @functools.lru_cache(maxsize=None)
