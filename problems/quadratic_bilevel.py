@@ -36,6 +36,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from ratecheck.params import Param, declare
 from ratecheck.problem import Constant, Problem, check_int, check_positive
 from ratecheck.seeding import ReplicaStream
 
@@ -395,6 +396,52 @@ class QuadraticBilevel(Problem):
         return float(scale * np.sqrt(self.dim_y) / self.mu_g)
 
 
+def _number_list(value: Any) -> list[float]:
+    """A list of finite real numbers (client weights or ratios)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"must be a list of numbers, got {value!r}")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
+            raise ValueError(f"must be a list of finite numbers, got {value!r}")
+        out.append(float(v))
+    return out
+
+
+def _start(value: Any) -> Any:
+    """'zero', 'solution' or a number x0 (x0 = start * 1)."""
+    if value in ("zero", "solution"):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise ValueError(f"start must be 'zero', 'solution' or a finite number, got {value!r}")
+    return value
+
+
+@declare(
+    upper=Param.choice("upper-level shape U: quadratic (P1), pseudo_huber (P2), nonconvex (P3)", UPPERS),
+    dim_x=Param.int("dimension of x", low=1, high=10**4),
+    dim_y=Param.int("dimension of y", low=1, high=10**4),
+    clients=Param.int("number of clients n", low=1, high=10**5),
+    a_min=Param.real("smallest eigenvalue of A (mu_g)", positive=True),
+    a_max=Param.real("largest eigenvalue of A", positive=True),
+    b=Param.real("B = b I (needs dim_x == dim_y); null: Gaussian B", nullable=True),
+    lam=Param.real("weight lam of the x-regularizer of f_i", low=0.0),
+    delta=Param.real("pseudo-Huber scale delta", positive=True),
+    zeta=Param.real("scale of the centred client deviations (heterogeneity)", low=0.0),
+    hessian_spread=Param.real("spread of the client Hessians A_i (0: shared A)", low=0.0),
+    sigma_f=Param.real("N1 noise on grad f: E||.||^2 = sigma_f^2", low=0.0),
+    sigma_g=Param.real("N1 noise on grad_y g: E||.||^2 = sigma_g^2", low=0.0),
+    sigma_h=Param.real("N2 Hessian noise sigma_h diag(Rademacher), < mu_g", low=0.0),
+    weights=Param.option("client weights p_i (list, sums to 1); null: uniform", _number_list, nullable=True),
+    start=Param.option("'zero', 'solution' or a number x0", _start),
+    box_radius=Param.real("R_x of the region for the P1 constants; null: 2 max(1, ||x0||, ||x*||)",
+                          positive=True, nullable=True),
+    tilde_weights=Param.option("ratios r_i of SimFBO's Phi-tilde weights w_i ∝ p_i r_i; null: none",
+                               _number_list, nullable=True),
+    finite_sum=Param.int("N3: rows per client K (0: N1 noise)", low=0, high=10**6),
+    batch_size=Param.int("N3: rows per oracle call, drawn without replacement", low=1, high=10**6),
+    seed=Param.int("seed of the instance construction", low=0),
+)
 def make(
     upper: str = "quadratic",
     dim_x: int = 4,
