@@ -15,6 +15,7 @@ FAMILIES: dict[str, Callable[..., Problem]] = {
     "quadratic": quadratic.make,
     "quadratic_bilevel": quadratic_bilevel.make,
     "minimax": minimax.make,
+    "fedbio_bilevel": quadratic_bilevel.make_fedbio,  # issue #10 (FedBiO)
 }
 
 
