@@ -881,6 +881,10 @@ class FedBilevel(Problem):
         return R_x, float(max(R_y.max(), R_bar))
 
     def constants(self) -> dict[str, Constant]:
+        return dict(self._constants)
+
+    @cached_property
+    def _constants(self) -> dict[str, Constant]:
         M, p, d = self.num_clients, self.dim_x, self.dim_y
         mu = self.mu
         L_g = joint_hessian_norm(self.A, self.B)
