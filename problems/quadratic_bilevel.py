@@ -599,7 +599,10 @@ def _pseudo_huber_second(r: np.ndarray, delta: float) -> np.ndarray:
 
 
 def _matvec(A: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """A (..., i, j) times v (..., j), broadcasting client-only matrices (m, i, j) over replicas."""
+    """A (..., i, j) times v (..., j), broadcasting client-only matrices (m, i, j) over replicas;
+    one shared matrix (i, j) is a single product."""
+    if A.ndim == 2:
+        return v @ A.T
     return (A @ v[..., None])[..., 0]
 
 
@@ -805,11 +808,19 @@ class FedBilevel(Problem):
             out["H"] = 0.5 * (N + np.swapaxes(N, -1, -2))
         return OracleSample(**out)
 
+    @cached_property
+    def _shared(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(A, B) when every client has the same matrices (Tests A, C1, D, Dp): one product per oracle."""
+        if np.all(self.A == self.A[0]) and np.all(self.B == self.B[0]):
+            return self.A[0], self.B[0]
+        return None
+
     def _clients(self, x: np.ndarray) -> tuple[np.ndarray, ...]:
         """Client data aligned with points (R, M, ...) or (R, M, copies, ...)."""
         extra = x.ndim - 3  # copy axes after the client axis
         expand = (slice(None),) + (None,) * extra
-        return tuple(a[expand] for a in (self.A, self.B, self.c, self.d_m, self.e_m))
+        A, B = self._shared or (self.A[expand], self.B[expand])
+        return (A, B) + tuple(a[expand] for a in (self.c, self.d_m, self.e_m))
 
     def grad_x_f(self, x: np.ndarray, y: np.ndarray, s: OracleSample) -> np.ndarray:
         A, B, c, d, e = self._clients(x)
@@ -829,7 +840,7 @@ class FedBilevel(Problem):
     def jvp(self, x: np.ndarray, y: np.ndarray, u: np.ndarray, s: OracleSample) -> np.ndarray:
         """grad_xy g_m(xi) u in R^p: grad_xy g_m = -B_m^T (p x d), plus the Jacobian noise."""
         A, B, c, d, e = self._clients(x)
-        g = -(u[..., None, :] @ B)[..., 0, :]  # -B^T u
+        g = -(u @ B) if B.ndim == 2 else -(u[..., None, :] @ B)[..., 0, :]  # -B^T u
         return g if s.J is None else g + _matvec(s.J, u)
 
     def hvp(self, x: np.ndarray, y: np.ndarray, u: np.ndarray, s: OracleSample, k: int = 0) -> np.ndarray:
