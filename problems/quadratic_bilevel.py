@@ -680,10 +680,8 @@ class FedBilevel(Problem):
         return np.linalg.solve(self.A_bar, (x @ self.B_bar.T + self.c.mean(0))[..., None])[..., 0]
 
     def y_star_clients(self, x: np.ndarray) -> np.ndarray:
-        """Local setting: y_m*(x) = A_m^-1 (B_m x + c_m), x (..., p) or (..., M, p) -> (..., M, d)."""
-        if x.shape[-2:] != (self.num_clients, self.dim_x):
-            x = x[..., None, :]
-        return _matvec(self.A_inv, _matvec(self.B, x) + self.c)
+        """Local setting: y_m*(x) = A_m^-1 (B_m x + c_m) of every client at one x (..., p) -> (..., M, d)."""
+        return _matvec(self.A_inv, _matvec(self.B, x[..., None, :]) + self.c)
 
     def u_star(self, x: np.ndarray) -> np.ndarray:
         """Global setting: u_x = A_bar^-1 (1/M) sum_m grad_y f_m(x, y_x) (the minimizer of eq. (4))."""

@@ -16,8 +16,9 @@ from ratecheck.theory import Theorem
 from . import defedavg
 from . import simfbo
 from . import fessgda
+from . import fedbio  # issue #10
 
-MODULES: tuple[ModuleType, ...] = (defedavg, simfbo, fessgda)
+MODULES: tuple[ModuleType, ...] = (defedavg, simfbo, fessgda, fedbio)
 
 
 def papers() -> dict[str, Paper]:

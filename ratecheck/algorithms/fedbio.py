@@ -170,6 +170,12 @@ class StormFields(FedBiOBase):
     c_om: float | None = real(None, "STORM constant c_omega (y momentum); null: the theorem's", low=0.0,
                               nullable=True)
     average_momenta: bool = flag(True, "average the momenta at a sync (paper); false: the ablation of spec §7")
+    first_batch: str = choice("sampled", "initial momenta from a first batch of b1 samples (paper) or 'exact' "
+                              "(noise-free oracles: the b1 -> oo limit, spec §6.6)", ("sampled", "exact"))
+
+    def first_noise(self, streams: Streams) -> Any:
+        """The stream of the first batch: None gives the exact oracles."""
+        return None if self.first_batch == "exact" else streams["noise"]
 
     def sample_pair(self, problem: Problem, noise, shape, batch, **kw) -> tuple[Any, Any]:
         """Seam: the samples at the new and the old point: ONE fresh minibatch used twice (pitfall 2)."""
@@ -213,7 +219,7 @@ class FedBiOAcc(StormFields):
 
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, u = _start(problem, len(streams.replicas))
-        s = problem.draw(streams["noise"], (problem.num_clients,), self.b1)
+        s = problem.draw(self.first_noise(streams), (problem.num_clients,), self.b1)
         return ClientsState(x, y, u, self.targets(problem, x, y, u, s), float(np.abs(u).max()))
 
     def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
@@ -328,10 +334,11 @@ class FedBiOAccLocal(NeumannFields, StormFields):
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, _ = _start(problem, len(streams.replicas))
         M = problem.num_clients
-        noise = streams["noise"]
+        noise = self.first_noise(streams)
         by1 = self.b1 * M if self.by is None else self.b1 * self.by // self.b  # Theorem 8: |B_y1| = b1 M
         om = problem.grad_y_g(x, y, problem.draw(noise, (M,), max(by1, 1), oracles=("gy",)))
-        nu = self.hypergrad_estimate(problem, x, y, self.draw_neumann(problem, noise, self.b1), self.b1)
+        copies = 1 if noise is None else self.b1  # exact oracles: every copy is the same
+        nu = self.hypergrad_estimate(problem, x, y, self.draw_neumann(problem, noise, copies), copies)
         return ClientsState(x, y, momenta={"om": om, "nu": nu})
 
     def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
