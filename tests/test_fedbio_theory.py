@@ -59,3 +59,38 @@ def test_paper_registration():
     assert PAPER.key == "fedbio" and len(PAPER.theorems) == 4
     assert all(c.paper == "fedbio" for c in PAPER.claims)
     assert all(c.expect_reason for c in PAPER.claims if str(c.expect) == "FAIL")
+
+
+def test_exponent_comparison_claim_on_synthetic_traces():
+    """ExponentComparisonClaim (issue #10): PASS when series A is steeper by the margin, FAIL when the order
+    is reversed, on fake traces y = x^a with log-normal noise."""
+    import numpy as np
+
+    from ratecheck.claims import PROFILES, ExpectedOrder, ExponentComparisonClaim, Verdict
+    from ratecheck.theory import Source
+    from ratecheck.trace import RunConfig, Trace
+
+    grid = (1, 2, 4, 8, 16)
+
+    def conf(tag):
+        return lambda v, prof: RunConfig(tag, {"v": v}, "q", {}, rounds=10, replicas=16)
+
+    def traces(a, b):
+        rng = np.random.default_rng(0)
+        out = {}
+        for tag, e in (("A", a), ("B", b)):
+            for v in grid:
+                c = conf(tag)(v, None)
+                m = v**e * np.exp(0.05 * rng.standard_normal(16))
+                out[c.key()] = Trace(c, np.arange(16), np.array([0, 10]), {"m": np.vstack([m, m])}, {}, {},
+                                     np.full(16, -1))
+        return out
+
+    claim = ExponentComparisonClaim(
+        id="t", paper="t", title="t", statement="s", source=Source("x", "y"), vary="x", grid={"quick": grid},
+        configure=conf("A"), configure_other=conf("B"), measure="m", labels=("A", "B"),
+        expected=(ExpectedOrder(value=-1.0, why="t"), ExpectedOrder(value=-1.5, why="t")), margin=0.0)
+    assert claim.decide(PROFILES["quick"], traces(-1.5, -1.0)).verdict == Verdict.FAIL
+    good = ExponentComparisonClaim(**{**claim.__dict__, "expected": (ExpectedOrder(value=-1.5, why="t"),
+                                                                     ExpectedOrder(value=-1.0, why="t"))})
+    assert good.decide(PROFILES["quick"], traces(-1.5, -1.0)).verdict == Verdict.PASS
