@@ -847,6 +847,28 @@ class FedBilevel(Problem):
         g = _matvec(A, u)
         return g if s.H is None else g + _matvec(s.H[..., k, :, :], u)
 
+    # -- SimFBO's oracle protocol, so its FedNest / LFedNest run here unchanged (full participation) ----
+    def gather(self, clients: np.ndarray) -> np.ndarray:
+        """The oracles above use every client's data aligned with the client axis: full participation only."""
+        if clients.shape[1] != self.num_clients or np.any(clients != np.arange(self.num_clients)):
+            raise ValueError(f"{self.family} oracles need full participation (all {self.num_clients} clients in order)")
+        return clients
+
+    def lower_grad(self, batch: Any, x: np.ndarray, y: np.ndarray, noise: ReplicaStream | None) -> np.ndarray:
+        return self.grad_y_g(x, y, self.draw(noise, x.shape[1:2], oracles=("gy",)))
+
+    def ls_grad(self, batch: Any, x: np.ndarray, y: np.ndarray, v: np.ndarray,
+                noise: ReplicaStream | None) -> np.ndarray:
+        """grad_yy g v - grad_y f: the gradient of eq. (4) (SimFBO's LS loss), one sample."""
+        s = self.draw(noise, x.shape[1:2], oracles=("fy", "H"))
+        return self.hvp(x, y, v, s) - self.grad_y_f(x, y, s)
+
+    def surrogate_grad(self, batch: Any, x: np.ndarray, y: np.ndarray, v: np.ndarray,
+                       noise: ReplicaStream | None) -> np.ndarray:
+        """grad_x f - grad_xy g v, one sample."""
+        s = self.draw(noise, x.shape[1:2], oracles=("fx", "J"))
+        return self.grad_x_f(x, y, s) - self.jvp(x, y, v, s)
+
     # -- start, measures ------------------------------------------------------------------------
     def initial_state(self) -> dict[str, np.ndarray]:
         """x1, y1, u1: zero, or the solution (x*, y*, u*) for floor measurements (spec §6.6)."""
