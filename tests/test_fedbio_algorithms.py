@@ -204,3 +204,13 @@ def test_simfbo_fednest_runs_on_the_fedbio_problems():
     light = run(make_algorithm("lfednest", {"eta_y": 0.2, "eta_x": 0.3, "neumann_step": 0.2, "neumann_terms": 40}),
                 prob, 150, replicas=2)
     assert light.at_end("dist_sq").min() > 1e-6  # client-local Hessians: the naive bias again
+
+
+def test_steps_record_lets_the_engine_record_the_divergence():
+    """tau L >= 1 with steps='record': the u recursion blows up and the engine records its round (the claim
+    layer turns that into an INCONCLUSIVE naming the round)."""
+    from ratecheck.engine import run
+
+    prob = make_fedbio(test="A", clients=2)
+    trace = run(make_algorithm("fedbio", {"tau": 0.6, "steps": "record"}), prob, 3000, replicas=2)
+    assert (trace.diverged_round > 0).all()
