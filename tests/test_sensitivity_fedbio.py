@@ -112,3 +112,18 @@ def test_paper_algorithms_pass_the_same_claims():
     outcomes = check_claims([fc.STORM_GLOBAL, fc.STORM_LOCAL_CLAIM, fc.S6_FEDBIO, fc.S12, fc.S12_C2], PROFILES["quick"],
                             progress=False)
     assert all(o.ok for o in outcomes), [(o.claim.id, o.verdict, o.reason) for o in outcomes if not o.ok]
+
+
+@dataclass(frozen=True)
+class AveragesEveryStep(alg.FedBiO):
+    """Ignores I and averages at every iteration: no client drift at all."""
+
+    def sync(self, iteration):
+        return True
+
+
+@pytest.mark.full
+def test_drift_free_variant_is_caught_by_the_drift_slope(monkeypatch):
+    """The one-sided S15 would pass a drift-free bug; the two-sided S3 (+2 in the step scale) catches it."""
+    bad = _unexpected(monkeypatch, AveragesEveryStep, fc.S3)
+    assert bad and bad[0].claim.id == fc.S3.id

@@ -47,7 +47,12 @@ NOT_CHECKED = ("S7 (FedBiOAcc T_eps ∝ M^-1), S8 (∝ eps^-1.5), S9 (communicat
                "(FedBiOAcc-Local in M), S14 (fixed-T speedup): not registered. On these strongly convex quadratics "
                "the time average reaches its asymptotic regime only after the (bM)^2 u_bar warm-up of alpha_t, which "
                "did not fit the quick budget with Monte Carlo replicas (spec §6.6 reports fixed-T slopes from -0.3 to "
-               "-2.2); they need the exact mode of issue #8 or the full profile.")
+               "-2.2); they need the exact mode of issue #8 or the full profile. The ExponentComparisonClaim that S9 "
+               "needs exists (ratecheck.claims). Also missing: noise model N2 (finite sums), StocBiO, the per-factor "
+               "Neumann minibatch option, and the clamps of I and b from the theorems' formulas (no claim uses them).\n\n"
+               "Design notes: S15 is one-sided (the bound says 'at most (I-1)^2'); a bug that removes the drift would "
+               "pass it, and S3 (two-sided +2 on the same Test B) is the claim that catches such a bug. Deterministic "
+               "claims (sigma = 0) have zero-width CIs: their replicas are identical.")
 
 
 def _by_id(outcomes: Sequence[Outcome]) -> Mapping[str, Outcome]:
