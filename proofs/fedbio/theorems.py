@@ -29,7 +29,7 @@ c_1 = sp.symbols("c_1", positive=True)  # eta = c_1 s in the step-scale sweep (S
 kappa = L / mu
 Lt1 = sp.sqrt(L**2 + 2 * L_xy**2 * C_f**2 / mu**2)
 Lt2 = sp.sqrt(L**2 + 2 * L_y2**2 * C_f**2 / mu**2)
-Lt = sp.Max(Lt1, Lt2)
+Lt = sp.Max(Lt1, Lt2, evaluate=False)  # unevaluated: Min/Max would compare every pair symbolically (slow)
 
 GLOBAL_CONSTANTS = (L, mu, L_xy, L_y2, C_f, sigma, zeta_f, zeta_g, zeta_gxy, zeta_gyy, Lbar, Delta, Delta_y, Delta_u)
 ASSUMPTIONS = ("A1 g_m mu-strongly convex in y for every client", "A2 f_m L-smooth with C_f-bounded gradient",
@@ -50,8 +50,8 @@ NOISE5 = sigma**2 / (b_x * M) + 72 * Lt1**2 * sigma**2 / (mu**2 * b_y * M)
 DRIFT5 = C_eta5 * eta**2 + C_gam5 * gamma**2
 INIT5 = 2 * Delta / (eta * T) + 18 * Lt1**2 * Delta_y / (mu * gamma * T) + 18 * L**2 * Delta_u / (mu * tau * T)
 BOUND5 = INIT5 + NOISE5 + DRIFT5
-tau5 = sp.Min(1 / (128 * I * Lt2), 1 / (144 * kappa * L))
-gbar5 = sp.Min(1 / (8 * I * Lt2), tau5 / (36 * kappa * Lbar), 1 / (4 * Lbar), 1 / (8 * I * Lt1))
+tau5 = sp.Min(1 / (128 * I * Lt2), 1 / (144 * kappa * L), evaluate=False)
+gbar5 = sp.Min(1 / (8 * I * Lt2), tau5 / (36 * kappa * Lbar), 1 / (4 * Lbar), 1 / (8 * I * Lt1), evaluate=False)
 Cp_gam5 = C_eta5 * mu**2 / (36**2 * kappa**2 * Lt1**2) + C_gam5
 Dp5 = (72 * kappa * Lt1 * Delta + 18 * Lt1**2 * Delta_y) / mu
 FINAL5 = (Dp5 / (gbar5 * T) + 2 * (Cp_gam5 * Dp5**2 / T**2) ** sp.Rational(1, 3)
@@ -70,7 +70,7 @@ THEOREM_5 = Theorem(
         Condition("gamma <= 1/(8 I L~_1)", gamma <= 1 / (8 * I * Lt1), src("Lemma 7 / Theorem 5")),
         Condition("gamma < 1/(2L)", gamma < 1 / (2 * L), src("Lemma 1")),
         Condition("eta cap", eta <= sp.Min(1 / (8 * I * Lt2), mu * gamma / (36 * kappa * Lt1),
-                                           tau / (36 * kappa * Lbar), 1 / (4 * Lbar)), src("Theorem 5 proof")),
+                                           tau / (36 * kappa * Lbar), 1 / (4 * Lbar), evaluate=False), src("Theorem 5 proof")),
     ),
     bounds=(
         Bound("general", BOUND5, src("Theorem 5 proof, Eq. (12)", "explicit, any admissible eta, gamma, tau")),
@@ -92,7 +92,7 @@ t = sp.symbols("t", positive=True)
 c_nu6 = sp.Rational(64, 9) / (b * M) + sp.Rational(2, 3) / (b**2 * M**2)
 c_om6 = 48**2 / (b * M * mu**2) + sp.Rational(2, 3) / (b**2 * M**2)
 c_u6 = c_om6
-ubar6 = sp.Max(2, 16**2 * I**sp.Rational(9, 2) * Lt**2, c_nu6**sp.Rational(3, 2), c_om6**sp.Rational(3, 2))
+ubar6 = sp.Max(2, 16**2 * I**sp.Rational(9, 2) * Lt**2, c_nu6**sp.Rational(3, 2), c_om6**sp.Rational(3, 2), evaluate=False)
 alpha6 = (b * M) ** sp.Rational(2, 3) / (16 * Lt * ((b * M) ** 2 * ubar6 + t)) ** sp.Rational(1, 3)
 C1_6 = sp.Rational(1, 64) + sp.Rational(81, 32) * kappa**2 + 9 * Lt**2
 Csz6 = (4 * c_om6**2 * sigma**2 + 4 * c_u6**2 * sigma**2 + 4 * c_nu6**2 * sigma**2 + 3 * c_u6**2 * zeta_f**2
@@ -108,11 +108,11 @@ THEOREM_6 = Theorem(
     source=src("Theorem 2 (main), Theorem 6 and the end of its proof"), measure="avg:grad_norm_sq",
     constants=GLOBAL_CONSTANTS, parameters=(I, M, T, b, b1, eta, gamma, tau), assumptions=ASSUMPTIONS,
     conditions=(
-        Condition("gamma cap", gamma < sp.Min(*_caps6, Lt**2 / c_nu6, Lt**2 / c_om6, Lt**2 / c_u6, 1 / (2 * L), 1),
+        Condition("gamma cap", gamma < sp.Min(*_caps6, Lt**2 / c_nu6, Lt**2 / c_om6, Lt**2 / c_u6, 1 / (2 * L), 1, evaluate=False),
                   src("Theorem 6")),
         Condition("eta cap", eta < sp.Min(mu * gamma / (36 * kappa * Lt), *_caps6, Lt**2 / c_nu6, Lt**2 / c_om6,
-                                          Lt**2 / c_u6, 1 / (2 * Lbar), 1), src("Theorem 6")),
-        Condition("tau cap", tau < sp.Min(*_caps6, Lt**2 / c_nu6, Lt**2 / c_u6, 1 / (2 * L), sp.Rational(1, 2)),
+                                          Lt**2 / c_u6, 1 / (2 * Lbar), 1, evaluate=False), src("Theorem 6")),
+        Condition("tau cap", tau < sp.Min(*_caps6, Lt**2 / c_nu6, Lt**2 / c_u6, 1 / (2 * L), sp.Rational(1, 2), evaluate=False),
                   src("Theorem 6")),
     ),
     bounds=(
@@ -136,7 +136,7 @@ LOCAL_CONSTANTS = (L, mu, L_xy, L_y2, C_f, sigma, zeta_f, zeta_gxy, zeta_gyy, ze
 gamma7 = 1 / (2 * L)
 C1_7 = (360 / (mu**2 * gamma7**2) + 4 * I) * kappa**2 * Lhat**2
 C_eta7 = 36 * C1_7 * Lhat**2 * ZETA**2 + 12 * C1_7 * Lhat**2 * G1**2 + 12 * C1_7 * Lhat**2 * G2SQ / b_x
-etabar7 = sp.Min(1 / (2 * sp.sqrt(C1_7)), mu * gamma7 / (48 * kappa * Lhat), 1 / (2 * Lbar), 1 / (6 * I * Lbar))
+etabar7 = sp.Min(1 / (2 * sp.sqrt(C1_7)), mu * gamma7 / (48 * kappa * Lhat), 1 / (2 * Lbar), 1 / (6 * I * Lbar), evaluate=False)
 BOUND7 = (2 * Delta / (eta * T) + C_eta7 * eta**2 + 18 * Lhat**2 * Delta_y / (mu * gamma * T)
           + 54 * Lhat**2 * gamma * sigma**2 / (b_y * mu) + 3 * G2SQ / (2 * b_x * M) + G1**2)
 BIGO7 = kappa**5 / T + (kappa**16 / T**2) ** sp.Rational(1, 3) + kappa**5 * sigma**2 / b_y + G2SQ / (b_x * M) + G1**2
@@ -167,7 +167,7 @@ THEOREM_7 = Theorem(
 gamma8 = 1 / (2 * L)
 c_nu8 = sp.Rational(32, 9) / (b * M) + Lhat / (24 * I * b**2 * M**2)
 c_om8 = 144 * L**2 / (b * M * mu**2) + Lhat / (24 * I * b**2 * M**2)
-ubar8 = sp.Max(2, 16**3 * I**sp.Rational(9, 2) * Lhat, c_nu8**sp.Rational(3, 2), c_om8**sp.Rational(3, 2))
+ubar8 = sp.Max(2, 16**3 * I**sp.Rational(9, 2) * Lhat, c_nu8**sp.Rational(3, 2), c_om8**sp.Rational(3, 2), evaluate=False)
 alpha8 = (b * M) ** sp.Rational(2, 3) / (Lhat ** sp.Rational(2, 3) * ((b * M) ** 2 * ubar8 + t) ** sp.Rational(1, 3))
 C1_8 = kappa**2 / 64 + 648 * kappa**2 * Lhat**2 / (mu**2 * gamma8**2) + 18 * Lhat**2
 Csz8 = (9 * Lhat**2 * c_om8**2 * sigma**2 / (8 * L**2) + 9 * c_nu8**2 * G2SQ / 8 + c_nu8**2 * G1**2 / 8
@@ -185,7 +185,7 @@ THEOREM_8 = Theorem(
         Condition("tau_N L < 1", tau_N * L < 1, src("Prop. 2")),
         Condition("eta cap", eta < sp.Min(mu * gamma8 / (144 * kappa * Lhat), Lhat**2 / (sp.sqrt(C1_8) * c_nu8),
                                           1 / sp.sqrt(C1_8 * I), Lhat / sp.sqrt(C1_8 * I), I * Lhat**2 / (kappa * c_nu8),
-                                          1, 1 / (2 * Lbar)), src("Theorem 8, Lemma 34")),
+                                          1, 1 / (2 * Lbar), evaluate=False), src("Theorem 8, Lemma 34")),
     ),
     bounds=(
         Bound("explicit", BOUND8, src("Theorem 8 proof, last display", "36 Lhat^2 Delta_y/(mu gamma): §4.9 item 17")),
