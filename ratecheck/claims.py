@@ -570,3 +570,73 @@ class HittingTimeClaim(SlopeClaim):
                 f"after {p.stats['rounds_run']} rounds)" for p in missed)
             return f"level not reached within the run: {where}"
         return super()._precheck(points)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue #10: comparing the fitted exponents of two algorithms (FedBiO's headline S9: FedBiOAcc's
+# communication exponent is below FedBiO's). Appended; the classes above are unchanged.
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExponentComparisonClaim(Claim):
+    """The log-log slope of series A (``configure``) is smaller than that of series B (``configure_other``)
+    by at least ``margin``, each series also inside its own band ``expected +- tolerance`` when given.
+
+    Both series share the grid, the measure and the summary. The difference's CI combines the two
+    replica-bootstrap standard errors (the series are independent runs): PASS when the whole CI of
+    slope_A - slope_B lies below -margin and every given band holds; FAIL when the CI lies above -margin
+    or a slope's CI lies entirely outside its band; INCONCLUSIVE otherwise.
+    """
+
+    configure_other: Callable[[float, Profile], RunConfig]
+    labels: tuple[str, str] = ("A", "B")
+    margin: float = 0.0
+    expected: tuple[ExpectedOrder | None, ExpectedOrder | None] = (None, None)
+    tolerance: float = 0.3
+    kind: str = "exponent_comparison"
+
+    def runs(self, profile: Profile) -> list[RunConfig]:
+        values = self.values(profile)
+        return [self.configure(v, profile) for v in values] + [self.configure_other(v, profile) for v in values]
+
+    def points(self, profile, traces):
+        values = self.values(profile)
+        out = []
+        for series, configs in ((0, self.runs(profile)[: len(values)]), (1, self.runs(profile)[len(values):])):
+            for value, config in zip(values, configs):
+                trace = traces[config.key()]
+                samples = self.summary(config, trace) if self.summary else trace.at_end(self.measure)
+                out.append(PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count,
+                                       stats={"series": self.labels[series]},
+                                       first_divergence=_first_divergence(trace), trace=trace))
+        return out
+
+    def _decide(self, points):
+        fits, bands, evidence = [], [], {"labels": list(self.labels), "margin": self.margin}
+        z = float(__import__("scipy").stats.norm.ppf(0.5 + self.level / 2))
+        verdict_parts = []
+        for label, expected in zip(self.labels, self.expected):
+            pts = [p for p in points if p.stats["series"] == label]
+            fit = fit_slope([p.value for p in pts], [p.samples for p in pts], level=self.level)
+            fits.append(fit)
+            evidence[f"fit_{label}"] = fit.to_dict()
+            if expected is not None:
+                e = expected.exponent()
+                band = (e - self.tolerance, e + self.tolerance)
+                evidence[f"expected_{label}"] = {"exponent": e, "from": expected.describe(), "band": list(band)}
+                bands.append((label, fit, band))
+        diff = fits[0].slope - fits[1].slope
+        se = math.hypot(fits[0].stderr, fits[1].stderr)
+        low, high = diff - z * se, diff + z * se
+        evidence["difference"] = {"value": diff, "ci_low": low, "ci_high": high}
+        text = (f"slope {self.labels[0]} {fits[0].slope:+.3f}, {self.labels[1]} {fits[1].slope:+.3f}; difference "
+                f"{diff:+.3f}, {int(self.level * 100)}% CI [{low:+.3f}, {high:+.3f}] against < {-self.margin:+.3f}")
+        outside = [label for label, fit, band in bands if fit.ci_high < band[0] or fit.ci_low > band[1]]
+        unsure = [label for label, fit, band in bands if not (band[0] <= fit.ci_low and fit.ci_high <= band[1])]
+        if low > -self.margin or outside:
+            extra = f"; outside its band: {', '.join(outside)}" if outside else ""
+            return Verdict.FAIL, text + extra, evidence
+        if high < -self.margin and not unsure:
+            return Verdict.PASS, text + ", every band held", evidence
+        extra = f"; band straddled: {', '.join(unsure)}" if unsure else ""
+        return Verdict.INCONCLUSIVE, text + extra + ": more replicas needed", evidence
