@@ -9,12 +9,15 @@ from ratecheck.problem import Problem
 from . import quadratic
 from . import quadratic_bilevel
 from . import minimax
+from . import least_squares
 
 # family name -> factory taking JSON-able keyword parameters
 FAMILIES: dict[str, Callable[..., Problem]] = {
     "quadratic": quadratic.make,
     "quadratic_bilevel": quadratic_bilevel.make,
     "minimax": minimax.make,
+    "least_squares": least_squares.make,
+    "least_squares_interpolation": least_squares.interpolation,
 }
 
 
