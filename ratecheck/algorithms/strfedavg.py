@@ -245,9 +245,10 @@ class Scaffold(StRFedAvg):
 @dataclass
 class IPIRState:
     y: np.ndarray
-    x: np.ndarray
+    x: np.ndarray  # x^{t-1}, the inner output that approximates Pi(anchor)
     t: int
     max_dist: float = 0.0  # sup_t dist(y^t, X*_h) over the run (enters G^2_ncvx, spec §3.5)
+    anchor: np.ndarray | None = None  # y^{t-1}, the point x^{t-1} projects
 
 
 MOREAU = ("algorithm_2", "definition")
@@ -340,10 +341,11 @@ class IPIRFedAvg(Algorithm):
         R = self.inner_schedule(t)["R"]
         costs: Costs = {"oracle_calls": float(sent * self.local_steps), "vectors_up": float(sent),
                         "vectors_down": float(sent + problem.num_clients), "inner_rounds": float(R)}
-        return IPIRState(y, x, t + 1, max(state.max_dist, dist)), costs
+        return IPIRState(y, x, t + 1, max(state.max_dist, dist), state.y), costs
 
     def output(self, state: IPIRState) -> dict[str, np.ndarray]:
-        return {"y": state.y, "x": state.x}
+        anchor = state.y if state.anchor is None else state.anchor
+        return {"y": state.y, "x": state.x, "anchor": anchor}
 
     def info(self, state: IPIRState) -> dict[str, Any]:
         return {"sup_dist_y": state.max_dist}
