@@ -16,8 +16,9 @@ from ratecheck.theory import Theorem
 from . import defedavg
 from . import simfbo
 from . import fessgda
+from . import strfedavg
 
-MODULES: tuple[ModuleType, ...] = (defedavg, simfbo, fessgda)
+MODULES: tuple[ModuleType, ...] = (defedavg, simfbo, fessgda, strfedavg)
 
 
 def papers() -> dict[str, Paper]:
