@@ -287,6 +287,15 @@ T4_DRIFT_NONE_K1 = ThresholdClaim(
     paper=KEY, vary="gamma_g", grid={"quick": (1.0, 4.0), "full": (1.0, 4.0, 16.0)},
     configure=functools.partial(drift_config, local_steps=1), measure="last_dist_sq_eta", threshold=1e-20)
 
+T4_AVERAGE_AT_FIXED_POINT = ThresholdClaim(
+    id="strfedavg.T4.average_at_fixed_point",
+    title="The theta-weighted output is an average: started at x*_eta with K = 1 it returns x*_eta",
+    statement="x^R = sum_r theta^r x^{r-1} / sum_r theta^r with weights summing to one (I3: the paper's "
+              "denominator stops at R - 1); on a trajectory that stays at x*_eta the output is x*_eta.",
+    source=src("Propositions 1 and 4, output definition", "spec §2.1, I3"),
+    paper=KEY, vary="gamma_g", grid={"quick": (1.0, 4.0), "full": (1.0, 4.0, 16.0)},
+    configure=functools.partial(drift_config, local_steps=1), measure="dist_sq_eta", threshold=1e-20)
+
 
 # ---------------------------------------------------------------------------------------------
 # Selection is real: on TP1, started away from 0, StR-FedAvg selects x* while FedAvg on h alone
@@ -388,6 +397,7 @@ CLAIMS = (
     T4_DRIFT_SLOPE,
     T4_DRIFT_VALUE,
     T4_DRIFT_NONE_K1,
+    T4_AVERAGE_AT_FIXED_POINT,
     SELECTION_STR,
     SELECTION_FEDAVG_PROJECTION,
     SELECTION_FEDAVG_NOT_XSTAR,
