@@ -19,7 +19,6 @@ from problems import make_problem
 from ratecheck.algorithms import make_algorithm
 from ratecheck.claims import (
     AbscissaSlopeClaim,
-    BoundClaim,
     ExpectedOrder,
     IntervalClaim,
     LimitClaim,
@@ -122,12 +121,8 @@ T1_INTERVAL_STATED = IntervalClaim(
     expect_reason="f - f* is negative (infeasible output) and above the lower side, which binds; the report shows "
                   "how far below the measurement each side is", **_TP1)
 
-T1_H_BOUND = BoundClaim(
-    id="strfedavg.T1.h_bound",
-    title="Theorem 1: E h(x^) - h* <= h_up (as stated)",
-    statement="h - h* of the theta-weighted output stays below the explicit bound of (i-2).",
-    source=src("Theorem 1 (i-2)", "Prop. 3 with 2 eta M"),
-    measure="h_gap", version="h_up_stated", **_TP1)
+# h - h* <= h_up (Theorem 1 (i-2)) holds here but 50x-700x loose: reported in the report section from
+# the interval claim's runs, not claimed (a bound that far above the measurement tests nothing).
 
 
 def eta_bias(config: RunConfig) -> float:
@@ -419,7 +414,6 @@ T3_INNER_BIAS = ValueClaim(
 CLAIMS = (
     T1_INTERVAL_CORRECTED,
     T1_INTERVAL_STATED,
-    T1_H_BOUND,
     T1_ETA_BIAS,
     T2_F_SLOPE,
     T2_H_SLOPE,

@@ -205,7 +205,7 @@ def table1() -> list[dict]:
     row("StR-FedAvg, str. cvx f", "E f - f* (U.B.)", "3", _rate(F_UP_SC, R, sc))
     row("StR-FedAvg, str. cvx f", "E h - h* (U.B.)", "3", _rate(H_UP_SC, R, sc))
     row("StR-FedAvg, str. cvx f, kappa > 1", "E f - f* (L.B.)", "3*kappa", _rate(H_UP_SC, R, sc) / k,
-        "f_lo = -||grad f(x*)|| (h_up/alpha)^(1/kappa)")
+        "f_lo = -(norm of grad f(x*)) (h_up/alpha)^(1/kappa)")
     row("StR-FedAvg, cvx f", "E f - f* (U.B.)", "4", _rate(F_UP_CVX, R, cv))
     row("StR-FedAvg, cvx f", "E h - h* (U.B.)", "4", _rate(H_UP_CVX, R, cv))
     row("StR-FedAvg, cvx f, kappa > 1", "E f - f* (L.B.)", "4*kappa", _rate(H_UP_CVX, R, cv) / k)
