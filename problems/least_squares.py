@@ -550,13 +550,15 @@ def from_data(A: np.ndarray, b: np.ndarray, *, outer: Any = None, x0: np.ndarray
     lam=Param.real("Moreau parameter lambda of F_lambda (TP3)", positive=True, nullable=True),
     convention=Param.choice("F_lambda = f + dist^2/(2 lam) ('half', package) or f + dist^2/lam ('paper', I18)",
                             CONVENTIONS),
+    homogeneous=Param.bool("identical clients (same rows, same centre; needs rows == rank): no dissimilarity, "
+                           "G = 0 (spec TP4.1)"),
     seed=Param.int("instance seed", low=0),
 )
 def make(dim: int = 40, rank: int = 20, clients: int = 10, rows: int = 4, lam_min: float = 0.01,
          lam_max: float = 0.01, delta: float = 0.1, outer: str = "tp1", mu: float = 1e-4, rho: float = 0.5,
          c_scale: float = 1.0, huber_mu: float = 0.5, directions: int = 2, sigma_h: float = 0.0,
          sigma_f: float = 0.0, x0_scale: float = 1.0, x0: str = "random", eta_ref: float | None = None,
-         lam: float | None = None, convention: str = "half", seed: int = 0) -> LeastSquares:
+         lam: float | None = None, convention: str = "half", homogeneous: bool = False, seed: int = 0) -> LeastSquares:
     """The spec's recipe (§6): controllable row spectrum, consistent clients, inner heterogeneity delta."""
     params = dict(locals())
     owner = "least_squares"
@@ -564,7 +566,9 @@ def make(dim: int = 40, rank: int = 20, clients: int = 10, rows: int = 4, lam_mi
         raise ParamError(owner, "rank", rank, f"must be < dim = {dim} (over-parameterized: X*_h is not a point)")
     if rows > rank:
         raise ParamError(owner, "rows", rows, f"must be <= rank = {rank} so that every client is consistent")
-    if clients * rows < rank:
+    if homogeneous and rows != rank:
+        raise ParamError(owner, "rows", rows, f"identical consistent clients need rows == rank = {rank}")
+    if clients * rows < rank and not homogeneous:
         raise ParamError(owner, "rows", rows, f"clients * rows = {clients * rows} must be >= rank = {rank}")
     if lam_min > lam_max:
         raise ParamError(owner, "lam_min", lam_min, f"must be <= lam_max = {lam_max}")
@@ -577,19 +581,24 @@ def make(dim: int = 40, rank: int = 20, clients: int = 10, rows: int = 4, lam_mi
     rng = np.random.default_rng(seed)
     V = np.eye(dim) if outer == "tp2b" else _orthogonal(rng, dim)  # tp2b: coordinate-aligned
     V1 = V[:, :rank]
-    m = clients * rows
+    copies = 1 if homogeneous else clients  # distinct data blocks; identical clients repeat one block
+    m = copies * rows
     spectrum = lam_min * (lam_max / lam_min) ** (np.arange(rank) / max(rank - 1, 1))
     U = np.linalg.qr(rng.standard_normal((m, rank)))[0]
     W = _orthogonal(rng, rank)
-    B = (U * np.sqrt(clients * spectrum)) @ W.T
-    A = (B @ V1.T).reshape(clients, rows, dim)
+    B = (U * np.sqrt(copies * spectrum)) @ W.T
+    A = (B @ V1.T).reshape(copies, rows, dim)
     x_true = rng.standard_normal(dim)
-    b = np.einsum("nkj,j->nk", A, x_true) + delta * rng.standard_normal((clients, rows))
+    b = np.einsum("nkj,j->nk", A, x_true) + delta * rng.standard_normal((copies, rows))
+    if homogeneous:
+        A, b = np.repeat(A, clients, axis=0), np.repeat(b, clients, axis=0)
     direction = rng.standard_normal(dim)
     direction /= np.linalg.norm(direction)  # x0 = x0_scale * (a fixed random unit vector)
 
     omega = rng.standard_normal((clients, dim))
     omega -= omega.mean(axis=0)
+    if homogeneous:
+        omega[:] = 0.0
     c = c_scale * rng.standard_normal(dim)
     centers = c + rho * omega
     if outer == "tp1":

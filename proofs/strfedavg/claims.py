@@ -234,6 +234,42 @@ T4_SAMPLING_ZERO = ThresholdClaim(
     paper=KEY, vary="S", grid={"quick": (TP4_N,), "full": (TP4_N,)}, configure=sampling_config,
     measure="last_dist_sq_eta", summary=tail_average("last_dist_sq_eta", 0.25), threshold=1e-20)
 
+# TP4.1: identical clients (no dissimilarity, no sampling error), sigma_h = 1, start at x*_eta: the
+# stationary error is the noise term (2 eta^2 sigma_f^2 + 2 sigma_h^2)/(KS) of the bounds.
+TP4_NOISE = {"outer": "tp1", "mu": 1.0, "lam_min": 0.5, "lam_max": 1.0, "dim": 8, "rank": 4, "rows": 4, "clients": 16,
+             "homogeneous": True, "sigma_h": 1.0, "eta_ref": TP4_ETA, "x0": "x_eta"}
+NOISE_S_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16)}
+NOISE_K_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
+NOISE_ROUNDS = {"quick": 600, "full": 3000}
+
+
+def noise_config(S: float, profile: Profile, local_steps: int = 1) -> RunConfig:
+    S, rounds = int(S), NOISE_ROUNDS[profile.name]
+    part = "full" if S == TP4_NOISE["clients"] else f"without_replacement:{S}"
+    return RunConfig("tikhonov_fedavg", {"horizon": rounds, "eta": TP4_ETA, "gamma_tilde": TP4_GT,
+                                         "local_steps": int(local_steps), "participation": part},
+                     "least_squares", dict(TP4_NOISE), rounds=rounds, replicas=profile.replicas)
+
+
+_NOISE = dict(paper=KEY, measure="last_dist_sq_eta", summary=tail_average("last_dist_sq_eta", 0.25), tolerance=0.1,
+              source=src("Theorems 1-2, noise term gamma_tilde (2 eta^2 sigma_f^2 + 2 sigma_h^2)/(KS)",
+                         "spec §4.9, TP4.1 (no explicit speedup claim in the paper)"))
+
+T4_NOISE_S = SlopeClaim(
+    id="strfedavg.T4.noise_slope_S",
+    title="Noise: stationary E||x - x*_eta||^2 ~ 1/S",
+    statement="At fixed eta and gamma_tilde, with identical clients and additive noise, the stationary error falls "
+              "like 1/S: the noise term of the bounds is linear in 1/(KS).",
+    vary="S", grid=NOISE_S_GRID, configure=noise_config,
+    expected=ExpectedOrder(value=-1.0, why="the server averages S independent noisy updates"), **_NOISE)
+
+T4_NOISE_K = SlopeClaim(
+    id="strfedavg.T4.noise_slope_K",
+    title="Noise: stationary E||x - x*_eta||^2 ~ 1/K at fixed gamma_tilde",
+    statement="With gamma_l = gamma_tilde/(gamma_g K), K local steps average K noise draws: the error falls like 1/K.",
+    vary="K", grid=NOISE_K_GRID, configure=lambda K, profile: noise_config(2, profile, local_steps=int(K)),
+    expected=ExpectedOrder(value=-1.0, why="gamma_l^2 K sigma^2 = gamma_tilde^2 sigma^2/K per round"), **_NOISE)
+
 DRIFT_K = 5
 DRIFT_GRID = {"quick": (1.0, 2.0, 4.0, 8.0, 16.0), "full": (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)}
 DRIFT_ROUNDS = 300  # contraction >= gamma_tilde * lambda_min(H + eta mu) = 0.05 per round: 1e-7 of the start
@@ -418,6 +454,8 @@ CLAIMS = (
     T2_F_SLOPE,
     T2_H_SLOPE,
     T2_DIST_SLOPE,
+    T4_NOISE_S,
+    T4_NOISE_K,
     T4_SAMPLING_SLOPE,
     T4_SAMPLING_ZERO,
     T4_DRIFT_SLOPE,
