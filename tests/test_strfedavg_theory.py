@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-import sympy as sp
+
 
 from proofs.strfedavg import theorems as th
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-from typing import Any, Mapping
 
 import numpy as np
 

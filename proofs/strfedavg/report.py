@@ -117,7 +117,7 @@ def _errata(outcomes: Sequence[Any]) -> str:
         "and the sensitivity suite shows the printed denominator fails it.",
         f"I14 (eta_hat = 11): max_t 2 ln t/t^(5/12) = {float(th.ETA_HAT_NCVX):.5f} (= 24/(5e)) attained at "
         f"t = {float(argmax):.3f}: the printed 11 is the argmax, not the maximum.",
-        f"I19 (outer step): the proof needs gamma <= lam/(4(L_f lam + 2)); the paper states 3 lam/(4(L_f lam + 2)). "
+        "I19 (outer step): the proof needs gamma <= lam/(4(L_f lam + 2)); the paper states 3 lam/(4(L_f lam + 2)). "
         "The runs use the corrected value.",
         "I21 (Table 1, IPIR): derived eps^-12 at kappa = 2 (the T^(-1/6)/ln T term dominates) against the printed "
         "eps^-(24 kappa/5) = eps^-9.6; see the Table 1 section.",
@@ -130,6 +130,24 @@ def _errata(outcomes: Sequence[Any]) -> str:
     return "\n".join(f"- {r}" for r in rows)
 
 
+def _theorem3_values(point: Any, T: float) -> tuple[dict, Any, Any]:
+    """Theorem 3's symbols at an IPIR run (sup_t dist(y^t, X*_h) of the run in the t-uniform constants)."""
+    from ratecheck.algorithms import make_algorithm
+
+    trace = point.trace
+    problem = C.problem_of(point.config)
+    c = {k: v.value for k, v in problem.constants().items()}
+    alg = make_algorithm("ipir_fedavg", dict(point.config.params))
+    sup = float(trace.info["sup_dist_y"])
+    values = dict(L_f=c["L_f"], L_h=c["L_h"], sigma_h=c["sigma_h"], Gncvx2=2 * sup**2 + 2 * c["G_h2"],
+                  M=0.5 * sup**2, alpha=c["alpha"], kappa=2.0, gradg_star=sup,
+                  F0_minus_Fstar=float(problem.smoothed_value(problem.x0) - problem.smoothed_value(problem.y_stat)),
+                  D0=sup**2, eta_hat=float(th.ETA_HAT_NCVX), N=c["N"], T=T, K=float(alg.local_steps),
+                  S=float(problem.num_clients), gamma_g=alg.gamma_g, gamma=alg.resolved_gamma(problem),
+                  **{"lambda": alg.resolved_lam(problem)})
+    return values, alg, sup
+
+
 def _theorem3(outcomes: Sequence[Any]) -> str:
     outcome = _by_id(outcomes).get(C.T3_INNER_BIAS.id)
     pts = _points(outcome)
@@ -137,20 +155,8 @@ def _theorem3(outcomes: Sequence[Any]) -> str:
         return "IPIR-FedAvg runs not available."
     p = pts[-1]
     trace = p.trace
-    problem = C.problem_of(p.config)
-    c = {k: v.value for k, v in problem.constants().items()}
-    alg_params = dict(p.config.params)
-    from ratecheck.algorithms import make_algorithm
-
-    alg = make_algorithm("ipir_fedavg", alg_params)
-    sup = float(trace.info["sup_dist_y"])
     T = float(p.config.rounds)
-    values = dict(L_f=c["L_f"], L_h=c["L_h"], sigma_h=c["sigma_h"], Gncvx2=2 * sup**2 + 2 * c["G_h2"],
-                  M=0.5 * sup**2, alpha=c["alpha"], kappa=2.0, gradg_star=sup,
-                  F0_minus_Fstar=float(problem.smoothed_value(problem.x0) - problem.smoothed_value(problem.y_stat)),
-                  D0=sup**2, eta_hat=float(th.ETA_HAT_NCVX), N=c["N"], T=T, K=float(alg.local_steps),
-                  S=float(problem.num_clients), gamma_g=alg.gamma_g, gamma=alg.resolved_gamma(problem),
-                  **{"lambda": alg.resolved_lam(problem)})
+    values, alg, sup = _theorem3_values(p, T)
     ev = th.THEOREM_3.evaluate(values, use_schedule=False)
     measured = float(np.nanmean(trace.measures["avg:stat_sq"][-1]))
     cps = trace.checkpoints[1:]
@@ -198,6 +204,30 @@ def report_figures(outcomes: Sequence[Any]) -> Iterable[Any]:
         figures.append(("Theorem 1: signed f - f* between its bounds (TP1)", draw_interval,
                         "StR-FedAvg, strongly convex schedule (a = 2/3, b = 1/3, p = 1), K = 2, S = N, no noise. "
                         "The output is infeasible: f - f* < 0, close to the eta-bias f(x*_eta) - f*."))
+    ipir = _points(by_id.get(C.T3_INNER_BIAS.id))
+    if ipir:
+        point = ipir[-1]
+
+        def draw_ipir(ax) -> None:
+            trace = point.trace
+            T = trace.checkpoints[1:].astype(float)
+            measured = np.nanmean(trace.measures["avg:stat_sq"][1:], axis=1)
+            bounds = {v: [] for v in ("stated", "corrected")}
+            for t_ in T:
+                ev = th.THEOREM_3.evaluate(_theorem3_values(point, max(t_, 2.0))[0], use_schedule=False)
+                for v in bounds:
+                    bounds[v].append(ev.bounds[v])
+            ax.plot(T, measured, "C0o-", label="measured (1/T) sum ||grad F_lambda(y^t)||^2")
+            ax.plot(T, bounds["stated"], "C3--", label="Theorem 3 (i-1) as stated")
+            ax.plot(T, bounds["corrected"], "C3-", label="corrected (I15)")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("outer iterations T")
+            ax.set_ylabel("averaged squared stationarity")
+
+        figures.append(("Theorem 3: IPIR-FedAvg stationarity against the bound (TP3b)", draw_ipir,
+                        "IPIR-FedAvg with R_t = t + R0 inner rounds, K = 1, S = N, no noise, gamma = lam/(4(L_f lam + 2)). "
+                        "The bound uses the run's sup_t dist(y^t, X*_h); it is far above the measurement (observation)."))
     slopes = [(by_id.get(c.id), c.measure) for c in (C.T2_F_SLOPE, C.T2_H_SLOPE, C.T2_DIST_SLOPE)]
     slopes = [(o, m) for o, m in slopes if o is not None and o.points]
     if slopes:
