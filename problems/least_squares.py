@@ -169,7 +169,9 @@ class LeastSquares(CompositeFederatedProblem):
         if self.outer is not None:
             object.__setattr__(self, "f_star", float(self.outer.value(x_star)))
         if self.eta_ref is not None:
-            object.__setattr__(self, "x_eta", self.regularized_solution(self.eta_ref))
+            x_eta = self.regularized_solution(self.eta_ref)
+            object.__setattr__(self, "x_eta", x_eta)
+            object.__setattr__(self, "f_eta_star", float(self.h_gap(x_eta) + self.eta_ref * self.outer.value(x_eta)))
         if self.lam is not None:
             object.__setattr__(self, "y_stat", self.smoothed_stationary_point())
 
@@ -361,6 +363,8 @@ class LeastSquares(CompositeFederatedProblem):
             if self.eta_ref is not None:
                 d = last - self.x_eta
                 out["last_dist_sq_eta"] = (d * d).sum(axis=-1)
+                # f_eta(x) - f*_eta, with h - h* in its cancellation-free form
+                out["last_gap_eta"] = self.h_gap(last) + self.eta_ref * self.outer.value(last) - self.f_eta_star
         return out
 
     # -- constants ---------------------------------------------------------------------------------

@@ -300,6 +300,15 @@ T4_DRIFT_SLOPE = SlopeClaim(
     expected=ExpectedOrder(value=-2.0, why="x_FP - x*_eta = O(gamma_l K) = O(gamma_tilde/gamma_g) (TP4.3)"),
     tolerance=0.1)
 
+T4_DRIFT_GAP = SlopeClaim(
+    id="strfedavg.T4.drift_gap_slope",
+    title="Client drift: f_eta(x_FP) - f*_eta ~ (gamma_tilde/gamma_g)^2",
+    statement="The fixed point's optimality gap on f_eta falls like gamma_g^-2 at fixed gamma_tilde.",
+    source=src("Lemma 6 and Theorems 1-2, term gamma_tilde^2 W/gamma_g^2", "spec TP4.3"),
+    paper=KEY, vary="gamma_g", grid=DRIFT_GRID, configure=drift_config, measure="last_gap_eta",
+    expected=ExpectedOrder(value=-2.0, why="f_eta is quadratic around x*_eta: gap ~ ||x_FP - x*_eta||^2"),
+    tolerance=0.1)
+
 T4_DRIFT_VALUE = ValueClaim(
     id="strfedavg.T4.drift_fixed_point",
     title="Client drift: the run reaches the closed-form fixed point x_FP",
@@ -458,6 +467,7 @@ CLAIMS = (
     T4_SAMPLING_SLOPE,
     T4_SAMPLING_ZERO,
     T4_DRIFT_SLOPE,
+    T4_DRIFT_GAP,
     T4_DRIFT_VALUE,
     T4_DRIFT_NONE_K1,
     T4_AVERAGE_AT_FIXED_POINT,
