@@ -167,11 +167,13 @@ class StRFedAvg(Algorithm):
         return StRState(x, acc, state.weight + w, t + 1), costs
 
     def _params(self, problem: CompositeFederatedProblem) -> dict[str, float]:
+        """``parameters(problem)``, computed once per problem (the cache keeps the problem alive, so
+        its id cannot be reused by another object)."""
         cache = self.__dict__.setdefault("_cache", {})
-        key = id(problem)
-        if key not in cache:
-            cache[key] = self.parameters(problem)
-        return cache[key]
+        held = cache.get(id(problem))
+        if held is None or held[0] is not problem:
+            held = cache[id(problem)] = (problem, self.parameters(problem))
+        return held[1]
 
     def output(self, state: StRState) -> dict[str, np.ndarray]:
         average = state.acc / state.weight if state.weight > 0 else state.x
