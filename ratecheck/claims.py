@@ -613,8 +613,9 @@ class ExponentComparisonClaim(Claim):
 
     def _decide(self, points):
         fits, bands, evidence = [], [], {"labels": list(self.labels), "margin": self.margin}
-        z = float(__import__("scipy").stats.norm.ppf(0.5 + self.level / 2))
-        verdict_parts = []
+        from scipy.stats import norm  # here: claims load without scipy.stats (startup time)
+
+        z = float(norm.ppf(0.5 + self.level / 2))
         for label, expected in zip(self.labels, self.expected):
             pts = [p for p in points if p.stats["series"] == label]
             fit = fit_slope([p.value for p in pts], [p.samples for p in pts], level=self.level)
@@ -640,3 +641,65 @@ class ExponentComparisonClaim(Claim):
             return Verdict.PASS, text + ", every band held", evidence
         extra = f"; band straddled: {', '.join(unsure)}" if unsure else ""
         return Verdict.INCONCLUSIVE, text + extra + ": more replicas needed", evidence
+# Issue #11: signed measures. A selection method's f - f* is typically negative (its iterates are
+# infeasible), so it is checked between a lower and an upper bound, and its rate is fitted on |mean|
+# against any abscissa (e.g. the regularization eta(R) rather than R).
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntervalClaim(Claim):
+    """lower <= E[measure] <= upper at every grid point, the two sides being bound versions of the theorem.
+
+    The measure may be signed. PASS when the two-sided confidence interval of the mean lies inside
+    [lower, upper] everywhere; FAIL when it lies entirely outside somewhere; INCONCLUSIVE otherwise.
+    """
+
+    lower: str  # bound version giving the lower side
+    upper: str  # bound version giving the upper side
+    kind: str = "interval"
+
+    def __post_init__(self) -> None:
+        if self.theorem is None or self.bindings is None:
+            raise ValueError(f"interval claim {self.id} needs a theorem and bindings")
+        self.theorem.bound(self.lower)
+        self.theorem.bound(self.upper)
+
+    def _decide(self, points):
+        rows, outside, unsure = [], [], []
+        for p in points:
+            ci = mean_ci(p.samples, level=self.level)
+            lo, hi = float(p.evaluation.bounds[self.lower]), float(p.evaluation.bounds[self.upper])
+            rows.append({"value": p.value, "mean": ci.mean, "low": ci.low, "high": ci.high, "lower": lo, "upper": hi,
+                         "conditions_hold": p.evaluation.all_hold,
+                         "lower_over_mean": lo / ci.mean if ci.mean else math.nan})
+            if ci.high < lo or ci.low > hi:
+                outside.append(p.value)
+            elif ci.low < lo or ci.high > hi:
+                unsure.append(p.value)
+        evidence = {"lower": self.lower, "upper": self.upper, "rows": rows}
+        tag = f"[{self.lower}, {self.upper}]"
+        if outside:
+            return Verdict.FAIL, f"mean outside {tag} with confidence at {self.vary}={', '.join(map(_fmt, outside))}", evidence
+        if unsure:
+            return Verdict.INCONCLUSIVE, f"CI crosses a side of {tag} at {self.vary}={', '.join(map(_fmt, unsure))}", evidence
+        return Verdict.PASS, f"CI inside {tag} at every {self.vary}", evidence
+
+
+@dataclass(frozen=True, kw_only=True)
+class AbscissaSlopeClaim(SlopeClaim):
+    """A slope claim whose x axis is ``abscissa(config)`` (e.g. the run's eta) instead of the grid value,
+    fitted on |per-replica value| when ``magnitude`` (signed measures whose sign is known)."""
+
+    abscissa: Callable[[RunConfig], float] | None = None
+    magnitude: bool = False
+    kind: str = "slope"
+
+    def points(self, profile, traces):
+        out = super().points(profile, traces)
+        for point in out:
+            if self.abscissa is not None:
+                point.stats = {**point.stats, "grid_value": float(point.value)}
+                point.value = float(self.abscissa(point.config))
+            if self.magnitude:
+                point.samples = np.abs(point.samples)
+        return out
