@@ -24,7 +24,9 @@ import numpy as np
 import sympy as sp
 
 from problems import make_problem
+from ratecheck.fit import log_rate
 from ratecheck.claims import (
+    RateClaim,
     BoundClaim,
     ExpectedOrder,
     HittingTimeClaim,
@@ -423,34 +425,124 @@ def a1_config(rounds: float, profile: Profile, problem: Mapping[str, Any] = QUAD
     return _run("fsgda", params, problem, rounds, DET_REPLICAS)
 
 
-_A1 = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, version="recursion",
-           min_replicas=DET_REPLICAS)
+def descent_jacobian(problem: Any) -> np.ndarray:
+    """Jacobian at the saddle (0, 0) of the descent field w -> (grad_x f, -grad_y f): exact for the
+    quadratic (problem.jac), central differences of the exact gradients otherwise (error ~1e-10)."""
+    if hasattr(problem, "jac"):
+        return np.asarray(problem.jac, dtype=float)
+    dx, dy = problem.dim_x, problem.dim_y
+    h = 1e-5
+    cols = []
+    for j in range(dx + dy):
+        e = np.zeros(dx + dy)
+        e[j] = h
+        gp = np.concatenate([g.ravel() for g in problem.grads(e[None, :dx], e[None, dx:])])
+        gm = np.concatenate([g.ravel() for g in problem.grads(-e[None, :dx], -e[None, dx:])])
+        cols.append((gp - gm) / (2 * h))
+    jac = np.array(cols).T
+    jac[dx:] *= -1  # descent in x, ascent in y
+    return jac
 
-A1_LINEAR = BoundClaim(
+
+def linear_round(config: RunConfig) -> np.ndarray:
+    """F of the deterministic round near the saddle, w_{t+1} = F w_t: F = I - Gam + Gam G^K, G = I - Lam J
+    (the round of problems.minimax.MinimaxQuadratic.stationary_potential; FSGDA / FESS-GDA with p = 0,
+    no noise, no offsets). With the roles swapped the wrapper exchanges the x and y step sizes back,
+    so the round is the same GDA map on (x, y)."""
+    q = config.params
+    if q.get("p", 0.0):
+        raise ValueError("linear_round needs p = 0 (no smoothing)")
+    prob = problem_of(config)
+    jac = descent_jacobian(prob)
+    dx, dy = prob.dim_x, prob.dim_y
+    lam = np.diag(np.r_[np.full(dx, q["eta_x_local"]), np.full(dy, q["eta_y_local"])])
+    gam = np.diag(np.r_[np.full(dx, q["eta_x_global"]), np.full(dy, q["eta_y_global"])])
+    G = np.eye(dx + dy) - lam @ jac
+    return np.eye(dx + dy) - gam + gam @ np.linalg.matrix_power(G, int(q["local_steps"]))
+
+
+def spectral_log_rate(config: RunConfig) -> float:
+    """2 log rho(F), the asymptotic per-round log-contraction of a quadratic measure; eigenvalues exactly
+    1 (directions of a saddle SET, where W = 0) are left out."""
+    eig = np.linalg.eigvals(linear_round(config))
+    return float(2 * np.log(np.max(np.abs(eig[np.abs(eig - 1) > 1e-12]))))
+
+
+def exact_log_rate(measure: str) -> Callable[[RunConfig, np.ndarray], float]:
+    """The log-slope of ``measure`` along the exact linear recursion w_t = F^t w_0 over the given rounds
+    (a linear-axis OLS fit, as for the run): exact for the quadratic, and for a nonlinear problem started
+    near its saddle up to O(|w|^2) relative terms. It tends to spectral_log_rate as the window moves out."""
+    def rate(config: RunConfig, rounds: np.ndarray) -> float:
+        prob = problem_of(config)
+        F = linear_round(config)
+        start = prob.initial_point()
+        w = np.concatenate([np.ravel(start["x"]), np.ravel(start["y"])]).astype(float)
+        marks = np.asarray(rounds, dtype=int)
+        kept, t = [], 0
+        for mark in marks:
+            w = np.linalg.matrix_power(F, int(mark) - t) @ w
+            t = int(mark)
+            kept.append(w.copy())
+        pts = np.array(kept)
+        values = prob.measures({"x": pts[:, :prob.dim_x], "y": pts[:, prob.dim_x:]})[measure]
+        return float(log_rate(marks.astype(float), np.asarray(values, dtype=float)[:, None])[0])
+
+    return rate
+
+
+def theorem_log_rate(swapped: bool = False) -> Callable[[Any], float]:
+    """log(1 - a), a = eta_x K mu1/16 (eta_y K mu2/16 swapped): Theorem 3.5's guaranteed contraction."""
+    a = A35.xreplace(ROLE_SWAP) if swapped else A35
+    args = sorted(a.free_symbols, key=str)
+    fn = sp.lambdify(args, a)
+
+    def rate(point: Any) -> float:
+        values = point.evaluation.values
+        return float(np.log1p(-fn(*(values[str(v)] for v in args))))
+
+    return rate
+
+
+# A1 (issue #7): the recursion bound (1 - a)^T W0 with a ~ 1e-5 is about W0 over the run, i.e. "W_T <= W0";
+# the exact contraction is much faster. So the rate is checked as a rate: the fitted log-contraction of W
+# per round over [T/2, T] against the same fit on the exact recursion F^t w0 (whose limit is 2 log rho(F),
+# reported too; over 4000 rounds the slowest modes of the singular (a2) instance do not dominate yet, so the
+# window must be the same) and, one-sided, against the theorem's log(1 - a). The runs are deterministic, so
+# 1% leaves room only for round-off and, for the sine problem started at |w| = 0.01, O(|w|^2) terms (~1e-4);
+# the bugs this guards against (a missing global step, a wrong sign, K off by one) change the rate by far more.
+_A1 = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, exact=exact_log_rate("W"),
+           exact_name="the exact recursion F^t w0 over the window", guaranteed=theorem_log_rate(), guaranteed_name="Theorem 3.5's log(1-a)",
+           min_replicas=DET_REPLICAS, rel_tolerance=0.01, asymptotic=spectral_log_rate)
+A1_CHECKPOINTS = 200  # dense enough for a linear-axis fit over [T/2, T]
+
+A1_LINEAR = RateClaim(
     id="fessgda.A1.linear_rate",
-    title="PL-PL: W_T below the Theorem 3.5 recursion (linear rate >= eta_x K mu1/16)",
-    statement="With Theorem 3.5's step sizes, E W_T <= (1 - eta_x K mu1/16)^T W_0 + b/a (b = 0 here).",
+    title="PL-PL: W_t contracts at the exact spectral rate, no slower than Theorem 3.5's 1 - eta_x K mu1/16",
+    statement="With Theorem 3.5's step sizes, E W_T <= (1 - eta_x K mu1/16)^T W_0 + b/a (b = 0 here): W contracts "
+              "at least at rate 1 - a per round.",
     source=src("Theorem 3.5, Appendix I", "spec §6.1 test 1"),
-    grid={"quick": (1000, 2000, 4000), "full": (1000, 2000, 4000, 8000, 16000)},
-    configure=a1_config,
+    grid={"quick": (4000,), "full": (16000,)},
+    configure=lambda v, prof: a1_config(v, prof).with_(checkpoints=A1_CHECKPOINTS),
     **_A1,
 )
 
 QUAD_PL_DET = {"kind": "quadratic_pl", "noise": 0.0, "zeta": 0.0, "clients": 4}
 
-A1_LINEAR_PL = BoundClaim(
+A1_LINEAR_PL = RateClaim(
     id="fessgda.A1.linear_rate_pl",
-    title="PL-PL, not strongly convex in x: W_T below the Theorem 3.5 recursion",
+    title="PL-PL, not strongly convex in x: W_t contracts at the exact spectral rate (Theorem 3.5)",
     statement="Same check on the (a2) quadratic with A = U'U singular (two-sided PL, saddle SET null(U) x {0}).",
     source=src("Theorem 3.5, Appendix I", "spec §6.1 (a2)"),
-    grid={"quick": (1000, 4000), "full": (1000, 4000, 16000)},
-    configure=lambda v, prof: a1_config(v, prof, QUAD_PL_DET),
+    grid={"quick": (4000,), "full": (16000,)},
+    configure=lambda v, prof: a1_config(v, prof, QUAD_PL_DET).with_(checkpoints=A1_CHECKPOINTS),
     **_A1,
 )
 
 # (a3): mu1 < mu2, so Theorem 3.5's own branch condition fails (INCONCLUSIVE); with the role swap of
 # spec §2.4(C) (algorithm fess_gda_swapped, p = 0) the theorem applies to W' = (Phi* - Psi0) + (f - Psi0)
-NCNC_DET = {"kind": "ncnc_pl", "noise": 0.0, "zeta": 0.0, "clients": 1}
+# started near the saddle (x0 = y0 = 0.01) so that the round is linear from the first round on and the
+# exact rate of the linearized recursion applies (issue #7: a rate checked as a rate)
+NCNC_DET = {"kind": "ncnc_pl", "noise": 0.0, "zeta": 0.0, "clients": 1, "x0": 0.01, "y0": 0.01}
 
 
 def a1_swapped_config(rounds: float, profile: Profile) -> RunConfig:
@@ -463,16 +555,21 @@ def a1_swapped_config(rounds: float, profile: Profile) -> RunConfig:
     return _run("fess_gda_swapped", params, NCNC_DET, rounds, DET_REPLICAS)
 
 
-A1_LINEAR_SWAPPED = BoundClaim(
+A1_LINEAR_SWAPPED = RateClaim(
     id="fessgda.A1.linear_rate_ncnc_swapped",
     paper=KEY,
-    title="PL-PL, nonconvex-nonconcave (mu1 < mu2): W'_T below Theorem 3.5's recursion with the roles swapped",
+    title="PL-PL, nonconvex-nonconcave (mu1 < mu2): W'_t contracts at the exact local rate, no slower than "
+          "Theorem 3.5 with the roles swapped",
     statement="On x^2 + 3 sin^2 x sin^2 y - 4y^2 - 10 sin^2 y, E W'_T <= (1 - eta_y K mu2/16)^T W'_0 (b = 0), "
-              "Theorem 3.5 applied to -f(y, x) (spec §2.4(C)). The contraction at the swapped recipe is tiny (see the "
-              "report's vacuity note): this shows the theorem applies, not a tight rate.",
+              "Theorem 3.5 applied to -f(y, x) (spec §2.4(C)). Near the saddle the round is linear, so W' contracts "
+              "at 2 log rho of the linearized round.",
     source=src("Theorem 3.5, Appendix I, case mu1 < mu2", "spec §2.4(C), §6.1 (a3)"),
-    vary="T", grid={"quick": (500, 2000), "full": (500, 2000, 8000)}, configure=a1_swapped_config,
-    measure="W_swap", theorem=THEOREM_3_5_SWAPPED, bindings=bindings, version="recursion", min_replicas=DET_REPLICAS,
+    vary="T", grid={"quick": (2000,), "full": (8000,)},
+    configure=lambda v, prof: a1_swapped_config(v, prof).with_(checkpoints=A1_CHECKPOINTS),
+    measure="W_swap", theorem=THEOREM_3_5_SWAPPED, bindings=bindings, min_replicas=DET_REPLICAS,
+    exact=exact_log_rate("W_swap"), exact_name="the linearized recursion F^t w0 over the window",
+    guaranteed=theorem_log_rate(True),
+    guaranteed_name="Theorem 3.5's log(1-a) (swapped)", rel_tolerance=0.01, asymptotic=spectral_log_rate,
 )
 
 QUAD_NOISY = {"kind": "quadratic", "noise": 1.0, "zeta": 0.0, "clients": 16}
