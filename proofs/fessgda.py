@@ -465,20 +465,29 @@ def descent_jacobian(problem: Any) -> np.ndarray:
 
 
 def linear_round(config: RunConfig) -> np.ndarray:
-    """F of the deterministic round near the saddle, w_{t+1} = F w_t: F = I - Gam + Gam G^K, G = I - Lam J
-    (the round of problems.minimax.MinimaxQuadratic.stationary_potential; FSGDA / FESS-GDA with p = 0,
-    no noise, no offsets). With the roles swapped the wrapper exchanges the x and y step sizes back,
-    so the round is the same GDA map on (x, y)."""
+    """F of the deterministic round near the saddle, s_{t+1} = F s_t, s = (x, y, z) (Algorithm 1 lines 5-15
+    with no noise and no offsets): local steps G = I - Lam J, K times; server (x, y) <- (I - Gam + Gam G^K)(x, y)
+    minus eta_xl eta_xg K p (x - z) in x; z <- z + beta (x_new - z). With p = 0 (FSGDA, Theorem 3.5) z does
+    not feed back and only the (x, y) block matters. With the roles swapped the wrapper exchanges the x and y
+    step sizes back, so the round is the same map on (x, y)."""
     q = config.params
-    if q.get("p", 0.0):
-        raise ValueError("linear_round needs p = 0 (no smoothing)")
     prob = problem_of(config)
     jac = descent_jacobian(prob)
     dx, dy = prob.dim_x, prob.dim_y
+    d = dx + dy
     lam = np.diag(np.r_[np.full(dx, q["eta_x_local"]), np.full(dy, q["eta_y_local"])])
     gam = np.diag(np.r_[np.full(dx, q["eta_x_global"]), np.full(dy, q["eta_y_global"])])
-    G = np.eye(dx + dy) - lam @ jac
-    return np.eye(dx + dy) - gam + gam @ np.linalg.matrix_power(G, int(q["local_steps"]))
+    G = np.eye(d) - lam @ jac
+    K = int(q["local_steps"])
+    F = np.zeros((d + dx, d + dx))
+    F[:d, :d] = np.eye(d) - gam + gam @ np.linalg.matrix_power(G, K)
+    smooth = q["eta_x_local"] * q["eta_x_global"] * K * float(q.get("p", 0.0))
+    F[:dx, :dx] -= smooth * np.eye(dx)
+    F[:dx, d:] += smooth * np.eye(dx)
+    beta = float(q.get("beta", 0.5))
+    F[d:, :] = beta * F[:dx, :]
+    F[d:, d:] += (1 - beta) * np.eye(dx)
+    return F if smooth else F[:d, :d]
 
 
 def spectral_log_rate(config: RunConfig) -> float:
@@ -489,22 +498,24 @@ def spectral_log_rate(config: RunConfig) -> float:
 
 
 def exact_log_rate(measure: str) -> Callable[[RunConfig, np.ndarray], float]:
-    """The log-slope of ``measure`` along the exact linear recursion w_t = F^t w_0 over the given rounds
-    (a linear-axis OLS fit, as for the run): exact for the quadratic, and for a nonlinear problem started
-    near its saddle up to O(|w|^2) relative terms. It tends to spectral_log_rate as the window moves out."""
+    """The log-slope of ``measure`` along the exact linear recursion s_t = F^t s_0 (z_0 = x_0) over the given
+    rounds (a linear-axis OLS fit, as for the run): exact for the quadratic, and for a nonlinear problem
+    started near its saddle up to O(|w|^2) relative terms. It tends to spectral_log_rate far out."""
     def rate(config: RunConfig, rounds: np.ndarray) -> float:
         prob = problem_of(config)
         F = linear_round(config)
         start = prob.initial_point()
-        w = np.concatenate([np.ravel(start["x"]), np.ravel(start["y"])]).astype(float)
+        x0 = np.ravel(start["x"]).astype(float)
+        s = np.concatenate([x0, np.ravel(start["y"]).astype(float), x0])[: F.shape[0]]
         marks = np.asarray(rounds, dtype=int)
         kept, t = [], 0
         for mark in marks:
-            w = np.linalg.matrix_power(F, int(mark) - t) @ w
+            s = np.linalg.matrix_power(F, int(mark) - t) @ s
             t = int(mark)
-            kept.append(w.copy())
+            kept.append(s.copy())
         pts = np.array(kept)
-        values = prob.measures({"x": pts[:, :prob.dim_x], "y": pts[:, prob.dim_x:]})[measure]
+        dx, dy = prob.dim_x, prob.dim_y
+        values = prob.measures({"x": pts[:, :dx], "y": pts[:, dx:dx + dy]})[measure]
         return float(log_rate(marks.astype(float), np.asarray(values, dtype=float)[:, None])[0])
 
     return rate
@@ -556,6 +567,32 @@ A1_LINEAR_PL = RateClaim(
     grid={"quick": (4000,), "full": (16000,)},
     configure=lambda v, prof: a1_config(v, prof, QUAD_PL_DET).with_(checkpoints=A1_CHECKPOINTS),
     **_A1,
+)
+
+# A6: Algorithm 1's smoothing (p > 0) on the SC-SC quadratic. No theorem states this rate (Theorem 3.5 has
+# p = 0), but the round is linear in (x, y, z), so its exact contraction is known: a check of lines 13-15
+# (smoothing once at the server with the round-start x_t, z_t; z follows the NEW x), which the NC-*
+# order claims are too coarse to see (issue #7: a stale z passed them).
+A6_SMOOTHING = 0.2  # beta, large enough that z's lag changes the rate
+
+
+def a6_config(rounds: float, profile: Profile) -> RunConfig:
+    lip = problem_constants(_run("fess_gda", {}, QUAD_DET, 1, 1))["l"]
+    ex = 1 / (20 * lip)
+    params = {**steps(ex, ex, 2, ex / 2, ex / 2), "p": 2 * lip, "beta": A6_SMOOTHING, "participation": "full"}
+    return _run("fess_gda", params, QUAD_DET, rounds, DET_REPLICAS, A1_CHECKPOINTS)
+
+
+A6_SMOOTHED_RATE = RateClaim(
+    id="fessgda.A6.smoothed_round_rate",
+    paper=KEY,
+    title="FESS-GDA with smoothing (p = 2l, K = 2): W_t contracts at the exact rate of Algorithm 1's round",
+    statement="Algorithm 1 lines 5-15 are linear in (x, y, z) on the quadratic: W contracts at the log-slope of "
+              "the exact recursion (server smoothing eta_xl eta_xg K p (x_t - z_t), z_{t+1} = z_t + beta (x_{t+1} - z_t)).",
+    source=src("Algorithm 1, lines 13-15", "spec §2.1, pitfalls P1, P3"),
+    vary="T", grid={"quick": (400,), "full": (800,)}, configure=a6_config, measure="W",
+    exact=exact_log_rate("W"), exact_name="the exact recursion F^t s0 of Algorithm 1 over the window",
+    asymptotic=spectral_log_rate, min_replicas=DET_REPLICAS, rel_tolerance=0.01,
 )
 
 # (a3): mu1 < mu2, so Theorem 3.5's own branch condition fails (INCONCLUSIVE); with the role swap of
@@ -1100,6 +1137,7 @@ D1_NC1PC_ROUNDS = observe(
 CLAIMS = (
     A1_LINEAR,
     A1_LINEAR_PL,
+    A6_SMOOTHED_RATE,
     A2_FLOOR_M,
     A2_FLOOR_K,
     A2_LYAPUNOV,

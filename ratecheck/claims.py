@@ -781,7 +781,8 @@ class RateClaim(Claim):
             return Verdict.FAIL, f"decay slower than {self.guaranteed_name}: {tag}", evidence
         if unsure or slower_unsure:
             return Verdict.INCONCLUSIVE, f"CI straddles the band: {tag}", evidence
-        return Verdict.PASS, f"{tag}: as exact, and no slower than the theorem", evidence
+        tail = ", and no slower than the theorem" if self.guaranteed is not None else ""
+        return Verdict.PASS, f"{tag}: as exact{tail}", evidence
 
 
 @dataclass(frozen=True, kw_only=True)
