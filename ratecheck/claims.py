@@ -13,7 +13,8 @@ Verdict semantics (the rules every claim follows; README-ready):
 * A slope fit needs at least ``min_points`` (5) distinct grid points spanning ``min_decades`` (1)
   decade, unless the claim declares why not (``design_reason``); otherwise it is INCONCLUSIVE with
   that reason. A fit whose residuals show a regime change is INCONCLUSIVE: R^2 below ``r2_floor``
-  (0.98; not applied to an expected exponent of 0, where R^2 has nothing to explain), or a local
+  (0.98; applied when the expected exponent is not 0 and the fitted slope is confidently not 0:
+  otherwise R^2 has nothing to explain and the band judges), or a local
   slope that changes across the grid by more than ``max_curvature`` (default: the tolerance) with
   confidence (quadratic fit in log x, bootstrap CI).
 * One-sided claims (``side="at_most"``/``"at_least"``) state what the theorem bounds (the cap) and
@@ -376,12 +377,16 @@ class SlopeClaim(Claim):
         return ""
 
     def _regime_change(self, fit: SlopeFit, expected: float) -> str:
-        if expected != 0 and fit.r2 < self.r2_floor:
-            return f"R^2 {fit.r2:.4f} below the floor {self.r2_floor:g} (not a power law over the grid)"
+        # R^2 speaks only when there is a slope to explain: a flat curve in noise has R^2 near 0 and is a
+        # fine power law (exponent 0), which the band then judges
+        significant = fit.ci_low > 0 or fit.ci_high < 0
+        if expected != 0 and significant and fit.r2 < self.r2_floor:
+            return (f"regime change: R^2 {fit.r2:.4f} below the floor {self.r2_floor:g} (not one power law over "
+                    f"the grid)")
         limit = self.tolerance if self.max_curvature is None else self.max_curvature
         if math.isfinite(fit.curvature) and (fit.curvature_low > limit or fit.curvature_high < -limit):
-            return (f"the local slope changes by {fit.curvature:+.3f} across the grid (CI [{fit.curvature_low:+.3f}, "
-                    f"{fit.curvature_high:+.3f}]), beyond +-{limit:g}: a regime change, not one power law")
+            return (f"regime change: the local slope changes by {fit.curvature:+.3f} across the grid (CI [{fit.curvature_low:+.3f}, "
+                    f"{fit.curvature_high:+.3f}]), beyond +-{limit:g}: not one power law")
         return ""
 
     def _decide(self, points):
