@@ -392,7 +392,7 @@ def _draw_measured(ax: Any, x: np.ndarray, m: np.ndarray, lo: np.ndarray, hi: np
         label += " (deterministic: replicas identical, no CI)"
     if clipped.any():
         band += " (lower end <= 0 drawn at mean/10)"
-    ok = np.isfinite(low) & np.isfinite(hi)  # a single replica has an unbounded CI: no band there
+    ok = np.isfinite(low) & np.isfinite(hi) & (hi > low)  # no band where unbounded (1 replica) or deterministic
     if ok.any():
         ax.fill_between(x, np.where(ok, low, np.nan), np.where(ok, hi, np.nan), color="C0", alpha=0.2,
                         lw=0, label=band)
@@ -571,7 +571,7 @@ def _plot(o: Outcome, path: Path) -> bool:
             ticks = sorted(set(xs))
             if len(ticks) <= 12:
                 ax.set_xticks(ticks)
-                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
                 ax.xaxis.set_minor_formatter(NullFormatter())
         empty = [p.value for p in o.points if p.samples.size == 0]
         for i, v in enumerate(empty):
