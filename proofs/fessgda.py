@@ -1038,7 +1038,7 @@ B2_FLOOR_K = ncpl_floor_slope("fessgda.B2.ncpl_floor_K", "NC-PL noise floor fall
 # B4: the paper's WGAN in closed form (spec §6.3 b'), rounds against kappa = l/(2 lam)
 
 B4_LEVEL = 1e-2  # ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2, eps = 0.1
-B4_ROUNDS_PER_KAPPA = 80.0  # run length 80 kappa (hits came at 35-50 kappa); a level not reached is INCONCLUSIVE
+B4_ROUNDS_PER_KAPPA = 65.0  # run length 65 kappa (hits came at 35-50 kappa: at most 0.77 of the run); a level not reached is INCONCLUSIVE
 
 
 def _wgan(lam_value: float) -> dict[str, Any]:
