@@ -211,7 +211,8 @@ def _write_report(args, profile, outcomes, seconds: float) -> Path:
     from ratecheck.report import write_report
 
     meta = {"wall_seconds": round(seconds, 1), "ratecheck": __version__, "jobs": args.jobs}
-    return write_report(outcomes, args.report_dir, profile=profile, papers=registry.papers(), meta=meta)
+    return write_report(outcomes, args.report_dir, profile=profile, papers=registry.papers(), meta=meta,
+                        jobs=args.jobs)
 
 
 _ZERO_CI = re.compile(r"(\d+% )?CI \[([^,\]]+), \2\]")

@@ -600,11 +600,45 @@ def _plot(o: Outcome, path: Path) -> bool:
             # below the axes, so the legend never hides data
             ax.legend(handles, [textwrap.fill(lab, 90) for lab in labels], loc="upper center",
                       bbox_to_anchor=(0.5, -0.16), fontsize=8, frameon=False)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, bbox_inches="tight")
+        _save(fig, path)
     finally:
         plt.close(fig)
     return True
+
+
+def _save(fig: Any, path: Path) -> None:
+    """Save with the layout fitted once: bbox_inches='tight' would draw every figure twice."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+# Figures are independent: drawn in forked worker processes when the platform has fork (they inherit
+# the outcomes, whose claims hold lambdas and cannot be pickled); serially otherwise. No number in
+# the report depends on this.
+_PENDING: list[tuple[Outcome, Path]] = []
+
+
+def _plot_pending(index: int) -> bool:
+    outcome, path = _PENDING[index]
+    with np.errstate(all="ignore"):
+        return _plot(outcome, path)
+
+
+def plot_all(tasks: Sequence[tuple[Outcome, Path]], jobs: int | None = None) -> list[bool]:
+    """Draw every (outcome, path); ``jobs`` worker processes (default: all cores)."""
+    import multiprocessing
+    import os
+
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks)))
+    if jobs == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_plot(o, path) for o, path in tasks]
+    _PENDING[:] = list(tasks)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            return pool.map(_plot_pending, range(len(tasks)), chunksize=1)
+    finally:
+        _PENDING.clear()
 
 
 def _drawn(claim: Claim) -> Claim:
@@ -977,8 +1011,7 @@ def paper_figures(module: Paper | None, group: Sequence[Outcome], out_dir: Path,
                 ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8,
                           frameon=False, ncol=2)
             path = out_dir / stem / f"figure_{i}.png"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(path, bbox_inches="tight")
+            _save(fig, path)
         finally:
             plt.close(fig)
         out.append((title, f"{stem}/figure_{i}.png", caption))
@@ -1067,9 +1100,11 @@ def write_report(
     profile: Profile,
     papers: Mapping[str, Paper] | None = None,
     meta: Mapping[str, Any] | None = None,
+    jobs: int | None = None,
 ) -> Path:
     """Write the Markdown/HTML report of ``outcomes`` into ``out_dir``; returns the path of index.html.
 
+    Claim plots are drawn by ``jobs`` processes (default: all cores).
     ``papers`` maps a paper key to its Paper (title, seed, theorems, report hooks); without it a paper page lists the
     theorems its claims use. ``meta`` entries (wall time, version, ...) are shown on the index.
     """
@@ -1091,12 +1126,11 @@ def write_report(
             stem += "_"
         stems[paper] = stem
 
+    tasks = [(o, out / stems[paper] / f"{_safe(o.claim.id)}.png") for paper, group in groups.items() for o in group]
+    drawn = dict(zip((id(o) for o, _ in tasks), plot_all(tasks, jobs)))
     for paper, group in groups.items():
         stem = stems[paper]
-        images: dict[str, str | None] = {}
-        for o in group:
-            name = f"{_safe(o.claim.id)}.png"
-            images[o.claim.id] = f"{stem}/{name}" if _plot(o, out / stem / name) else None
+        images = {o.claim.id: (f"{stem}/{_safe(o.claim.id)}.png" if drawn[id(o)] else None) for o in group}
         module = papers.get(paper)
         figures = paper_figures(module, group, out, stem)
         blocks = _paper_page(paper, group, module, images, profile, generated, figures)
