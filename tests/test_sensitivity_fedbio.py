@@ -124,6 +124,42 @@ class AveragesEveryStep(alg.FedBiO):
 
 @pytest.mark.full
 def test_drift_free_variant_is_caught_by_the_drift_slope(monkeypatch):
-    """The one-sided S15 would pass a drift-free bug; the two-sided S3 (+2 in the step scale) catches it."""
+    """A drift-free bug leaves no floor to scale: the two-sided S3 (+2 in the step scale) catches it."""
     bad = _unexpected(monkeypatch, AveragesEveryStep, fc.S3)
     assert bad and bad[0].claim.id == fc.S3.id
+
+
+@dataclass(frozen=True)
+class UAveragedEveryStep(alg.FedBiO):
+    """Communicates u at every iteration (u treated as a server variable): no u-dispersion between syncs."""
+
+    def round(self, state, problem, t, streams):
+        new, costs = super().round(state, problem, t, streams)
+        new.u = average(new.u)
+        return new, costs
+
+
+@dataclass(frozen=True)
+class PeriodOffByOne(alg.FedBiO):
+    """I + 1 local steps between averages instead of I (an off-by-one in the local loop)."""
+
+    def sync(self, iteration):
+        return iteration % (self.I + 1) == 0
+
+
+def test_u_without_dispersion_is_caught_by_the_tau_floor(monkeypatch):
+    """S5's expected FAIL is about the u-dispersion: without it the fixed-tau floor falls like s^2 (no plateau)."""
+    bad = _unexpected(monkeypatch, UAveragedEveryStep, fc.S5)
+    assert bad and bad[0].claim.id == fc.S5.id and bad[0].verdict != bad[0].expected
+
+
+def test_period_off_by_one_is_caught_by_the_drift_in_I(monkeypatch):
+    """An extra local step makes the floor grow like I^2 instead of (I - 1)^2: S15's slope in I - 1 leaves +2."""
+    bad = _unexpected(monkeypatch, PeriodOffByOne, fc.S15)
+    assert bad and bad[0].claim.id == fc.S15.id
+
+
+def test_paper_fedbio_gives_the_drift_verdicts():
+    """The controls of the two tests above: the registered FedBiO gives S5's FAIL and S15's PASS."""
+    outcomes = check_claims([fc.S5, fc.S15], PROFILES["quick"], progress=False)
+    assert all(o.ok for o in outcomes), [(o.claim.id, o.verdict, o.reason) for o in outcomes if not o.ok]
