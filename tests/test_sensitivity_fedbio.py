@@ -3,7 +3,6 @@ the registered ones, must turn some claim unexpected (serial executor, no cache;
 the claims that should catch its bug)."""
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 import pytest

@@ -13,7 +13,7 @@ import numpy as np
 import sympy as sp
 
 from ratecheck.fit import fit_slope
-from ratecheck.inspection import problem_of, view
+from ratecheck.inspection import view
 
 from . import claims as C
 from . import theorems as th
