@@ -3,7 +3,6 @@ the registered ones, must turn some claim unexpected (serial executor, no cache;
 the claims that should catch its bug)."""
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -124,6 +123,45 @@ class AveragesEveryStep(alg.FedBiO):
 
 @pytest.mark.full
 def test_drift_free_variant_is_caught_by_the_drift_slope(monkeypatch):
-    """The one-sided S15 would pass a drift-free bug; the two-sided S3 (+2 in the step scale) catches it."""
+    """A drift-free bug leaves no floor to scale: the two-sided S3 (+2 in the step scale) catches it."""
     bad = _unexpected(monkeypatch, AveragesEveryStep, fc.S3)
     assert bad and bad[0].claim.id == fc.S3.id
+
+
+@dataclass(frozen=True)
+class UAveragedEveryStep(alg.FedBiO):
+    """Communicates u at every iteration (u treated as a server variable): no u-dispersion between syncs."""
+
+    def round(self, state, problem, t, streams):
+        new, costs = super().round(state, problem, t, streams)
+        new.u = average(new.u)
+        return new, costs
+
+
+@dataclass(frozen=True)
+class PeriodOffByOne(alg.FedBiO):
+    """I + 1 local steps between averages instead of I (an off-by-one in the local loop)."""
+
+    def sync(self, iteration):
+        return iteration % (self.I + 1) == 0
+
+
+def test_u_without_dispersion_is_caught_by_the_tau_floor(monkeypatch):
+    """S5's expected FAIL is about the u-dispersion: without it the fixed-tau floor falls like s^2 (no plateau).
+    The registered FedBiO's verdicts on S5 and S15 are checked by tests/test_claims.py."""
+    bad = _unexpected(monkeypatch, UAveragedEveryStep, fc.S5)
+    assert bad and bad[0].claim.id == fc.S5.id and bad[0].verdict != bad[0].expected
+
+
+def test_period_off_by_one_is_caught_at_I_1(monkeypatch):
+    """With I = 1 the extra local step brings drift where there is none: FedBiO misses x* (S6)."""
+    bad = _unexpected(monkeypatch, PeriodOffByOne, fc.S6_FEDBIO)
+    assert bad and bad[0].claim.id == fc.S6_FEDBIO.id
+
+
+@pytest.mark.full
+def test_period_off_by_one_is_caught_by_the_drift_in_I(monkeypatch):
+    """An extra local step makes the floor grow like I^2 instead of (I - 1)^2: S15's slope in I - 1 leaves +2."""
+    bad = _unexpected(monkeypatch, PeriodOffByOne, fc.S15)
+    assert bad and bad[0].claim.id == fc.S15.id
+

@@ -7,13 +7,10 @@ round is one iteration t; the measure is taken at the virtual averages every ite
 
 from __future__ import annotations
 
-import functools
-import json
 from typing import Any, Mapping
 
 import numpy as np
 
-from problems import make_problem
 from ratecheck.claims import (
     ExpectedOrder,
     LimitClaim,
@@ -24,21 +21,13 @@ from ratecheck.claims import (
     Verdict,
     tail_average,
 )
+from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig, Trace
 
 from .theorems import THEOREM_5, THEOREM_7, src
 
 KEY = "fedbio"
 FAMILY = "fedbio_bilevel"
-
-
-@functools.lru_cache(maxsize=256)
-def _problem(params_json: str):
-    return make_problem(FAMILY, json.loads(params_json))
-
-
-def problem_of(config: RunConfig):
-    return _problem(json.dumps(dict(config.problem_params), sort_keys=True))
 
 
 def run_config(algorithm: str, params: Mapping[str, Any], problem: Mapping[str, Any], T: int, profile: Profile,
@@ -91,65 +80,95 @@ S2 = SlopeClaim(
     expected=ExpectedOrder(THEOREM_5, "b", "noise_common_b"), tolerance=0.15)
 
 # ---------------------------------------------------------------------------------------------
-# S3, S5, S15: FedBiO's drift floor on Test B (heterogeneous A_m, B_m), no noise
+# S3, S5, S15: FedBiO's drift floor on Test B (heterogeneous A_m, B_m), no noise (deterministic runs)
+#
+# Regime. The drift floor is a power series in the displacement over one period, e = s (I - 1): the first-
+# order client deviations grow linearly over the I local steps, their period average is s (I - 1)/2, so the
+# floor is a e^2 (1 + O(e)) (exactly (I - 1)^2 at leading order) and its local log-log slope is 2 + O(e).
+# Deterministic quick runs (one replica, the grids below) measured the next-order term: at I = 3 the local
+# slope in s goes from 1.988 to 1.942 over s in [0.005, 0.05] (e <= 0.1); at s = 0.01 the local slope in
+# I - 1 goes from 1.975 to 1.85 over I - 1 in [1, 10] (e <= 0.1) and to 1.79 at I - 1 = 16. The former grids
+# (I = 5 and s up to 0.08, e = 0.32; s = 0.04 and I - 1 up to 16, e = 0.64) left that regime: local slopes
+# changed by -0.32 and -0.66 across them.
 
 HET_B = {"test": "B", "clients": 4, "s_H": 0.5, "s_B": 0.3, "start": "solution"}
-S3_GRID = {"quick": (0.005, 0.01, 0.02, 0.04, 0.08), "full": (0.0025, 0.005, 0.01, 0.02, 0.04, 0.08)}
+DRIFT_I = 3
+S3_GRID = {"quick": (0.005, 0.00889, 0.0158, 0.0281, 0.05),
+           "full": (0.005, 0.00667, 0.00889, 0.0119, 0.0158, 0.0211, 0.0281, 0.0375, 0.05)}
 S3_CONVERGED = 12.0  # iterations x step: the slowest mode (eta mu_h >= s/2) has contracted by e^-6 from the
 # start at x* to the biased fixed point, i.e. the floor is within ~0.5% of its limit
 
 
+def drift_config(s: float, tau: float, I: int, profile: Profile) -> RunConfig:
+    """FedBiO on Test B with gamma = s, eta = s/2 (spec §6.7) and the given tau and I; T about S3_CONVERGED/s,
+    a multiple of I (the measure is read at a synchronization)."""
+    T = int(max(250, S3_CONVERGED / s))
+    T = (T - T % I) * int(profile.scale)
+    return run_config("fedbio", {"I": I, "eta": s / 2, "gamma": s, "tau": tau}, HET_B, T, profile)
+
+
 def s3_config(value: float, profile: Profile) -> RunConfig:
-    """All steps scaled together: gamma = tau = s, eta = s/2 (spec §6.7), I = 5."""
-    s = float(value)
-    T = int(max(250, S3_CONVERGED / s) * profile.scale)
-    return run_config("fedbio", {"I": 5, "eta": s / 2, "gamma": s, "tau": s}, HET_B, T, profile)
+    """All steps scaled together: gamma = tau = s, eta = s/2 (spec §6.7), I = 3."""
+    return drift_config(float(value), float(value), DRIFT_I, profile)
 
 
 S3 = SlopeClaim(
     id="fedbio.S3.drift_floor_step2", paper=KEY, title="FedBiO: client-drift floor ∝ (step)^2 (Test B, sigma = 0)",
-    statement="With heterogeneous Hessians and Jacobians, I = 5 and all steps scaled by s, the floor "
+    statement="With heterogeneous Hessians and Jacobians, I = 3 and all steps scaled by s, the floor "
               "C_eta eta^2 + C_gamma gamma^2 of Eq. (12) grows like s^2.",
     source=src("Theorem 5, Eq. (12); Lemma 7", "spec §6.5 S3"),
     vary="s", grid=S3_GRID, configure=s3_config, measure="grad_norm_sq", summary=final_value("grad_norm_sq"),
-    expected=ExpectedOrder(THEOREM_5, "s", "drift_scaled"), tolerance=0.2)
+    expected=ExpectedOrder(THEOREM_5, "s", "drift_scaled"), tolerance=0.1,
+    expect_reason="s (I - 1) <= 0.1 on the grid: the next-order term moves the local slope by at most 0.06 (measured "
+                  "when the grid was chosen: 1.988 -> 1.942), inside +-0.1 with margin; a leading exponent off by 0.15 "
+                  "fails")
 
-S5_TAU = 0.05
+S5_TAU = 0.05  # = the largest s of S3: the two sweeps share that run
+S5_GRID = {"quick": (S5_TAU / 10, S5_TAU), "full": (S5_TAU / 10, S5_TAU)}
 
 
 def s5_config(value: float, profile: Profile) -> RunConfig:
     """tau fixed (Theorem 5 fixes tau independently of T); gamma = s, eta = s/2 shrink."""
-    s = float(value)
-    T = int(max(250, S3_CONVERGED / s) * profile.scale)
-    return run_config("fedbio", {"I": 5, "eta": s / 2, "gamma": s, "tau": S5_TAU}, HET_B, T, profile)
+    return drift_config(float(value), S5_TAU, DRIFT_I, profile)
 
 
 S5 = SlopeClaim(
-    id="fedbio.S5.tau_floor", paper=KEY, title="FedBiO with tau fixed: the floor does NOT vanish with eta, gamma "
-                                               "(proof gap of Lemmas 2/8)",
-    statement="Eq. (12) predicts a floor C_eta eta^2 + C_gamma gamma^2 (slope 2 in the scale of eta, gamma) at any "
-              "admissible tau; with heterogeneous Hessians/Jacobians and tau fixed it plateaus at O(tau^2).",
+    id="fedbio.S5.tau_floor", paper=KEY, title="FedBiO with tau fixed: shrinking eta, gamma 10x does not divide the "
+                                               "floor by 100 (proof gap of Lemmas 2/8)",
+    statement="Eq. (12) predicts a floor C_eta eta^2 + C_gamma gamma^2 at any admissible tau (no tau in it): from "
+              "s = tau (where this run is S3's) to s = tau/10 with tau fixed, the floor should fall 100x (exponent 2, "
+              "as S3 measures with tau ∝ s on the same decade); with heterogeneous Hessians/Jacobians it plateaus at "
+              "O(tau^2).",
     source=src("Theorem 5, Eq. (12); Lemmas 2, 8 and 14 (dropped cross terms)", "spec §4.1 [PROOF GAP], §6.5 S5"),
-    vary="s", grid=S3_GRID, configure=s5_config, measure="grad_norm_sq", summary=final_value("grad_norm_sq"),
-    expected=ExpectedOrder(THEOREM_5, "s", "drift_scaled"), tolerance=0.2, expect=Verdict.FAIL,
+    vary="s", grid=S5_GRID, configure=s5_config, measure="grad_norm_sq", summary=final_value("grad_norm_sq"),
+    expected=ExpectedOrder(THEOREM_5, "s", "drift_scaled"), tolerance=0.1, expect=Verdict.FAIL,
+    design_reason="a two-point exponent, not a power-law fit: the claim is that the floor at s = tau/10 stays above "
+                  "the paper's s^2 prediction from s = tau (exponent >= 1.9, i.e. a floor ratio <= 10^-1.9) by a "
+                  "decided margin. Between the ends the curve is a plateau O(tau^2) plus the s^2 drift by design (the "
+                  "finding itself), so a five-point fit could only report that regime change; the band is S3's, "
+                  "whose tau ∝ s runs give exponent 1.97 over the same decade",
     expect_reason="Lemmas 2 and 8 replace (1/M) sum_m H_m u_m by H_bar u_bar, dropping (1/M) sum_m (H_m - H_bar)"
                   "(u_m - u_bar); with tau fixed the u-dispersion, hence the floor, stays O(tau^2): a confirmed gap")
 
-S15_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}  # I - 1
+S15_S = 0.01  # s (I - 1) <= 0.1 over the grid
+S15_GRID = {"quick": (1, 2, 3, 6, 10), "full": (1, 2, 3, 4, 6, 8, 10)}  # I - 1
 
 
 def s15_config(value: float, profile: Profile) -> RunConfig:
-    return run_config("fedbio", {"I": int(value) + 1, "eta": 0.02, "gamma": 0.04, "tau": 0.04}, HET_B,
-                      int(700 * profile.scale), profile)
+    return drift_config(S15_S, S15_S, int(value) + 1, profile)
 
 
 S15 = SlopeClaim(
-    id="fedbio.S15.drift_in_I", paper=KEY, title="FedBiO: drift floor grows no faster than (I-1)^2",
-    statement="C_1 ∝ I^2 in Eq. (12): the drift floor grows at most quadratically in the period.",
+    id="fedbio.S15.drift_in_I", paper=KEY, title="FedBiO: drift floor ∝ (I-1)^2 at small steps (C_1 ∝ I^2)",
+    statement="C_1 ∝ I^2 in Eq. (12): where the I^2 term dominates (small s (I - 1)) the drift floor grows like the "
+              "square of the period; the first-order drift vanishes at I = 1, so the law is (I - 1)^2.",
     source=src("Theorem 5, C_1 = (...) I^2", "spec §6.5 S15"),
     vary="I-1", grid=S15_GRID, configure=s15_config, measure="grad_norm_sq",
     summary=final_value("grad_norm_sq"),
-    expected=ExpectedOrder(THEOREM_5, "I", "drift_in_I"), tolerance=0.2, side="at_most")
+    expected=ExpectedOrder(THEOREM_5, "I", "drift_in_I"), tolerance=0.2,
+    expect_reason="at s = 0.01 the next-order term O(s (I - 1)) moves the local slope from 1.975 to 1.85 across the "
+                  "grid (measured when the grid was chosen): fitted ~1.93 and a local-slope change ~0.13, inside "
+                  "+-0.2 (spec §6.5's tolerance); an exponent of 1 (drift linear in I) or 3 fails")
 
 # ---------------------------------------------------------------------------------------------
 # S4: horizon-tuned steps, eps_T ∝ T^(-2/3) (Corollary 1), each T a separate run
@@ -203,17 +222,18 @@ S6_NAIVE = LimitClaim(
     statement="Averaging Phi_m(x, y_x) with each client's own inverse Hessian has the fixed point x_naive of "
               "spec §6.2.", configure=s6_config("naive_hypergrad", NAIVE), target=x_naive, target_name="x_naive",
     **_S6)
-S6_NAIVE_NOT_X = LimitClaim(
-    id="fedbio.S6.naive_not_x_star", title="Negative control: the naive average misses x*",
-    statement="The same run is far from x* (‖x_naive - x*‖ ≈ 0.07 on this instance).",
-    configure=s6_config("naive_hypergrad", NAIVE), target=x_star, target_name="x*", expect=Verdict.FAIL,
-    negative_control=True, expect_reason="the inverse of an average Hessian is not the average of inverses: the "
-                                         "bias the paper's federated u of Eq. (4) removes", **_S6)
 S6_FEDBIO = LimitClaim(
     id="fedbio.S6.fedbio_to_x_star", title="FedBiO (I = 1) converges to x* on the same problem",
     statement="The federated quadratic (4) for u is linear in client data: no bias without local steps.",
     configure=s6_config("fedbio", {"I": 1, "eta": 0.2, "gamma": 0.2, "tau": 0.2}), target=x_star, target_name="x*",
     **_S6)
+S6_NAIVE_NOT_X = LimitClaim(
+    id="fedbio.S6.naive_not_x_star", title="Negative control: the naive average misses x*",
+    statement="The same run is far from x* (‖x_naive - x*‖ ≈ 0.07 on this instance).",
+    configure=s6_config("naive_hypergrad", NAIVE), target=x_star, target_name="x*", expect=Verdict.FAIL,
+    negative_control=True, controls=S6_FEDBIO,
+    expect_reason="the inverse of an average Hessian is not the average of inverses: the bias the paper's federated u "
+                  "of Eq. (4) removes", **_S6)
 
 # ---------------------------------------------------------------------------------------------
 # S10, S11: FedBiO-Local's floor in M: speedup on upper-level noise; lower-level noise per client
@@ -248,7 +268,7 @@ S11 = SlopeClaim(
     source=src("Theorem 7, Eq. (40); Lemma 22 (noise 3 gamma^2 sigma^2/b_y without 1/M)", "spec §6.5 S11"),
     vary="M", grid=S10_GRID, configure=s10_config({"sigma_g": 1.0}), measure="avg:grad_norm_sq", summary=FLOOR,
     expected=ExpectedOrder(THEOREM_7, "M", "lower_noise"), tolerance=0.15, expect=Verdict.FAIL,
-    negative_control=True,
+    negative_control=True, controls=S10,
     expect_reason="the bound is loose, not wrong: each client's y-error is independent and enters x_bar only "
                   "through the average (1/M) sum_m Phi-hat_m, so its variance falls like 1/M; Eq. (40) bounds it "
                   "per client (Lemma 22) and keeps an M-free term")

@@ -9,6 +9,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ratecheck.claims import Outcome
+from ratecheck.inspection import constants_of
 
 from . import claims as C
 from .theorems import ASSUMPTIONS, THEOREM_5, THEOREM_7, complexity, eps, exponent
@@ -50,8 +51,9 @@ NOT_CHECKED = ("S7 (FedBiOAcc T_eps ∝ M^-1), S8 (∝ eps^-1.5), S9 (communicat
                "-2.2); they need the exact mode of issue #8 or the full profile. The ExponentComparisonClaim that S9 "
                "needs exists (ratecheck.claims). Also missing: noise model N2 (finite sums), StocBiO, the per-factor "
                "Neumann minibatch option, and the clamps of I and b from the theorems' formulas (no claim uses them).\n\n"
-               "Design notes: S15 is one-sided (the bound says 'at most (I-1)^2'); a bug that removes the drift would "
-               "pass it, and S3 (two-sided +2 on the same Test B) is the claim that catches such a bug. Deterministic "
+               "Design notes: S3 and S15 are two-sided (+2) in the regime where the leading drift term dominates "
+               "(s (I - 1) <= 0.1, see proofs/fedbio/claims.py); S5 compares the two ends of a decade in s with tau "
+               "fixed (a two-point exponent: the curve between is the plateau the claim is about). Deterministic "
                "claims (sigma = 0) have zero-width CIs: their replicas are identical.")
 
 
@@ -84,7 +86,7 @@ def report_sections(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
         f"| same with tau fixed (S5, proof gap) | same | {_slope(got.get(C.S5.id))} |",
         f"| FedBiO eps_T vs T, steps ∝ T^-1/3 (S4) | "
         f"{THEOREM_5.order('T', version='big_O_deterministic', use_schedule=False)} | {_slope(got.get(C.S4.id))} |",
-        f"| FedBiO drift floor vs I-1 (S15, at most) | {THEOREM_5.order('I', version='drift_in_I', use_schedule=False)} | "
+        f"| FedBiO drift floor vs I-1 (S15) | {THEOREM_5.order('I', version='drift_in_I', use_schedule=False)} | "
         f"{_slope(got.get(C.S15.id))} |",
         f"| FedBiO-Local upper-noise floor vs M (S10) | {THEOREM_7.order('M', version='upper_noise', use_schedule=False)}"
         f" | {_slope(got.get(C.S10.id))} |",
@@ -114,11 +116,10 @@ def _u_monitor(got: Mapping[str, Outcome]) -> str:
     for p in (o.points if o else []):
         if p.trace is None:
             continue
-        prob = C.problem_of(p.config)
-        cst = prob.constants()
-        bound = cst["C_f"].value / cst["mu"].value
+        cst = constants_of(p.config)
+        bound = cst["C_f"] / cst["mu"]
         rows.append(f"H1 on {C.S6_FEDBIO.id}: max |u_t^(m)| = {p.trace.info.get('max_u_norm', float('nan')):.3g} "
-                    f"against C_f/mu = {bound:.3g} (C_f on the ball R_x = {cst['R_x'].value:.3g}).")
+                    f"against C_f/mu = {bound:.3g} (C_f on the ball R_x = {cst['R_x']:.3g}).")
     return "\n".join(rows)
 
 
@@ -149,8 +150,8 @@ def report_figures(outcomes: Sequence[Outcome]):
     slope_figure((C.S2.id,), "b (batch of every oracle)", "FedBiO noise floor against the batch b",
                  "Test A, M = 2, b_x = b_y = b.")
     slope_figure((C.S3.id, C.S5.id), "step scale s", "Client-drift floor against the step scale (Test B)",
-                 "S3: gamma = tau = s, eta = s/2: floor ∝ s^2. S5: tau fixed at 0.05, gamma = s, eta = s/2: the floor "
-                 "plateaus (the proof gap of Lemmas 2/8).")
+                 f"I = {C.DRIFT_I}. S3: gamma = tau = s, eta = s/2: floor ∝ s^2. S5: tau fixed at {C.S5_TAU:g}, gamma = s, "
+                 "eta = s/2, the two ends of a decade: the floor plateaus at O(tau^2) (the proof gap of Lemmas 2/8).")
     o = got.get(C.S12_BIAS.id)
     if o is not None:
         def draw_q(ax) -> None:

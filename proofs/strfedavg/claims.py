@@ -9,18 +9,16 @@ width, so those verdicts are exact up to rounding.
 from __future__ import annotations
 
 import functools
-import json
 import math
 
 import numpy as np
 
-from problems import make_problem
-from ratecheck.algorithms import make_algorithm
 from ratecheck.claims import (
     AbscissaSlopeClaim,
     ExpectedOrder,
     IntervalClaim,
     LimitClaim,
+    PROFILES,
     Profile,
     SlopeClaim,
     ThresholdClaim,
@@ -28,6 +26,7 @@ from ratecheck.claims import (
     Verdict,
     tail_average,
 )
+from ratecheck.inspection import algorithm_of, constants_of, problem_of, view
 from ratecheck.trace import RunConfig, Trace
 
 from . import theorems as th
@@ -36,31 +35,9 @@ from .theorems import src
 KEY = "strfedavg"
 
 
-@functools.lru_cache(maxsize=128)
-def _problem(params_json: str):
-    return make_problem("least_squares", json.loads(params_json))
-
-
-def problem_of(config: RunConfig):
-    return _problem(json.dumps(dict(config.problem_params), sort_keys=True))
-
-
-@functools.lru_cache(maxsize=256)
-def _schedule(params_json: str, problem_json: str) -> dict[str, float]:
-    params = json.loads(params_json)
-    return make_algorithm("strfedavg", params).parameters(_problem(problem_json))
-
-
 def schedule_of(config: RunConfig) -> dict[str, float]:
     """gamma_l, eta, gamma_tilde, theta of a StR-FedAvg run (the algorithm's own computation)."""
-    params = {k: v for k, v in config.params.items()}
-    return _schedule(json.dumps(params, sort_keys=True, default=str),
-                     json.dumps(dict(config.problem_params), sort_keys=True))
-
-
-def _participants(config: RunConfig, problem) -> float:
-    part = str(config.params.get("participation", "full"))
-    return float(problem.num_clients if part == "full" else part.split(":")[1])
+    return algorithm_of(config).parameters(problem_of(config))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,7 +62,7 @@ def theorem1_bindings(config: RunConfig, trace: Trace | None = None) -> dict[str
     """Theorem 1's symbols at a run: exact constants, Q = ||x0 - x*_eta|| at the run's eta, G^2 and B^2
     of Lemma 2 with eta_hat^2 factors (I5) at eta_hat = p/(e b mu_f^b)."""
     problem = problem_of(config)
-    c = {k: v.value for k, v in problem.constants().items()}
+    c = constants_of(config)
     par = config.params
     sched = schedule_of(config)
     mu, b, p = c["mu_f"], float(par["b"]), float(par["p"])
@@ -95,7 +72,7 @@ def theorem1_bindings(config: RunConfig, trace: Trace | None = None) -> dict[str
     return {"mu_f": mu, "L_f": c["L_f"], "L_h": c["L_h"], "sigma_f": c["sigma_f"], "sigma_h": c["sigma_h"],
             "G2": bgd["G2"], "B2": bgd["B2"], "Q": Q, "M": c["M"], "alpha": c["alpha"], "kappa": c["kappa"],
             "gradf_star": c["gradf_star"], "N": c["N"], "R": float(par["horizon"]), "K": float(par["local_steps"]),
-            "S": _participants(config, problem), "gamma_g": float(par["gamma_g"]), "a": float(par["a"]), "b": b,
+            "S": float(view(config).participating), "gamma_g": float(par["gamma_g"]), "a": float(par["a"]), "b": b,
             "p": p}
 
 
@@ -209,7 +186,7 @@ def sampling_config(S: float, profile: Profile, mode: str = "without_replacement
 
 
 def _sampling_factor(config: RunConfig) -> float:
-    S = _participants(config, problem_of(config))
+    S = view(config).participating
     return (TP4_N - S) / (TP4_N * S)
 
 
@@ -344,7 +321,8 @@ SELECT_R = 3200
 
 
 def _select_tolerance() -> float:
-    problem = make_problem("least_squares", dict(TP1))
+    """A quarter of ||Pi(x0) - x*||: between the two limits the selection claims tell apart."""
+    problem = problem_of(fedavg_h_config(SELECT_R, PROFILES["quick"]))
     return 0.25 * float(np.linalg.norm(problem.project(problem.x0) - problem.x_star))
 
 
@@ -382,7 +360,7 @@ SELECTION_FEDAVG_NOT_XSTAR = LimitClaim(
     statement="The same FedAvg run is not within the selection tolerance of x*: selection comes from eta f.",
     source=src("spec §7, pitfall 19"),
     configure=fedavg_h_config, target=lambda config: problem_of(config).x_star, target_name="x*",
-    expect=Verdict.FAIL, negative_control=True,
+    expect=Verdict.FAIL, negative_control=True, controls=SELECTION_STR,
     expect_reason="FedAvg keeps the null-space component of x0; it differs from StR-FedAvg on the same instance",
     **_SELECT)
 
@@ -436,7 +414,7 @@ def inner_bias_ratio(config: RunConfig, trace: Trace) -> np.ndarray:
     """Per replica ||x^t - Pi(y^t)|| / ||x*_{eta_t}(y^t) - Pi(y^t)|| at the last outer step t = T - 1, where
     x*_eta(y) = (H_h + eta I)^-1 (g_h + eta y) solves the inner problem exactly."""
     problem = problem_of(config)
-    eta = make_algorithm("ipir_fedavg", dict(config.params)).inner_schedule(int(config.rounds) - 1)["eta"]
+    eta = algorithm_of(config).inner_schedule(int(config.rounds) - 1)["eta"]
     y, x = trace.final["anchor"], trace.final["x"]
     target = np.linalg.solve(problem.H + eta * np.eye(problem.dim), (problem.g + eta * y).T).T
     proj = problem.project(y)

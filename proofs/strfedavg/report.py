@@ -13,6 +13,7 @@ import numpy as np
 import sympy as sp
 
 from ratecheck.fit import fit_slope
+from ratecheck.inspection import view
 
 from . import claims as C
 from . import theorems as th
@@ -132,12 +133,9 @@ def _errata(outcomes: Sequence[Any]) -> str:
 
 def _theorem3_values(point: Any, T: float) -> tuple[dict, Any, Any]:
     """Theorem 3's symbols at an IPIR run (sup_t dist(y^t, X*_h) of the run in the t-uniform constants)."""
-    from ratecheck.algorithms import make_algorithm
-
     trace = point.trace
-    problem = C.problem_of(point.config)
-    c = {k: v.value for k, v in problem.constants().items()}
-    alg = make_algorithm("ipir_fedavg", dict(point.config.params))
+    run = view(point.config)
+    problem, c, alg = run.problem, run.constants, run.algorithm
     sup = float(trace.info["sup_dist_y"])
     values = dict(L_f=c["L_f"], L_h=c["L_h"], sigma_h=c["sigma_h"], Gncvx2=2 * sup**2 + 2 * c["G_h2"],
                   M=0.5 * sup**2, alpha=c["alpha"], kappa=2.0, gradg_star=sup,
