@@ -38,6 +38,8 @@ __all__ = [
     "Evaluation",
     "Source",
     "Theorem",
+    "at_least",
+    "at_most",
     "derive_complexity",
     "elasticity",
     "exponent",
@@ -93,6 +95,8 @@ class Condition:
             raise ValueError(
                 f"condition {self.name!r}: relation {rel.rel_op!r} is not an inequality"
             )
+        if not rel.free_symbols:  # at_most(1, 2) is left undecided: the same typo as above
+            raise ValueError(f"condition {self.name!r}: {rel} has no symbol, it decides nothing")
 
     @property
     def strict(self) -> bool:
@@ -122,6 +126,18 @@ class Condition:
         from .latex import relation
 
         return cls(name, relation(latex, symbols, f"condition {name!r}"), source, note)
+
+
+def at_most(lhs: Any, rhs: Any) -> Relational:
+    """``lhs <= rhs`` as a condition's relation, left for evaluation at numbers: written ``lhs <= rhs``,
+    sympy first tries to decide the inequality from the symbols' assumptions, which costs tenths of a
+    second per paper at import for large step-size caps and never succeeds for a real condition."""
+    return sp.Le(lhs, rhs, evaluate=False)
+
+
+def at_least(lhs: Any, rhs: Any) -> Relational:
+    """``lhs >= rhs``, undecided like ``at_most``."""
+    return sp.Ge(lhs, rhs, evaluate=False)
 
 
 @dataclass(frozen=True)

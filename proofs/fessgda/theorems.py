@@ -11,7 +11,7 @@ from typing import Any
 
 import sympy as sp
 
-from ratecheck.theory import Bound, Condition, Source, Theorem
+from ratecheck.theory import Bound, Condition, Source, Theorem, at_least, at_most
 from ratecheck.theory import derive_complexity as _derive_complexity
 
 KEY = "fessgda"
@@ -35,8 +35,10 @@ kappa1, kappa2 = l / mu1, l / mu2
 # INCONCLUSIVE with that reason instead of a silent PASS
 pl_y, pl_xy = sp.symbols("PL_y PL_xy", positive=True)
 
+# Eq, Min and Max here are built with evaluate=False: the same expressions (sympy drops no argument of
+# them), without the symbolic comparisons that cost a fifth of a second at every import
 # Lemma B.4 drift cap, +oo at K = 1 (pitfall P20)
-LOC_CAP = sp.Piecewise((sp.oo, sp.Eq(K, 1)), (1 / (2 * l * sp.sqrt(2 * (2 * K - 1) * (K - 1))), True))
+LOC_CAP = sp.Piecewise((sp.oo, sp.Eq(K, 1, evaluate=False)), (1 / (2 * l * sp.sqrt(2 * (2 * K - 1) * (K - 1))), True))
 # per-round error terms, Lemma C.7 (unconstrained Y) and its compact-Y version (spec §4.0)
 DRIFT = 4 * eta_x * K * l**2 * (24 * K**2 * (eta_xl**2 + eta_yl**2) * sigma_G**2
                                 + 3 * K * (eta_xl**2 + 2 * K * eta_yl**2) * sigma**2)
@@ -57,29 +59,29 @@ def _smoothed_conditions(where: str, beta_rhs: sp.Expr) -> tuple[Condition, ...]
     """Common conditions of the p = 2l analysis (Lemma C.7 / F.3; spec §4.0)."""
     s = src(where)
     return (
-        Condition("p >= 2l", p >= 2 * l, s, "p = 2l"),
-        Condition("p <= 2l", p <= 2 * l, s, "p = 2l"),
-        Condition("eta_x <= 1/(1000 K l)", eta_x <= 1 / (1000 * K * l), s),
-        Condition("eta_y <= eta_x/256", eta_y <= eta_x / 256, s, "the theorem sets equality; Lemma C.6 needs <="),
-        Condition("beta <= beta_max", beta <= beta_rhs, s, "the theorem sets equality"),
-        Condition("eta_xl <= drift cap", eta_xl <= LOC_CAP, src("Lemma B.4")),
+        Condition("p >= 2l", at_least(p, 2 * l), s, "p = 2l"),
+        Condition("p <= 2l", at_most(p, 2 * l), s, "p = 2l"),
+        Condition("eta_x <= 1/(1000 K l)", at_most(eta_x, 1 / (1000 * K * l)), s),
+        Condition("eta_y <= eta_x/256", at_most(eta_y, eta_x / 256), s, "the theorem sets equality; Lemma C.6 needs <="),
+        Condition("beta <= beta_max", at_most(beta, beta_rhs), s, "the theorem sets equality"),
+        Condition("eta_xl <= drift cap", at_most(eta_xl, LOC_CAP), src("Lemma B.4")),
         Condition("eta_xl <= sqrt(beta/(6144 eta_x p l^2 K^3))",
-                  eta_xl <= sp.sqrt(beta / (6144 * eta_x * p * l**2 * K**3)), s),
-        Condition("eta_yl <= drift cap", eta_yl <= LOC_CAP, src("Lemma B.4")),
+                  at_most(eta_xl, sp.sqrt(beta / (6144 * eta_x * p * l**2 * K**3))), s),
+        Condition("eta_yl <= drift cap", at_most(eta_yl, LOC_CAP), src("Lemma B.4")),
         Condition("eta_yl <= sqrt(eta_y/(3072 eta_x l^2 K^2))",
-                  eta_yl <= sp.sqrt(eta_y / (3072 * eta_x * l**2 * K**2)), s),
+                  at_most(eta_yl, sp.sqrt(eta_y / (3072 * eta_x * l**2 * K**2))), s),
     )
 
 
 _COMMON_PARAMS = (M, m, K, T, eta_x, eta_y, eta_xl, eta_yl, beta, p)
-_ETA_X_FULL = sp.Min(1 / (1000 * K * l), sp.sqrt(m * Delta) / (sigma * sp.sqrt(K * T * l)))
+_ETA_X_FULL = sp.Min(1 / (1000 * K * l), sp.sqrt(m * Delta) / (sigma * sp.sqrt(K * T * l)), evaluate=False)
 # Theorems 3.1 and E.1 (m = M or sigma_G = 0): p = 2l, eta_y = eta_x/256, beta = eta_y K mu/80000
 _SCHEDULE_MU = {p: 2 * l, eta_x: _ETA_X_FULL, eta_y: eta_x / 256, beta: eta_y * K * mu / 80000}
 
 # ---------------------------------------------------------------------------------------------
 # Theorem 3.1 (NC-PL), Appendix D, eqs. (11)-(13)
 
-C31 = sp.Max(128 / (eta_x * K), 64 * kappa / (eta_y * K), 32 * p / beta)
+C31 = sp.Max(128 / (eta_x * K), 64 * kappa / (eta_y * K), 32 * p / beta, evaluate=False)
 THEOREM_3_1 = Theorem(
     id="fessgda.theorem3_1",
     title="Theorem 3.1: NC-PL, (eps, eps/sqrt(kappa))-stationarity of f",
@@ -90,7 +92,7 @@ THEOREM_3_1 = Theorem(
     assumptions=("2.1 l-smooth clients", "2.2 variance sigma^2", "2.3 heterogeneity sigma_G^2",
                  "2.4 Phi bounded below", "3.1 mu-PL in y (global f)"),
     schedule=_SCHEDULE_MU,
-    conditions=(Condition("Assumption 3.1 (PL in y) certified by the problem", pl_y >= 1, src("Assumption 3.1")),
+    conditions=(Condition("Assumption 3.1 (PL in y) certified by the problem", at_least(pl_y, 1), src("Assumption 3.1")),
                 *_smoothed_conditions("Theorem 3.1 / Lemma C.7", eta_y * K * mu / 80000)),
     bounds=(
         Bound("explicit", C31 * (Delta / T + N_UNC), src("Appendix D, eqs. (11)-(13)", "re-derived in spec §4.1"),
@@ -125,7 +127,7 @@ THEOREM_3_3 = Theorem(
     measure="avg:stat_sq",
     constants=(l, D_Y),
     parameters=(m, K, T, eps),
-    conditions=(Condition("eps <= 2 l D(Y)", eps <= 2 * l * D_Y, src("Theorem 3.3")),),
+    conditions=(Condition("eps <= 2 l D(Y)", at_most(eps, 2 * l * D_Y), src("Theorem 3.3")),),
     bounds=(Bound("rate", (2 * l * D_Y / eps) / sp.sqrt(m * K * T) + (2 * l * D_Y / eps) / T,
                   src("Appendix G", "Theorem E.1's rate at kappa~ = 2 l D(Y)/eps (spec §4.5); order only")),),
 )
@@ -141,7 +143,7 @@ THEOREM_3_2 = Theorem(
     parameters=(*_COMMON_PARAMS, eps),
     schedule={p: 2 * l, eta_x: _ETA_X_FULL, eta_y: eta_x / 256, beta: eta_y * K * eps**2 / (80000 * D_Y)},
     conditions=(*_smoothed_conditions("Theorem 3.2 / Lemma F.3", eta_y * K * eps**2 / (80000 * D_Y)),
-                Condition("eps^2 <= l D(Y)", eps**2 <= l * D_Y, src("Theorem 3.2"))),
+                Condition("eps^2 <= l D(Y)", at_most(eps**2, l * D_Y), src("Theorem 3.2"))),
     bounds=(
         Bound("explicit_x", (128 / (eta_x * K) + 32 * p / beta) * R32, src("Appendix F", "spec §4.4")),
         Bound("explicit_moreau", (1024 / (eta_x * K) + 18432 * l**2 * eta_y * K + 8192 * l * D_Y / (eta_y * K * eps**2)
@@ -186,16 +188,16 @@ def theorem_3_5(swapped: bool = False) -> Theorem:
     sw = (lambda e: e.xreplace(ROLE_SWAP)) if swapped else (lambda e: e)
     tag = " [roles swapped, spec §2.4(C)]" if swapped else ""
     conditions = (
-        ("Assumption 3.7 (two-sided PL) certified by the problem", pl_xy >= 1, src("Assumptions 3.7, 3.8")),
-        ("eta_y <= 1/(4lK)", eta_y <= 1 / (4 * l * K), src("Appendix I")),
-        ("eta_x <= eta_y mu2^2/(64 l^2)", eta_x <= eta_y * mu2**2 / (64 * l**2), src("Appendix I")),
-        ("eta_xl <= drift cap", eta_xl <= LOC_CAP, src("Lemma B.4")),
-        ("eta_xl <= sqrt(eta_x/(1536 eta_y l^2 K^2))", eta_xl <= sp.sqrt(eta_x / (1536 * eta_y * l**2 * K**2)),
+        ("Assumption 3.7 (two-sided PL) certified by the problem", at_least(pl_xy, 1), src("Assumptions 3.7, 3.8")),
+        ("eta_y <= 1/(4lK)", at_most(eta_y, 1 / (4 * l * K)), src("Appendix I")),
+        ("eta_x <= eta_y mu2^2/(64 l^2)", at_most(eta_x, eta_y * mu2**2 / (64 * l**2)), src("Appendix I")),
+        ("eta_xl <= drift cap", at_most(eta_xl, LOC_CAP), src("Lemma B.4")),
+        ("eta_xl <= sqrt(eta_x/(1536 eta_y l^2 K^2))", at_most(eta_xl, sp.sqrt(eta_x / (1536 * eta_y * l**2 * K**2))),
          src("Appendix I")),
-        ("eta_yl <= drift cap", eta_yl <= LOC_CAP, src("Lemma B.4")),
-        ("eta_yl <= 1/sqrt(1536 l^2 K^2)", eta_yl <= 1 / sp.sqrt(1536 * l**2 * K**2),
+        ("eta_yl <= drift cap", at_most(eta_yl, LOC_CAP), src("Lemma B.4")),
+        ("eta_yl <= 1/sqrt(1536 l^2 K^2)", at_most(eta_yl, 1 / sp.sqrt(1536 * l**2 * K**2)),
          src("Appendix I", "printed without the square root (spec §4.7 (2))")),
-        ("mu2 <= mu1 (branch)", mu2 <= mu1, src("Appendix I", "else swap roles, spec §2.4(C)")),
+        ("mu2 <= mu1 (branch)", at_most(mu2, mu1), src("Appendix I", "else swap roles, spec §2.4(C)")),
     )
     return Theorem(
         id="fessgda.theorem3_5" + ("_swapped" if swapped else ""),
@@ -229,7 +231,7 @@ PROPOSITION_3_1 = Theorem(
     measure="dist_sq",
     constants=(l, mu, sigma, sigma_G),
     parameters=(M, m, K, T, eta_x, eps),
-    conditions=(Condition("eta_x <= 1/(4 l K)", eta_x <= 1 / (4 * l * K), src("Appendix J")),),
+    conditions=(Condition("eta_x <= 1/(4 l K)", at_most(eta_x, 1 / (4 * l * K)), src("Appendix J")),),
     bounds=(Bound("order", kappa * eps**2 * (1 - eta_x * K * l / (256 * 9 * kappa))**T + kappa**2 * eta_x * sigma**2 / m
                   + kappa**2 * eta_x * K * (M - m) * sigma_G**2 / (m * M) + eps**2 / kappa**2,
                   src("Appendix J", "O(1) constants set to 1; the factor 9 comes from f~ being 3l-smooth (spec §4.3)")),),

@@ -8,7 +8,7 @@ import dataclasses
 
 import sympy as sp
 
-from ratecheck.theory import Bound, Condition, Source, Theorem
+from ratecheck.theory import Bound, Condition, Source, Theorem, at_most
 
 KEY = "simfbo"
 TITLE = "SimFBO / ShroFBO (arXiv 2023): simple, flexible, communication-efficient federated bilevel learning"
@@ -98,18 +98,18 @@ SCHEDULE = {
 }
 
 CONDITIONS = (
-    *(Condition(f"rho gamma_x cap {k + 1}", rho_max * gamma_x <= term, src("eqs. (38)-(39), §D.5", f"term {k + 1}"))
+    *(Condition(f"rho gamma_x cap {k + 1}", at_most(rho_max * gamma_x, term), src("eqs. (38)-(39), §D.5", f"term {k + 1}"))
       for k, term in enumerate(STEP_TERMS)),
-    Condition("c_gamma_y >= 256 K_1 L_y/mu_g", c_gy_min <= c_gy, src("§D.5", "K_1 ∝ 1/c_gamma_y: closed-form minimum")),
-    Condition("c_gamma_v >= 256 K_2 L_v/mu_g", c_gv_min <= c_gv, src("§D.5", "K_2 ∝ 1/c_gamma_v: closed-form minimum")),
-    Condition("eta_x^2 tau_bar cap", eta_x**2 * tau_bar <= 1 / (2 * c_a * alpha_max * L_1**2), src("Prop. 3 / Lemma 8")),
-    Condition("eta_y^2 tau_bar cap (a)", eta_y**2 * tau_bar <= 1 / (4 * c_a * alpha_max * L_1**2), src("Prop. 3 / Lemma 8")),
-    Condition("eta_y^2 tau_bar cap (b)", eta_y**2 * tau_bar <= mu_g**2 / (96 * c_a * alpha_max * L_1**4),
+    Condition("c_gamma_y >= 256 K_1 L_y/mu_g", at_most(c_gy_min, c_gy), src("§D.5", "K_1 ∝ 1/c_gamma_y: closed-form minimum")),
+    Condition("c_gamma_v >= 256 K_2 L_v/mu_g", at_most(c_gv_min, c_gv), src("§D.5", "K_2 ∝ 1/c_gamma_v: closed-form minimum")),
+    Condition("eta_x^2 tau_bar cap", at_most(eta_x**2 * tau_bar, 1 / (2 * c_a * alpha_max * L_1**2)), src("Prop. 3 / Lemma 8")),
+    Condition("eta_y^2 tau_bar cap (a)", at_most(eta_y**2 * tau_bar, 1 / (4 * c_a * alpha_max * L_1**2)), src("Prop. 3 / Lemma 8")),
+    Condition("eta_y^2 tau_bar cap (b)", at_most(eta_y**2 * tau_bar, mu_g**2 / (96 * c_a * alpha_max * L_1**4)),
               src("§D.5 local step conditions")),
-    Condition("C6: eta_v alpha_max L_1 <= 1", eta_v * alpha_max * L_1 <= 1,
+    Condition("C6: eta_v alpha_max L_1 <= 1", at_most(eta_v * alpha_max * L_1, 1),
               src("proof of Prop. 1 / Lemma 2", "implicit (spec §3.2 C6, §4.8 item 19)")),
-    Condition("C4: rho^(t) <= 3 rho_bar/2", rho_max <= 3 * rho_bar / 2, src("Appendix B / eq. (46)", "implicit (C4)")),
-    Condition("C4: rho^(t) >= rho_bar/2", rho_bar / 2 <= rho_min, src("Appendix B / eq. (46)", "implicit (C4)")),
+    Condition("C4: rho^(t) <= 3 rho_bar/2", at_most(rho_max, 3 * rho_bar / 2), src("Appendix B / eq. (46)", "implicit (C4)")),
+    Condition("C4: rho^(t) >= rho_bar/2", at_most(rho_bar / 2, rho_min), src("Appendix B / eq. (46)", "implicit (C4)")),
 )
 
 
