@@ -76,8 +76,8 @@ def test_printed_local_caps_grow_with_the_noise():
 
 
 def test_floor_orders_at_fixed_eta_k():
-    assert fg.exponent(fg.FLOOR_NOISE, fg.m) == -1 and fg.exponent(fg.FLOOR_NOISE, fg.K) == -1
-    assert fg.exponent(fg.FLOOR_HET, fg.K) == 0
+    assert fg.exponent(fg.floor_noise(), fg.m) == -1 and fg.exponent(fg.floor_noise(), fg.K) == -1
+    assert fg.exponent(fg.floor_het(), fg.K) == 0
 
 
 def test_claim_configurations_respect_or_flag_the_theorem():

@@ -3,6 +3,7 @@ each claim expects (A: PL-PL, B: NC-PL, C: point-wise max, D: NC-C and NC-1PC)."
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable, Mapping
 
@@ -340,15 +341,33 @@ def lyapunov_floor(config: RunConfig) -> float:
         eta_y_global=q["eta_y_global"], local_steps=q["local_steps"], m=view(config).participating)
 
 
-# Expected floor exponents from Theorem 3.5's steady state b/a at FIXED eta_x K, eta_y K (sympy)
+# Expected floor exponents from Theorem 3.5's steady state b/a at FIXED eta_x K, eta_y K (sympy). The
+# floors are functions (built once, when a check first needs them): substituting into the theorems'
+# expressions is a good part of a second, which `ratecheck list` should not pay.
 hx, hy = sp.symbols("h_x h_y", positive=True)
-FLOOR_FIXED_ETAK = (B35 / A35).subs({eta_x: hx / K, eta_y: hy / K})
-FLOOR_NOISE = FLOOR_FIXED_ETAK.subs({sigma_G: 0, eta_xl: 0, eta_yl: 0})
-FLOOR_HET = FLOOR_FIXED_ETAK.subs({sigma: 0, eta_xl: 0, eta_yl: 0})
 
 
-def _order(expr: sp.Expr, var: sp.Symbol, why: str) -> ExpectedOrder:
-    return ExpectedOrder(value=Derived(lambda: exponent(expr, var)), why=f"{why} (sympy elasticity in {var})")
+@functools.cache
+def floor_fixed_etak() -> sp.Expr:
+    """Theorem 3.5's b/a with eta_x = h_x/K, eta_y = h_y/K."""
+    return (B35 / A35).subs({eta_x: hx / K, eta_y: hy / K})
+
+
+@functools.cache
+def floor_noise() -> sp.Expr:
+    """The sigma part of floor_fixed_etak() (sigma_G = 0, eta_l -> 0)."""
+    return floor_fixed_etak().subs({sigma_G: 0, eta_xl: 0, eta_yl: 0})
+
+
+@functools.cache
+def floor_het() -> sp.Expr:
+    """The heterogeneity part of floor_fixed_etak() (sigma = 0, eta_l -> 0)."""
+    return floor_fixed_etak().subs({sigma: 0, eta_xl: 0, eta_yl: 0})
+
+
+def _order(expr: Callable[[], sp.Expr], var: sp.Symbol, why: str) -> ExpectedOrder:
+    """The exponent in ``var`` of the expression ``expr()`` builds, derived when first checked."""
+    return ExpectedOrder(value=Derived(lambda: exponent(expr(), var)), why=f"{why} (sympy elasticity in {var})")
 
 
 def derived_rounds_exponent(row: int, var: sp.Symbol, *, inverse: bool = False) -> Derived:
@@ -362,7 +381,8 @@ K_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
 
 
 def floor_slope(id: str, title: str, statement: str, test: str, vary: str, grid: Mapping[str, tuple],
-                configure: Callable[[float, Profile], RunConfig], floor: sp.Expr, why: str) -> SlopeClaim:
+                configure: Callable[[float, Profile], RunConfig], floor: Callable[[], sp.Expr],
+                why: str) -> SlopeClaim:
     """Slope of the stationary E W (tail mean) against m or K, expected from Theorem 3.5's b/a."""
     return SlopeClaim(id=id, paper=KEY, title=title, statement=statement,
                       source=src("Theorem 3.5, Appendix I (b/a)", f"spec §6.1 test {test}"), vary=vary, grid=grid,
@@ -384,12 +404,12 @@ _NOISE_WHY = "Theorem 3.5 floor b/a at fixed eta K, sigma part, eta_l -> 0"
 A2_FLOOR_M = floor_slope(
     "fessgda.A2.floor_m", "PL-PL noise floor falls like 1/m",
     "At fixed eta_x K, eta_y K the stationary E W (sigma_G = 0) is proportional to 1/(mK): slope -1 in m.",
-    "2", "m", M_GRID, lambda v, prof: floor_config(QUAD_NOISY, v, 4, prof), FLOOR_NOISE, _NOISE_WHY)
+    "2", "m", M_GRID, lambda v, prof: floor_config(QUAD_NOISY, v, 4, prof), floor_noise, _NOISE_WHY)
 
 A2_FLOOR_K = floor_slope(
     "fessgda.A2.floor_K", "PL-PL noise floor falls like 1/K at fixed eta K",
     "Linear speedup in the local steps: stationary E W proportional to 1/K at fixed eta_x K, eta_y K.",
-    "2", "K", K_GRID, lambda v, prof: floor_config(QUAD_NOISY, 4, int(v), prof), FLOOR_NOISE, _NOISE_WHY)
+    "2", "K", K_GRID, lambda v, prof: floor_config(QUAD_NOISY, 4, int(v), prof), floor_noise, _NOISE_WHY)
 
 A2_LYAPUNOV = floor_ratio(
     "fessgda.A2.lyapunov_m", "PL-PL noise floor equals the exact Lyapunov value",
@@ -400,7 +420,7 @@ A3_FLOOR_K = floor_slope(
     "fessgda.A3.partial_floor_K", "Partial participation floor does not shrink with K",
     "s = 0, sigma_G > 0, m < M: the stationary E W is independent of K at fixed eta K (no benefit from local steps).",
     "3", "K", {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16)},
-    lambda v, prof: floor_config(QUAD_HET, 4, int(v), prof), FLOOR_HET,
+    lambda v, prof: floor_config(QUAD_HET, 4, int(v), prof), floor_het,
     "Theorem 3.5 floor b/a at fixed eta K, sigma_G part")
 
 A3_LYAPUNOV = floor_ratio(
@@ -413,7 +433,9 @@ A3_LYAPUNOV = floor_ratio(
 # limit of FSGDA is biased by O(eta_l K) at fixed eta K, so W_infinity ~ (eta_l K)^2 (spec §6.1 test 5).
 QUAD_DRIFT = {"kind": "quadratic", "noise": 0.0, "zeta": 1.0, "spread": 0.3, "clients": 4}
 u_l = sp.Symbol("u_l", positive=True)  # eta_l K
-FLOOR_DRIFT = FLOOR_FIXED_ETAK.subs({sigma: 0, M: m}).subs({eta_xl: u_l / K, eta_yl: u_l / K})
+def floor_drift() -> sp.Expr:
+    """The drift part of floor_fixed_etak() (sigma = 0, m = M), eta_xl = eta_yl = u_l/K."""
+    return floor_fixed_etak().subs({sigma: 0, M: m}).subs({eta_xl: u_l / K, eta_yl: u_l / K})
 
 
 def a5_config(local_times_k: float, profile: Profile) -> RunConfig:
@@ -433,7 +455,7 @@ A5_DRIFT = SlopeClaim(
     source=src("Theorem 3.5, Appendix I (drift term of b/a), Lemma B.4", "spec §6.1 test 5"),
     vary="eta_l K", grid={"quick": (0.005, 0.01, 0.02, 0.04, 0.08), "full": (0.0025, 0.005, 0.01, 0.02, 0.04, 0.08)},
     configure=a5_config, measure="W", min_replicas=DET_REPLICAS,
-    expected=_order(FLOOR_DRIFT, u_l, "Theorem 3.5 floor b/a, drift part, eta_xl = eta_yl = u/K at fixed eta K"),
+    expected=_order(floor_drift, u_l, "Theorem 3.5 floor b/a, drift part, eta_xl = eta_yl = u/K at fixed eta K"),
     tolerance=0.1,
 )
 
@@ -461,7 +483,7 @@ A4_LOG_ROUNDS = observe(
     source=src("Theorem 3.5, Table 2", "spec §6.1 test 4"),
     vary="log(1/eps)", grid={"quick": (10, 20, 40), "full": (10, 20, 40, 80)},
     configure=a4_config, measure="W", threshold=lambda v: v**-2, abscissa=math.log,
-    expected=_order(ROUNDS_35, L_EPS, "rounds solving (1-a)^T W0 = eps^2 (Theorem 3.5 recursion)"),
+    expected=_order(lambda: ROUNDS_35, L_EPS, "rounds solving (1-a)^T W0 = eps^2 (Theorem 3.5 recursion)"),
     side="at_most", tolerance=0.15,
 ),
     id='fessgda.A4.log_rounds',
@@ -681,8 +703,11 @@ D2_NCC_REGULARIZED = observe(
 NCPL_FLOOR = {"kind": "ncpl", "mu": 0.5, "noise": 0.5, "zeta": 0.0, "clients": 16, "x0": 1.0}
 # Theorem 3.1's explicit bound at its schedule (p = 2l, eta_y = eta_x/256, beta = eta_y K mu/80000)
 # with eta_x K = h fixed and eta_l -> 0: the steady part C31 N_unc, sigma part (sigma_G = 0)
-FLOOR_31 = (C31 * N_UNC).subs({p: 2 * l, beta: eta_y * K * mu / 80000}).subs(eta_y, eta_x / 256).subs(
-    {eta_x: hx / K, sigma_G: 0, eta_xl: 0, eta_yl: 0})
+@functools.cache
+def floor_31() -> sp.Expr:
+    """C31 N_unc at Theorem 3.1's schedule with eta_x K = h_x fixed, sigma part, eta_l -> 0."""
+    return (C31 * N_UNC).subs({p: 2 * l, beta: eta_y * K * mu / 80000}).subs(eta_y, eta_x / 256).subs(
+        {eta_x: hx / K, sigma_G: 0, eta_xl: 0, eta_yl: 0})
 
 
 def b2_config(m_clients: int, K_steps: int, profile: Profile) -> RunConfig:
@@ -710,7 +735,7 @@ def ncpl_floor_slope(id: str, title: str, vary: str, grid: Mapping[str, tuple],
                       source=src("Theorem 3.1, Appendix D (sigma^2 term of N_unc)", "spec §6.2 test 2, §6.7 B2"),
                       vary=vary, grid=grid, configure=configure, measure="stat_kappa",
                       summary=tail_average("stat_kappa", FLOOR_START_FRACTION),
-                      expected=_order(FLOOR_31, sp.Symbol(vary, positive=True, integer=True),
+                      expected=_order(floor_31, sp.Symbol(vary, positive=True, integer=True),
                                       "Theorem 3.1 explicit bound C31 N_unc at fixed eta_x K, sigma part"),
                       tolerance=0.1, design_reason=B2_C2_DESIGN)
 
@@ -770,7 +795,9 @@ B4_WGAN_KAPPA = HittingTimeClaim(
 PWMAX_NOISY = {"kind": "pwmax", "c0": 0.5, "noise": 0.1, "zeta": 0.0, "clients": 16}
 # noise 0.1 << c0 = 0.5: the inactive component stays clipped at y_4 = 0 (strict complementarity),
 # so the dynamics near the saddle are linear and the floor is exactly proportional to the variance
-FLOOR_CON = (N_CON / (eta_x * K)).subs({eta_x: hx / K, eta_y: hy / K, sigma_G: 0, eta_xl: 0, eta_yl: 0})
+def floor_con() -> sp.Expr:
+    """N_con/(eta_x K) at eta_x K = h_x, eta_y K = h_y fixed, sigma part, eta_l -> 0."""
+    return (N_CON / (eta_x * K)).subs({eta_x: hx / K, eta_y: hy / K, sigma_G: 0, eta_xl: 0, eta_yl: 0})
 
 
 def c2_config(m_clients: float, profile: Profile) -> RunConfig:
@@ -792,7 +819,7 @@ C2_FLOOR_M = SlopeClaim(
     vary="m", grid={"quick": (1, 4, 16), "full": (1, 2, 4, 8, 16)}, configure=c2_config, measure="stat_sq",
     design_reason=B2_C2_DESIGN,
     summary=tail_average("stat_sq", FLOOR_START_FRACTION),
-    expected=_order(FLOOR_CON, m, "per-round error N_con/(eta_x K) of the compact-Y analysis at fixed eta K, sigma part"),
+    expected=_order(floor_con, m, "per-round error N_con/(eta_x K) of the compact-Y analysis at fixed eta K, sigma part"),
     tolerance=0.1,
 )
 
