@@ -208,11 +208,11 @@ def theorem_log_rate(swapped: bool = False) -> Callable[[Any], float]:
     """log(1 - a), a = eta_x K mu1/16 (eta_y K mu2/16 swapped): Theorem 3.5's guaranteed contraction."""
     a = A35.xreplace(ROLE_SWAP) if swapped else A35
     args = sorted(a.free_symbols, key=str)
-    fn = sp.lambdify(args, a)
+    fn = functools.cache(lambda: sp.lambdify(args, a))  # compiled when first used: lambdify imports scipy
 
     def rate(point: Any) -> float:
         values = point.evaluation.values
-        return float(np.log1p(-fn(*(values[str(v)] for v in args))))
+        return float(np.log1p(-fn()(*(values[str(v)] for v in args))))
 
     return rate
 
