@@ -208,7 +208,9 @@ def theorem_3_5(swapped: bool = False) -> Theorem:
         constants=(l, mu1, mu2, sigma, sigma_G, W0s if swapped else W0, pl_xy),
         parameters=(M, m, K, T, eta_x, eta_y, eta_xl, eta_yl),
         schedule={sw(eta_y): 1 / (4 * l * K), sw(eta_x): sw(eta_y * mu2**2 / (64 * l**2))},
-        conditions=tuple(Condition(name + tag, sw(rel), s) for name, rel, s in conditions),
+        # each side swapped, the relation left undecided like at_most's (xreplace would re-decide it)
+        conditions=tuple(Condition(name + tag, type(rel)(sw(rel.lhs), sw(rel.rhs), evaluate=False), s)
+                         for name, rel, s in conditions),
         bounds=(
             Bound("recursion", sw((1 - A35)**T * W0 + B35 / A35),
                   src("Appendix I", "re-derived: +b, 128, contraction a = eta_x K mu1/16 (spec §4.7)" + tag)),
