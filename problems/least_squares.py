@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ratecheck.params import Param, ParamError, declare
 from ratecheck.problem import CompositeFederatedProblem, Constant
@@ -256,6 +255,8 @@ class LeastSquares(CompositeFederatedProblem):
         w = outer.weight
         if 1.0 / c >= 2.0 / w:
             raise ValueError(f"tp3a needs lam_eff = {1 / c:g} < 2/w = {2 / w:g} for a unique stationary point")
+        from scipy.optimize import brentq  # here, not at import: scipy.optimize slows `ratecheck list` (split-proofs)
+
         z = outer.o.copy()
         for j in range(r):  # instance construction only, r scalar roots
 

@@ -34,10 +34,15 @@ __all__ = [
     "cached_derivation",
     "Condition",
     "ConditionResult",
+    "Derived",
     "Evaluation",
     "Source",
     "Theorem",
+    "at_least",
+    "at_most",
+    "derive_complexity",
     "elasticity",
+    "exponent",
 ]
 
 SymbolLike = sp.Symbol | str
@@ -90,6 +95,8 @@ class Condition:
             raise ValueError(
                 f"condition {self.name!r}: relation {rel.rel_op!r} is not an inequality"
             )
+        if not rel.free_symbols:  # at_most(1, 2) is left undecided: the same typo as above
+            raise ValueError(f"condition {self.name!r}: {rel} has no symbol, it decides nothing")
 
     @property
     def strict(self) -> bool:
@@ -119,6 +126,18 @@ class Condition:
         from .latex import relation
 
         return cls(name, relation(latex, symbols, f"condition {name!r}"), source, note)
+
+
+def at_most(lhs: Any, rhs: Any) -> Relational:
+    """``lhs <= rhs`` as a condition's relation, left for evaluation at numbers: written ``lhs <= rhs``,
+    sympy first tries to decide the inequality from the symbols' assumptions, which costs tenths of a
+    second per paper at import for large step-size caps and never succeeds for a real condition."""
+    return sp.Le(lhs, rhs, evaluate=False)
+
+
+def at_least(lhs: Any, rhs: Any) -> Relational:
+    """``lhs >= rhs``, undecided like ``at_most``."""
+    return sp.Ge(lhs, rhs, evaluate=False)
 
 
 @dataclass(frozen=True)
@@ -466,6 +485,79 @@ def _is_greater(a: sp.Expr, b: sp.Expr) -> bool:
     if rel not in (sp.true, sp.false):
         raise ValueError(f"cannot compare elasticities {a} and {b}")
     return bool(rel)
+
+
+class Derived:
+    """A number derived (with sympy) when first used, not when it is declared: ``float(d)`` calls
+    ``derive()`` once and keeps the result. A paper module passes one where a number is expected
+    (e.g. ``ExpectedOrder(value=Derived(lambda: exponent(floor, m)), why=...)``) so that importing the
+    paper, and so ``ratecheck list``, derives nothing."""
+
+    __slots__ = ("_derive", "_value")
+
+    def __init__(self, derive: Callable[[], Any]) -> None:
+        self._derive = derive
+        self._value: float | None = None
+
+    def __float__(self) -> float:
+        if self._value is None:
+            self._value = float(self._derive())
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"Derived({self._value!r})" if self._value is not None else "Derived(<not yet derived>)"
+
+
+def exponent(expr: sp.Expr, var: sp.Symbol, *, inverse: bool = False) -> float:
+    """Exponent of ``expr`` in ``var`` (its elasticity as var -> oo); in 1/var when ``inverse`` (as var -> 0+)."""
+    if inverse:
+        return float(-elasticity(expr, var, at="0"))
+    return float(elasticity(expr, var, at="oo"))
+
+
+@cached_derivation
+def derive_complexity(
+    rate: sp.Expr,
+    *,
+    eps: sp.Symbol,
+    rounds: sp.Symbol,
+    local_steps: sp.Symbol,
+    samples: sp.Symbol,
+    k_is_constant: bool = False,
+    before: Mapping[sp.Symbol, sp.Expr] | None = None,
+    after: Mapping[sp.Symbol, sp.Expr] | None = None,
+) -> tuple[sp.Expr, sp.Expr]:
+    """(per-client samples K T, rounds T) that make every term of ``rate`` (a bound on a SQUARED
+    measure) at most eps^2: a term in T alone fixes T, a term in K T alone fixes K T (K = samples/T).
+
+    With ``k_is_constant`` (K = O(1), e.g. partial participation) samples and rounds coincide.
+    ``before`` is substituted in each term before solving (units, e.g. {l: 1}), ``after`` in the
+    results (e.g. {mu: 1/kappa}). A term that mixes K and T is a ValueError. Kept on disk
+    (``cached_derivation``): each derivation is a few ``sp.solve`` calls."""
+    before, after = dict(before or {}), dict(after or {})
+    expr = rate.subs(local_steps, 1) if k_is_constant else rate.subs(local_steps, samples / rounds)
+    need_t, need_n = [], []
+    for term in sp.Add.make_args(sp.expand(expr)):
+        syms = term.free_symbols
+        target = (rounds if (rounds in syms and samples not in syms)
+                  else samples if samples in syms and rounds not in syms else None)
+        if target is None:
+            raise ValueError(f"term {term} mixes K and T: cannot read off a complexity")
+        sol = [x for x in sp.solve(sp.Eq(term.subs(before), eps**2), target) if x.is_positive is not False]
+        (need_t if target is rounds else need_n).append(sp.simplify(sol[0]))
+    total_rounds = sp.Add(*need_t) if need_t else sp.Integer(1)
+    total_samples = sp.Add(*need_n) if need_n else total_rounds
+    if k_is_constant:
+        total_samples = total_rounds
+
+    def finish(value: sp.Expr) -> sp.Expr:
+        for old, new in after.items():
+            value = value.subs(old, new)
+        for old, new in before.items():
+            value = value.subs(old, new)
+        return sp.simplify(value)
+
+    return finish(total_samples), finish(total_rounds)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """FESS-GDA theorems (proofs/fessgda.py): constants, schedules, conditions, derived complexities,
 the paper's errata where sympy can decide them, and the claim kinds added for this paper."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -75,8 +76,8 @@ def test_printed_local_caps_grow_with_the_noise():
 
 
 def test_floor_orders_at_fixed_eta_k():
-    assert fg.exponent(fg.FLOOR_NOISE, fg.m) == -1 and fg.exponent(fg.FLOOR_NOISE, fg.K) == -1
-    assert fg.exponent(fg.FLOOR_HET, fg.K) == 0
+    assert fg.exponent(fg.floor_noise(), fg.m) == -1 and fg.exponent(fg.floor_noise(), fg.K) == -1
+    assert fg.exponent(fg.floor_het(), fg.K) == 0
 
 
 def test_claim_configurations_respect_or_flag_the_theorem():
@@ -132,7 +133,7 @@ def test_hitting_time_claim_reads_one_run_at_several_levels():
                              threshold=lambda v: v**-2, expected=ExpectedOrder(value=2, why="test"), tolerance=0.05)
     out = claim.decide(PROFILE, {config.key(): trace})
     assert out.verdict == Verdict.PASS and out.evidence["fit"]["slope"] == pytest.approx(2, abs=0.02)  # integer rounds
-    never = HittingTimeClaim(**{**claim.__dict__, "grid": {"quick": (4, 1000)}})
+    never = dataclasses.replace(claim, grid={"quick": (4, 1000)})
     out = never.decide(PROFILE, {config.key(): trace})
     assert out.verdict == Verdict.INCONCLUSIVE and "not reached" in out.reason
 
@@ -144,7 +145,7 @@ def test_pl_theorem_on_a_non_pl_problem_is_inconclusive_with_the_reason():
 
     def configure(rounds, profile):
         params = {**fg.steps(1e-3, 1e-3, 1, 1e-3, 1e-3), "p": 1.0, "beta": 0.5}
-        return fg._run("fess_gda", params, {"kind": "pwmax"}, rounds, 4)
+        return fg.claims._run("fess_gda", params, {"kind": "pwmax"}, rounds, 4)
 
     claim = BoundClaim(id="t.nonpl", paper="t", title="t", statement="s", source=SRC, vary="T",
                        grid={"quick": (10, 20)}, configure=configure, measure="avg:stat_sq",

@@ -324,3 +324,46 @@ def test_cached_derivation_keeps_results_on_disk_and_rebuilds_them_without_eval(
     assert cached(1 / sp.sqrt(T)) == first == (eps**-4,) and len(calls) == 1
     with pytest.raises(ValueError, match="not a plain sympy expression"):
         theory._rebuild("__import__('os').system('true')")
+
+
+# --- split-proofs (issue #9 item 7, issue #7 startup): helpers the paper packages share ---------------
+
+
+def test_derived_number_is_computed_once_and_only_when_used():
+    from ratecheck.theory import Derived
+
+    calls = []
+    d = Derived(lambda: calls.append(1) or sp.Rational(-1, 2))
+    assert calls == []  # declaring it derives nothing (what `ratecheck list` relies on)
+    assert float(d) == -0.5 and float(d) == -0.5
+    assert calls == [1]
+
+
+def test_at_most_and_at_least_are_the_relations_sympy_would_build():
+    from ratecheck.theory import at_least, at_most
+
+    cap = 1 / (4 * sp.sqrt(3) * L * K)
+    assert sp.srepr(at_most(eta, cap)) == sp.srepr(eta <= cap)
+    assert sp.srepr(at_least(eta, cap)) == sp.srepr(eta >= cap)
+    c = Condition("eta cap", at_most(eta, cap), Source(PAPER, "Theorem 2"))
+    assert (c.lhs, c.rhs, c.strict) == (eta, cap, False)
+    with pytest.raises(ValueError, match="no symbol"):
+        Condition("typo", at_most(sp.Integer(1), sp.Integer(2)), Source(PAPER, "Theorem 2"))
+
+
+def test_derive_complexity_reads_rounds_and_samples_off_a_rate():
+    from ratecheck.theory import derive_complexity, exponent
+
+    eps, N, mu_, l_, kap = sp.symbols("epsilon N mu l kappa", positive=True)
+    # a term in T alone fixes T, a term in K T alone fixes the samples K T (bound on a squared measure)
+    rate = l_ / (mu_ * T) + sigma**2 / (n * K * T)
+    samples, rounds = derive_complexity(rate, eps=eps, rounds=T, local_steps=K, samples=N,
+                                        before={l_: 1}, after={mu_: 1 / kap})
+    assert sp.simplify(rounds - kap / eps**2) == 0
+    assert sp.simplify(samples - sigma**2 / (n * eps**2)) == 0
+    assert exponent(rounds, eps, inverse=True) == 2.0 and exponent(rounds, kap) == 1.0
+    same, _ = derive_complexity(rate, eps=eps, rounds=T, local_steps=K, samples=N, k_is_constant=True,
+                                before={l_: 1}, after={mu_: 1 / kap})
+    assert sp.simplify(same - (kap + sigma**2 / n) / eps**2) == 0  # K = O(1): samples = rounds
+    with pytest.raises(ValueError, match="mixes K and T"):
+        derive_complexity(1 / T + K / T**2, eps=eps, rounds=T, local_steps=K, samples=N)

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from ratecheck.params import Param, ParamError
 from ratecheck.problem import Constant, Problem, check_int, check_positive
@@ -165,6 +164,8 @@ def _sin_sigma_g(zeta: float, omega: float, dim: int) -> Constant:
 
 def _min_1d(fun: Any) -> float:
     """min of a strongly convex scalar function on [-50, 50] (the inner problems of V0, spec §1.5)."""
+    from scipy.optimize import minimize_scalar  # here, not at import: scipy.optimize slows `ratecheck list` (split-proofs)
+
     return float(minimize_scalar(fun, bounds=(-50, 50), method="bounded", options={"xatol": 1e-12}).fun)
 
 

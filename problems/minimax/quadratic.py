@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
-from scipy.linalg import solve_discrete_lyapunov
 
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant, check_int, check_positive
@@ -144,6 +143,8 @@ class MinimaxQuadratic(MinimaxProblem):
             cov_v = self.offsets.T @ self.offsets / M
             P_sum = sum(P)
             Qn = Qn + (M - m) / (m * (M - 1)) * P_sum @ cov_v @ P_sum.T
+        from scipy.linalg import solve_discrete_lyapunov  # here, not at import (`ratecheck list`, split-proofs)
+
         Sigma = solve_discrete_lyapunov(F, Qn)
         return float(0.5 * np.trace(self.Q @ Sigma))
 

@@ -52,7 +52,7 @@ def companion(beta: float, delay: int) -> np.ndarray:
 
 def delayed_floor(beta: float, delay: int, noise: float) -> float:
     """Stationary E x^2 of x_{t+1} = x_t - beta x_{t-d} + eps_t, Var eps = noise (discrete Lyapunov)."""
-    from scipy.linalg import solve_discrete_lyapunov
+    from .claims import solve_discrete_lyapunov  # numpy only (split-proofs: startup)
 
     source = np.zeros((delay + 1, delay + 1))
     source[0, 0] = noise

@@ -1,395 +1,78 @@
-"""FESS-GDA: "Stochastic Smoothed Gradient Descent Ascent for Federated Minimax Optimization".
-
-Paper: ../shared/seeds/004_57c332141565532a.txt (arXiv:2311.00944, Shen, Huang, Zhang, Shen; AISTATS 2024).
-Spec:  ../shared/spec/fessgda.md (§4 theorems with explicit constants, §4.8 complexity table, §6 test
-problems, §8 pitfalls, §9 inconsistencies).
-
-Symbols follow spec §4.0: eta_x = eta_{x,g} eta_{x,l} and eta_y = eta_{y,g} eta_{y,l} are the
-EFFECTIVE step sizes every theorem is stated in; eta_xl, eta_yl the local ones (only capped); K local
-steps, T rounds, m of M clients per round.
-
-Runs use the practical constants of spec §6.0 wherever the theory constants (1000, 256, 80000, ...)
-would make progress invisible; then the theorem is evaluated symbolically only, and claims that
-need its conditions (A1) use the theory step sizes exactly.
-"""
+"""FESS-GDA claims (spec §6): the theorem symbols bound at each run, the run configurations and what
+each claim expects (A: PL-PL, B: NC-PL, C: point-wise max, D: NC-C and NC-1PC)."""
 
 from __future__ import annotations
 
 import functools
-import json
 import math
 from typing import Any, Callable, Mapping
 
 import numpy as np
 import sympy as sp
 
-from problems import make_problem
-from ratecheck.fit import log_rate
 from ratecheck.claims import (
-    observe,
-    RateClaim,
-    BoundClaim,
     ExpectedOrder,
     HittingTimeClaim,
     Profile,
-    ValueClaim,
-    tail_average,
+    RateClaim,
     SlopeClaim,
-    Verdict,
+    ValueClaim,
+    observe,
+    tail_average,
 )
-from ratecheck.paper import Paper
-from ratecheck.theory import Bound, Condition, Source, Theorem, elasticity
+from ratecheck.fit import log_rate
+from ratecheck.inspection import constants_of, problem_of, view
+from ratecheck.theory import Derived, exponent
 from ratecheck.trace import RunConfig, Trace
 
-KEY = "fessgda"
-TITLE = "FESS-GDA (arXiv:2311.00944): federated stochastic smoothed GDA for minimax"
-SEED = "004_57c332141565532a.txt (arXiv:2311.00944)"
-
-
-src = Source.of(SEED)  # src("Theorem 2, eq. (14)", note) cites this paper
-
-
-# ---------------------------------------------------------------------------------------------
-# Symbols (spec §4.0)
-
-l, mu, mu1, mu2, sigma, sigma_G, Delta, eps, D_Y, G_y, W0 = sp.symbols(
-    "l mu mu1 mu2 sigma sigma_G Delta epsilon D_Y G_y W0", positive=True)
-M, m, K, T = sp.symbols("M m K T", positive=True, integer=True)
-eta_x, eta_y, eta_xl, eta_yl, beta, p = sp.symbols("eta_x eta_y eta_xl eta_yl beta p", positive=True)
-kappa = l / mu
-kappa1, kappa2 = l / mu1, l / mu2
-# 1 when the problem certifies the curvature assumption (its constants include mu, resp. mu1 and mu2),
-# else 0: a PL theorem asked of a non-PL problem then fails a condition, so the claim is
-# INCONCLUSIVE with that reason instead of a silent PASS
-pl_y, pl_xy = sp.symbols("PL_y PL_xy", positive=True)
-
-# Lemma B.4 drift cap, +oo at K = 1 (pitfall P20)
-LOC_CAP = sp.Piecewise((sp.oo, sp.Eq(K, 1)), (1 / (2 * l * sp.sqrt(2 * (2 * K - 1) * (K - 1))), True))
-# per-round error terms, Lemma C.7 (unconstrained Y) and its compact-Y version (spec §4.0)
-DRIFT = 4 * eta_x * K * l**2 * (24 * K**2 * (eta_xl**2 + eta_yl**2) * sigma_G**2
-                                + 3 * K * (eta_xl**2 + 2 * K * eta_yl**2) * sigma**2)
-N_UNC = (25 * l * eta_x**2 * K**2 * (M - m) * sigma_G**2 / (m * M) + 15 * l * eta_x**2 * K * sigma**2 / m + DRIFT)
-N_CON = (25 * l * eta_x**2 * K**2 * (M - m) * sigma_G**2 / (m * M) + 15 * l * eta_x**2 * K * sigma**2 / m
-         + 8 * eta_y * K * (M - m) * sigma_G**2 / (m * M) + 4 * eta_y * sigma**2 / m
-         + 4 * eta_x * K * l**2 * (24 * K**2 * (eta_xl**2 + eta_yl**2) * (sigma_G**2 + G_y**2)
-                                   + 3 * K * (eta_xl**2 + 2 * K * eta_yl**2) * sigma**2))
-
-# The epsilon local-step caps as printed (noise in the NUMERATOR) and as the proofs need them
-# (spec §4.0, inconsistency 1): an O(.) with an unknown constant, so they are compared by their
-# dependence on sigma (sympy elasticity), not evaluated.
-EPS_CAP_PRINTED_31 = eps * sp.sqrt((sigma_G**2 + sigma**2) / kappa) / (K * l)
-EPS_CAP_CORRECTED_31 = eps / (K * l * sp.sqrt(kappa * (sigma_G**2 + sigma**2)))
-
-
-def _smoothed_conditions(where: str, beta_rhs: sp.Expr) -> tuple[Condition, ...]:
-    """Common conditions of the p = 2l analysis (Lemma C.7 / F.3; spec §4.0)."""
-    s = src(where)
-    return (
-        Condition("p >= 2l", p >= 2 * l, s, "p = 2l"),
-        Condition("p <= 2l", p <= 2 * l, s, "p = 2l"),
-        Condition("eta_x <= 1/(1000 K l)", eta_x <= 1 / (1000 * K * l), s),
-        Condition("eta_y <= eta_x/256", eta_y <= eta_x / 256, s, "the theorem sets equality; Lemma C.6 needs <="),
-        Condition("beta <= beta_max", beta <= beta_rhs, s, "the theorem sets equality"),
-        Condition("eta_xl <= drift cap", eta_xl <= LOC_CAP, src("Lemma B.4")),
-        Condition("eta_xl <= sqrt(beta/(6144 eta_x p l^2 K^3))",
-                  eta_xl <= sp.sqrt(beta / (6144 * eta_x * p * l**2 * K**3)), s),
-        Condition("eta_yl <= drift cap", eta_yl <= LOC_CAP, src("Lemma B.4")),
-        Condition("eta_yl <= sqrt(eta_y/(3072 eta_x l^2 K^2))",
-                  eta_yl <= sp.sqrt(eta_y / (3072 * eta_x * l**2 * K**2)), s),
-    )
-
-
-_COMMON_PARAMS = (M, m, K, T, eta_x, eta_y, eta_xl, eta_yl, beta, p)
-_ETA_X_FULL = sp.Min(1 / (1000 * K * l), sp.sqrt(m * Delta) / (sigma * sp.sqrt(K * T * l)))
-# Theorems 3.1 and E.1 (m = M or sigma_G = 0): p = 2l, eta_y = eta_x/256, beta = eta_y K mu/80000
-_SCHEDULE_MU = {p: 2 * l, eta_x: _ETA_X_FULL, eta_y: eta_x / 256, beta: eta_y * K * mu / 80000}
-
-# ---------------------------------------------------------------------------------------------
-# Theorem 3.1 (NC-PL), Appendix D, eqs. (11)-(13)
-
-C31 = sp.Max(128 / (eta_x * K), 64 * kappa / (eta_y * K), 32 * p / beta)
-THEOREM_3_1 = Theorem(
-    id="fessgda.theorem3_1",
-    title="Theorem 3.1: NC-PL, (eps, eps/sqrt(kappa))-stationarity of f",
-    source=src("Theorem 3.1 and Appendix D, eqs. (11)-(13)"),
-    measure="avg:stat_kappa",
-    constants=(l, mu, sigma, sigma_G, Delta, pl_y),
-    parameters=_COMMON_PARAMS,
-    assumptions=("2.1 l-smooth clients", "2.2 variance sigma^2", "2.3 heterogeneity sigma_G^2",
-                 "2.4 Phi bounded below", "3.1 mu-PL in y (global f)"),
-    schedule=_SCHEDULE_MU,
-    conditions=(Condition("Assumption 3.1 (PL in y) certified by the problem", pl_y >= 1, src("Assumption 3.1")),
-                *_smoothed_conditions("Theorem 3.1 / Lemma C.7", eta_y * K * mu / 80000)),
-    bounds=(
-        Bound("explicit", C31 * (Delta / T + N_UNC), src("Appendix D, eqs. (11)-(13)", "re-derived in spec §4.1"),
-              "max{128/(eta_x K), 64 kappa/(eta_y K), 32 p/beta} = 1.31e9 kappa/(eta_x K) at the theorem's choices"),
-        Bound("rate_full", kappa / sp.sqrt(m * K * T) + kappa / T, src("Theorem 3.1 (i)", "O(.) form, spec §4.1"),
-              "m = M or sigma_G = 0; the O(eps^2) drift part is made small by the local caps"),
-        Bound("rate_partial", kappa / sp.sqrt(m * T), src("Theorem 3.1 (ii)", "O(.) form, K = O(1)")),
-    ),
+from .theorems import (
+    A35,
+    B35,
+    C31,
+    GDA_LIN_2020_ROUNDS,
+    KEY,
+    N_CON,
+    N_UNC,
+    ROLE_SWAP,
+    THEOREM_3_1,
+    THEOREM_3_5,
+    THEOREM_3_5_SWAPPED,
+    W0,
+    beta,
+    complexity_table,
+    complexity_theorem,
+    eps,
+    eta_x,
+    eta_xl,
+    eta_y,
+    eta_yl,
+    K,
+    kap,
+    l,
+    M,
+    m,
+    mu,
+    p,
+    sigma,
+    sigma_G,
+    src,
 )
-
-# Theorem E.1 (NC-SC, compact Y) and Theorem 3.3 (NC-C via the regularized run, spec §2.4(A))
-THEOREM_E_1 = Theorem(
-    id="fessgda.theoremE_1",
-    title="Theorem E.1: NC-SC with compact Y",
-    source=src("Appendix E, Theorem E.1"),
-    measure="avg:stat_sq",
-    constants=(l, mu, sigma, sigma_G, Delta, G_y),
-    parameters=_COMMON_PARAMS,
-    schedule=_SCHEDULE_MU,
-    conditions=_smoothed_conditions("Theorem E.1 / Lemma C.7", eta_y * K * mu / 80000),
-    bounds=(
-        Bound("explicit_x", (128 / (eta_x * K) + 32 * p / beta) * (Delta / T + N_CON), src("Appendix E", "spec §4.2")),
-        Bound("explicit_y", 32 / (eta_y * K) * (Delta / T + N_CON), src("Appendix E", "spec §4.2; needs eta_y K <= 1/l")),
-        Bound("rate", kappa / sp.sqrt(m * K * T) + kappa / T, src("Theorem E.1", "O(.) form with T = mK")),
-    ),
-)
-
-THEOREM_3_3 = Theorem(
-    id="fessgda.theorem3_3",
-    title="Theorem 3.3: NC-C, eps-stationarity of f via the regularized run",
-    source=src("Theorem 3.3, Appendix G"),
-    measure="avg:stat_sq",
-    constants=(l, D_Y),
-    parameters=(m, K, T, eps),
-    conditions=(Condition("eps <= 2 l D(Y)", eps <= 2 * l * D_Y, src("Theorem 3.3")),),
-    bounds=(Bound("rate", (2 * l * D_Y / eps) / sp.sqrt(m * K * T) + (2 * l * D_Y / eps) / T,
-                  src("Appendix G", "Theorem E.1's rate at kappa~ = 2 l D(Y)/eps (spec §4.5); order only")),),
-)
-
-# Theorem 3.2 (NC-1PC), Appendix F: explicit bounds (spec §4.4)
-R32 = Delta / T + 192 * beta * D_Y * eps**2 + N_CON
-THEOREM_3_2 = Theorem(
-    id="fessgda.theorem3_2",
-    title="Theorem 3.2: NC-1PC, (eps, eps^2)-stationarity of f and eps-stationarity of Phi_{1/2l}",
-    source=src("Theorem 3.2, Appendix F"),
-    measure="avg:moreau_sq",
-    constants=(l, sigma, sigma_G, Delta, D_Y, G_y),
-    parameters=(*_COMMON_PARAMS, eps),
-    schedule={p: 2 * l, eta_x: _ETA_X_FULL, eta_y: eta_x / 256, beta: eta_y * K * eps**2 / (80000 * D_Y)},
-    conditions=(*_smoothed_conditions("Theorem 3.2 / Lemma F.3", eta_y * K * eps**2 / (80000 * D_Y)),
-                Condition("eps^2 <= l D(Y)", eps**2 <= l * D_Y, src("Theorem 3.2"))),
-    bounds=(
-        Bound("explicit_x", (128 / (eta_x * K) + 32 * p / beta) * R32, src("Appendix F", "spec §4.4")),
-        Bound("explicit_moreau", (1024 / (eta_x * K) + 18432 * l**2 * eta_y * K + 8192 * l * D_Y / (eta_y * K * eps**2)
-                                  + 256 * p / beta) * R32 + 32 * l * D_Y * eps**2,
-              src("Appendix F, eq. (36)", "constant 4D(Y) of (36); Lemma F.2 states 6, its proof 2 (spec §4.10)")),
-        Bound("rate", 1 / (eps**2 * T) + 1 / (eps**2 * sp.sqrt(m * K * T)),
-              src("Theorem 3.2", "O(.) form: p/beta ~ 1/(eta_x K eps^2), spec §4.4")),
-    ),
-)
-
-# Theorem 3.4 (point-wise max, strict complementarity), Appendix H: delta, gamma_3, lambda_1..3 of
-# Lemma H.1 are not computable, so beta's cap and the explicit bound are not evaluable: ORDER ONLY.
-THEOREM_3_4 = Theorem(
-    id="fessgda.theorem3_4",
-    title="Theorem 3.4: point-wise maximum with strict complementarity (order only)",
-    source=src("Theorem 3.4, Appendix H, eq. (43)"),
-    measure="stat_sq",
-    constants=(l,),
-    parameters=(m, K, T),
-    conditions=(),
-    bounds=(Bound("rate", 1 / T + 1 / sp.sqrt(m * K * T),
-                  src("Theorem 3.4", "O(.) form with an eps-independent beta; constants delta, gamma_3 of Lemma H.1 "
-                      "are not computable, so only the order is checked")),),
-)
-
-# Theorem 3.5 (PL-PL), Appendix I; recursion re-derived with the sign and constants corrected
-A35 = eta_x * K * mu1 / 16
-B35_NOISE = 4 * l * eta_y**2 * K * sigma**2 / m
-B35_HET = 8 * l * eta_y**2 * K**2 * (M - m) * sigma_G**2 / (m * M)
-B35_DRIFT = 4 * eta_y * K * l**2 * (24 * K**2 * (eta_xl**2 + eta_yl**2) * sigma_G**2
-                                    + 3 * K * (eta_xl**2 + 2 * K * eta_yl**2) * sigma**2)
-B35 = B35_NOISE + B35_HET + B35_DRIFT
-W0s = sp.Symbol("W0_swap", positive=True)  # W'(x0, y0) of the swapped roles (spec §2.4(C))
-# spec §2.4(C): the mu1 < mu2 branch is the mu1 >= mu2 recipe applied to g(y, x) = -f(x, y); every
-# x/y quantity of the theorem is exchanged (simultaneously, xreplace)
-ROLE_SWAP = {mu1: mu2, mu2: mu1, eta_x: eta_y, eta_y: eta_x, eta_xl: eta_yl, eta_yl: eta_xl, W0: W0s}
-
-
-def theorem_3_5(swapped: bool = False) -> Theorem:
-    """Theorem 3.5 (Appendix I) in the paper's branch mu1 >= mu2, or with the roles swapped (mu1 < mu2,
-    algorithm fess_gda_swapped, potential W' = (Phi* - Psi0(y)) + (f - Psi0(y)), measure 'W_swap')."""
-    sw = (lambda e: e.xreplace(ROLE_SWAP)) if swapped else (lambda e: e)
-    tag = " [roles swapped, spec §2.4(C)]" if swapped else ""
-    conditions = (
-        ("Assumption 3.7 (two-sided PL) certified by the problem", pl_xy >= 1, src("Assumptions 3.7, 3.8")),
-        ("eta_y <= 1/(4lK)", eta_y <= 1 / (4 * l * K), src("Appendix I")),
-        ("eta_x <= eta_y mu2^2/(64 l^2)", eta_x <= eta_y * mu2**2 / (64 * l**2), src("Appendix I")),
-        ("eta_xl <= drift cap", eta_xl <= LOC_CAP, src("Lemma B.4")),
-        ("eta_xl <= sqrt(eta_x/(1536 eta_y l^2 K^2))", eta_xl <= sp.sqrt(eta_x / (1536 * eta_y * l**2 * K**2)),
-         src("Appendix I")),
-        ("eta_yl <= drift cap", eta_yl <= LOC_CAP, src("Lemma B.4")),
-        ("eta_yl <= 1/sqrt(1536 l^2 K^2)", eta_yl <= 1 / sp.sqrt(1536 * l**2 * K**2),
-         src("Appendix I", "printed without the square root (spec §4.7 (2))")),
-        ("mu2 <= mu1 (branch)", mu2 <= mu1, src("Appendix I", "else swap roles, spec §2.4(C)")),
-    )
-    return Theorem(
-        id="fessgda.theorem3_5" + ("_swapped" if swapped else ""),
-        title="Theorem 3.5: PL-PL, linear convergence of W_t (p = 0, " + ("case mu1 < mu2, roles swapped)" if swapped
-                                                                        else "case mu1 >= mu2)"),
-        source=src("Theorem 3.5, Appendix I" + (" case mu1 < mu2" if swapped else "")),
-        measure="W_swap" if swapped else "W",
-        constants=(l, mu1, mu2, sigma, sigma_G, W0s if swapped else W0, pl_xy),
-        parameters=(M, m, K, T, eta_x, eta_y, eta_xl, eta_yl),
-        schedule={sw(eta_y): 1 / (4 * l * K), sw(eta_x): sw(eta_y * mu2**2 / (64 * l**2))},
-        conditions=tuple(Condition(name + tag, sw(rel), s) for name, rel, s in conditions),
-        bounds=(
-            Bound("recursion", sw((1 - A35)**T * W0 + B35 / A35),
-                  src("Appendix I", "re-derived: +b, 128, contraction a = eta_x K mu1/16 (spec §4.7)" + tag)),
-            Bound("printed_contraction", sw((1 - eta_y * K * l / (256 * kappa1 * kappa2**2))**T * W0 + B35 / A35),
-                  src("Appendix I", "as printed: 256 where the derivation gives 1024 (4x faster)" + tag)),
-            Bound("floor", sw(B35 / A35), src("Appendix I", "steady state b/a" + tag)),
-        ),
-    )
-
-
-THEOREM_3_5 = theorem_3_5()
-THEOREM_3_5_SWAPPED = theorem_3_5(swapped=True)
-
-# Proposition 3.1, phase 2 (Appendix J): FESS-GDA with p = 0 on f_i + l ||x - x~||^2 from an
-# (eps, eps/sqrt(kappa))-stationary point; O(1) constants are not given, so ORDER ONLY (set to 1).
-PROPOSITION_3_1 = Theorem(
-    id="fessgda.proposition3_1",
-    title="Proposition 3.1: from stationarity of f to stationarity of Phi (phase 2, order only)",
-    source=src("Proposition 3.1, Appendix J"),
-    measure="dist_sq",
-    constants=(l, mu, sigma, sigma_G),
-    parameters=(M, m, K, T, eta_x, eps),
-    conditions=(Condition("eta_x <= 1/(4 l K)", eta_x <= 1 / (4 * l * K), src("Appendix J")),),
-    bounds=(Bound("order", kappa * eps**2 * (1 - eta_x * K * l / (256 * 9 * kappa))**T + kappa**2 * eta_x * sigma**2 / m
-                  + kappa**2 * eta_x * K * (M - m) * sigma_G**2 / (m * M) + eps**2 / kappa**2,
-                  src("Appendix J", "O(1) constants set to 1; the factor 9 comes from f~ being 3l-smooth (spec §4.3)")),),
-)
-
-# Corollary 3.1 (Phi-stationarity) and the Theorem 3.5 headline: orders only
-kp, kpp = sp.symbols("kappa_p kappa_pp", positive=True)  # kappa' = max, kappa'' = min of kappa1, kappa2
-kap = sp.Symbol("kappa", positive=True)
-COMPLEXITY_ORDERS = {  # (per-client samples KT, rounds T) as printed (spec §4.3, §4.7, §4.8)
-    "Cor 3.1 (full)": (kap**2 / (m * eps**4) + kap**5 * sp.log(kap) / (m * eps**2), kap / eps**2 + kap * sp.log(kap)),
-    "Thm 3.5 (paper)": (kp**3 * kpp**4 * sp.log(kp / eps) / (m * eps**2), kp * kpp**2 * sp.log(kp / eps)),
-    "Thm 3.5 (derived)": (kp**5 * kpp**2 * sp.log(kp / eps) / (m * eps**2), kp**2 * kpp * sp.log(kp / eps)),
-}
-
-THEOREMS = (THEOREM_3_1, THEOREM_E_1, THEOREM_3_2, THEOREM_3_3, THEOREM_3_4, THEOREM_3_5, THEOREM_3_5_SWAPPED,
-            PROPOSITION_3_1)
-
-
-# ---------------------------------------------------------------------------------------------
-# Complexities derived with sympy from each theorem's rate form (spec §4.8)
-
-N_SAMPLES = sp.Symbol("N", positive=True)  # per-client samples K T
-
-
-def derive_complexity(rate: sp.Expr, *, k_is_constant: bool = False) -> tuple[sp.Expr, sp.Expr]:
-    """(per-client samples KT, rounds T) that make every term of ``rate`` (a bound on a SQUARED
-    measure) at most eps^2: a term in T alone fixes T, a term in KT alone fixes KT (K = N/T).
-    With ``k_is_constant`` (K = O(1), partial participation) samples and rounds coincide."""
-    expr = rate.subs(K, 1) if k_is_constant else rate.subs(K, N_SAMPLES / T)
-    need_t, need_n = [], []
-    for term in sp.Add.make_args(sp.expand(expr)):
-        syms = term.free_symbols
-        target = T if (T in syms and N_SAMPLES not in syms) else N_SAMPLES if N_SAMPLES in syms and T not in syms else None
-        if target is None:
-            raise ValueError(f"term {term} mixes K and T: cannot read off a complexity")
-        sol = [s for s in sp.solve(sp.Eq(term.subs(l, 1), eps**2), target) if s.is_positive is not False]
-        (need_t if target is T else need_n).append(sp.simplify(sol[0]))
-    rounds = sp.Add(*need_t) if need_t else sp.Integer(1)
-    samples = sp.Add(*need_n) if need_n else rounds
-    if k_is_constant:
-        samples = rounds
-    return sp.simplify(samples.subs(mu, 1 / kap).subs(l, 1)), sp.simplify(rounds.subs(mu, 1 / kap).subs(l, 1))
-
-
-def exponent(expr: sp.Expr, var: sp.Symbol, *, inverse: bool = False) -> float:
-    """Exponent of ``expr`` in ``var`` (sympy elasticity); in 1/var when ``inverse`` (as var -> 0)."""
-    if inverse:
-        return float(-elasticity(expr, var, at="0"))
-    return float(elasticity(expr, var, at="oo"))
-
-
-_RATE_ROWS = (  # (setting, theorem, bound version, K = O(1)?, printed (KT, T))
-    ("NC-PL, m = M or sigma_G = 0", THEOREM_3_1, "rate_full", False, (kap**2 / (m * eps**4), kap / eps**2)),
-    ("NC-PL, m < M, sigma_G > 0", THEOREM_3_1, "rate_partial", True, (kap**2 / (m * eps**4), kap**2 / (m * eps**4))),
-    ("NC-SC, compact Y", THEOREM_E_1, "rate", False, (kap**2 / (m * eps**4), kap / eps**2)),
-    ("NC-1PC", THEOREM_3_2, "rate", False, (1 / (m * eps**8), eps**-4)),
-    ("NC-C (regularized)", THEOREM_3_3, "rate", False, (1 / (m * eps**6), eps**-3)),
-    ("point-wise max (2)", THEOREM_3_4, "rate", False, (1 / (m * eps**4), eps**-2)),
-)
-
-
-@functools.lru_cache(maxsize=1)
-def complexity_table() -> list[dict[str, Any]]:
-    """Each setting: the paper's (KT, T) and the ones sympy derives from the theorem's rate form;
-    'agree' compares orders (their ratio is a constant)."""
-    rows = []
-    for setting, theorem, version, k_const, printed in _RATE_ROWS:
-        rate = theorem.bound_expr(version, use_schedule=False)
-        if theorem is THEOREM_3_3:
-            rate = rate.subs(D_Y, 1)
-        derived = derive_complexity(rate, k_is_constant=k_const)
-        rows.append({"setting": setting, "theorem": theorem.id, "printed": printed, "derived": derived,
-                     "agree": all(not sp.simplify(a / b).free_symbols for a, b in zip(printed, derived))})
-    return rows
-
-
-# Table 1 of the paper (communication complexity, full participation), spec §4.9; Lin et al. (2020)
-# GDA (NC-SC, deterministic, eta_x = Theta(1/(kappa^2 l))) for the B1 baseline.
-TABLE_1 = (  # (class, algorithm, partial participation covered, samples, rounds)
-    ("NC-PL", "Local SGDA (Sharma et al. 2022)", False, kap**4 / (m * eps**4), kap**3 / eps**3),
-    ("NC-PL", "SAGDA (Yang et al. 2022a)", True, kap**4 / (m * eps**4), kap**2 / eps**2),
-    ("NC-PL", "Fed-Norm-SGDA (Sharma et al. 2023)", True, kap**4 / (m * eps**4), kap**2 / eps**2),
-    ("NC-PL", "FedSGDA-M (Wu et al. 2023)", False, kap**3 / (m * eps**3), kap**2 / eps**2),
-    ("NC-PL", "FESS-GDA (Corollary 3.1)", True, kap**2 / (m * eps**4), kap / eps**2),
-    ("NC-1PC", "Local SGDA+ (Sharma et al. 2022)", False, eps**-8, eps**-7),
-    ("NC-1PC", "Fed-Norm-SGDA+ (Sharma et al. 2023)", True, 1 / (m * eps**8), eps**-4),
-    ("NC-1PC", "FESS-GDA (Theorem 3.2)", True, 1 / (m * eps**8), eps**-4),
-    ("NC-C", "Local SGDA+ (Sharma et al. 2022)", False, 1 / (m * eps**8), eps**-7),
-    ("NC-C", "Fed-Norm-SGDA+ (Sharma et al. 2023)", True, 1 / (m * eps**8), eps**-4),
-    ("NC-C", "FedSGDA+ (Wu et al. 2023)", False, 1 / (m * eps**8), eps**-6),
-    ("NC-C", "FESS-GDA (Theorem 3.2)", True, 1 / (m * eps**8), eps**-4),
-    ("form (2)", "FESS-GDA (Theorem 3.4)", True, 1 / (m * eps**4), eps**-2),
-)
-GDA_LIN_2020_ROUNDS = kap**2 / eps**2  # Lin et al. (2020), Thm 4.4: O(kappa^2 l Delta eps^-2) iterations
 
 
 # ---------------------------------------------------------------------------------------------
 # Binding runs to theorem symbols
 
 
-@functools.lru_cache(maxsize=128)
-def _problem(problem: str, params_json: str):
-    return make_problem(problem, json.loads(params_json))
-
-
-def problem_of(config: RunConfig):
-    return _problem(config.problem, json.dumps(dict(config.problem_params), sort_keys=True))
-
-
-@functools.lru_cache(maxsize=128)
-def _constants(problem: str, params_json: str) -> dict[str, float]:
-    return {k: float(c.value) for k, c in _problem(problem, params_json).constants().items()}
-
-
-def problem_constants(config: RunConfig) -> dict[str, float]:
-    return _constants(config.problem, json.dumps(dict(config.problem_params), sort_keys=True))
-
-
-def clients_per_round(config: RunConfig) -> int:
-    part = str(config.params.get("participation", "full"))
-    return int(problem_of(config).num_clients) if part == "full" else int(part.split(":")[1])
-
-
 def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
     """Theorem symbols at a run: exact problem constants and the run's effective step sizes."""
-    c, q = problem_constants(config), config.params
+    run = view(config)
+    c, q = run.constants, config.params
     # constants a problem does not certify are NaN, and its PL flags 0 (see pl_y, pl_xy)
     out = {name: math.nan for name in ("mu", "mu1", "mu2", "W0", "W0_swap", "Delta", "sigma_G")}
     out.update(c)
     out["PL_y"] = 1.0 if "mu" in c else 0.0
     out["PL_xy"] = 1.0 if "mu1" in c and "mu2" in c else 0.0
-    out.update(M=c["M"], m=float(clients_per_round(config)), K=float(q["local_steps"]), T=float(config.rounds),
+    out.update(M=c["M"], m=float(run.participating), K=float(q["local_steps"]), T=float(config.rounds),
                eta_x=q["eta_x_local"] * q["eta_x_global"], eta_y=q["eta_y_local"] * q["eta_y_global"],
                eta_xl=q["eta_x_local"], eta_yl=q["eta_y_local"], beta=q.get("beta", 0.5), p=q.get("p", 0.0))
     return out
@@ -436,7 +119,7 @@ DET_REPLICAS = 4  # deterministic runs: replicas are identical, a few suffice
 def a1_config(rounds: float, profile: Profile, problem: Mapping[str, Any] = QUAD_DET) -> RunConfig:
     """Theorem 3.5's step sizes exactly (K = 1, full participation, s = 0, sigma_G = 0)."""
     draft = _run("fsgda", {}, problem, 1, 1)
-    c = problem_constants(draft)
+    c = constants_of(draft)
     sched = THEOREM_3_5.schedule_values({**c, "K": 1})
     cap_y = 0.9 / math.sqrt(1536) / c["l"]  # eta_yl <= 1/sqrt(1536 l^2 K^2), with margin
     # shave 1e-9 so that eta_l * (eta / eta_l) rounding cannot break the equality-type conditions
@@ -525,11 +208,11 @@ def theorem_log_rate(swapped: bool = False) -> Callable[[Any], float]:
     """log(1 - a), a = eta_x K mu1/16 (eta_y K mu2/16 swapped): Theorem 3.5's guaranteed contraction."""
     a = A35.xreplace(ROLE_SWAP) if swapped else A35
     args = sorted(a.free_symbols, key=str)
-    fn = sp.lambdify(args, a)
+    fn = functools.cache(lambda: sp.lambdify(args, a))  # compiled when first used: lambdify imports scipy
 
     def rate(point: Any) -> float:
         values = point.evaluation.values
-        return float(np.log1p(-fn(*(values[str(v)] for v in args))))
+        return float(np.log1p(-fn()(*(values[str(v)] for v in args))))
 
     return rate
 
@@ -577,7 +260,7 @@ A6_SMOOTHING = 0.2  # beta, large enough that z's lag changes the rate
 
 
 def a6_config(rounds: float, profile: Profile) -> RunConfig:
-    lip = problem_constants(_run("fess_gda", {}, QUAD_DET, 1, 1))["l"]
+    lip = constants_of(_run("fess_gda", {}, QUAD_DET, 1, 1))["l"]
     ex = 1 / (20 * lip)
     params = {**steps(ex, ex, 2, ex / 2, ex / 2), "p": 2 * lip, "beta": A6_SMOOTHING, "participation": "full"}
     return _run("fess_gda", params, QUAD_DET, rounds, DET_REPLICAS, A1_CHECKPOINTS)
@@ -604,7 +287,7 @@ NCNC_DET = {"kind": "ncnc_pl", "noise": 0.0, "zeta": 0.0, "clients": 1, "x0": 0.
 
 def a1_swapped_config(rounds: float, profile: Profile) -> RunConfig:
     """The swapped recipe exactly: eta_x = 1/(4lK), eta_y = eta_x mu1^2/(64 l^2), K = 1, s = 0."""
-    c = problem_constants(_run("fess_gda_swapped", {}, NCNC_DET, 1, 1))
+    c = constants_of(_run("fess_gda_swapped", {}, NCNC_DET, 1, 1))
     sched = THEOREM_3_5_SWAPPED.schedule_values({**c, "K": 1})
     cap_x = 0.9 / math.sqrt(1536) / c["l"]  # eta_xl <= 1/sqrt(1536 l^2 K^2) (swapped), with margin
     ex, ey = sched["eta_x"] * (1 - 1e-9), sched["eta_y"] * (1 - 2e-9)
@@ -643,7 +326,7 @@ FLOOR_ROUNDS, FLOOR_START_FRACTION = 1500, 0.2  # tail average over rounds [0.2 
 
 def floor_config(problem: Mapping[str, Any], m_clients: int, K_steps: int, profile: Profile) -> RunConfig:
     draft = _run("fsgda", {}, problem, 1, 1)
-    lip = problem_constants(draft)["l"]
+    lip = constants_of(draft)["l"]
     M_total = int(problem["clients"])
     part = "full" if int(m_clients) == M_total else f"without_replacement:{int(m_clients)}"
     params = {**steps(ETA_K / lip / K_steps, ETA_K / lip / K_steps, K_steps, ETA_LOCAL, ETA_LOCAL), "participation": part}
@@ -655,18 +338,42 @@ def lyapunov_floor(config: RunConfig) -> float:
     q = config.params
     return problem_of(config).stationary_potential(
         eta_x_local=q["eta_x_local"], eta_y_local=q["eta_y_local"], eta_x_global=q["eta_x_global"],
-        eta_y_global=q["eta_y_global"], local_steps=q["local_steps"], m=clients_per_round(config))
+        eta_y_global=q["eta_y_global"], local_steps=q["local_steps"], m=view(config).participating)
 
 
-# Expected floor exponents from Theorem 3.5's steady state b/a at FIXED eta_x K, eta_y K (sympy)
+# Expected floor exponents from Theorem 3.5's steady state b/a at FIXED eta_x K, eta_y K (sympy). The
+# floors are functions (built once, when a check first needs them): substituting into the theorems'
+# expressions is a good part of a second, which `ratecheck list` should not pay.
 hx, hy = sp.symbols("h_x h_y", positive=True)
-FLOOR_FIXED_ETAK = (B35 / A35).subs({eta_x: hx / K, eta_y: hy / K})
-FLOOR_NOISE = FLOOR_FIXED_ETAK.subs({sigma_G: 0, eta_xl: 0, eta_yl: 0})
-FLOOR_HET = FLOOR_FIXED_ETAK.subs({sigma: 0, eta_xl: 0, eta_yl: 0})
 
 
-def _order(expr: sp.Expr, var: sp.Symbol, why: str) -> ExpectedOrder:
-    return ExpectedOrder(value=exponent(expr, var), why=f"{why} (sympy elasticity in {var})")
+@functools.cache
+def floor_fixed_etak() -> sp.Expr:
+    """Theorem 3.5's b/a with eta_x = h_x/K, eta_y = h_y/K."""
+    return (B35 / A35).subs({eta_x: hx / K, eta_y: hy / K})
+
+
+@functools.cache
+def floor_noise() -> sp.Expr:
+    """The sigma part of floor_fixed_etak() (sigma_G = 0, eta_l -> 0)."""
+    return floor_fixed_etak().subs({sigma_G: 0, eta_xl: 0, eta_yl: 0})
+
+
+@functools.cache
+def floor_het() -> sp.Expr:
+    """The heterogeneity part of floor_fixed_etak() (sigma = 0, eta_l -> 0)."""
+    return floor_fixed_etak().subs({sigma: 0, eta_xl: 0, eta_yl: 0})
+
+
+def _order(expr: Callable[[], sp.Expr], var: sp.Symbol, why: str) -> ExpectedOrder:
+    """The exponent in ``var`` of the expression ``expr()`` builds, derived when first checked."""
+    return ExpectedOrder(value=Derived(lambda: exponent(expr(), var)), why=f"{why} (sympy elasticity in {var})")
+
+
+def derived_rounds_exponent(row: int, var: sp.Symbol, *, inverse: bool = False) -> Derived:
+    """Exponent in ``var`` (in 1/var with ``inverse``) of the rounds T that sympy derives for
+    complexity_table()[row], derived when a check first needs it."""
+    return Derived(lambda: exponent(complexity_table()[row]["derived"][1], var, inverse=inverse))
 
 
 M_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16)}
@@ -674,7 +381,8 @@ K_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
 
 
 def floor_slope(id: str, title: str, statement: str, test: str, vary: str, grid: Mapping[str, tuple],
-                configure: Callable[[float, Profile], RunConfig], floor: sp.Expr, why: str) -> SlopeClaim:
+                configure: Callable[[float, Profile], RunConfig], floor: Callable[[], sp.Expr],
+                why: str) -> SlopeClaim:
     """Slope of the stationary E W (tail mean) against m or K, expected from Theorem 3.5's b/a."""
     return SlopeClaim(id=id, paper=KEY, title=title, statement=statement,
                       source=src("Theorem 3.5, Appendix I (b/a)", f"spec §6.1 test {test}"), vary=vary, grid=grid,
@@ -696,12 +404,12 @@ _NOISE_WHY = "Theorem 3.5 floor b/a at fixed eta K, sigma part, eta_l -> 0"
 A2_FLOOR_M = floor_slope(
     "fessgda.A2.floor_m", "PL-PL noise floor falls like 1/m",
     "At fixed eta_x K, eta_y K the stationary E W (sigma_G = 0) is proportional to 1/(mK): slope -1 in m.",
-    "2", "m", M_GRID, lambda v, prof: floor_config(QUAD_NOISY, v, 4, prof), FLOOR_NOISE, _NOISE_WHY)
+    "2", "m", M_GRID, lambda v, prof: floor_config(QUAD_NOISY, v, 4, prof), floor_noise, _NOISE_WHY)
 
 A2_FLOOR_K = floor_slope(
     "fessgda.A2.floor_K", "PL-PL noise floor falls like 1/K at fixed eta K",
     "Linear speedup in the local steps: stationary E W proportional to 1/K at fixed eta_x K, eta_y K.",
-    "2", "K", K_GRID, lambda v, prof: floor_config(QUAD_NOISY, 4, int(v), prof), FLOOR_NOISE, _NOISE_WHY)
+    "2", "K", K_GRID, lambda v, prof: floor_config(QUAD_NOISY, 4, int(v), prof), floor_noise, _NOISE_WHY)
 
 A2_LYAPUNOV = floor_ratio(
     "fessgda.A2.lyapunov_m", "PL-PL noise floor equals the exact Lyapunov value",
@@ -712,7 +420,7 @@ A3_FLOOR_K = floor_slope(
     "fessgda.A3.partial_floor_K", "Partial participation floor does not shrink with K",
     "s = 0, sigma_G > 0, m < M: the stationary E W is independent of K at fixed eta K (no benefit from local steps).",
     "3", "K", {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16)},
-    lambda v, prof: floor_config(QUAD_HET, 4, int(v), prof), FLOOR_HET,
+    lambda v, prof: floor_config(QUAD_HET, 4, int(v), prof), floor_het,
     "Theorem 3.5 floor b/a at fixed eta K, sigma_G part")
 
 A3_LYAPUNOV = floor_ratio(
@@ -725,11 +433,13 @@ A3_LYAPUNOV = floor_ratio(
 # limit of FSGDA is biased by O(eta_l K) at fixed eta K, so W_infinity ~ (eta_l K)^2 (spec §6.1 test 5).
 QUAD_DRIFT = {"kind": "quadratic", "noise": 0.0, "zeta": 1.0, "spread": 0.3, "clients": 4}
 u_l = sp.Symbol("u_l", positive=True)  # eta_l K
-FLOOR_DRIFT = FLOOR_FIXED_ETAK.subs({sigma: 0, M: m}).subs({eta_xl: u_l / K, eta_yl: u_l / K})
+def floor_drift() -> sp.Expr:
+    """The drift part of floor_fixed_etak() (sigma = 0, m = M), eta_xl = eta_yl = u_l/K."""
+    return floor_fixed_etak().subs({sigma: 0, M: m}).subs({eta_xl: u_l / K, eta_yl: u_l / K})
 
 
 def a5_config(local_times_k: float, profile: Profile) -> RunConfig:
-    lip = problem_constants(_run("fsgda", {}, QUAD_DRIFT, 1, 1))["l"]
+    lip = constants_of(_run("fsgda", {}, QUAD_DRIFT, 1, 1))["l"]
     K_steps = 4
     el = local_times_k / K_steps
     params = {**steps(ETA_K / lip / K_steps, ETA_K / lip / K_steps, K_steps, el, el), "participation": "full"}
@@ -745,7 +455,7 @@ A5_DRIFT = SlopeClaim(
     source=src("Theorem 3.5, Appendix I (drift term of b/a), Lemma B.4", "spec §6.1 test 5"),
     vary="eta_l K", grid={"quick": (0.005, 0.01, 0.02, 0.04, 0.08), "full": (0.0025, 0.005, 0.01, 0.02, 0.04, 0.08)},
     configure=a5_config, measure="W", min_replicas=DET_REPLICAS,
-    expected=_order(FLOOR_DRIFT, u_l, "Theorem 3.5 floor b/a, drift part, eta_xl = eta_yl = u/K at fixed eta K"),
+    expected=_order(floor_drift, u_l, "Theorem 3.5 floor b/a, drift part, eta_xl = eta_yl = u/K at fixed eta K"),
     tolerance=0.1,
 )
 
@@ -773,7 +483,7 @@ A4_LOG_ROUNDS = observe(
     source=src("Theorem 3.5, Table 2", "spec §6.1 test 4"),
     vary="log(1/eps)", grid={"quick": (10, 20, 40), "full": (10, 20, 40, 80)},
     configure=a4_config, measure="W", threshold=lambda v: v**-2, abscissa=math.log,
-    expected=_order(ROUNDS_35, L_EPS, "rounds solving (1-a)^T W0 = eps^2 (Theorem 3.5 recursion)"),
+    expected=_order(lambda: ROUNDS_35, L_EPS, "rounds solving (1-a)^T W0 = eps^2 (Theorem 3.5 recursion)"),
     side="at_most", tolerance=0.15,
 ),
     id='fessgda.A4.log_rounds',
@@ -800,7 +510,7 @@ def _ncpl(mu_value: float) -> dict[str, Any]:
 
 
 def kappa_of(mu_value: float) -> float:
-    return problem_constants(_run("fess_gda", {}, _ncpl(mu_value), 1, 1))["kappa"]
+    return constants_of(_run("fess_gda", {}, _ncpl(mu_value), 1, 1))["kappa"]
 
 
 def b1_fess_config(mu_value: float, profile: Profile) -> RunConfig:
@@ -829,7 +539,7 @@ B1_FESS_KAPPA = HittingTimeClaim(
     statement="Deterministic, M = m = 1: rounds to ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2 grow like kappa^1 (Theorem 3.1: T = O(kappa eps^-2)).",
     source=src("Theorem 3.1, Table 1", "spec §6.2 test 1"),
     configure=b1_fess_config, grid=B1_FESS_GRID,
-    expected=ExpectedOrder(value=exponent(complexity_table()[0]["derived"][1], kap),
+    expected=ExpectedOrder(value=derived_rounds_exponent(0, kap),
                            why="kappa-exponent of T derived by sympy from Theorem 3.1's rate (complexity_table)"),
     side="at_most", **_B1,
 )
@@ -840,7 +550,7 @@ B1_GDA_KAPPA = HittingTimeClaim(
     statement="Same problem, simultaneous GDA with eta_x = eta_y/kappa^2: rounds grow like kappa^2.",
     source=src("Table 1 and §1.3", "Lin et al. (2020) GDA O(kappa^2 eps^-2); spec §6.2 test 1"),
     configure=b1_gda_config, grid=B1_GRID, design_reason=B1_DESIGN,
-    expected=ExpectedOrder(value=exponent(GDA_LIN_2020_ROUNDS, kap),
+    expected=ExpectedOrder(value=Derived(lambda: exponent(GDA_LIN_2020_ROUNDS, kap)),
                            why="kappa-exponent of Lin et al. (2020) GDA rounds kappa^2/eps^2 (sympy)"),
     **_B1,
 )
@@ -852,7 +562,7 @@ B3_MULTIPLIER = 4.0  # practical constant on the theory branch; 1/(1000 K l) is 
 
 
 def b3_config(rounds: float, profile: Profile) -> RunConfig:
-    c = problem_constants(_run("fess_gda", {}, NCPL_NOISY, 1, 1))
+    c = constants_of(_run("fess_gda", {}, NCPL_NOISY, 1, 1))
     m_all, K_steps = int(c["M"]), 1
     theory = math.sqrt(m_all * c["Delta"]) / (c["sigma"] * math.sqrt(K_steps * rounds * c["l"]))
     ex = min(1 / (3 * c["l"]), B3_MULTIPLIER * theory)
@@ -886,7 +596,7 @@ def c1_config(problem: Mapping[str, Any]) -> Callable[[float, Profile], RunConfi
     as Theorem 3.4 prescribes); one run serves every eps (only the level changes)."""
 
     def configure(inv_eps: float, profile: Profile) -> RunConfig:
-        lip = problem_constants(_run("fess_gda", {}, problem, 1, 1))["l"]
+        lip = constants_of(_run("fess_gda", {}, problem, 1, 1))["l"]
         ex = 1 / (3 * lip)
         params = {**steps(ex, ex / 2, 1, ex, ex / 2), "p": 2 * lip, "beta": 0.1}
         return _run("fess_gda", params, problem, 800, DET_REPLICAS, 300)
@@ -898,7 +608,7 @@ def c1_config(problem: Mapping[str, Any]) -> Callable[[float, Profile], RunConfi
 # where the measure hits eps^2 is at most the T of the theorem, O(eps^-2). Checked: exponent <= 2.
 _C1 = dict(paper=KEY, vary="1/eps", grid=C1_GRID, measure="stat_sq", threshold=lambda v: v**-2,
            min_replicas=DET_REPLICAS, side="at_most", tolerance=0.1,
-           expected=ExpectedOrder(value=exponent(complexity_table()[5]["derived"][1], eps, inverse=True),
+           expected=ExpectedOrder(value=derived_rounds_exponent(5, eps, inverse=True),
                                   why="1/eps-exponent of T derived by sympy from Theorem 3.4's rate (complexity_table)"))
 
 C1_PWMAX = observe(
@@ -954,11 +664,11 @@ def eps_rounds_claim(row: int, **fields: Any) -> HittingTimeClaim:
     """Deterministic rounds until the measure first reaches eps^2, against 1/eps, at most the 1/eps-exponent
     of T that sympy derives from complexity_table()[row] (min_t <= average: the first hit comes no later
     than the T of a theorem bounding the average)."""
-    entry = complexity_table()[row]
     return HittingTimeClaim(paper=KEY, vary="1/eps", threshold=lambda v: v**-2, min_replicas=DET_REPLICAS,
                             side="at_most", tolerance=0.1,
-                            expected=ExpectedOrder(value=exponent(entry["derived"][1], eps, inverse=True),
-                                                   why=f"1/eps-exponent of T derived by sympy from {entry['theorem']}'s "
+                            expected=ExpectedOrder(value=derived_rounds_exponent(row, eps, inverse=True),
+                                                   why=f"1/eps-exponent of T derived by sympy from "
+                                                       f"{complexity_theorem(row)}'s "
                                                        "rate (complexity_table)"), **fields)
 
 
@@ -966,7 +676,7 @@ def d2_config(inv_eps: float, profile: Profile) -> RunConfig:
     """FESS-GDA on f~_i = f_i - eps/(4 D(Y)) ||y - y0||^2 (problem parameter reg_eps = eps), Theorem E.1's
     shape at (l~, mu~ = eps/(2 D(Y))) with practical constants; stationarity is measured on the ORIGINAL f."""
     problem = {"kind": "tanh", "x0": 2.0, "reg_eps": 1.0 / inv_eps, "moreau": False}
-    c = problem_constants(_run("fess_gda", {}, problem, 1, 1))
+    c = constants_of(_run("fess_gda", {}, problem, 1, 1))
     mu_reg = (1.0 / inv_eps) / (2 * c["D_Y"])
     ex = 1 / (3 * c["l"])
     params = {**steps(ex, ex / FESS_CY, 1, ex, ex / FESS_CY), "p": 2 * c["l"], "beta": FESS_CB * ex / FESS_CY * mu_reg}
@@ -993,14 +703,17 @@ D2_NCC_REGULARIZED = observe(
 NCPL_FLOOR = {"kind": "ncpl", "mu": 0.5, "noise": 0.5, "zeta": 0.0, "clients": 16, "x0": 1.0}
 # Theorem 3.1's explicit bound at its schedule (p = 2l, eta_y = eta_x/256, beta = eta_y K mu/80000)
 # with eta_x K = h fixed and eta_l -> 0: the steady part C31 N_unc, sigma part (sigma_G = 0)
-FLOOR_31 = (C31 * N_UNC).subs({p: 2 * l, beta: eta_y * K * mu / 80000}).subs(eta_y, eta_x / 256).subs(
-    {eta_x: hx / K, sigma_G: 0, eta_xl: 0, eta_yl: 0})
+@functools.cache
+def floor_31() -> sp.Expr:
+    """C31 N_unc at Theorem 3.1's schedule with eta_x K = h_x fixed, sigma part, eta_l -> 0."""
+    return (C31 * N_UNC).subs({p: 2 * l, beta: eta_y * K * mu / 80000}).subs(eta_y, eta_x / 256).subs(
+        {eta_x: hx / K, sigma_G: 0, eta_xl: 0, eta_yl: 0})
 
 
 def b2_config(m_clients: int, K_steps: int, profile: Profile) -> RunConfig:
     """FESS-GDA with Theorem 3.1's shape and practical constants, eta_x K = 1/(3l) fixed, tiny local
     steps (global = effective / local, spec §2.6), m of M = 16 homogeneous clients without replacement."""
-    c = problem_constants(_run("fess_gda", {}, NCPL_FLOOR, 1, 1))
+    c = constants_of(_run("fess_gda", {}, NCPL_FLOOR, 1, 1))
     ex = 1 / (3 * c["l"] * K_steps)
     ey = ex / FESS_CY
     part = "full" if int(m_clients) == int(c["M"]) else f"without_replacement:{int(m_clients)}"
@@ -1022,7 +735,7 @@ def ncpl_floor_slope(id: str, title: str, vary: str, grid: Mapping[str, tuple],
                       source=src("Theorem 3.1, Appendix D (sigma^2 term of N_unc)", "spec §6.2 test 2, §6.7 B2"),
                       vary=vary, grid=grid, configure=configure, measure="stat_kappa",
                       summary=tail_average("stat_kappa", FLOOR_START_FRACTION),
-                      expected=_order(FLOOR_31, sp.Symbol(vary, positive=True, integer=True),
+                      expected=_order(floor_31, sp.Symbol(vary, positive=True, integer=True),
                                       "Theorem 3.1 explicit bound C31 N_unc at fixed eta_x K, sigma part"),
                       tolerance=0.1, design_reason=B2_C2_DESIGN)
 
@@ -1046,12 +759,12 @@ def _wgan(lam_value: float) -> dict[str, Any]:
 
 
 def wgan_kappa(lam_value: float) -> float:
-    return problem_constants(_run("fess_gda", {}, _wgan(lam_value), 1, 1))["kappa"]
+    return constants_of(_run("fess_gda", {}, _wgan(lam_value), 1, 1))["kappa"]
 
 
 def b4_config(lam_value: float, profile: Profile) -> RunConfig:
     """Deterministic FESS-GDA, M = m = 1, Theorem 3.1's shape with the practical constants of B1."""
-    c = problem_constants(_run("fess_gda", {}, _wgan(lam_value), 1, 1))
+    c = constants_of(_run("fess_gda", {}, _wgan(lam_value), 1, 1))
     ex = 1 / (3 * c["l"])
     params = {**steps(ex, ex / FESS_CY, 1, ex, ex / FESS_CY), "p": 2 * c["l"], "beta": FESS_CB * ex / FESS_CY * c["mu"]}
     # the run grows like kappa (Theorem 3.1's order) with margin, so the hitting time is never capped by the run
@@ -1069,7 +782,7 @@ B4_WGAN_KAPPA = HittingTimeClaim(
     vary="kappa", grid={"quick": (0.1, 0.055, 0.03, 0.017, 0.009), "full": (0.1, 0.055, 0.03, 0.017, 0.009, 0.005)},
     configure=b4_config, measure="stat_kappa", threshold=lambda v: B4_LEVEL, abscissa=wgan_kappa,
     min_replicas=DET_REPLICAS, side="at_most", tolerance=0.15,
-    expected=ExpectedOrder(value=exponent(complexity_table()[0]["derived"][1], kap),
+    expected=ExpectedOrder(value=derived_rounds_exponent(0, kap),
                            why="kappa-exponent of T derived by sympy from Theorem 3.1's rate (complexity_table)"),
 )
 
@@ -1082,11 +795,13 @@ B4_WGAN_KAPPA = HittingTimeClaim(
 PWMAX_NOISY = {"kind": "pwmax", "c0": 0.5, "noise": 0.1, "zeta": 0.0, "clients": 16}
 # noise 0.1 << c0 = 0.5: the inactive component stays clipped at y_4 = 0 (strict complementarity),
 # so the dynamics near the saddle are linear and the floor is exactly proportional to the variance
-FLOOR_CON = (N_CON / (eta_x * K)).subs({eta_x: hx / K, eta_y: hy / K, sigma_G: 0, eta_xl: 0, eta_yl: 0})
+def floor_con() -> sp.Expr:
+    """N_con/(eta_x K) at eta_x K = h_x, eta_y K = h_y fixed, sigma part, eta_l -> 0."""
+    return (N_CON / (eta_x * K)).subs({eta_x: hx / K, eta_y: hy / K, sigma_G: 0, eta_xl: 0, eta_yl: 0})
 
 
 def c2_config(m_clients: float, profile: Profile) -> RunConfig:
-    c = problem_constants(_run("fess_gda", {}, PWMAX_NOISY, 1, 1))
+    c = constants_of(_run("fess_gda", {}, PWMAX_NOISY, 1, 1))
     K_steps = 4
     ex = 1 / (3 * c["l"] * K_steps)
     part = "full" if int(m_clients) == int(c["M"]) else f"without_replacement:{int(m_clients)}"
@@ -1104,7 +819,7 @@ C2_FLOOR_M = SlopeClaim(
     vary="m", grid={"quick": (1, 4, 16), "full": (1, 2, 4, 8, 16)}, configure=c2_config, measure="stat_sq",
     design_reason=B2_C2_DESIGN,
     summary=tail_average("stat_sq", FLOOR_START_FRACTION),
-    expected=_order(FLOOR_CON, m, "per-round error N_con/(eta_x K) of the compact-Y analysis at fixed eta K, sigma part"),
+    expected=_order(floor_con, m, "per-round error N_con/(eta_x K) of the compact-Y analysis at fixed eta K, sigma part"),
     tolerance=0.1,
 )
 
@@ -1119,7 +834,7 @@ D1_ROUNDS_BETA = 60.0  # run length 60/beta rounds: the z-EMA needs O(1/beta) ro
 
 
 def d1_config(inv_eps: float, profile: Profile) -> RunConfig:
-    c = problem_constants(_run("fess_gda", {}, ONEPC, 1, 1))
+    c = constants_of(_run("fess_gda", {}, ONEPC, 1, 1))
     ex = 1 / (3 * c["l"])
     ey = ex / FESS_CY
     beta_value = D1_CB * ey * (1 / inv_eps) ** 2 / c["D_Y"]
@@ -1168,145 +883,3 @@ CLAIMS = (
 )
 
 
-# ---------------------------------------------------------------------------------------------
-# Report sections (complexity tables, Table 1 next to measured exponents, errata)
-
-ERRATA = (
-    "Local-step caps printed with the noise scale in the numerator (all theorems): the printed Theorem 3.1 cap "
-    "eps sqrt(kappa^-1 (sigma_G^2 + sigma^2))/(Kl) has exponent {printed:+g} in sigma, the proofs need "
-    "eps/(Kl sqrt(kappa (sigma_G^2 + sigma^2))) with exponent {corrected:+g} (spec §4.0).",
-    "Theorem 3.1 proof: the partial-participation case is headed 'm = M or sigma_G = 0' (spec §4.1).",
-    "Lemma C.7/F.3 use beta <= eta_y K l/80000; Theorems 3.1/E.1 need beta = eta_y K mu/80000 (encoded as the condition).",
-    "Lemmas E.1-E.3 cite Assumption 3.1 (Y = R^d2) with compact Y; they need strong concavity (E.1).",
-    "Constrained-Y proofs use the unprojected aggregate identity, ignoring the local projections (spec §2.2); the code projects literally.",
-    "Lemma F.2: constant 6 D(Y) in the statement, 2 in its proof, 4 in eq. (36) (the 'explicit_moreau' bound uses 4).",
-    "Appendix G: n^-1 for m^-1 and an inconsistent stationarity tuple.",
-    "Appendix H restates Theorem 3.4 as 'Theorem 3.2', cites wrong equations, and its closing claim differs from the theorem.",
-    "Appendix I: '-b' for '+b', 126 for 128, contraction printed with 256 where the derivation gives 1024 "
-    "(bound 'printed_contraction' vs 'recursion'), a missing square root on the eta_yl cap, eta_y/eta_x swapped once, "
-    "the eta_xl cap listed twice, and the distance conversion drops the argmax-Lipschitz factor kappa_2^2.",
-    "Theorem 3.5 / Table 2 headline kappa exponents (kappa'^3 kappa''^4 samples, kappa' kappa''^2 rounds) disagree with "
-    "the appendix derivation (kappa'^5 kappa''^2, kappa'^2 kappa''): see the PL-PL rows below.",
-    "Appendix J uses the wrong PL-PL branch for the phase-2 objective and has a sign typo in Psi~.",
-    "Eq. (2)/KKT typos and the f_i name clash between components and clients (spec §1.2).",
-    "Phi smoothness 2 kappa l (§2) vs (1 + kappa) l (Lemma I.1).",
-    "Theorem E.1 proof states beta = O(kappa^-2 m eps^2), inconsistent with beta = eta_y K mu/80000 and T = mK (O(kappa^-1)).",
-    "The explicit Theorem 3.1 prefactor is max{...} = {prefactor} kappa/(eta_x K) at the theorem's choices: every "
-    "'empirical <= bound' check against it is vacuous; only exponents are informative (pitfall P23).",
-)
-
-
-def _fmt_expr(expr: sp.Expr) -> str:
-    return str(expr).replace("**", "^").replace("epsilon", "eps").replace("kappa_pp", "kappa''").replace("kappa_p", "kappa'")
-
-
-def _measured(outcomes, claim_id: str) -> str:
-    for o in outcomes:
-        if o.claim.id == claim_id and "fit" in o.evidence:
-            f = o.evidence["fit"]
-            return f"{f['slope']:+.2f} [{f['ci_low']:+.2f}, {f['ci_high']:+.2f}] ({o.verdict})"
-    return "not run"
-
-
-def prefactor_31() -> sp.Expr:
-    """32 p / beta at p = 2l, beta = eta_y K mu/80000, eta_y = eta_x/256, in units of kappa/(eta_x K)."""
-    val = (32 * p / beta).subs({p: 2 * l, beta: eta_y * K * mu / 80000}).subs(eta_y, eta_x / 256)
-    return sp.simplify(val / (kappa / (eta_x * K)))
-
-
-def report_sections(outcomes) -> list[tuple[str, str]]:
-    rows = ["| setting | theorem | KT printed | KT derived (sympy) | T printed | T derived (sympy) | agree |",
-            "|---|---|---|---|---|---|---|"]
-    for r in complexity_table():
-        rows.append(f"| {r['setting']} | {r['theorem']} | {_fmt_expr(r['printed'][0])} | {_fmt_expr(r['derived'][0])} | "
-                    f"{_fmt_expr(r['printed'][1])} | {_fmt_expr(r['derived'][1])} | {'yes' if r['agree'] else 'NO'} |")
-    for name, (samples, rounds) in COMPLEXITY_ORDERS.items():
-        rows.append(f"| {name} | (orders as stated) | {_fmt_expr(samples)} | - | {_fmt_expr(rounds)} | - | - |")
-    complexity = "\n".join(rows)
-    complexity += ("\n\nExponents of the PL-PL rounds in kappa' (max) and kappa'' (min): paper "
-                   f"{exponent(COMPLEXITY_ORDERS['Thm 3.5 (paper)'][1] / sp.log(kp / eps), kp):g}, "
-                   f"{exponent(COMPLEXITY_ORDERS['Thm 3.5 (paper)'][1] / sp.log(kp / eps), kpp):g}; derived "
-                   f"{exponent(COMPLEXITY_ORDERS['Thm 3.5 (derived)'][1] / sp.log(kp / eps), kp):g}, "
-                   f"{exponent(COMPLEXITY_ORDERS['Thm 3.5 (derived)'][1] / sp.log(kp / eps), kpp):g}.")
-
-    t1 = ["| class | algorithm | partial participation | samples (FCP) | rounds (FCP) | kappa-exp. of rounds | "
-          "1/eps-exp. of rounds |", "|---|---|---|---|---|---|---|"]
-    for cls, alg, partial, samples, rounds in TABLE_1:
-        t1.append(f"| {cls} | {alg} | {'yes' if partial else 'no'} | {_fmt_expr(samples)} | {_fmt_expr(rounds)} | "
-                  f"{exponent(rounds, kap):g} | {exponent(rounds, eps, inverse=True):g} |")
-    t1.append("")
-    t1.append("| measured (this package) | claim | fitted exponent [95% CI] |")
-    t1.append("|---|---|---|")
-    t1.append(f"| FESS-GDA rounds vs kappa (NC-PL) | fessgda.B1.fess_kappa | {_measured(outcomes, 'fessgda.B1.fess_kappa')} |")
-    t1.append(f"| GDA rounds vs kappa (NC-PL) | fessgda.B1.gda_kappa | {_measured(outcomes, 'fessgda.B1.gda_kappa')} |")
-    t1.append(f"| FESS-GDA rounds vs 1/eps (form (2)) | fessgda.C1.pwmax_rounds | {_measured(outcomes, 'fessgda.C1.pwmax_rounds')} |")
-    t1.append(f"| control c0 = 0 | fessgda.C1.control_c0_zero | {_measured(outcomes, 'fessgda.C1.control_c0_zero')} |")
-    t1.append(f"| control duplicate | fessgda.C1.control_duplicate | {_measured(outcomes, 'fessgda.C1.control_duplicate')} |")
-    t1.append(f"| PL-PL rounds vs log(1/eps) | fessgda.A4.log_rounds | {_measured(outcomes, 'fessgda.A4.log_rounds')} |")
-    t1.append(f"| NC-PL averaged measure vs T (theory step) | fessgda.B3.rate_T | {_measured(outcomes, 'fessgda.B3.rate_T')} |")
-    t1.append(f"| PL-PL floor vs m / vs K | fessgda.A2.floor_m / floor_K | {_measured(outcomes, 'fessgda.A2.floor_m')} / "
-              f"{_measured(outcomes, 'fessgda.A2.floor_K')} |")
-    t1.append(f"| drift bias vs eta_l K | fessgda.A5.drift_bias | {_measured(outcomes, 'fessgda.A5.drift_bias')} |")
-    t1.append(f"| NC-C regularized run, rounds vs 1/eps | fessgda.D2.ncc_regularized_rounds | "
-              f"{_measured(outcomes, 'fessgda.D2.ncc_regularized_rounds')} |")
-    for label, cid in (("NC-1PC rounds vs 1/eps (Phi_{1/2l}, beta ~ eps^2)", "fessgda.D1.nc1pc_rounds"),
-                       ("NC-PL noise floor vs m", "fessgda.B2.ncpl_floor_m"),
-                       ("NC-PL noise floor vs K", "fessgda.B2.ncpl_floor_K"),
-                       ("WGAN rounds vs kappa", "fessgda.B4.wgan_kappa"),
-                       ("point-wise max floor vs m", "fessgda.C2.pwmax_floor_m")):
-        t1.append(f"| {label} | {cid} | {_measured(outcomes, cid)} |")
-
-    vacuity = vacuity_note(outcomes)
-    printed = exponent(EPS_CAP_PRINTED_31.subs(sigma_G, 0), sigma)
-    corrected = exponent(EPS_CAP_CORRECTED_31.subs(sigma_G, 0), sigma)
-    errata = [e.replace("{printed:+g}", f"{printed:+g}").replace("{corrected:+g}", f"{corrected:+g}")
-              .replace("{prefactor}", f"{float(prefactor_31()):.4g}") for e in ERRATA]
-    return [
-        ("Complexity table (paper vs derived)", complexity),
-        ("Table 1 of the paper and measured exponents", "\n".join(t1)),
-        ("Errata (spec §9, evaluated where computable)", "\n".join(f"- {e}" for e in errata)),
-        ("Vacuous bounds (pitfall P23)", vacuity),
-    ]
-
-
-def vacuity_note(outcomes) -> str:
-    """Theorem 3.1's explicit bound with its own schedule at the B3 instance, next to what B3 measured."""
-    T_value = B3_RATE_T.grid["quick"][-1]
-    config = b3_config(T_value, Profile("quick", replicas=1))
-    c = problem_constants(config)
-    values = {**{k: v for k, v in c.items() if k in THEOREM_3_1.symbols}, "PL_y": 1.0, "M": c["M"], "m": c["M"],
-              "K": 1.0, "T": float(T_value)}
-    sched = THEOREM_3_1.schedule_values(values)
-    full = {**values, **sched, "eta_xl": 0.999 * math.sqrt(sched["beta"] / (6144 * sched["eta_x"] * sched["p"] * c["l"] ** 2)),
-            "eta_yl": 0.999 * math.sqrt(sched["eta_y"] / (3072 * sched["eta_x"] * c["l"] ** 2))}
-    ev = THEOREM_3_1.evaluate(full, use_schedule=False)
-    measured = next((r for o in outcomes if o.claim.id == B3_RATE_T.id for r in o.points if r.value == T_value), None)
-    text = (f"Theorem 3.1's explicit bound, evaluated with its own schedule (eta_x = {sched['eta_x']:.3g}, beta = "
-            f"{sched['beta']:.3g}) on the B3 instance (l = {c['l']:.4g}, kappa = {c['kappa']:.4g}) at T = {T_value}, is "
-            f"{ev.bounds['explicit']:.3g} (conditions hold: {ev.all_hold}); its prefactor max{{...}} is "
-            f"{float(prefactor_31()):.4g} kappa/(eta_x K). ")
-    if measured is not None and measured.samples.size:
-        text += (f"The averaged measure B3 measured at T = {T_value} (practical step sizes) is {np.mean(measured.samples):.3g}, "
-                 f"{ev.bounds['explicit'] / np.mean(measured.samples):.3g} times smaller. ")
-    swapped = bindings(a1_swapped_config(1, Profile("quick", replicas=1)))
-    a_swap = A35.xreplace(ROLE_SWAP)
-    rate = float(a_swap.subs({s: swapped[s.name] for s in a_swap.free_symbols}))
-    text += (f"The role-swapped Theorem 3.5 on the nonconvex-nonconcave (a3) example (mu1 = {swapped['mu1']:.3g} < mu2 = "
-             f"{swapped['mu2']:.3g}) contracts W' by a' = eta_y K mu2/16 = {rate:.3g} per round at its own step sizes, so "
-             "its recursion bound stays near W'_0 over any affordable T; fessgda.A1.linear_rate_ncnc_swapped therefore "
-             "checks the measured contraction against the exact rate of the linearized round and reports how much "
-             "faster than the theorem's it is (the tightness factor, in the Observations section). ")
-    return text + ("Any 'empirical <= explicit bound' check of Theorems 3.1, E.1 and 3.2 is therefore vacuous; "
-                   "this report checks their exponents instead, and the tight constants available: the exact "
-                   "Lyapunov floor of the PL-PL quadratic (A2, A3) and the exact contraction rates (A1, A6).")
-
-
-PAPER = Paper(
-    key=KEY,
-    title=TITLE,
-    seed=SEED,
-    theorems=THEOREMS,
-    claims=CLAIMS,
-    spec="../shared/spec/fessgda.md",
-    report_sections=report_sections,
-)

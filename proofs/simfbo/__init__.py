@@ -1,0 +1,34 @@
+"""SimFBO / ShroFBO: "Towards Simple, Flexible and Communication-efficient Federated Bilevel Learning".
+
+Paper: ../shared/seeds/000_66e1ccf0a50396e9.txt (Yang, Xiao, Ji, arXiv May 2023).
+Spec:  ../shared/spec/simfbo.md (§4.1 constants, §4.3 conditions, §4.4 explicit bound before the O(.)
+step, §4.5 Theorem 2, §4.7 rates, §4.8 errata, §6 test problems and tests T0-T8).
+
+The measure is (1/T) sum_{t<T} ||grad Phi(x^t)||^2 ("avg:grad_norm_sq"): the proofs bound this average
+(spec §2.6). Theorem symbols follow spec §4.6; the run parameters are bound from each run.
+
+theorems.py: Theorems 1-2 and the corollary in sympy; claims.py: run bindings, configurations and the
+claims of spec §6.4/§7.2; report.py: the paper's report sections and figures.
+"""
+
+from __future__ import annotations
+
+from ratecheck.paper import Paper
+
+from .claims import *  # noqa: F401,F403
+from .report import *  # noqa: F401,F403
+from .theorems import *  # noqa: F401,F403
+from .claims import CLAIMS
+from .report import report_figures, report_sections
+from .theorems import KEY, SEED, THEOREMS, TITLE
+
+PAPER = Paper(
+    key=KEY,
+    title=TITLE,
+    seed=SEED,
+    theorems=THEOREMS,
+    claims=CLAIMS,
+    spec="../shared/spec/simfbo.md",
+    report_sections=report_sections,
+    report_figures=report_figures,
+)
