@@ -254,3 +254,39 @@ def p1(**overrides: Any) -> dict[str, Any]:
 def p2(**overrides: Any) -> dict[str, Any]:
     """Spec defedavg P2: non-IID, c_i = x* +- zeta e_d alternating, zeta = 1."""
     return {"dim": 10, "mu": 0.1, "L": 1.0, "zeta": 1.0, "sigma": 1.0, "heterogeneity": "alternating", **overrides}
+
+
+def strategy(**fixed: Any):
+    """A hypothesis strategy of quadratic instances (parameters of ``make``), for hunts and property
+    tests; keyword arguments fix a parameter (a value) or replace its strategy.
+
+    Ranges are those the family builds quickly and well-posed: d <= 12, condition number <= 100,
+    noise and heterogeneity over four decades.
+    """
+    from hypothesis import strategies as st
+
+    scales = st.floats(min_value=0.05, max_value=20.0, allow_nan=False, allow_infinity=False)
+    base = {
+        "dim": st.integers(min_value=2, max_value=12),
+        "clients": st.sampled_from([16, 32]),
+        "L": scales,
+        "kappa": st.floats(min_value=1.0, max_value=100.0),
+        "sigma": st.floats(min_value=0.01, max_value=100.0),
+        "zeta": st.floats(min_value=0.0, max_value=10.0),
+        "heterogeneity": st.sampled_from(HETEROGENEITY),
+        "curvature": st.sampled_from(CURVATURE),
+        "x0_offset": st.floats(min_value=0.01, max_value=10.0),
+        "seed": st.integers(min_value=0, max_value=3),
+    }
+    for name, value in fixed.items():
+        base[name] = value if isinstance(value, st.SearchStrategy) else st.just(value)
+
+    def to_params(drawn: dict[str, Any]) -> dict[str, Any]:
+        params = dict(drawn)
+        kappa = params.pop("kappa")
+        params.setdefault("mu", params["L"] / kappa)
+        if params["heterogeneity"] == "none":
+            params["zeta"] = 0.0
+        return params
+
+    return st.fixed_dictionaries(base).map(to_params)
