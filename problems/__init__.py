@@ -1,31 +1,29 @@
-"""Closed-form problem families, one module each, and the registry that builds them by name."""
+"""Closed-form problem families, one module each, registered by entry point (group
+``ratecheck.problems`` in pyproject.toml) like anyone's; ``make_problem`` builds one by name."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
+from ratecheck.params import Param
 from ratecheck.problem import Problem
-
-from . import quadratic
-from . import quadratic_bilevel
-from . import minimax
-
-# family name -> factory taking JSON-able keyword parameters
-FAMILIES: dict[str, Callable[..., Problem]] = {
-    "quadratic": quadratic.make,
-    "quadratic_bilevel": quadratic_bilevel.make,
-    "minimax": minimax.make,
-}
+from ratecheck.registry import make_problem  # noqa: F401  (validated through each family's declaration)
 
 
-def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
-    """Build a registered problem; the error lists the known families and the factory's parameters."""
-    if name not in FAMILIES:
-        raise ValueError(f"unknown problem family {name!r}; known: {sorted(FAMILIES)}")
-    try:
-        return FAMILIES[name](**dict(params or {}))
-    except TypeError as exc:  # an unknown keyword: name the accepted ones
-        import inspect
+def __getattr__(name: str) -> Any:
+    if name == "FAMILIES":  # family name -> factory, every registered family (ratecheck.registry)
+        return _families()
+    raise AttributeError(name)
 
-        accepted = list(inspect.signature(FAMILIES[name]).parameters)
-        raise ValueError(f"problem {name!r}: {exc}; accepted parameters: {accepted}") from None
+
+def _families() -> dict[str, Callable[..., Problem]]:
+    from ratecheck.registry import default
+
+    return {item.name: item.obj for item in default().items("problem")}
+
+
+def declarations_of(name: str) -> dict[str, Param | None]:
+    """The parameters of a family as declared (or inferred from its annotations), for listings."""
+    from ratecheck.params import inferred_declarations
+
+    return inferred_declarations(_families()[name])

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from ratecheck.params import Param, declare
 from ratecheck.problem import Constant, SmoothFederatedProblem, check_int, check_positive
 
 HETEROGENEITY = ("none", "alternating", "random")
@@ -173,6 +174,21 @@ def spectrum(dim: int, mu: float, L: float) -> np.ndarray:
     return mu * (L / mu) ** (np.arange(dim) / (dim - 1))
 
 
+@declare(
+    dim=Param.int("dimension d", low=1, high=10_000),
+    clients=Param.int("number of clients N", low=1, high=1_000_000),
+    mu=Param.real("smallest eigenvalue of the spectrum (strong convexity)", positive=True),
+    L=Param.real("largest eigenvalue of the spectrum (smoothness)", positive=True),
+    zeta=Param.real("heterogeneity: client centres c_i = c_bar + zeta u_i", low=0.0),
+    sigma=Param.real("gradient noise: E||xi||^2 = sigma^2", low=0.0),
+    heterogeneity=Param.choice("directions u_i: none, alternating (+-e_d), random", HETEROGENEITY),
+    curvature=Param.choice("shared Hessian or one per client", CURVATURE),
+    rotate=Param.bool("rotate the shared Hessian by a random orthogonal matrix"),
+    x0_offset=Param.real("x0 = x* + x0_offset 1_d"),
+    radius=Param.real("radius of the ball where G and nu are bounded (default ||x0 - x*||)", positive=True,
+                      nullable=True),
+    seed=Param.int("seed of the instance construction (not of the runs)", low=0),
+)
 def make(
     dim: int = 10,
     clients: int = 16,
@@ -256,6 +272,123 @@ def p2(**overrides: Any) -> dict[str, Any]:
     return {"dim": 10, "mu": 0.1, "L": 1.0, "zeta": 1.0, "sigma": 1.0, "heterogeneity": "alternating", **overrides}
 
 
+# ------------------------------------------------------------------------------------------------
+# Spec defedavg P3: the smooth nonconvex separable "cosine-perturbed quadratic".
+
+
+@dataclass(frozen=True, eq=False)
+class CosineBatch:
+    centers: np.ndarray  # (R, m, d)
+
+
+@dataclass(frozen=True, eq=False)
+class CosineQuadratic(SmoothFederatedProblem):
+    """F_i(w) = 1/2 ||w - c_i||^2 + alpha sum_j cos(w_j): nonconvex for alpha > 1, L = 1 + alpha.
+
+    grad F_i(w) = w - c_i - alpha sin(w); grad F_i - grad F = c_bar - c_i is constant, so
+    nu^2 = max_i ||c_i - c_bar||^2 exactly. F is separable: F* is the sum over coordinates of the
+    least root value of phi_j(x) = 1/2 (x - c_bar_j)^2 + alpha cos x, found by sign changes on a fine
+    grid of [c_bar_j - alpha, c_bar_j + alpha] (every stationary point lies there) and brentq.
+    """
+
+    family: ClassVar[str] = "cosine_quadratic"
+
+    centers: np.ndarray  # (N, d)
+    alpha: float
+    sigma: float
+    x0: np.ndarray
+    spec_params: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        centers = np.asarray(self.centers, dtype=float)
+        object.__setattr__(self, "centers", centers)
+        object.__setattr__(self, "num_clients", centers.shape[0])
+        object.__setattr__(self, "dim", centers.shape[1])
+        object.__setattr__(self, "c_bar", centers.mean(axis=0))
+        object.__setattr__(self, "spread", float(0.5 * np.mean(np.sum((centers - centers.mean(axis=0)) ** 2, axis=1))))
+        object.__setattr__(self, "minimizer", np.array([self._best_root(c) for c in self.c_bar]))
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return self.spec_params
+
+    def _best_root(self, c: float) -> float:
+        from scipy.optimize import brentq
+
+        a = self.alpha
+        grid = np.linspace(c - a - 1e-9, c + a + 1e-9, 100_001)
+        g = grid - c - a * np.sin(grid)
+        roots = [brentq(lambda x: x - c - a * np.sin(x), grid[k], grid[k + 1])
+                 for k in np.flatnonzero(np.sign(g[:-1]) * np.sign(g[1:]) <= 0)]
+        phi = [0.5 * (x - c) ** 2 + a * np.cos(x) for x in roots]
+        return float(roots[int(np.argmin(phi))])
+
+    # -- oracles ----------------------------------------------------------------------------
+    def gather(self, clients: np.ndarray) -> CosineBatch:
+        return CosineBatch(self.centers[clients])
+
+    def local_grad(self, batch: CosineBatch, w: np.ndarray) -> np.ndarray:
+        return w - batch.centers - self.alpha * np.sin(w)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        return x - self.c_bar - self.alpha * np.sin(x)
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        return 0.5 * np.sum((x - self.c_bar) ** 2, axis=-1) + self.alpha * np.sum(np.cos(x), axis=-1) + self.spread
+
+    @property
+    def f_star(self) -> float:
+        return float(self.value(self.minimizer))
+
+    def initial_point(self) -> np.ndarray:
+        return self.x0
+
+    def measures(self, point: np.ndarray) -> dict[str, np.ndarray]:
+        grad = self.grad(point)
+        return {"grad_norm_sq": np.einsum("ri,ri->r", grad, grad), "gap": self.value(point) - self.f_star}
+
+    def solution(self) -> dict[str, np.ndarray]:
+        return {"x_star": self.minimizer}  # one global minimizer; replicas may settle at any of 2^d
+
+    def constants(self) -> dict[str, Constant]:
+        nu = float(np.sqrt(np.max(np.sum((self.centers - self.c_bar) ** 2, axis=1))))
+        radius = float(np.linalg.norm(self.x0 - self.c_bar)) + self.alpha * np.sqrt(self.dim)
+        return {
+            "L": Constant(1.0 + self.alpha, "Hessian I - alpha diag(cos w): eigenvalues in [1 - alpha, 1 + alpha]"),
+            "sigma": Constant(float(self.sigma), "noise xi ~ N(0, sigma^2/d I): E||xi||^2 = sigma^2 exactly"),
+            "nu": Constant(nu, "max_i ||c_i - c_bar||: grad F_i - grad F = c_bar - c_i is constant"),
+            "zeta": Constant(nu, "alias of nu"),
+            "G": Constant(radius + nu + self.alpha * np.sqrt(self.dim),
+                          f"R + nu + alpha sqrt(d) on the ball B(c_bar, R = {radius:.4g}) holding the stationary points"),
+            "Delta": Constant(float(self.value(self.x0)) - self.f_star, "F(x0) - F*, F* by root finding (brentq)"),
+            "F_star": Constant(self.f_star, "sum of the least root values of phi_j, plus the spread term"),
+        }
+
+
+@declare(
+    dim=Param.int("dimension d", low=1, high=10_000),
+    clients=Param.int("number of clients N", low=1, high=1_000_000),
+    alpha=Param.real("cosine amplitude: nonconvex for alpha > 1, L = 1 + alpha", positive=True),
+    zeta=Param.real("heterogeneity: c_i = +-zeta e_d alternating (0: IID)", low=0.0),
+    sigma=Param.real("gradient noise: E||xi||^2 = sigma^2", low=0.0),
+    x0_offset=Param.real("x0 = c_bar + x0_offset 1_d (0.01: next to the local maximum at c_bar = 0)"),
+)
+def make_cosine(dim: int = 10, clients: int = 16, alpha: float = 3.0, zeta: float = 0.0, sigma: float = 1.0,
+                x0_offset: float = 0.01) -> CosineQuadratic:
+    """Spec defedavg P3 from JSON-able parameters (registry name 'cosine_quadratic')."""
+    params = dict(locals())
+    if zeta > 0 and clients % 2:
+        raise ValueError(f"zeta > 0 alternates the centres: it needs an even number of clients, got {clients}")
+    u = np.zeros((clients, dim))
+    if zeta > 0:
+        u[:, -1] = np.where(np.arange(clients) % 2 == 0, 1.0, -1.0)
+    return CosineQuadratic(centers=zeta * u, alpha=float(alpha), sigma=float(sigma),
+                           x0=np.full(dim, float(x0_offset)), spec_params=params)
+
+
+def p3(**overrides: Any) -> dict[str, Any]:
+    """Spec defedavg P3: alpha = 3, d = 10, start next to the local maximum."""
+    return {"dim": 10, "alpha": 3.0, "zeta": 0.0, "sigma": 1.0, "x0_offset": 0.01, **overrides}
 def strategy(**fixed: Any):
     """A hypothesis strategy of quadratic instances (parameters of ``make``), for hunts and property
     tests; keyword arguments fix a parameter (a value) or replace its strategy.

@@ -36,6 +36,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from ratecheck.params import Param, ParamError, declare
 from ratecheck.problem import Constant, Problem, check_int, check_positive
 from ratecheck.seeding import ReplicaStream
 
@@ -395,6 +396,52 @@ class QuadraticBilevel(Problem):
         return float(scale * np.sqrt(self.dim_y) / self.mu_g)
 
 
+def _number_list(value: Any) -> list[float]:
+    """A list of finite real numbers (client weights or ratios)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"must be a list of numbers, got {value!r}")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
+            raise ValueError(f"must be a list of finite numbers, got {value!r}")
+        out.append(float(v))
+    return out
+
+
+def _start(value: Any) -> Any:
+    """'zero', 'solution' or a number x0 (x0 = start * 1)."""
+    if value in ("zero", "solution"):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise ValueError(f"start must be 'zero', 'solution' or a finite number, got {value!r}")
+    return value
+
+
+@declare(
+    upper=Param.choice("upper-level shape U: quadratic (P1), pseudo_huber (P2), nonconvex (P3)", UPPERS),
+    dim_x=Param.int("dimension of x", low=1, high=10**4),
+    dim_y=Param.int("dimension of y", low=1, high=10**4),
+    clients=Param.int("number of clients n", low=1, high=10**5),
+    a_min=Param.real("smallest eigenvalue of A (mu_g)", positive=True),
+    a_max=Param.real("largest eigenvalue of A", positive=True),
+    b=Param.real("B = b I (needs dim_x == dim_y); null: Gaussian B", nullable=True),
+    lam=Param.real("weight lam of the x-regularizer of f_i", low=0.0),
+    delta=Param.real("pseudo-Huber scale delta", positive=True),
+    zeta=Param.real("scale of the centred client deviations (heterogeneity)", low=0.0),
+    hessian_spread=Param.real("spread of the client Hessians A_i (0: shared A)", low=0.0),
+    sigma_f=Param.real("N1 noise on grad f: E||.||^2 = sigma_f^2", low=0.0),
+    sigma_g=Param.real("N1 noise on grad_y g: E||.||^2 = sigma_g^2", low=0.0),
+    sigma_h=Param.real("N2 Hessian noise sigma_h diag(Rademacher), < mu_g", low=0.0),
+    weights=Param.option("client weights p_i (list, sums to 1); null: uniform", _number_list, nullable=True),
+    start=Param.option("'zero', 'solution' or a number x0", _start),
+    box_radius=Param.real("R_x of the region for the P1 constants; null: 2 max(1, ||x0||, ||x*||)",
+                          positive=True, nullable=True),
+    tilde_weights=Param.option("ratios r_i of SimFBO's Phi-tilde weights w_i ∝ p_i r_i; null: none",
+                               _number_list, nullable=True),
+    finite_sum=Param.int("N3: rows per client K (0: N1 noise)", low=0, high=10**6),
+    batch_size=Param.int("N3: rows per oracle call, drawn without replacement", low=1, high=10**6),
+    seed=Param.int("seed of the instance construction", low=0),
+)
 def make(
     upper: str = "quadratic",
     dim_x: int = 4,
@@ -508,3 +555,519 @@ def p2(**overrides: Any) -> dict[str, Any]:
 def p3(**overrides: Any) -> dict[str, Any]:
     """Spec §6.6 P3: d = 4, a = linspace(1, 2, 4), b = 1, zeta = 0."""
     return {"upper": "nonconvex", "dim_x": 4, "dim_y": 4, "b": 1.0, "zeta": 0.0, **overrides}
+
+
+# =============================================================================================
+# FedBiO families (issue #10): per-client lower AND upper levels, global or local lower problems.
+#
+# Source: ../shared/seeds/002_25acef2c58d2293a.txt (FedBiO / FedBiOAcc), eqs. (1)-(6); test problems
+# of ../shared/spec/fedbio.md §6.1-6.4. Client m holds
+#
+#     g_m(x, y) = 1/2 y^T A_m y - y^T B_m x - c_m^T y                 (mu-strongly convex in y)
+#     f_m(x, y) = sum_i psi(y_i - d_mi) + rho sum_j psi(x_j - e_mj)
+#
+# with psi(r) = r^2/2 (quadratic, Tests A, B, C) or the pseudo-Huber psi_delta (Tests D, D'). In the
+# 'global' setting (eq. (1)) the lower problem is min_y (1/M) sum_m g_m; in the 'local' one (eq. (5))
+# each client has its own y_m*(x). The SimFBO family above is the special case A_m = A, B_m = B of the
+# global setting; this class adds per-client B_m, both settings, the paper's four stochastic oracles
+# (grad f, grad_y g, Jacobian grad_xy g, Hessian grad_yy g) drawn as one minibatch sample that can be
+# evaluated at two points (STORM), and the closed forms the FedBiO claims need.
+
+FEDBIO_TESTS = ("A", "B", "C1", "C2", "D", "Dp")
+SETTINGS = ("global", "local")
+
+
+@dataclass(frozen=True, eq=False)
+class OracleSample:
+    """One minibatch per client of every oracle (spec §1.3, N1): noise arrays with a leading replica
+    axis, None where the oracle is exact. The same sample evaluated at two points gives STORM's
+    difference (spec §2.2 line 8). ``H`` has a leading draw axis of length Q for the Neumann series."""
+
+    fx: np.ndarray | None  # (R, m, p)    x-block of grad f (batch B_f,1)
+    fy: np.ndarray | None  # (R, m, d)    y-block of grad f (batch B_f,2)
+    gy: np.ndarray | None  # (R, m, d)    grad_y g (batch B_y)
+    J: np.ndarray | None  # (R, m, p, d) grad_xy g (batch B_g,1)
+    H: np.ndarray | None  # (R, m, k, d, d) grad_yy g, k independent draws (batch B_g,2 / xi_1..xi_Q)
+
+
+def _pseudo_huber_prime(r: np.ndarray, delta: float) -> np.ndarray:
+    return r / np.sqrt(1 + (r / delta) ** 2)
+
+
+def _pseudo_huber_second(r: np.ndarray, delta: float) -> np.ndarray:
+    return (1 + (r / delta) ** 2) ** -1.5
+
+
+def _matvec(A: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """A (..., i, j) times v (..., j), broadcasting client-only matrices (m, i, j) over replicas;
+    one shared matrix (i, j) is a single product."""
+    if A.ndim == 2:
+        return v @ A.T
+    return (A @ v[..., None])[..., 0]
+
+
+def joint_hessian_norm(A: np.ndarray, B: np.ndarray) -> float:
+    """max_m ||[[0, -B_m^T], [-B_m, A_m]]||_2: the joint smoothness of g_m in z = (x, y) (spec §6.1)."""
+    M, d, p = B.shape
+    joint = np.zeros((M, p + d, p + d))
+    joint[:, p:, :p] = -B
+    joint[:, :p, p:] = -np.swapaxes(B, 1, 2)
+    joint[:, p:, p:] = A
+    return float(np.abs(np.linalg.eigvalsh(joint)).max())
+
+
+@dataclass(frozen=True, eq=False)
+class FedBilevel(Problem):
+    """A FedBiO test problem (spec §6): exact y*(x), u*(x), hypergradient, x*, constants and oracles."""
+
+    family: ClassVar[str] = "fedbio_bilevel"
+
+    test: str
+    setting: str
+    upper: str  # 'quadratic' or 'pseudo_huber'
+    A: np.ndarray  # (M, d, d)
+    B: np.ndarray  # (M, d, p)
+    c: np.ndarray  # (M, d)
+    d_m: np.ndarray  # (M, d)  centres of f in y
+    e_m: np.ndarray  # (M, p)  centres of f in x
+    rho: float
+    delta: float
+    sigma_f: float
+    sigma_g: float
+    sigma_J: float
+    sigma_H: float
+    start: str
+    spec_params: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        M, d, p = self.B.shape
+        object.__setattr__(self, "num_clients", M)
+        object.__setattr__(self, "dim_x", p)
+        object.__setattr__(self, "dim_y", d)
+        object.__setattr__(self, "dim", p)
+        object.__setattr__(self, "p", np.full(M, 1.0 / M))  # equal weights (the paper's 1/M)
+        mu = float(np.linalg.eigvalsh(self.A).min())
+        if not mu > 0:
+            raise ValueError(f"mu must be > 0 (every g_m strongly convex in y, Assumption 1), got {mu:.4g}")
+        object.__setattr__(self, "mu", mu)
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return self.spec_params
+
+    # -- shapes of f -------------------------------------------------------------------------
+    def psi1(self, r: np.ndarray) -> np.ndarray:
+        return r if self.upper == "quadratic" else _pseudo_huber_prime(r, self.delta)
+
+    def psi2(self, r: np.ndarray) -> np.ndarray:
+        return np.ones_like(r) if self.upper == "quadratic" else _pseudo_huber_second(r, self.delta)
+
+    # -- closed forms --------------------------------------------------------------------------
+    @cached_property
+    def A_bar(self) -> np.ndarray:
+        return self.A.mean(0)
+
+    @cached_property
+    def B_bar(self) -> np.ndarray:
+        return self.B.mean(0)
+
+    @cached_property
+    def A_inv(self) -> np.ndarray:  # (M, d, d)
+        return np.linalg.inv(self.A)
+
+    def y_star(self, x: np.ndarray) -> np.ndarray:
+        """Global setting: y_x = A_bar^-1 (B_bar x + c_bar), x (..., p) -> (..., d)."""
+        return np.linalg.solve(self.A_bar, (x @ self.B_bar.T + self.c.mean(0))[..., None])[..., 0]
+
+    def y_star_clients(self, x: np.ndarray) -> np.ndarray:
+        """Local setting: y_m*(x) = A_m^-1 (B_m x + c_m) of every client at one x (..., p) -> (..., M, d)."""
+        return _matvec(self.A_inv, _matvec(self.B, x[..., None, :]) + self.c)
+
+    def u_star(self, x: np.ndarray) -> np.ndarray:
+        """Global setting: u_x = A_bar^-1 (1/M) sum_m grad_y f_m(x, y_x) (the minimizer of eq. (4))."""
+        gy = self.psi1(self.y_star(x)[..., None, :] - self.d_m).mean(-2)
+        return np.linalg.solve(self.A_bar, gy[..., None])[..., 0]
+
+    v_star = u_star  # SimFBO's name for the same quantity: baselines read it
+
+    def hypergrad(self, x: np.ndarray) -> np.ndarray:
+        """Exact grad h(x) (eq. (2) for 'global', (1/M) sum_m grad h_m for 'local'), x (..., p)."""
+        gx = self.rho * self.psi1(x[..., None, :] - self.e_m).mean(-2)
+        if self.setting == "global":
+            return gx + self.u_star(x) @ self.B_bar
+        ym = self.y_star_clients(x)
+        um = _matvec(self.A_inv, self.psi1(ym - self.d_m))
+        return gx + _matvec(np.swapaxes(self.B, 1, 2), um).mean(-2)
+
+    def hessian(self, x: np.ndarray) -> np.ndarray:
+        """Exact Hessian of h at one point x (p,) (spec §6.4 formulas), for Newton's method."""
+        hx = self.rho * np.diag(self.psi2(x - self.e_m).mean(0))
+        if self.setting == "global":
+            K = np.linalg.solve(self.A_bar, self.B_bar)  # A^-1 B
+            D = np.diag(self.psi2(self.y_star(x) - self.d_m).mean(0))
+            return hx + K.T @ D @ K
+        K = self.A_inv @ self.B  # (M, d, p)
+        D = self.psi2(self.y_star_clients(x) - self.d_m)  # (M, d)
+        return hx + np.einsum("mip,mi,miq->pq", K, D, K) / self.num_clients
+
+    @cached_property
+    def x_star(self) -> np.ndarray:
+        """The unique minimizer: Newton with backtracking on the strictly convex h (one step if quadratic)."""
+        x = np.zeros(self.dim_x)
+        for _ in range(100):
+            g = self.hypergrad(x)
+            if np.linalg.norm(g) < 1e-15:
+                break
+            step = np.linalg.solve(self.hessian(x), g)
+            t = 1.0
+            while t > 1e-8 and np.linalg.norm(self.hypergrad(x - t * step)) > (1 - 1e-4 * t) * np.linalg.norm(g):
+                t /= 2
+            x = x - t * step
+        return x
+
+    @cached_property
+    def x_naive(self) -> np.ndarray | None:
+        """Fixed point of averaging local hypergradients with exact local inverses and the global y
+        (spec §6.2, [DERIVED]): x = (rho I + K A_bar^-1 B_bar)^-1 (rho e_bar - K A_bar^-1 c_bar + r),
+        K = (1/M) sum B_m^T A_m^-1, r = (1/M) sum B_m^T A_m^-1 d_m. Quadratic global setting only."""
+        if self.upper != "quadratic" or self.setting != "global":
+            return None
+        BtAi = np.swapaxes(self.B, 1, 2) @ self.A_inv  # (M, p, d)
+        K = BtAi.mean(0)
+        r = _matvec(BtAi, self.d_m).mean(0)
+        lhs = self.rho * np.eye(self.dim_x) + K @ np.linalg.solve(self.A_bar, self.B_bar)
+        rhs = self.rho * self.e_m.mean(0) - K @ np.linalg.solve(self.A_bar, self.c.mean(0)) + r
+        return np.linalg.solve(lhs, rhs)
+
+    def neumann_factor(self, Q: int, tau_N: float) -> np.ndarray:
+        """N_Q,m = I - (I - tau_N A_m)^(Q+1) (M, d, d): the exact-Hessian Neumann series is N_Q A_m^-1."""
+        eye = np.eye(self.dim_y)
+        return eye - np.linalg.matrix_power(eye - tau_N * self.A, Q + 1)
+
+    def x_neumann(self, Q: int, tau_N: float) -> np.ndarray:
+        """x_Q: the fixed point of FedBiO-Local with exact oracles and Q+1 Neumann terms (spec §6.3),
+        for the quadratic local setting: (rho I + avg B^T N A^-2 B)^-1 avg(rho e - B^T N A^-2 c + B^T N A^-1 d)."""
+        N = self.neumann_factor(Q, tau_N)
+        Bt = np.swapaxes(self.B, 1, 2)
+        NA1 = N @ self.A_inv
+        NA2 = NA1 @ self.A_inv
+        lhs = self.rho * np.eye(self.dim_x) + (Bt @ NA2 @ self.B).mean(0)
+        rhs = (self.rho * self.e_m - _matvec(Bt @ NA2, self.c) + _matvec(Bt @ NA1, self.d_m)).mean(0)
+        return np.linalg.solve(lhs, rhs)
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        """h(x) (exact), x (..., p)."""
+        def psi(r):
+            if self.upper == "quadratic":
+                return 0.5 * r**2
+            return self.delta**2 * (np.sqrt(1 + (r / self.delta) ** 2) - 1)
+
+        y = self.y_star(x)[..., None, :] if self.setting == "global" else self.y_star_clients(x)
+        return (psi(y - self.d_m).sum(-1) + self.rho * psi(x[..., None, :] - self.e_m).sum(-1)).mean(-1)
+
+    # -- SimFBO-protocol closed forms, so the shared baselines (naive average) run on it -------
+    def client_hypergrads(self, x: np.ndarray) -> np.ndarray:
+        """Each client's Phi_m(x, y_x) with its own inverse Hessian and the global y_x (spec §6.2):
+        the naive average's summands, (R, M, p)."""
+        ys = self.y_star(x)[:, None, :]
+        um = _matvec(self.A_inv, self.psi1(ys - self.d_m))
+        return self.rho * self.psi1(x[:, None, :] - self.e_m) + _matvec(np.swapaxes(self.B, 1, 2), um)
+
+    # -- oracles: one sample, evaluated at any point (spec §1.3, §6.0 N1) ----------------------
+    def draw(self, noise: ReplicaStream | None, shape: tuple[int, ...], batch: int = 1, hessians: int = 1,
+             oracles: tuple[str, ...] = ("fx", "fy", "gy", "J", "H")) -> OracleSample:
+        """A minibatch of size ``batch`` per client for each named oracle. The mean of b i.i.d. N1
+        samples is exactly Gaussian with variance sigma^2/b, so one draw scaled by 1/sqrt(b) is the
+        minibatch in distribution. ``shape`` is the per-replica client shape, e.g. (M,) or (M, copies)."""
+        p, d = self.dim_x, self.dim_y
+        scale = 1.0 / np.sqrt(batch)
+
+        def normal(sigma: float, tail: tuple[int, ...], per: float) -> np.ndarray | None:
+            if noise is None or sigma == 0.0:
+                return None
+            xi = noise.normal(shape + tail)
+            xi *= sigma * scale / np.sqrt(per)
+            return xi
+
+        f_per = p + d  # grad f in R^{p+d} has E||.||^2 = sigma_f^2; each block is used from its own batch
+        out = dict(fx=None, fy=None, gy=None, J=None, H=None)
+        if "fx" in oracles:
+            out["fx"] = normal(self.sigma_f, (p,), f_per)
+        if "fy" in oracles:
+            out["fy"] = normal(self.sigma_f, (d,), f_per)
+        if "gy" in oracles:
+            out["gy"] = normal(self.sigma_g, (d,), d)
+        if "J" in oracles:
+            out["J"] = normal(self.sigma_J, (p, d), p * d)
+        if "H" in oracles and noise is not None and self.sigma_H > 0.0:
+            # S = (N + N^T)/2 with N_ij ~ N(0, s^2), s^2 = 2 sigma_H^2/(d(d+1)): E||S||_F^2 = sigma_H^2
+            N = noise.normal(shape + (hessians, d, d))
+            N *= self.sigma_H * scale * np.sqrt(2.0 / (d * (d + 1)))
+            out["H"] = 0.5 * (N + np.swapaxes(N, -1, -2))
+        return OracleSample(**out)
+
+    @cached_property
+    def _shared(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(A, B) when every client has the same matrices (Tests A, C1, D, Dp): one product per oracle."""
+        if np.all(self.A == self.A[0]) and np.all(self.B == self.B[0]):
+            return self.A[0], self.B[0]
+        return None
+
+    def _clients(self, x: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Client data aligned with points (R, M, ...) or (R, M, copies, ...)."""
+        extra = x.ndim - 3  # copy axes after the client axis
+        expand = (slice(None),) + (None,) * extra
+        A, B = self._shared or (self.A[expand], self.B[expand])
+        return (A, B) + tuple(a[expand] for a in (self.c, self.d_m, self.e_m))
+
+    def grad_x_f(self, x: np.ndarray, y: np.ndarray, s: OracleSample) -> np.ndarray:
+        A, B, c, d, e = self._clients(x)
+        g = self.rho * self.psi1(x - e)
+        return g if s.fx is None else g + s.fx
+
+    def grad_y_f(self, x: np.ndarray, y: np.ndarray, s: OracleSample) -> np.ndarray:
+        A, B, c, d, e = self._clients(x)
+        g = self.psi1(y - d)
+        return g if s.fy is None else g + s.fy
+
+    def grad_y_g(self, x: np.ndarray, y: np.ndarray, s: OracleSample) -> np.ndarray:
+        A, B, c, d, e = self._clients(x)
+        g = _matvec(A, y) - _matvec(B, x) - c
+        return g if s.gy is None else g + s.gy
+
+    def jvp(self, x: np.ndarray, y: np.ndarray, u: np.ndarray, s: OracleSample) -> np.ndarray:
+        """grad_xy g_m(xi) u in R^p: grad_xy g_m = -B_m^T (p x d), plus the Jacobian noise."""
+        A, B, c, d, e = self._clients(x)
+        g = -(u @ B) if B.ndim == 2 else -(u[..., None, :] @ B)[..., 0, :]  # -B^T u
+        return g if s.J is None else g + _matvec(s.J, u)
+
+    def hvp(self, x: np.ndarray, y: np.ndarray, u: np.ndarray, s: OracleSample, k: int = 0) -> np.ndarray:
+        """grad_yy g_m(xi_k) u in R^d (the k-th independent Hessian draw of the sample)."""
+        A, B, c, d, e = self._clients(x)
+        g = _matvec(A, u)
+        return g if s.H is None else g + _matvec(s.H[..., k, :, :], u)
+
+    # -- SimFBO's oracle protocol, so its FedNest / LFedNest run here unchanged (full participation) ----
+    def gather(self, clients: np.ndarray) -> np.ndarray:
+        """The oracles above use every client's data aligned with the client axis: full participation only."""
+        if clients.shape[1] != self.num_clients or np.any(clients != np.arange(self.num_clients)):
+            raise ValueError(f"{self.family} oracles need full participation (all {self.num_clients} clients in order)")
+        return clients
+
+    def lower_grad(self, batch: Any, x: np.ndarray, y: np.ndarray, noise: ReplicaStream | None) -> np.ndarray:
+        return self.grad_y_g(x, y, self.draw(noise, x.shape[1:2], oracles=("gy",)))
+
+    def ls_grad(self, batch: Any, x: np.ndarray, y: np.ndarray, v: np.ndarray,
+                noise: ReplicaStream | None) -> np.ndarray:
+        """grad_yy g v - grad_y f: the gradient of eq. (4) (SimFBO's LS loss), one sample."""
+        s = self.draw(noise, x.shape[1:2], oracles=("fy", "H"))
+        return self.hvp(x, y, v, s) - self.grad_y_f(x, y, s)
+
+    def surrogate_grad(self, batch: Any, x: np.ndarray, y: np.ndarray, v: np.ndarray,
+                       noise: ReplicaStream | None) -> np.ndarray:
+        """grad_x f - grad_xy g v, one sample."""
+        s = self.draw(noise, x.shape[1:2], oracles=("fx", "J"))
+        return self.grad_x_f(x, y, s) - self.jvp(x, y, v, s)
+
+    # -- start, measures ------------------------------------------------------------------------
+    def initial_state(self) -> dict[str, np.ndarray]:
+        """x1, y1, u1: zero, or the solution (x*, y*, u*) for floor measurements (spec §6.6)."""
+        if self.start == "solution":
+            x = self.x_star
+            if self.setting == "global":
+                return {"x": x, "y": self.y_star(x), "v": self.u_star(x)}
+            return {"x": x, "y": self.y_star_clients(x).mean(0), "v": np.zeros(self.dim_y)}
+        return {"x": np.zeros(self.dim_x), "y": np.zeros(self.dim_y), "v": np.zeros(self.dim_y)}
+
+    def initial_point(self) -> np.ndarray:
+        return self.initial_state()["x"]
+
+    def measures(self, point: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """At the virtual averages: ||grad h(x)||^2, ||x - x*||^2, and the lower-level errors
+        (global: ||y - y_x||^2, ||u - u_x||^2; local: (1/M) sum_m ||y_m - y_m*(x)||^2 from y_clients)."""
+        x = point["x"]
+        grad = self.hypergrad(x)
+        out = {"grad_norm_sq": np.einsum("ri,ri->r", grad, grad), "dist_sq": ((x - self.x_star) ** 2).sum(-1)}
+        if self.setting == "global":
+            u = point.get("u", point.get("v"))
+            if "y" in point:
+                out["y_err"] = ((point["y"] - self.y_star(x)) ** 2).sum(-1)
+            if u is not None:
+                out["u_err"] = ((u - self.u_star(x)) ** 2).sum(-1)
+            if self.x_naive is not None:
+                out["dist_sq_naive"] = ((x - self.x_naive) ** 2).sum(-1)
+        elif "y_clients" in point:
+            out["y_err"] = ((point["y_clients"] - self.y_star_clients(x)) ** 2).sum(-1).mean(-1)
+        return out
+
+    # -- constants (spec §3.3, §6.1-6.4) --------------------------------------------------------
+    @cached_property
+    def ball(self) -> tuple[float, float]:
+        """(R_x, R_y): R_x = 2 max(1, ||x1||, ||x*||); R_y bounds every ||y_m*(x)||, ||y_x|| on it."""
+        R_x = 2 * max(1.0, float(np.linalg.norm(self.initial_point())), float(np.linalg.norm(self.x_star)))
+        inv = np.linalg.norm(self.A_inv, 2, axis=(1, 2))
+        R_y = inv * (np.linalg.norm(self.B, 2, axis=(1, 2)) * R_x + np.linalg.norm(self.c, axis=1))
+        R_bar = np.linalg.norm(np.linalg.inv(self.A_bar), 2) * (np.linalg.norm(self.B_bar, 2) * R_x
+                                                                + np.linalg.norm(self.c.mean(0)))
+        return R_x, float(max(R_y.max(), R_bar))
+
+    def constants(self) -> dict[str, Constant]:
+        return dict(self._constants)
+
+    @cached_property
+    def _constants(self) -> dict[str, Constant]:
+        M, p, d = self.num_clients, self.dim_x, self.dim_y
+        mu = self.mu
+        L_g = joint_hessian_norm(self.A, self.B)
+        L = max(L_g, 1.0, self.rho)
+        kappa = L / mu
+        R_x, R_y = self.ball
+        pair = lambda a: float(max((np.linalg.norm(a[i] - a[j], 2) if a.ndim == 3 else np.linalg.norm(a[i] - a[j]))
+                                   for i in range(M) for j in range(M)))
+        zeta_gyy, zeta_gxy = pair(self.A), pair(self.B)
+        if self.upper == "quadratic":
+            C_f = float(np.sqrt((self.rho * (R_x + np.linalg.norm(self.e_m, axis=1))) ** 2
+                                + (R_y + np.linalg.norm(self.d_m, axis=1)) ** 2).max())
+            cf_how = f"max_m ||grad f_m|| on ||x|| <= {R_x:.3g}, ||y|| <= {R_y:.3g} (quadratic f: no global C_f)"
+            zeta_f = float(max(np.sqrt(self.rho**2 * np.sum((self.e_m[i] - self.e_m[j]) ** 2)
+                                       + np.sum((self.d_m[i] - self.d_m[j]) ** 2)) for i in range(M) for j in range(M)))
+        else:
+            C_f = self.delta * np.sqrt(d + self.rho**2 * p)
+            cf_how = "delta sqrt(d + rho^2 p): |psi'| < delta (global)"
+            cap = lambda r: np.minimum(np.abs(r), 2 * self.delta)
+            zeta_f = float(max(np.sqrt(np.sum(cap(self.d_m[i] - self.d_m[j]) ** 2)
+                                       + self.rho**2 * np.sum(cap(self.e_m[i] - self.e_m[j]) ** 2))
+                               for i in range(M) for j in range(M)))
+        zeta_g = float(max((zeta_gyy * R_y + np.linalg.norm(self.B[i] - self.B[j], 2) * (R_x + 0 * R_y)
+                            + np.linalg.norm(self.c[i] - self.c[j])) for i in range(M) for j in range(M)))
+        zeta_gstar = float(max(np.linalg.norm(self.A_inv[i] @ self.c[i] - self.A_inv[j] @ self.c[j])
+                               + np.linalg.norm(self.A_inv[i] @ self.B[i] - self.A_inv[j] @ self.B[j], 2) * R_x
+                               for i in range(M) for j in range(M)))
+        Lhat = (1 + kappa) * L  # [DERIVED] with L_xy = L_y2 = 0 (g quadratic)
+        # exact: Lipschitz constants of Phi_m jointly in (x, y), and of grad h
+        Bt_Ai = np.swapaxes(self.B, 1, 2) @ self.A_inv
+        Lhat_exact = float(np.sqrt(self.rho**2 + np.linalg.norm(Bt_Ai, 2, axis=(1, 2)) ** 2).max())
+        K = np.linalg.solve(self.A_bar, self.B_bar)
+        Lbar_exact = float(self.rho + np.linalg.norm(K, 2) ** 2) if self.setting == "global" else \
+            float(np.linalg.norm(self.rho * np.eye(p) + np.swapaxes(self.A_inv @ self.B, 1, 2) @ (self.A_inv @ self.B),
+                                 2, axis=(1, 2)).max())
+        x1 = self.initial_state()
+        if self.setting == "global":
+            dy = float(np.sum((x1["y"] - self.y_star(x1["x"])) ** 2))
+            du = float(np.sum((x1["v"] - self.u_star(x1["x"])) ** 2))
+        else:
+            dy = float(np.sum((x1["y"] - self.y_star_clients(x1["x"])) ** 2, axis=-1).mean())
+            du = 0.0
+        sigma = max(self.sigma_f, self.sigma_g, self.sigma_J, self.sigma_H)
+        return {
+            "mu": Constant(mu, "min_m lambda_min(A_m) (eigvalsh)"),
+            "L": Constant(L, "max(max_m ||joint Hessian of g_m||_2, max(1, rho)) (spec §6.1)"),
+            "kappa": Constant(kappa, "L / mu"),
+            "L_xy": Constant(0.0, "g_m quadratic: grad_xy g_m constant"),
+            "L_y2": Constant(0.0, "g_m quadratic: grad_yy g_m constant"),
+            "L_tilde": Constant(L, "sqrt(L^2 + 2 L_xy^2 C_f^2/mu^2) = L (L_xy = L_y2 = 0)"),
+            "Lhat": Constant(Lhat, "(1 + kappa) L + C_f L_xy/mu + kappa C_f L_y2/mu ([DERIVED], spec §3.3)"),
+            "Lbar": Constant((1 + kappa) * Lhat, "(1 + kappa) Lhat ([DERIVED], spec §3.3)"),
+            "Lhat_exact": Constant(Lhat_exact, "max_m sqrt(rho^2 + ||B_m^T A_m^-1||^2) (spec §6.3)"),
+            "Lbar_exact": Constant(Lbar_exact, "||Hessian of h||_2 for the quadratic instance (spec §6.1, §6.3)"),
+            "C_f": Constant(C_f, cf_how),
+            "zeta_f": Constant(zeta_f, "max_{m,j} ||grad f_m - grad f_j|| (z-independent for quadratic f)"),
+            "zeta_g": Constant(zeta_g, f"max_{{m,j}} ||grad g_m - grad g_j|| on the ball (R_x = {R_x:.3g})"),
+            "zeta_gxy": Constant(zeta_gxy, "max_{m,j} ||B_m - B_j||_2"),
+            "zeta_gyy": Constant(zeta_gyy, "max_{m,j} ||A_m - A_j||_2"),
+            "zeta_gstar": Constant(zeta_gstar, f"max_{{m,j}} ||y_m*(x) - y_j*(x)|| on the ball (R_x = {R_x:.3g})"),
+            "sigma": Constant(sigma, "max of the per-oracle sigmas (the paper's one sigma, spec §6.0)"),
+            "sigma_f": Constant(self.sigma_f, "N1 on grad f"), "sigma_g": Constant(self.sigma_g, "N1 on grad_y g"),
+            "sigma_J": Constant(self.sigma_J, "N1 on grad_xy g"), "sigma_H": Constant(self.sigma_H, "N1 on grad_yy g"),
+            "Delta": Constant(float(self.value(x1["x"]) - self.value(self.x_star)), "h(x1) - h(x*) (exact)"),
+            "Delta_y": Constant(dy, "||y1 - y_x1||^2 (local: mean over clients)"),
+            "Delta_u": Constant(du, "||u1 - u_x1||^2"),
+            "R_x": Constant(R_x, "radius of the x ball the state-dependent constants are taken on"),
+        }
+
+
+def _zero_sum(rng: np.random.Generator, M: int, shape: tuple[int, ...]) -> np.ndarray:
+    z = rng.standard_normal((M, *shape))
+    return z - z.mean(0)
+
+
+@declare(
+    test=Param.choice("spec §6 test: A (drift-free), B (heterogeneous A_m, B_m), C1/C2 (local lower level, "
+                      "shared/heterogeneous A_m, B_m), D (pseudo-Huber, antisymmetric pairs), Dp (D', asymmetric)",
+                      FEDBIO_TESTS),
+    setting=Param.choice("lower level: 'global' (eq. (1)) or 'local' (eq. (5)); null: the test's own",
+                         SETTINGS, nullable=True),
+    dim_x=Param.int("p, dimension of x", low=1, high=1000),
+    dim_y=Param.int("d, dimension of y", low=1, high=1000),
+    clients=Param.int("M, number of clients (all participate)", low=1, high=4096),
+    a_min=Param.real("smallest eigenvalue of A_bar", positive=True),
+    a_max=Param.real("largest eigenvalue of A_bar", positive=True),
+    b=Param.real("B_bar = b I (needs p == d); null: Gaussian B_bar", nullable=True),
+    rho=Param.real("weight rho of the x-part of f_m", positive=True),
+    delta=Param.real("pseudo-Huber scale delta (Tests D, Dp)", positive=True),
+    s=Param.real("scale of the zero-sum offsets of c_m, d_m, e_m", low=0.0),
+    s_H=Param.real("Hessian heterogeneity: A_m = A_bar + s_H Delta_m, ||Delta_m|| <= 1", low=0.0),
+    s_B=Param.real("Jacobian heterogeneity: B_m = B_bar + s_B Gamma_m", low=0.0),
+    sigma_f=Param.real("N1 noise on grad f (E||.||^2 over (x, y))", low=0.0),
+    sigma_g=Param.real("N1 noise on grad_y g", low=0.0),
+    sigma_J=Param.real("N1 noise on grad_xy g (Frobenius)", low=0.0),
+    sigma_H=Param.real("N1 noise on grad_yy g (symmetric, Frobenius), < mu", low=0.0),
+    start=Param.choice("x1 = y1 = u1 = 0 ('zero') or the solution ('solution', for floors)", ("zero", "solution")),
+    seed=Param.int("seed of the instance construction", low=0),
+)
+def make_fedbio(test: str = "A", setting: str | None = None, dim_x: int = 2, dim_y: int = 2, clients: int = 4,
+                a_min: float = 1.0, a_max: float = 4.0, b: float | None = 1.0, rho: float = 1.0, delta: float = 1.0,
+                s: float = 1.0, s_H: float = 0.0, s_B: float = 0.0, sigma_f: float = 0.0, sigma_g: float = 0.0,
+                sigma_J: float = 0.0, sigma_H: float = 0.0, start: str = "zero", seed: int = 0) -> FedBilevel:
+    """Build a spec §6 test problem. A_bar = diag(linspace(a_min, a_max, d)), B_bar = b I; with p = d = 2
+    and the defaults the base vectors are the spec's worked instance (c_bar = (1, 0), d_bar = (0, 1),
+    e_bar = 0; x* = (-1/2, 4/17)). Client offsets are zero-sum (so x* does not move with s, M), drawn
+    from a generator keyed by (seed, M); Tests A, C1, D, Dp keep A_m = A_bar, B_m = B_bar."""
+    params = dict(locals())
+    if a_max < a_min:
+        raise ParamError("fedbio_bilevel", "a_max", a_max, f"must be >= a_min = {a_min}")
+    if b is not None and dim_x != dim_y:
+        raise ParamError("fedbio_bilevel", "b", b, f"B_bar = b I needs dim_x == dim_y, got {dim_x}, {dim_y}")
+    hetero = test in ("B", "C2")
+    if not hetero and (s_H or s_B):
+        raise ParamError("fedbio_bilevel", "s_H" if s_H else "s_B", s_H or s_B,
+                         f"test {test} has shared A_m, B_m; use test B or C2 for Hessian/Jacobian heterogeneity")
+    if s_H >= a_min:
+        raise ParamError("fedbio_bilevel", "s_H", s_H, f"must be < a_min = {a_min} so every A_m stays positive definite")
+    setting = setting or ("local" if test in ("C1", "C2") else "global")
+    upper = "pseudo_huber" if test in ("D", "Dp") else "quadratic"
+    rng = np.random.default_rng(seed)
+    A_bar = np.diag(np.linspace(a_min, a_max, dim_y))
+    B_bar = b * np.eye(dim_y) if b is not None else rng.standard_normal((dim_y, dim_x)) / np.sqrt(dim_x)
+    if dim_x == dim_y == 2 and b == 1.0 and (a_min, a_max) == (1.0, 4.0):
+        c_bar, d_bar, e_bar = np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.zeros(2)  # spec §6.1 worked
+    else:
+        c_bar, d_bar, e_bar = rng.standard_normal(dim_y), rng.standard_normal(dim_y), rng.standard_normal(dim_x)
+    dev = np.random.default_rng([seed, clients])
+    M = clients
+    if test == "D":  # antisymmetric pairs around (x*, d*): c_bar = A d* - B x* (spec §6.4)
+        x_s, d_s = rng.standard_normal(dim_x), rng.standard_normal(dim_y)
+        c_bar = A_bar @ d_s - B_bar @ x_s
+        sign = np.where(np.arange(M) % 2 == 0, 1.0, -1.0)[:, None]
+        if M % 2:
+            sign[-1] = 0.0
+        pairs = lambda k: np.repeat(dev.standard_normal((M // 2 + 1, k)), 2, axis=0)[:M] * sign
+        d_m, e_m = d_s + s * pairs(dim_y), x_s + s * pairs(dim_x)
+        c = c_bar + s * _matvec(A_bar, pairs(dim_y))
+    else:
+        c = c_bar + s * _zero_sum(dev, M, (dim_y,))
+        d_m = d_bar + s * _zero_sum(dev, M, (dim_y,))
+        e_m = e_bar + s * _zero_sum(dev, M, (dim_x,))
+    A = np.repeat(A_bar[None], M, axis=0)
+    B = np.repeat(B_bar[None], M, axis=0)
+    if hetero:  # zero-sum symmetric Delta_m with ||Delta_m|| <= 1, zero-sum Gamma_m (spec §6.2)
+        Dm = dev.standard_normal((M, dim_y, dim_y))
+        Dm = Dm + np.swapaxes(Dm, 1, 2)
+        Dm -= Dm.mean(0)
+        Dm /= max(1.0, float(np.linalg.norm(Dm, 2, axis=(1, 2)).max()))
+        A = A + s_H * Dm
+        Gm = _zero_sum(dev, M, (dim_y, dim_x))
+        B = B + s_B * Gm / max(1.0, float(np.linalg.norm(Gm, 2, axis=(1, 2)).max()))
+    return FedBilevel(test=test, setting=setting, upper=upper, A=A, B=B, c=c, d_m=d_m, e_m=e_m, rho=float(rho),
+                      delta=float(delta), sigma_f=float(sigma_f), sigma_g=float(sigma_g), sigma_J=float(sigma_J),
+                      sigma_H=float(sigma_H), start=start, spec_params=params)

@@ -24,7 +24,10 @@ import numpy as np
 import sympy as sp
 
 from problems import make_problem
+from ratecheck.fit import log_rate
 from ratecheck.claims import (
+    observe,
+    RateClaim,
     BoundClaim,
     ExpectedOrder,
     HittingTimeClaim,
@@ -404,6 +407,25 @@ def steps(eta_x_eff: float, eta_y_eff: float, K: int, eta_x_local: float, eta_y_
             "eta_y_global": eta_y_eff / eta_y_local, "local_steps": int(K)}
 
 
+
+def exponent_against_cap(points, evidence) -> dict[str, float]:
+    """The fitted exponent next to the theorem's cap, and how close the hits came to the end of the run."""
+    out: dict[str, float] = {}
+    if "fit" in evidence:
+        out["measured exponent"] = evidence["fit"]["slope"]
+        out["theorem's cap"] = evidence["expected_exponent"]
+        out["decades fitted"] = evidence["fit"]["decades"]
+    hits = [float(np.max(p.samples)) / p.stats["rounds_run"] for p in points if p.samples.size and "rounds_run" in p.stats]
+    if hits:
+        out["largest hit / run length"] = max(hits)
+    return out
+
+
+# Issue #7: rounds-to-eps exponents far below a one-sided cap test nothing (C1 +0.23 against "at most 2", D1 +2.5
+# against 4, D2 +1.6 against 3: the deterministic instances converge faster than the worst case the theorems
+# bound), and A4's log(1/eps) axis spans 0.2 decades. They are reported as observations, with how close the
+# hits came to the end of the run (a ratio near 1 would mean the run caps the hitting time).
+
 # ---------------------------------------------------------------------------------------------
 # Claims A: PL-PL on the SC-SC quadratic (spec §6.1 a1)
 
@@ -423,34 +445,161 @@ def a1_config(rounds: float, profile: Profile, problem: Mapping[str, Any] = QUAD
     return _run("fsgda", params, problem, rounds, DET_REPLICAS)
 
 
-_A1 = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, version="recursion",
-           min_replicas=DET_REPLICAS)
+def descent_jacobian(problem: Any) -> np.ndarray:
+    """Jacobian at the saddle (0, 0) of the descent field w -> (grad_x f, -grad_y f): exact for the
+    quadratic (problem.jac), central differences of the exact gradients otherwise (error ~1e-10)."""
+    if hasattr(problem, "jac"):
+        return np.asarray(problem.jac, dtype=float)
+    dx, dy = problem.dim_x, problem.dim_y
+    h = 1e-5
+    cols = []
+    for j in range(dx + dy):
+        e = np.zeros(dx + dy)
+        e[j] = h
+        gp = np.concatenate([g.ravel() for g in problem.grads(e[None, :dx], e[None, dx:])])
+        gm = np.concatenate([g.ravel() for g in problem.grads(-e[None, :dx], -e[None, dx:])])
+        cols.append((gp - gm) / (2 * h))
+    jac = np.array(cols).T
+    jac[dx:] *= -1  # descent in x, ascent in y
+    return jac
 
-A1_LINEAR = BoundClaim(
+
+def linear_round(config: RunConfig) -> np.ndarray:
+    """F of the deterministic round near the saddle, s_{t+1} = F s_t, s = (x, y, z) (Algorithm 1 lines 5-15
+    with no noise and no offsets): local steps G = I - Lam J, K times; server (x, y) <- (I - Gam + Gam G^K)(x, y)
+    minus eta_xl eta_xg K p (x - z) in x; z <- z + beta (x_new - z). With p = 0 (FSGDA, Theorem 3.5) z does
+    not feed back and only the (x, y) block matters. With the roles swapped the wrapper exchanges the x and y
+    step sizes back, so the round is the same map on (x, y)."""
+    q = config.params
+    prob = problem_of(config)
+    jac = descent_jacobian(prob)
+    dx, dy = prob.dim_x, prob.dim_y
+    d = dx + dy
+    lam = np.diag(np.r_[np.full(dx, q["eta_x_local"]), np.full(dy, q["eta_y_local"])])
+    gam = np.diag(np.r_[np.full(dx, q["eta_x_global"]), np.full(dy, q["eta_y_global"])])
+    G = np.eye(d) - lam @ jac
+    K = int(q["local_steps"])
+    F = np.zeros((d + dx, d + dx))
+    F[:d, :d] = np.eye(d) - gam + gam @ np.linalg.matrix_power(G, K)
+    smooth = q["eta_x_local"] * q["eta_x_global"] * K * float(q.get("p", 0.0))
+    F[:dx, :dx] -= smooth * np.eye(dx)
+    F[:dx, d:] += smooth * np.eye(dx)
+    beta = float(q.get("beta", 0.5))
+    F[d:, :] = beta * F[:dx, :]
+    F[d:, d:] += (1 - beta) * np.eye(dx)
+    return F if smooth else F[:d, :d]
+
+
+def spectral_log_rate(config: RunConfig) -> float:
+    """2 log rho(F), the asymptotic per-round log-contraction of a quadratic measure; eigenvalues exactly
+    1 (directions of a saddle SET, where W = 0) are left out."""
+    eig = np.linalg.eigvals(linear_round(config))
+    return float(2 * np.log(np.max(np.abs(eig[np.abs(eig - 1) > 1e-12]))))
+
+
+def exact_log_rate(measure: str) -> Callable[[RunConfig, np.ndarray], float]:
+    """The log-slope of ``measure`` along the exact linear recursion s_t = F^t s_0 (z_0 = x_0) over the given
+    rounds (a linear-axis OLS fit, as for the run): exact for the quadratic, and for a nonlinear problem
+    started near its saddle up to O(|w|^2) relative terms. It tends to spectral_log_rate far out."""
+    def rate(config: RunConfig, rounds: np.ndarray) -> float:
+        prob = problem_of(config)
+        F = linear_round(config)
+        start = prob.initial_point()
+        x0 = np.ravel(start["x"]).astype(float)
+        s = np.concatenate([x0, np.ravel(start["y"]).astype(float), x0])[: F.shape[0]]
+        marks = np.asarray(rounds, dtype=int)
+        kept, t = [], 0
+        for mark in marks:
+            s = np.linalg.matrix_power(F, int(mark) - t) @ s
+            t = int(mark)
+            kept.append(s.copy())
+        pts = np.array(kept)
+        dx, dy = prob.dim_x, prob.dim_y
+        values = prob.measures({"x": pts[:, :dx], "y": pts[:, dx:dx + dy]})[measure]
+        return float(log_rate(marks.astype(float), np.asarray(values, dtype=float)[:, None])[0])
+
+    return rate
+
+
+def theorem_log_rate(swapped: bool = False) -> Callable[[Any], float]:
+    """log(1 - a), a = eta_x K mu1/16 (eta_y K mu2/16 swapped): Theorem 3.5's guaranteed contraction."""
+    a = A35.xreplace(ROLE_SWAP) if swapped else A35
+    args = sorted(a.free_symbols, key=str)
+    fn = sp.lambdify(args, a)
+
+    def rate(point: Any) -> float:
+        values = point.evaluation.values
+        return float(np.log1p(-fn(*(values[str(v)] for v in args))))
+
+    return rate
+
+
+# A1 (issue #7): the recursion bound (1 - a)^T W0 with a ~ 1e-5 is about W0 over the run, i.e. "W_T <= W0";
+# the exact contraction is much faster. So the rate is checked as a rate: the fitted log-contraction of W
+# per round over [T/2, T] against the same fit on the exact recursion F^t w0 (whose limit is 2 log rho(F),
+# reported too; over 4000 rounds the slowest modes of the singular (a2) instance do not dominate yet, so the
+# window must be the same) and, one-sided, against the theorem's log(1 - a). The runs are deterministic, so
+# 1% leaves room only for round-off and, for the sine problem started at |w| = 0.01, O(|w|^2) terms (~1e-4);
+# the bugs this guards against (a missing global step, a wrong sign, K off by one) change the rate by far more.
+_A1 = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, exact=exact_log_rate("W"),
+           exact_name="the exact recursion F^t w0 over the window", guaranteed=theorem_log_rate(), guaranteed_name="Theorem 3.5's log(1-a)",
+           min_replicas=DET_REPLICAS, rel_tolerance=0.01, asymptotic=spectral_log_rate)
+A1_CHECKPOINTS = 200  # dense enough for a linear-axis fit over [T/2, T]
+
+A1_LINEAR = RateClaim(
     id="fessgda.A1.linear_rate",
-    title="PL-PL: W_T below the Theorem 3.5 recursion (linear rate >= eta_x K mu1/16)",
-    statement="With Theorem 3.5's step sizes, E W_T <= (1 - eta_x K mu1/16)^T W_0 + b/a (b = 0 here).",
+    title="PL-PL: W_t contracts at the exact spectral rate, no slower than Theorem 3.5's 1 - eta_x K mu1/16",
+    statement="With Theorem 3.5's step sizes, E W_T <= (1 - eta_x K mu1/16)^T W_0 + b/a (b = 0 here): W contracts "
+              "at least at rate 1 - a per round.",
     source=src("Theorem 3.5, Appendix I", "spec §6.1 test 1"),
-    grid={"quick": (1000, 2000, 4000), "full": (1000, 2000, 4000, 8000, 16000)},
-    configure=a1_config,
+    grid={"quick": (4000,), "full": (16000,)},
+    configure=lambda v, prof: a1_config(v, prof).with_(checkpoints=A1_CHECKPOINTS),
     **_A1,
 )
 
 QUAD_PL_DET = {"kind": "quadratic_pl", "noise": 0.0, "zeta": 0.0, "clients": 4}
 
-A1_LINEAR_PL = BoundClaim(
+A1_LINEAR_PL = RateClaim(
     id="fessgda.A1.linear_rate_pl",
-    title="PL-PL, not strongly convex in x: W_T below the Theorem 3.5 recursion",
+    title="PL-PL, not strongly convex in x: W_t contracts at the exact spectral rate (Theorem 3.5)",
     statement="Same check on the (a2) quadratic with A = U'U singular (two-sided PL, saddle SET null(U) x {0}).",
     source=src("Theorem 3.5, Appendix I", "spec §6.1 (a2)"),
-    grid={"quick": (1000, 4000), "full": (1000, 4000, 16000)},
-    configure=lambda v, prof: a1_config(v, prof, QUAD_PL_DET),
+    grid={"quick": (4000,), "full": (16000,)},
+    configure=lambda v, prof: a1_config(v, prof, QUAD_PL_DET).with_(checkpoints=A1_CHECKPOINTS),
     **_A1,
+)
+
+# A6: Algorithm 1's smoothing (p > 0) on the SC-SC quadratic. No theorem states this rate (Theorem 3.5 has
+# p = 0), but the round is linear in (x, y, z), so its exact contraction is known: a check of lines 13-15
+# (smoothing once at the server with the round-start x_t, z_t; z follows the NEW x), which the NC-*
+# order claims are too coarse to see (issue #7: a stale z passed them).
+A6_SMOOTHING = 0.2  # beta, large enough that z's lag changes the rate
+
+
+def a6_config(rounds: float, profile: Profile) -> RunConfig:
+    lip = problem_constants(_run("fess_gda", {}, QUAD_DET, 1, 1))["l"]
+    ex = 1 / (20 * lip)
+    params = {**steps(ex, ex, 2, ex / 2, ex / 2), "p": 2 * lip, "beta": A6_SMOOTHING, "participation": "full"}
+    return _run("fess_gda", params, QUAD_DET, rounds, DET_REPLICAS, A1_CHECKPOINTS)
+
+
+A6_SMOOTHED_RATE = RateClaim(
+    id="fessgda.A6.smoothed_round_rate",
+    paper=KEY,
+    title="FESS-GDA with smoothing (p = 2l, K = 2): W_t contracts at the exact rate of Algorithm 1's round",
+    statement="Algorithm 1 lines 5-15 are linear in (x, y, z) on the quadratic: W contracts at the log-slope of "
+              "the exact recursion (server smoothing eta_xl eta_xg K p (x_t - z_t), z_{t+1} = z_t + beta (x_{t+1} - z_t)).",
+    source=src("Algorithm 1, lines 13-15", "spec §2.1, pitfalls P1, P3"),
+    vary="T", grid={"quick": (400,), "full": (800,)}, configure=a6_config, measure="W",
+    exact=exact_log_rate("W"), exact_name="the exact recursion F^t s0 of Algorithm 1 over the window",
+    asymptotic=spectral_log_rate, min_replicas=DET_REPLICAS, rel_tolerance=0.01,
 )
 
 # (a3): mu1 < mu2, so Theorem 3.5's own branch condition fails (INCONCLUSIVE); with the role swap of
 # spec §2.4(C) (algorithm fess_gda_swapped, p = 0) the theorem applies to W' = (Phi* - Psi0) + (f - Psi0)
-NCNC_DET = {"kind": "ncnc_pl", "noise": 0.0, "zeta": 0.0, "clients": 1}
+# started near the saddle (x0 = y0 = 0.01) so that the round is linear from the first round on and the
+# exact rate of the linearized recursion applies (issue #7: a rate checked as a rate)
+NCNC_DET = {"kind": "ncnc_pl", "noise": 0.0, "zeta": 0.0, "clients": 1, "x0": 0.01, "y0": 0.01}
 
 
 def a1_swapped_config(rounds: float, profile: Profile) -> RunConfig:
@@ -463,16 +612,21 @@ def a1_swapped_config(rounds: float, profile: Profile) -> RunConfig:
     return _run("fess_gda_swapped", params, NCNC_DET, rounds, DET_REPLICAS)
 
 
-A1_LINEAR_SWAPPED = BoundClaim(
+A1_LINEAR_SWAPPED = RateClaim(
     id="fessgda.A1.linear_rate_ncnc_swapped",
     paper=KEY,
-    title="PL-PL, nonconvex-nonconcave (mu1 < mu2): W'_T below Theorem 3.5's recursion with the roles swapped",
+    title="PL-PL, nonconvex-nonconcave (mu1 < mu2): W'_t contracts at the exact local rate, no slower than "
+          "Theorem 3.5 with the roles swapped",
     statement="On x^2 + 3 sin^2 x sin^2 y - 4y^2 - 10 sin^2 y, E W'_T <= (1 - eta_y K mu2/16)^T W'_0 (b = 0), "
-              "Theorem 3.5 applied to -f(y, x) (spec §2.4(C)). The contraction at the swapped recipe is tiny (see the "
-              "report's vacuity note): this shows the theorem applies, not a tight rate.",
+              "Theorem 3.5 applied to -f(y, x) (spec §2.4(C)). Near the saddle the round is linear, so W' contracts "
+              "at 2 log rho of the linearized round.",
     source=src("Theorem 3.5, Appendix I, case mu1 < mu2", "spec §2.4(C), §6.1 (a3)"),
-    vary="T", grid={"quick": (500, 2000), "full": (500, 2000, 8000)}, configure=a1_swapped_config,
-    measure="W_swap", theorem=THEOREM_3_5_SWAPPED, bindings=bindings, version="recursion", min_replicas=DET_REPLICAS,
+    vary="T", grid={"quick": (2000,), "full": (8000,)},
+    configure=lambda v, prof: a1_swapped_config(v, prof).with_(checkpoints=A1_CHECKPOINTS),
+    measure="W_swap", theorem=THEOREM_3_5_SWAPPED, bindings=bindings, min_replicas=DET_REPLICAS,
+    exact=exact_log_rate("W_swap"), exact_name="the linearized recursion F^t w0 over the window",
+    guaranteed=theorem_log_rate(True),
+    guaranteed_name="Theorem 3.5's log(1-a) (swapped)", rel_tolerance=0.01, asymptotic=spectral_log_rate,
 )
 
 QUAD_NOISY = {"kind": "quadratic", "noise": 1.0, "zeta": 0.0, "clients": 16}
@@ -557,7 +711,7 @@ A2_LYAPUNOV = floor_ratio(
 A3_FLOOR_K = floor_slope(
     "fessgda.A3.partial_floor_K", "Partial participation floor does not shrink with K",
     "s = 0, sigma_G > 0, m < M: the stationary E W is independent of K at fixed eta K (no benefit from local steps).",
-    "3", "K", {"quick": (1, 4, 16), "full": (1, 2, 4, 8, 16)},
+    "3", "K", {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16)},
     lambda v, prof: floor_config(QUAD_HET, 4, int(v), prof), FLOOR_HET,
     "Theorem 3.5 floor b/a at fixed eta K, sigma_G part")
 
@@ -589,7 +743,7 @@ A5_DRIFT = SlopeClaim(
     statement="Non-identical client Hessians, s = 0, full participation: at fixed eta K the limit's potential W "
               "grows like (eta_l K)^2, which is why every theorem caps the local steps.",
     source=src("Theorem 3.5, Appendix I (drift term of b/a), Lemma B.4", "spec §6.1 test 5"),
-    vary="eta_l K", grid={"quick": (0.01, 0.02, 0.04, 0.08), "full": (0.005, 0.01, 0.02, 0.04, 0.08)},
+    vary="eta_l K", grid={"quick": (0.005, 0.01, 0.02, 0.04, 0.08), "full": (0.0025, 0.005, 0.01, 0.02, 0.04, 0.08)},
     configure=a5_config, measure="W", min_replicas=DET_REPLICAS,
     expected=_order(FLOOR_DRIFT, u_l, "Theorem 3.5 floor b/a, drift part, eta_xl = eta_yl = u/K at fixed eta K"),
     tolerance=0.1,
@@ -610,7 +764,8 @@ def a4_config(inv_eps: float, profile: Profile) -> RunConfig:
 L_EPS = sp.Symbol("L_eps", positive=True)  # log(1/eps)
 ROUNDS_35 = (sp.log(W0 / A4_FLOOR_FRACTION) + 2 * L_EPS) / -sp.log(1 - A35)  # (1-a)^T W0 <= (1-f) eps^2 up to O(1)
 
-A4_LOG_ROUNDS = HittingTimeClaim(
+A4_LOG_ROUNDS = observe(
+    HittingTimeClaim(
     id="fessgda.A4.log_rounds",
     paper=KEY,
     title="PL-PL communication complexity O(log(1/eps))",
@@ -620,13 +775,23 @@ A4_LOG_ROUNDS = HittingTimeClaim(
     configure=a4_config, measure="W", threshold=lambda v: v**-2, abscissa=math.log,
     expected=_order(ROUNDS_35, L_EPS, "rounds solving (1-a)^T W0 = eps^2 (Theorem 3.5 recursion)"),
     side="at_most", tolerance=0.15,
-)
+),
+    id='fessgda.A4.log_rounds',
+    title='PL-PL: rounds to E W <= eps^2 against log(1/eps) with K ∝ 1/(m eps^2) (observed)',
+    quantity='rounds to eps^2 against log(1/eps) (Theorem 3.5: at most linear in log(1/eps))', compute=exponent_against_cap)
 
 # ---------------------------------------------------------------------------------------------
 # Claims B: NC-PL (spec §6.2 b), deterministic kappa-dependence
 
 B1_LEVEL = 1e-4  # ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2
-B1_GRID = {"quick": (1.0, 0.3, 0.1), "full": (1.0, 0.3, 0.1, 0.03)}
+B1_GRID = {"quick": (1.0, 0.55, 0.3, 0.17, 0.1), "full": (1.0, 0.55, 0.3, 0.17, 0.1, 0.03)}
+# FESS-GDA's run length grows only like kappa: its grid starts at larger kappa, where the hitting rounds are
+# past the kappa-independent start-up (from mu = 1 the local slope rose from 0.7 to 1.05 across the grid:
+# a regime change, issue #7), and spans a decade
+B1_FESS_GRID = {"quick": (0.3, 0.17, 0.1, 0.05, 0.025), "full": (0.3, 0.17, 0.1, 0.05, 0.025, 0.0125)}
+B1_DESIGN = ("five deterministic points over 0.89 decades of kappa: GDA's run length grows like kappa^2 (45 kappa^2 "
+             "rounds), so mu below 0.1 leaves the quick budget; the full profile reaches 1.4 decades. Hitting rounds "
+             "are exact up to the checkpoint resolution (300 log-spaced), so the slope has no noise to average.")
 FESS_CY, FESS_CB = 2.0, 1.0  # practical eta_y = eta_x / 2, beta = eta_y K mu (spec §6.0 keeps the shape)
 
 
@@ -643,7 +808,8 @@ def b1_fess_config(mu_value: float, profile: Profile) -> RunConfig:
     lip = kappa_of(mu_value) * mu_value
     ex = 1 / (3 * lip)
     params = {**steps(ex, ex / FESS_CY, 1, ex, ex / FESS_CY), "p": 2 * lip, "beta": FESS_CB * ex / FESS_CY * mu_value}
-    return _run("fess_gda", params, _ncpl(mu_value), math.ceil(250 * kappa_of(mu_value)), DET_REPLICAS, 300)
+    # 160 kappa rounds: the hits came at 107-118 kappa, so the run never caps them
+    return _run("fess_gda", params, _ncpl(mu_value), math.ceil(160 * kappa_of(mu_value)), DET_REPLICAS, 300)
 
 
 def b1_gda_config(mu_value: float, profile: Profile) -> RunConfig:
@@ -654,7 +820,7 @@ def b1_gda_config(mu_value: float, profile: Profile) -> RunConfig:
     return _run("sgda", params, _ncpl(mu_value), math.ceil(45 * k**2), DET_REPLICAS, 300)
 
 
-_B1 = dict(paper=KEY, vary="kappa", grid=B1_GRID, measure="stat_kappa", threshold=lambda v: B1_LEVEL,
+_B1 = dict(paper=KEY, vary="kappa", measure="stat_kappa", threshold=lambda v: B1_LEVEL,
            abscissa=kappa_of, min_replicas=DET_REPLICAS, tolerance=0.15)
 
 B1_FESS_KAPPA = HittingTimeClaim(
@@ -662,7 +828,7 @@ B1_FESS_KAPPA = HittingTimeClaim(
     title="NC-PL: FESS-GDA rounds grow like kappa",
     statement="Deterministic, M = m = 1: rounds to ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2 grow like kappa^1 (Theorem 3.1: T = O(kappa eps^-2)).",
     source=src("Theorem 3.1, Table 1", "spec §6.2 test 1"),
-    configure=b1_fess_config,
+    configure=b1_fess_config, grid=B1_FESS_GRID,
     expected=ExpectedOrder(value=exponent(complexity_table()[0]["derived"][1], kap),
                            why="kappa-exponent of T derived by sympy from Theorem 3.1's rate (complexity_table)"),
     side="at_most", **_B1,
@@ -673,7 +839,7 @@ B1_GDA_KAPPA = HittingTimeClaim(
     title="NC-PL: GDA rounds grow like kappa^2 (the baseline FESS-GDA improves on)",
     statement="Same problem, simultaneous GDA with eta_x = eta_y/kappa^2: rounds grow like kappa^2.",
     source=src("Table 1 and §1.3", "Lin et al. (2020) GDA O(kappa^2 eps^-2); spec §6.2 test 1"),
-    configure=b1_gda_config,
+    configure=b1_gda_config, grid=B1_GRID, design_reason=B1_DESIGN,
     expected=ExpectedOrder(value=exponent(GDA_LIN_2020_ROUNDS, kap),
                            why="kappa-exponent of Lin et al. (2020) GDA rounds kappa^2/eps^2 (sympy)"),
     **_B1,
@@ -703,7 +869,7 @@ B3_RATE_T = SlopeClaim(
     statement="With eta_x proportional to sqrt(m Delta)/(sigma sqrt(KTl)), (1/T) sum_t E[||grad_x f||^2 + kappa ||grad_y f||^2] "
               "falls like T^(-1/2) (Theorem 3.1 (i), noise-dominated regime).",
     source=src("Theorem 3.1 (i)", "spec §6.2 test 3"),
-    vary="T", grid={"quick": (1000, 2000, 4000, 8000), "full": (1000, 2000, 4000, 8000, 16000, 32000)},
+    vary="T", grid={"quick": (500, 1000, 2000, 4000, 8000), "full": (500, 1000, 2000, 4000, 8000, 16000, 32000)},
     configure=b3_config, measure="avg:stat_kappa",
     expected=ExpectedOrder(THEOREM_3_1, "T", "rate_full"),
     tolerance=0.1,
@@ -735,38 +901,50 @@ _C1 = dict(paper=KEY, vary="1/eps", grid=C1_GRID, measure="stat_sq", threshold=l
            expected=ExpectedOrder(value=exponent(complexity_table()[5]["derived"][1], eps, inverse=True),
                                   why="1/eps-exponent of T derived by sympy from Theorem 3.4's rate (complexity_table)"))
 
-C1_PWMAX = HittingTimeClaim(
+C1_PWMAX = observe(
+    HittingTimeClaim(
     id="fessgda.C1.pwmax_rounds",
     title="Point-wise max: rounds to eps-stationarity of f grow at most like eps^-2",
     statement="With strict complementarity (c0 = 0.5), the rounds until ||grad_x f||^2 + l^2||P(y + grad_y f/l) - y||^2 <= eps^2 grow at most like eps^-2.",
     source=src("Theorem 3.4", "spec §6.4 test 1"),
     configure=c1_config({"kind": "pwmax", "c0": 0.5}),
     **_C1,
-)
+),
+    id='fessgda.C1.pwmax_rounds',
+    title='Point-wise max: rounds to eps-stationarity against 1/eps (observed against the eps^-2 cap)',
+    quantity='exponent of the rounds to eps-stationarity in 1/eps (Theorem 3.4: at most 2)', compute=exponent_against_cap)
 
 _CONTROL_REASON = ("negative control violating Assumption 3.6 (strict complementarity); the spec says to report, "
                    "not assert, its exponent. Measured on this instance: the deterministic run still converges "
                    "linearly, so the eps^-2 order survives: the assumption is sufficient, not necessary here.")
 
-C1_CONTROL_C0 = HittingTimeClaim(
+C1_CONTROL_C0 = observe(
+    HittingTimeClaim(
     id="fessgda.C1.control_c0_zero",
     title="Negative control: c0 = 0 (no strict-complementarity margin)",
     statement="Same run with c0 = 0: Assumption 3.6 fails (nu_4 = 0); the exponent is reported.",
     source=src("Assumption 3.6, Theorem 3.4", "spec §6.4 test 3"),
     configure=c1_config({"kind": "pwmax", "c0": 0.0}),
-    negative_control=True, expect_reason=_CONTROL_REASON,
+    expect_reason=_CONTROL_REASON,
     **_C1,
-)
+),
+    id='fessgda.C1.control_c0_zero',
+    title='Point-wise max with c0 = 0 (no strict complementarity): rounds against 1/eps (observed)',
+    quantity="exponent without Assumption 3.6's margin (c0 = 0)", compute=exponent_against_cap)
 
-C1_CONTROL_DUP = HittingTimeClaim(
+C1_CONTROL_DUP = observe(
+    HittingTimeClaim(
     id="fessgda.C1.control_duplicate",
     title="Negative control: duplicated component h_4 = h_1",
     statement="Same run with h_4 = h_1: y* is not unique and Assumption 3.6 fails; the exponent is reported.",
     source=src("Assumption 3.6, Theorem 3.4", "spec §6.4 test 3"),
     configure=c1_config({"kind": "pwmax", "duplicate": True}),
-    negative_control=True, expect_reason=_CONTROL_REASON,
+    expect_reason=_CONTROL_REASON,
     **_C1,
-)
+),
+    id='fessgda.C1.control_duplicate',
+    title='Point-wise max with h_4 = h_1 (y* not unique): rounds against 1/eps (observed)',
+    quantity='exponent with a duplicated component (Assumption 3.6 fails)', compute=exponent_against_cap)
 
 # ---------------------------------------------------------------------------------------------
 # Claims D: nonconvex-concave (spec §6.5 d), Theorem 3.3's regularized run (spec §2.4(A))
@@ -795,7 +973,8 @@ def d2_config(inv_eps: float, profile: Profile) -> RunConfig:
     return _run("fess_gda", params, problem, math.ceil(1200 * inv_eps), DET_REPLICAS, 300)
 
 
-D2_NCC_REGULARIZED = eps_rounds_claim(
+D2_NCC_REGULARIZED = observe(
+    eps_rounds_claim(
     4,
     id="fessgda.D2.ncc_regularized_rounds",
     title="NC-C via the regularized run: rounds to eps-stationarity of f grow at most like eps^-3",
@@ -803,7 +982,10 @@ D2_NCC_REGULARIZED = eps_rounds_claim(
               "for the ORIGINAL f within O(eps^-3) rounds (Theorem 3.3).",
     source=src("Theorem 3.3, Appendix G", "spec §2.4(A), §6.5 test 2"),
     grid={"quick": (2.5, 5, 10), "full": (2.5, 5, 10, 20)}, configure=d2_config, measure="stat_sq",
-)
+),
+    id='fessgda.D2.ncc_regularized_rounds',
+    title='NC-C via the regularized run: rounds to eps-stationarity against 1/eps (observed against the eps^-3 cap)',
+    quantity='exponent of the rounds in 1/eps (Theorem 3.3: at most 3)', compute=exponent_against_cap)
 
 # ---------------------------------------------------------------------------------------------
 # B2: NC-PL noise floor proportional to 1/(mK) at fixed eta_x K (spec §6.2 test 2, §6.7 B2)
@@ -827,6 +1009,11 @@ def b2_config(m_clients: int, K_steps: int, profile: Profile) -> RunConfig:
     return _run("fess_gda", params, NCPL_FLOOR, FLOOR_ROUNDS * (2 if profile.name == "full" else 1), profile.replicas)
 
 
+B2_C2_DESIGN = ("three points over 1.2 decades (quick budget; the full profile has five): each point is a 1500-round "
+                "tail average over 16 replicas, the CI half-width (about 0.035) is a third of the band, and the "
+                "1/(mK) law of the same floor is checked exactly on the quadratic (A2, A3: exact Lyapunov values)")
+
+
 def ncpl_floor_slope(id: str, title: str, vary: str, grid: Mapping[str, tuple],
                      configure: Callable[[float, Profile], RunConfig]) -> SlopeClaim:
     return SlopeClaim(id=id, paper=KEY, title=title,
@@ -837,7 +1024,7 @@ def ncpl_floor_slope(id: str, title: str, vary: str, grid: Mapping[str, tuple],
                       summary=tail_average("stat_kappa", FLOOR_START_FRACTION),
                       expected=_order(FLOOR_31, sp.Symbol(vary, positive=True, integer=True),
                                       "Theorem 3.1 explicit bound C31 N_unc at fixed eta_x K, sigma part"),
-                      tolerance=0.1)
+                      tolerance=0.1, design_reason=B2_C2_DESIGN)
 
 
 B2_FLOOR_M = ncpl_floor_slope("fessgda.B2.ncpl_floor_m", "NC-PL noise floor falls like 1/m", "m",
@@ -851,7 +1038,7 @@ B2_FLOOR_K = ncpl_floor_slope("fessgda.B2.ncpl_floor_K", "NC-PL noise floor fall
 # B4: the paper's WGAN in closed form (spec §6.3 b'), rounds against kappa = l/(2 lam)
 
 B4_LEVEL = 1e-2  # ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2, eps = 0.1
-B4_ROUNDS = 3500  # one run length for every lam (quick budget); a level not reached is INCONCLUSIVE
+B4_ROUNDS_PER_KAPPA = 65.0  # run length 65 kappa (hits came at 35-50 kappa: at most 0.77 of the run); a level not reached is INCONCLUSIVE
 
 
 def _wgan(lam_value: float) -> dict[str, Any]:
@@ -867,7 +1054,8 @@ def b4_config(lam_value: float, profile: Profile) -> RunConfig:
     c = problem_constants(_run("fess_gda", {}, _wgan(lam_value), 1, 1))
     ex = 1 / (3 * c["l"])
     params = {**steps(ex, ex / FESS_CY, 1, ex, ex / FESS_CY), "p": 2 * c["l"], "beta": FESS_CB * ex / FESS_CY * c["mu"]}
-    rounds = B4_ROUNDS * (4 if profile.name == "full" else 1)
+    # the run grows like kappa (Theorem 3.1's order) with margin, so the hitting time is never capped by the run
+    rounds = math.ceil(B4_ROUNDS_PER_KAPPA * c["kappa"])
     return _run("fess_gda", params, _wgan(lam_value), rounds, DET_REPLICAS, 300)
 
 
@@ -878,7 +1066,7 @@ B4_WGAN_KAPPA = HittingTimeClaim(
     statement="On the population WGAN of §5.1, rounds to ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2 grow at most "
               "like kappa as lam decreases (Theorem 3.1: T = O(kappa eps^-2); the paper's Figure 1 claim).",
     source=src("Theorem 3.1, §5.1 Figure 1", "spec §6.3, §6.7 B4"),
-    vary="kappa", grid={"quick": (0.3, 0.1, 0.03), "full": (0.3, 0.1, 0.03, 0.01)},
+    vary="kappa", grid={"quick": (0.1, 0.055, 0.03, 0.017, 0.009), "full": (0.1, 0.055, 0.03, 0.017, 0.009, 0.005)},
     configure=b4_config, measure="stat_kappa", threshold=lambda v: B4_LEVEL, abscissa=wgan_kappa,
     min_replicas=DET_REPLICAS, side="at_most", tolerance=0.15,
     expected=ExpectedOrder(value=exponent(complexity_table()[0]["derived"][1], kap),
@@ -914,6 +1102,7 @@ C2_FLOOR_M = SlopeClaim(
               "l^2 ||P(y + grad_y f/l) - y||^2 is proportional to 1/m, hence KT to eps^2 proportional to 1/m.",
     source=src("Theorem 3.4, Appendix H, eq. (43) (N_con)", "spec §6.4 test 2, §6.7 C2"),
     vary="m", grid={"quick": (1, 4, 16), "full": (1, 2, 4, 8, 16)}, configure=c2_config, measure="stat_sq",
+    design_reason=B2_C2_DESIGN,
     summary=tail_average("stat_sq", FLOOR_START_FRACTION),
     expected=_order(FLOOR_CON, m, "per-round error N_con/(eta_x K) of the compact-Y analysis at fixed eta K, sigma part"),
     tolerance=0.1,
@@ -938,7 +1127,8 @@ def d1_config(inv_eps: float, profile: Profile) -> RunConfig:
     return _run("fess_gda", params, ONEPC, math.ceil(D1_ROUNDS_BETA / beta_value), DET_REPLICAS, 300)
 
 
-D1_NC1PC_ROUNDS = eps_rounds_claim(
+D1_NC1PC_ROUNDS = observe(
+    eps_rounds_claim(
     3,
     id="fessgda.D1.nc1pc_rounds",
     title="NC-1PC: rounds to eps-stationarity of Phi_{1/2l} grow at most like eps^-4",
@@ -946,11 +1136,15 @@ D1_NC1PC_ROUNDS = eps_rounds_claim(
               "problem reaches ||grad Phi_{1/2l}(x)||^2 <= eps^2 within O(eps^-4) rounds (Theorem 3.2).",
     source=src("Theorem 3.2, Appendix F", "spec §6.6, §6.7 D1"),
     grid={"quick": (2, 4, 8), "full": (2, 4, 8, 16)}, configure=d1_config, measure="moreau_sq",
-)
+),
+    id='fessgda.D1.nc1pc_rounds',
+    title='NC-1PC: rounds to eps-stationarity of Phi_1/2l against 1/eps (observed against the eps^-4 cap)',
+    quantity='exponent of the rounds in 1/eps (Theorem 3.2: at most 4)', compute=exponent_against_cap)
 
 CLAIMS = (
     A1_LINEAR,
     A1_LINEAR_PL,
+    A6_SMOOTHED_RATE,
     A2_FLOOR_M,
     A2_FLOOR_K,
     A2_LYAPUNOV,
@@ -1099,11 +1293,12 @@ def vacuity_note(outcomes) -> str:
     rate = float(a_swap.subs({s: swapped[s.name] for s in a_swap.free_symbols}))
     text += (f"The role-swapped Theorem 3.5 on the nonconvex-nonconcave (a3) example (mu1 = {swapped['mu1']:.3g} < mu2 = "
              f"{swapped['mu2']:.3g}) contracts W' by a' = eta_y K mu2/16 = {rate:.3g} per round at its own step sizes, so "
-             "its recursion bound stays near W'_0 over any affordable T: fessgda.A1.linear_rate_ncnc_swapped shows that "
-             "the theorem applies (all conditions hold), not a tight rate. ")
+             "its recursion bound stays near W'_0 over any affordable T; fessgda.A1.linear_rate_ncnc_swapped therefore "
+             "checks the measured contraction against the exact rate of the linearized round and reports how much "
+             "faster than the theorem's it is (the tightness factor, in the Observations section). ")
     return text + ("Any 'empirical <= explicit bound' check of Theorems 3.1, E.1 and 3.2 is therefore vacuous; "
-                   "this report checks their exponents instead, and the one tight constant available, the exact "
-                   "Lyapunov floor of the PL-PL quadratic (A2, A3).")
+                   "this report checks their exponents instead, and the tight constants available: the exact "
+                   "Lyapunov floor of the PL-PL quadratic (A2, A3) and the exact contraction rates (A1, A6).")
 
 
 PAPER = Paper(

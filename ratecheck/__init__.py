@@ -5,5 +5,13 @@ from .participation import Participation
 from .problem import Constant
 from .trace import RunConfig, Trace
 
-__all__ = ["Constant", "Participation", "RunConfig", "Trace", "run", "run_config"]
+__all__ = ["Constant", "Participation", "RunConfig", "Trace", "check", "run", "run_config"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    if name == "check":  # lazily: claims and sympy are not needed to run an algorithm
+        from .checking import check
+
+        return check
+    raise AttributeError(f"module 'ratecheck' has no attribute {name!r}")

@@ -1,13 +1,37 @@
 """Claims and verdicts: what a paper says, what to run, and how the data decide.
 
-A verdict is PASS, FAIL or INCONCLUSIVE and carries the evidence that decided it. It is decisive only
-when the data are: for a slope, PASS when the whole confidence interval lies inside the tolerance band
-around the expected exponent, FAIL when it lies entirely outside, INCONCLUSIVE otherwise (more
-replicas needed). Bounds and limits follow the same rule with one-sided confidence bounds.
+Verdict semantics (the rules every claim follows; README-ready):
 
-A claim also records what is expected of it. Most are expected to PASS; a bound printed wrongly in a
-paper is registered as an expected FAIL with the reason, and the report lists it as a confirmed
-erratum. Only a verdict different from the expected one fails the check.
+* PASS / FAIL / INCONCLUSIVE. A verdict is decisive only when the data are. A slope passes when its
+  whole confidence interval (bootstrap over replicas) lies inside the tolerance band around the
+  expected exponent, fails when it lies entirely outside, and is INCONCLUSIVE otherwise. Bounds,
+  thresholds and closed-form values use one-sided (or two-sided) Student-t bounds of the replica
+  mean at every grid point; limits a bootstrap CI of the distance; rates a CI of the per-replica
+  log-contraction per round.
+* Deterministic runs (no spread across replicas) have no CI: the text says "deterministic" and the
+  comparison is exact.
+* A slope fit needs at least ``min_points`` (5) distinct grid points spanning ``min_decades`` (1)
+  decade, unless the claim declares why not (``design_reason``); otherwise it is INCONCLUSIVE with
+  that reason. A fit whose residuals show a regime change is INCONCLUSIVE: R^2 below ``r2_floor``
+  (0.98; applied when the expected exponent is not 0 and the fitted slope is confidently not 0:
+  otherwise R^2 has nothing to explain and the band judges), or a local
+  slope that changes across the grid by more than ``max_curvature`` (default: the tolerance) with
+  confidence (quadratic fit in log x, bootstrap CI).
+* One-sided claims (``side="at_most"``/``"at_least"``) state what the theorem bounds (the cap) and
+  what was measured; the report draws the one-sided band.
+* Linear rates are checked as rates (``RateClaim``): the fitted log-contraction per round of the
+  measure on a linear round axis against the exact spectral value (two-sided, relative tolerance)
+  and against the theorem's guaranteed rate (one-sided: never slower).
+* An ``Observation`` is a number with no verdict (a vacuity ratio, a tightness factor, an exponent
+  against a far cap): its verdict is OBSERVED, it is shown in the report, the JSON and the CLI, and
+  it never counts as PASS or FAIL nor makes ``check`` fail.
+* A negative control declares the claim it controls (``controls``) and is run on the same instance
+  (the same grid); it must be shown to differ: if its verdict equals the controlled claim's, it is
+  INCONCLUSIVE ("does not differ from ..."), which is unexpected and fails the check.
+* Every claim records what is expected of it. Most are expected to PASS; a bound printed wrongly in
+  a paper is an expected FAIL with the reason (a confirmed erratum); a negative control is an
+  expected FAIL of a property of an algorithm. No claim may expect INCONCLUSIVE. Only a verdict
+  different from the expected one fails the check.
 """
 
 from __future__ import annotations
@@ -20,7 +44,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from .fit import fit_slope, mean_ci
+from .fit import SlopeFit, fit_slope, log_rate, mean_ci
 from .theory import Evaluation, Source, Theorem
 from .trace import RunConfig, Trace
 
@@ -29,6 +53,7 @@ class Verdict(str, Enum):
     PASS = "PASS"
     FAIL = "FAIL"
     INCONCLUSIVE = "INCONCLUSIVE"
+    OBSERVED = "OBSERVED"  # an Observation: a number reported with no verdict
 
     def __str__(self) -> str:
         return self.value
@@ -65,6 +90,11 @@ class Outcome:
         return self.verdict == self.claim.expect
 
     @property
+    def observation(self) -> bool:
+        """A number with no verdict (never PASS/FAIL, never unexpected)."""
+        return self.claim.expect == Verdict.OBSERVED
+
+    @property
     def erratum(self) -> bool:
         """A confirmed error of the paper: expected to FAIL, and it did (negative controls excluded)."""
         return (
@@ -86,6 +116,8 @@ class Outcome:
             "expect_reason": self.claim.expect_reason,
             "negative_control": self.claim.negative_control,
             "erratum": self.erratum,
+            "observation": self.observation,
+            "controls": self.claim.controls.id if self.claim.controls is not None else None,
             "source": str(self.claim.source),
             "evidence": _jsonable(self.evidence),
             "points": [p.to_dict() for p in self.points],
@@ -140,6 +172,8 @@ class Claim:
     expect_reason: str = ""
     # an expected FAIL that is a property of the algorithm (a negative control), not a paper error
     negative_control: bool = False
+    # the claim a negative control controls: run on the same grid, its verdict must differ
+    controls: "Claim | None" = None
     theorem: Theorem | None = None
     bindings: Bindings | None = None  # run -> theorem symbol values (constants and parameters)
     # per-replica numbers a run contributes; default: the measure after the last round. Use it for
@@ -150,17 +184,38 @@ class Claim:
     level: float = 0.95
     kind: str = "claim"
 
+    def __post_init__(self) -> None:
+        if self.expect == Verdict.INCONCLUSIVE:
+            raise ValueError(f"claim {self.id}: no claim may expect INCONCLUSIVE (it cannot tell a bug from noise)")
+        if (self.expect == Verdict.OBSERVED) != (self.kind == "observation"):
+            raise ValueError(f"claim {self.id}: only an Observation expects OBSERVED, and it always does")
+        if self.controls is not None:
+            if not self.negative_control:
+                raise ValueError(f"claim {self.id} declares controls= but is not a negative control")
+            if dict(self.controls.grid) != dict(self.grid) or self.controls.vary != self.vary:
+                raise ValueError(f"negative control {self.id} must run on the grid of {self.controls.id}")
+
     def values(self, profile: Profile) -> list[float]:
         if profile.name not in self.grid:
             raise ValueError(f"claim {self.id} has no grid for profile {profile.name!r}")
         return list(self.grid[profile.name])
 
+    def own_runs(self, profile: Profile) -> list[RunConfig]:
+        """The runs behind this claim's own grid points (one per grid value), planned once per
+        profile (issue #9): configure may take seconds, and a check asks when it plans and decides."""
+        planned = self.__dict__.setdefault("_planned", {})
+        if profile not in planned:
+            planned[profile] = [self.configure(v, profile) for v in self.values(profile)]
+        return list(planned[profile])
+
     def runs(self, profile: Profile) -> list[RunConfig]:
-        return [self.configure(v, profile) for v in self.values(profile)]
+        """Every run the decision reads: its own, and a negative control's controlled claim's."""
+        own = self.own_runs(profile)
+        return own + self.controls.runs(profile) if self.controls is not None else own
 
     def points(self, profile: Profile, traces: Mapping[str, Trace]) -> list[PointResult]:
         out = []
-        for value, config in zip(self.values(profile), self.runs(profile)):
+        for value, config in zip(self.values(profile), self.own_runs(profile)):
             trace = traces[config.key()]
             samples = self.summary(config, trace) if self.summary else trace.at_end(self.measure)
             evaluation = None
@@ -179,6 +234,15 @@ class Claim:
         if reason:
             return Outcome(self, Verdict.INCONCLUSIVE, reason, {}, points)
         verdict, reason, evidence = self._decide(points)
+        if self.controls is not None:
+            other = self.controls.decide(profile, traces)
+            evidence = {**evidence, "controlled": {"claim": self.controls.id, "verdict": str(other.verdict),
+                                                   "reason": other.reason}}
+            if other.verdict == verdict:
+                return Outcome(self, Verdict.INCONCLUSIVE,
+                               f"negative control does not differ from {self.controls.id} on the same instance "
+                               f"(both {verdict}): {reason}", evidence, points)
+            reason = f"{reason}; differs from {self.controls.id} ({other.verdict})"
         return Outcome(self, verdict, reason, evidence, points)
 
     def _precheck(self, points: Sequence[PointResult]) -> str:
@@ -280,20 +344,54 @@ SIDES = ("two-sided", "at_most", "at_least")
 class SlopeClaim(Claim):
     """log(measure) against log(varied parameter) has the expected slope, within a tolerance band.
 
-    side 'at_most': the slope is no larger than expected + tolerance ("no slower than").
+    side 'at_most': the slope is no larger than expected + tolerance ("no slower than"); the theorem
+    bounds the exponent from above and the reason states the cap next to the measured slope.
+
+    Fit design (module docstring): at least ``min_points`` distinct points over ``min_decades``
+    decades unless ``design_reason`` says why not; R^2 >= ``r2_floor`` and no confident local-slope
+    change beyond ``max_curvature`` (default: the tolerance), else INCONCLUSIVE (regime change).
     """
 
     expected: ExpectedOrder
     tolerance: float = 0.1
     side: str = "two-sided"
     regime: Callable[[Sequence[PointResult]], str] | None = None  # returns a reason if not in regime
+    min_points: int = 5
+    min_decades: float = 1.0
+    design_reason: str = ""  # why fewer points or a narrower range are enough, when they are
+    r2_floor: float = 0.98
+    max_curvature: float | None = None  # None: the tolerance
     kind: str = "slope"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {self.side!r}")
         if self.tolerance <= 0:
             raise ValueError(f"tolerance must be > 0, got {self.tolerance}")
+
+    def _design(self, fit: SlopeFit) -> str:
+        """Why the grid cannot decide a slope (empty when it can)."""
+        if self.design_reason:
+            return ""
+        count = len(set(fit.x))
+        if count < self.min_points or fit.decades < self.min_decades - 1e-9:
+            return (f"fit design: {count} points over {fit.decades:.2f} decades (need {self.min_points} over "
+                    f"{self.min_decades:g}, or a declared design_reason)")
+        return ""
+
+    def _regime_change(self, fit: SlopeFit, expected: float) -> str:
+        # R^2 speaks only when there is a slope to explain: a flat curve in noise has R^2 near 0 and is a
+        # fine power law (exponent 0), which the band then judges
+        significant = fit.ci_low > 0 or fit.ci_high < 0
+        if expected != 0 and significant and fit.r2 < self.r2_floor:
+            return (f"regime change: R^2 {fit.r2:.4f} below the floor {self.r2_floor:g} (not one power law over "
+                    f"the grid)")
+        limit = self.tolerance if self.max_curvature is None else self.max_curvature
+        if math.isfinite(fit.curvature) and (fit.curvature_low > limit or fit.curvature_high < -limit):
+            return (f"regime change: the local slope changes by {fit.curvature:+.3f} across the grid (CI [{fit.curvature_low:+.3f}, "
+                    f"{fit.curvature_high:+.3f}]), beyond +-{limit:g}: not one power law")
+        return ""
 
     def _decide(self, points):
         if self.regime is not None:
@@ -312,13 +410,30 @@ class SlopeClaim(Claim):
             "side": self.side,
             "band": list(band),
         }
-        ci = f"slope {fit.slope:+.3f}, {int(self.level * 100)}% CI [{fit.ci_low:+.3f}, {fit.ci_high:+.3f}]"
-        target = f"band [{band[0]:+.3f}, {band[1]:+.3f}] around {e:+.3f}"
+        if self.design_reason:
+            evidence["design_reason"] = self.design_reason
+        ci = slope_text(fit)
+        why = self._design(fit) or self._regime_change(fit, e)
+        if why:
+            return Verdict.INCONCLUSIVE, f"{why}; {ci}", evidence
+        if self.side == "two-sided":
+            target = f"band [{band[0]:+.3f}, {band[1]:+.3f}] around {e:+.3f}"
+        elif self.side == "at_most":
+            target = f"the theorem's cap: at most {e:+.3f} (+{self.tolerance:g} tolerance: <= {band[1]:+.3f})"
+        else:
+            target = f"the theorem's floor: at least {e:+.3f} (-{self.tolerance:g} tolerance: >= {band[0]:+.3f})"
         if band[0] <= fit.ci_low and fit.ci_high <= band[1]:
-            return Verdict.PASS, f"{ci} inside {target}", evidence
+            return Verdict.PASS, f"measured {ci} within {target}", evidence
         if fit.ci_high < band[0] or fit.ci_low > band[1]:
-            return Verdict.FAIL, f"{ci} entirely outside {target}", evidence
-        return Verdict.INCONCLUSIVE, f"{ci} straddles {target}: more replicas needed", evidence
+            return Verdict.FAIL, f"measured {ci} entirely outside {target}", evidence
+        return Verdict.INCONCLUSIVE, f"measured {ci} straddles {target}: more replicas needed", evidence
+
+
+def slope_text(fit: SlopeFit) -> str:
+    """'slope +0.500, 95% CI [+0.49, +0.51]', or 'slope +0.500 (deterministic)' without spread."""
+    if fit.deterministic:
+        return f"slope {fit.slope:+.3f} (deterministic)"
+    return f"slope {fit.slope:+.3f}, {int(round(fit.level * 100))}% CI [{fit.ci_low:+.3f}, {fit.ci_high:+.3f}]"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -333,6 +448,7 @@ class BoundClaim(Claim):
     kind: str = "bound"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.theorem is None or self.bindings is None:
             raise ValueError(f"bound claim {self.id} needs a theorem and bindings")
         self.theorem.bound(self.version)  # fail early on an unknown version
@@ -346,6 +462,7 @@ class BoundClaim(Claim):
         evidence = {"version": self.version, "rows": rows}
         worst = max(rows, key=lambda r: r["ratio"])
         tag = f"bound '{self.version}'; worst mean/bound = {worst['ratio']:.3g} at {self.vary}={_fmt(worst['value'])}"
+        tag += _deterministic_note(points)
         if above:
             where = ", ".join(_fmt(v) for v in above)
             return Verdict.FAIL, f"measured mean exceeds {tag} (confidently at {self.vary}={where})", evidence
@@ -402,7 +519,7 @@ class ValueClaim(Claim):
         evidence = {"prediction": self.prediction, "rel_tolerance": self.rel_tolerance, "rows": rows}
         worst = max(rows, key=lambda r: abs(r["ratio"] - 1))
         tag = (f"{self.prediction} within {self.rel_tolerance:.0%}; worst mean/predicted = {worst['ratio']:.4g} "
-               f"at {self.vary}={_fmt(worst['value'])}")
+               f"at {self.vary}={_fmt(worst['value'])}") + _deterministic_note(points)
         if outside:
             return Verdict.FAIL, f"CI outside {tag} (at {self.vary}={', '.join(map(_fmt, outside))})", evidence
         if unsure:
@@ -426,7 +543,7 @@ class LimitClaim(Claim):
 
     def points(self, profile, traces):
         out = []
-        for value, config in zip(self.values(profile), self.runs(profile)):
+        for value, config in zip(self.values(profile), self.own_runs(profile)):
             trace = traces[config.key()]
             final = trace.final[self.point]
             final = final[np.isfinite(final).all(axis=1)]
@@ -461,6 +578,15 @@ def _bootstrap_distance(
     est = float(np.linalg.norm(points.mean(axis=0) - target))
     low, high = np.quantile(boot, [alpha, 1 - alpha])
     return est, float(low), float(high)
+
+
+def deterministic(points: Sequence[PointResult]) -> bool:
+    """True when every grid point's replicas agree exactly (no Monte-Carlo spread to bound)."""
+    return all(p.samples.size and np.ptp(p.samples) == 0 for p in points)
+
+
+def _deterministic_note(points: Sequence[PointResult]) -> str:
+    return " (deterministic: replicas identical, no CI)" if deterministic(points) else ""
 
 
 def _first_divergence(trace: Trace) -> int | None:
@@ -506,6 +632,7 @@ class ThresholdClaim(Claim):
         evidence = {"threshold": self.threshold, "rows": rows}
         worst = max(rows, key=lambda row: row["mean"])
         tag = f"threshold {self.threshold:g}; largest mean {worst['mean']:.3g} at {self.vary}={_fmt(worst['value'])}"
+        tag += _deterministic_note(points)
         if above:
             return Verdict.FAIL, f"mean exceeds the {tag} with confidence", evidence
         if unsure:
@@ -565,3 +692,290 @@ class HittingTimeClaim(SlopeClaim):
                 f"after {p.stats['rounds_run']} rounds)" for p in missed)
             return f"level not reached within the run: {where}"
         return super()._precheck(points)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue #7: linear rates checked as rates, and observations (numbers with no verdict).
+
+
+@dataclass(frozen=True, kw_only=True)
+class RateClaim(Claim):
+    """A linear rate checked as a rate: the fitted log-contraction per round of ``measure`` (slope of
+    log(measure) against the round, linear axis, over the rounds [start_fraction T, T]) against
+
+    * the exact value ``exact(config, rounds)`` over the same window (e.g. the log-slope of the
+      exact linear recursion w_t = F^t w_0, whose limit is 2 log rho(F); over a finite window the
+      slower modes may not dominate yet, so the comparison uses the same rounds): PASS when the CI
+      of the replica mean lies within ``rel_tolerance`` of it, FAIL when entirely outside;
+    * the theorem's guaranteed rate ``guaranteed(point)`` (e.g. log(1 - eta_x K mu1/16)), one-sided:
+      FAIL when the measured decay is confidently slower than the theorem guarantees.
+
+    The tightness factor exact/guaranteed is in the evidence (and the report). Runs need dense
+    checkpoints in the window (RunConfig.checkpoints) and a measure that stays well above round-off.
+    """
+
+    exact: Callable[[RunConfig, np.ndarray], float]
+    exact_name: str = "exact rate"
+    asymptotic: Callable[[RunConfig], float] | None = None  # e.g. 2 log rho(F): reported, not compared
+    guaranteed: Callable[[PointResult], float] | None = None
+    guaranteed_name: str = "the theorem's rate"
+    rel_tolerance: float = 0.05
+    start_fraction: float = 0.5
+    min_window_points: int = 5
+    kind: str = "rate"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0 <= self.start_fraction < 1:
+            raise ValueError(f"start_fraction must be in [0, 1), got {self.start_fraction}")
+        if self.rel_tolerance <= 0:
+            raise ValueError(f"rel_tolerance must be > 0, got {self.rel_tolerance}")
+
+    def points(self, profile, traces):
+        out = super().points(profile, traces)
+        for point in out:
+            trace = point.trace
+            marks = np.asarray(trace.checkpoints, dtype=float)
+            window = marks >= self.start_fraction * marks[-1]
+            rates = log_rate(marks[window], trace.measures[self.measure][window])
+            point.samples = rates[np.isfinite(rates)]
+            point.stats = {"window": [float(marks[window][0]), float(marks[-1])],
+                           "window_points": int(window.sum()),
+                           "exact": float(self.exact(point.config, marks[window]))}
+            if self.guaranteed is not None:
+                point.stats["guaranteed"] = float(self.guaranteed(point))
+            if self.asymptotic is not None:
+                point.stats["asymptotic"] = float(self.asymptotic(point.config))
+        return out
+
+    def _decide(self, points):
+        rows, outside, unsure, slower, slower_unsure = [], [], [], [], []
+        for p in points:
+            if p.stats["window_points"] < self.min_window_points:
+                return (Verdict.INCONCLUSIVE, f"only {p.stats['window_points']} checkpoints in the fit window at "
+                        f"{self.vary}={_fmt(p.value)} (need {self.min_window_points})", {})
+            ci = mean_ci(p.samples, level=self.level)
+            e = p.stats["exact"]
+            lo, hi = sorted((e * (1 - self.rel_tolerance), e * (1 + self.rel_tolerance)))
+            row = {"value": p.value, "rate": ci.mean, "low": ci.low, "high": ci.high, "exact": e,
+                   "ratio": ci.mean / e if e else math.nan, "window": p.stats["window"]}
+            if "asymptotic" in p.stats:
+                row["asymptotic"] = p.stats["asymptotic"]
+            if ci.high < lo or ci.low > hi:
+                outside.append(p.value)
+            elif ci.low < lo or ci.high > hi:
+                unsure.append(p.value)
+            if "guaranteed" in p.stats:
+                g = p.stats["guaranteed"]
+                row["guaranteed"] = g
+                row["tightness"] = e / g if g else math.inf  # how much faster the exact rate is
+                if ci.low > g:
+                    slower.append(p.value)
+                elif ci.high > g:
+                    slower_unsure.append(p.value)
+            rows.append(row)
+        evidence = {"exact_name": self.exact_name, "guaranteed_name": self.guaranteed_name,
+                    "rel_tolerance": self.rel_tolerance, "start_fraction": self.start_fraction, "rows": rows}
+        worst = max(rows, key=lambda r: abs(r["ratio"] - 1))
+        det = deterministic(points)
+        measured = (f"log-contraction per round {worst['rate']:.5g}" +
+                    (" (deterministic)" if det else f" (CI [{worst['low']:.5g}, {worst['high']:.5g}])"))
+        tag = (f"{measured} vs {self.exact_name} {worst['exact']:.5g} within {self.rel_tolerance:.0%} "
+               f"at {self.vary}={_fmt(worst['value'])}")
+        if "guaranteed" in worst:
+            tag += f"; {self.guaranteed_name} {worst['guaranteed']:.3g} ({worst['tightness']:.3g}x slower than exact)"
+        if outside:
+            return Verdict.FAIL, f"rate differs from the exact one: {tag}", evidence
+        if slower:
+            return Verdict.FAIL, f"decay slower than {self.guaranteed_name}: {tag}", evidence
+        if unsure or slower_unsure:
+            return Verdict.INCONCLUSIVE, f"CI straddles the band: {tag}", evidence
+        tail = ", and no slower than the theorem" if self.guaranteed is not None else ""
+        return Verdict.PASS, f"{tag}: as exact{tail}", evidence
+
+
+@dataclass(frozen=True, kw_only=True)
+class Observation(Claim):
+    """A number with no verdict: a vacuity ratio, a tightness factor, an exponent against a far cap.
+
+    It reads the points (and, given ``of``, the evidence) of another claim kind on the same runs and
+    reports ``compute(points, evidence) -> {name: value}`` with ``quantity`` saying what it is. Its
+    verdict is always OBSERVED: shown in the report, the JSON and the CLI, never PASS or FAIL.
+    Build one from a claim with ``observe(claim, ...)``.
+    """
+
+    quantity: str
+    compute: Callable[[Sequence[PointResult], Mapping[str, Any]], Mapping[str, float]]
+    of: Claim | None = None
+    expect: Verdict = Verdict.OBSERVED
+    kind: str = "observation"
+
+    def points(self, profile, traces):
+        return self.of.points(profile, traces) if self.of is not None else super().points(profile, traces)
+
+    def runs(self, profile):
+        return self.of.runs(profile) if self.of is not None else super().runs(profile)
+
+    def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
+        points = self.points(profile, traces)
+        evidence: dict[str, Any] = {}
+        note = ""
+        if self.of is not None:
+            why = self.of._precheck(points)
+            if why:
+                note = f" (read despite: {why})"
+            else:
+                evidence = dict(self.of._decide(points)[2])
+        values = {k: float(v) for k, v in self.compute(points, evidence).items()}
+        evidence["observed"] = values
+        evidence["quantity"] = self.quantity
+        text = ", ".join(f"{k} = {_num(v)}" for k, v in values.items())
+        return Outcome(self, Verdict.OBSERVED, f"observed {self.quantity}: {text}{note}", evidence, points)
+
+
+def observe(claim: Claim, *, id: str, title: str, quantity: str,
+            compute: Callable[[Sequence[PointResult], Mapping[str, Any]], Mapping[str, float]],
+            statement: str | None = None) -> Observation:
+    """An observation on the runs of ``claim`` (which is not registered itself)."""
+    return Observation(id=id, paper=claim.paper, title=title, statement=statement or claim.statement,
+                       source=claim.source, vary=claim.vary, grid=claim.grid, configure=claim.configure,
+                       measure=claim.measure, theorem=claim.theorem, bindings=claim.bindings,
+                       summary=claim.summary, min_replicas=claim.min_replicas, level=claim.level,
+                       quantity=quantity, compute=compute, of=claim)
+
+
+def _num(v: float) -> str:
+    return f"{v:.4g}" if math.isfinite(v) else str(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue #10: comparing the fitted exponents of two algorithms (FedBiO's headline S9: FedBiOAcc's
+# communication exponent is below FedBiO's). Appended; the classes above are unchanged.
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExponentComparisonClaim(Claim):
+    """The log-log slope of series A (``configure``) is smaller than that of series B (``configure_other``)
+    by at least ``margin``, each series also inside its own band ``expected +- tolerance`` when given.
+
+    Both series share the grid, the measure and the summary. The difference's CI combines the two
+    replica-bootstrap standard errors (the series are independent runs): PASS when the whole CI of
+    slope_A - slope_B lies below -margin and every given band holds; FAIL when the CI lies above -margin
+    or a slope's CI lies entirely outside its band; INCONCLUSIVE otherwise.
+    """
+
+    configure_other: Callable[[float, Profile], RunConfig]
+    labels: tuple[str, str] = ("A", "B")
+    margin: float = 0.0
+    expected: tuple[ExpectedOrder | None, ExpectedOrder | None] = (None, None)
+    tolerance: float = 0.3
+    kind: str = "exponent_comparison"
+
+    def runs(self, profile: Profile) -> list[RunConfig]:
+        values = self.values(profile)
+        return [self.configure(v, profile) for v in values] + [self.configure_other(v, profile) for v in values]
+
+    def points(self, profile, traces):
+        values = self.values(profile)
+        out = []
+        for series, configs in ((0, self.runs(profile)[: len(values)]), (1, self.runs(profile)[len(values):])):
+            for value, config in zip(values, configs):
+                trace = traces[config.key()]
+                samples = self.summary(config, trace) if self.summary else trace.at_end(self.measure)
+                out.append(PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count,
+                                       stats={"series": self.labels[series]},
+                                       first_divergence=_first_divergence(trace), trace=trace))
+        return out
+
+    def _decide(self, points):
+        fits, bands, evidence = [], [], {"labels": list(self.labels), "margin": self.margin}
+        from scipy.stats import norm  # here: claims load without scipy.stats (startup time)
+
+        z = float(norm.ppf(0.5 + self.level / 2))
+        for label, expected in zip(self.labels, self.expected):
+            pts = [p for p in points if p.stats["series"] == label]
+            fit = fit_slope([p.value for p in pts], [p.samples for p in pts], level=self.level)
+            fits.append(fit)
+            evidence[f"fit_{label}"] = fit.to_dict()
+            if expected is not None:
+                e = expected.exponent()
+                band = (e - self.tolerance, e + self.tolerance)
+                evidence[f"expected_{label}"] = {"exponent": e, "from": expected.describe(), "band": list(band)}
+                bands.append((label, fit, band))
+        diff = fits[0].slope - fits[1].slope
+        se = math.hypot(fits[0].stderr, fits[1].stderr)
+        low, high = diff - z * se, diff + z * se
+        evidence["difference"] = {"value": diff, "ci_low": low, "ci_high": high}
+        text = (f"slope {self.labels[0]} {fits[0].slope:+.3f}, {self.labels[1]} {fits[1].slope:+.3f}; difference "
+                f"{diff:+.3f}, {int(self.level * 100)}% CI [{low:+.3f}, {high:+.3f}] against < {-self.margin:+.3f}")
+        outside = [label for label, fit, band in bands if fit.ci_high < band[0] or fit.ci_low > band[1]]
+        unsure = [label for label, fit, band in bands if not (band[0] <= fit.ci_low and fit.ci_high <= band[1])]
+        if low > -self.margin or outside:
+            extra = f"; outside its band: {', '.join(outside)}" if outside else ""
+            return Verdict.FAIL, text + extra, evidence
+        if high < -self.margin and not unsure:
+            return Verdict.PASS, text + ", every band held", evidence
+        extra = f"; band straddled: {', '.join(unsure)}" if unsure else ""
+        return Verdict.INCONCLUSIVE, text + extra + ": more replicas needed", evidence
+# Issue #11: signed measures. A selection method's f - f* is typically negative (its iterates are
+# infeasible), so it is checked between a lower and an upper bound, and its rate is fitted on |mean|
+# against any abscissa (e.g. the regularization eta(R) rather than R).
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntervalClaim(Claim):
+    """lower <= E[measure] <= upper at every grid point, the two sides being bound versions of the theorem.
+
+    The measure may be signed. PASS when the two-sided confidence interval of the mean lies inside
+    [lower, upper] everywhere; FAIL when it lies entirely outside somewhere; INCONCLUSIVE otherwise.
+    """
+
+    lower: str  # bound version giving the lower side
+    upper: str  # bound version giving the upper side
+    kind: str = "interval"
+
+    def __post_init__(self) -> None:
+        if self.theorem is None or self.bindings is None:
+            raise ValueError(f"interval claim {self.id} needs a theorem and bindings")
+        self.theorem.bound(self.lower)
+        self.theorem.bound(self.upper)
+
+    def _decide(self, points):
+        rows, outside, unsure = [], [], []
+        for p in points:
+            ci = mean_ci(p.samples, level=self.level)
+            lo, hi = float(p.evaluation.bounds[self.lower]), float(p.evaluation.bounds[self.upper])
+            rows.append({"value": p.value, "mean": ci.mean, "low": ci.low, "high": ci.high, "lower": lo, "upper": hi,
+                         "conditions_hold": p.evaluation.all_hold,
+                         "lower_over_mean": lo / ci.mean if ci.mean else math.nan})
+            if ci.high < lo or ci.low > hi:
+                outside.append(p.value)
+            elif ci.low < lo or ci.high > hi:
+                unsure.append(p.value)
+        evidence = {"lower": self.lower, "upper": self.upper, "rows": rows}
+        tag = f"[{self.lower}, {self.upper}]"
+        if outside:
+            return Verdict.FAIL, f"mean outside {tag} with confidence at {self.vary}={', '.join(map(_fmt, outside))}", evidence
+        if unsure:
+            return Verdict.INCONCLUSIVE, f"CI crosses a side of {tag} at {self.vary}={', '.join(map(_fmt, unsure))}", evidence
+        return Verdict.PASS, f"CI inside {tag} at every {self.vary}", evidence
+
+
+@dataclass(frozen=True, kw_only=True)
+class AbscissaSlopeClaim(SlopeClaim):
+    """A slope claim whose x axis is ``abscissa(config)`` (e.g. the run's eta) instead of the grid value,
+    fitted on |per-replica value| when ``magnitude`` (signed measures whose sign is known)."""
+
+    abscissa: Callable[[RunConfig], float] | None = None
+    magnitude: bool = False
+    kind: str = "slope"
+
+    def points(self, profile, traces):
+        out = super().points(profile, traces)
+        for point in out:
+            if self.abscissa is not None:
+                point.stats = {**point.stats, "grid_value": float(point.value)}
+                point.value = float(self.abscissa(point.config))
+            if self.magnitude:
+                point.samples = np.abs(point.samples)
+        return out

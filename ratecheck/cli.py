@@ -1,83 +1,154 @@
-"""The ``ratecheck`` command: list, check, report, run.
+"""The ``ratecheck`` command: list, check, report, run, cache.
 
-Exit status of ``check``: 0 when every verdict is the one its claim expects, 1 otherwise, 2 on bad
-usage. ``--json`` prints machine-readable output instead of tables.
+Exit status: 0 when every verdict is the one its claim expects, 1 when some verdict is unexpected,
+2 on bad usage or input (an unknown pattern, a malformed or invalid parameter, a file given as the
+cache directory), 3 when a run or the cluster fails, 130 on Ctrl-C (finished runs stay cached).
+``--json`` prints machine-readable output instead of tables.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import re
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
-
 DEFAULT_CACHE = ".ratecheck-cache"
 DEFAULT_REPORTS = "reports"
+WIDTH = 100  # the terminal tables fit this many columns
+EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, EXIT_FAILURE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class UsageError(Exception):
+    """Bad usage or input: reported in one line, exit status 2."""
+
+
+class RunFailure(Exception):
+    """A run or the cluster failed: reported in one line, exit status 3."""
 
 
 def _parse_value(text: str) -> Any:
-    """CLI values: JSON where it parses (numbers, true, null, lists), else the plain string."""
+    """CLI values: JSON where it parses (numbers, true, null, lists), else the plain string.
+
+    JSON's own words are true/false/null; Python's True/False/None are read the same way rather
+    than as (truthy) strings. Non-finite numbers stay strings, so the declaration refuses them."""
+    words = {"True": True, "False": False, "None": None}
+    if text in words:
+        return words[text]
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
         return text
+    if isinstance(value, float) and not math.isfinite(value):
+        return text  # 1e999 parses to inf: keep what the user wrote, for the error message
+    return value
 
 
 def _parse_assignments(items: Sequence[str] | None, flag: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
+        key = key.strip()
         if not sep or not key:
-            raise SystemExit(f"ratecheck: {flag} expects key=value, got {item!r}")
-        out[key.strip()] = _parse_value(value.strip())
+            raise UsageError(f"{flag} expects KEY=VALUE with a non-empty KEY, got {item!r}")
+        if key in out:
+            raise UsageError(f"{flag} sets {key} twice")
+        out[key] = _parse_value(value.strip())
     return out
 
 
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths))  # noqa: E731
+def _elide(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, with a visible ellipsis where it was cut."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "\u2026"
+
+
+def _table(rows: list[list[str]], header: list[str], *, width: int | None = None, stretch: int = -1) -> str:
+    """A plain-text table; with ``width``, column ``stretch`` (default the last) is elided with an
+    ellipsis so that every line fits, and other columns are capped at a third of the width."""
+    rows = [[" ".join(str(c).split()) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    if width is not None:
+        stretch %= len(header)
+        cap = max(width // 3, 8)
+        widths = [min(w, cap) if i != stretch else w for i, w in enumerate(widths)]
+        rest = width - sum(w for i, w in enumerate(widths) if i != stretch) - 2 * (len(header) - 1)
+        widths[stretch] = max(min(widths[stretch], rest), 8)
+    line = lambda r: "  ".join(_elide(c, w).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+# -- sources (issue #9) ---------------------------------------------------------------------------
+
+
+def _add_paper_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--paper", action="append", default=[], metavar="MODULE_OR_PATH",
+                   help="also register a paper/algorithm/problem module or .py file (repeatable)")
+
+
+def _registry(args: argparse.Namespace, papers: bool = True):
+    """The registry with the --paper sources added: a source that fails ends the command (exit 2);
+    an installed plugin that fails is reported, and the others are used."""
+    from ratecheck.registry import RegistryError, default
+
+    registry = default()
+    for spec in getattr(args, "paper", None) or ():
+        try:
+            registry.add_source(spec, papers=papers)
+        except RegistryError as exc:
+            print(f"ratecheck: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+    registry.ensure(*(() if papers else ("algorithm", "problem")))
+    for error in registry.errors:
+        print(f"ratecheck: warning: {error}", file=sys.stderr)
+    return registry
 
 
 # -- list -------------------------------------------------------------------------------------
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    import problems
-    import proofs
-    from ratecheck.algorithms import REGISTRY
-
+    registry = _registry(args)
+    papers = registry.items("paper")
     data = {
-        "papers": [{"paper": k, "title": p.title, "source": p.seed} for k, p in proofs.papers().items()],
+        "papers": [{"paper": i.name, "title": i.obj.title, "source": i.obj.seed, "origin": i.origin} for i in papers],
         "theorems": [
             {"id": t.id, "title": t.title, "source": str(t.source), "bounds": list(t.versions)}
-            for t in proofs.all_theorems()
+            for t in registry.theorems()
         ],
         "claims": [
             {"id": c.id, "paper": c.paper, "kind": c.kind, "title": c.title, "expect": str(c.expect)}
-            for c in proofs.all_claims()
+            for c in registry.claims()
         ],
-        "problems": sorted(problems.FAMILIES),
-        "algorithms": [{"name": k, "source": v.source} for k, v in sorted(REGISTRY.items())],
+        "problems": [i.name for i in registry.items("problem")],
+        "problem_origins": {i.name: i.origin for i in registry.items("problem")},
+        "algorithms": [{"name": i.name, "source": i.obj.source, "origin": i.origin}
+                       for i in registry.items("algorithm")],
     }
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
     print("Papers:")
-    for p in data["papers"]:
-        print(f"  {p['paper']:<12} {p['title']}  [{p['source']}]")
+    print(_table([[p["paper"], p["title"], p["source"], p["origin"]] for p in data["papers"]],
+                 ["paper", "title", "source", "origin"], width=WIDTH, stretch=1))
     print("\nTheorems:")
-    for t in data["theorems"]:
-        print(f"  {t['id']:<24} {t['title']}  (bounds: {', '.join(t['bounds'])})")
+    print(_table([[t["id"], t["title"], ", ".join(t["bounds"])] for t in data["theorems"]],
+                 ["theorem", "title", "bounds"], width=WIDTH, stretch=1))
     print("\nClaims:")
     print(_table([[c["id"], c["kind"], c["expect"], c["title"]] for c in data["claims"]],
-                 ["claim", "kind", "expect", "title"]))
-    print("\nProblems:   " + ", ".join(data["problems"]))
-    print("Algorithms: " + ", ".join(a["name"] for a in data["algorithms"]))
+                 ["claim", "kind", "expect", "title"], width=WIDTH))
+    print("\nProblems:")
+    print(_table([[name, origin] for name, origin in data["problem_origins"].items()], ["family", "origin"],
+                 width=WIDTH, stretch=1))
+    print("\nAlgorithms:")
+    print(_table([[a["name"], a["origin"]] for a in data["algorithms"]], ["algorithm", "origin"],
+                 width=WIDTH, stretch=1))
     return 0
 
 
@@ -87,46 +158,84 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _store(args: argparse.Namespace):
     from ratecheck.store import NullStore, Store
 
-    return NullStore("") if args.no_cache else Store(args.cache_dir)
+    if getattr(args, "no_cache", False):
+        return NullStore("")
+    try:
+        return Store(args.cache_dir)
+    except NotADirectoryError as exc:
+        raise UsageError(f"--cache-dir: {exc}") from None
+
+
+def default_jobs() -> int:
+    """All the cores this process may use (issue #8: the default check uses them all)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _outcomes(args: argparse.Namespace):
-    from proofs import select_claims
     from ratecheck.claims import PROFILES
     from ratecheck.executors import make_executor
     from ratecheck.sweep import check_claims
 
     profile = PROFILES["full" if args.full else "quick"]
+    registry = _registry(args)
     try:
-        claims = select_claims(args.pattern)
+        claims = registry.select_claims(args.pattern)
+        registry.plan(claims, profile)  # unknown algorithm or problem: say which claim, before any run
     except ValueError as exc:
-        raise SystemExit(f"ratecheck: {exc}") from None
+        raise UsageError(str(exc)) from None
+    args.store = _store(args)
+    args.stats = {"reused": 0, "computed": 0}
     started = time.perf_counter()
-    with make_executor(jobs=args.jobs, dask=args.dask, dask_local=args.dask_local) as executor:
+    try:
+        executor = make_executor(jobs=args.jobs, dask=args.dask, dask_local=args.dask_local)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    with executor:
         outcomes = check_claims(
-            claims, profile, store=_store(args), executor=executor,
-            progress=not getattr(args, "json", False),
+            claims, profile, store=args.store, executor=executor,
+            progress=not getattr(args, "json", False), stats=args.stats,
         )
     return profile, outcomes, time.perf_counter() - started
 
 
+def _runs_line(args: argparse.Namespace) -> str:
+    stats = getattr(args, "stats", None) or {}
+    return f"runs: {stats.get('reused', 0)} reused from the cache, {stats.get('computed', 0)} computed"
+
+
 def _write_report(args, profile, outcomes, seconds: float) -> Path:
-    import proofs
-    from ratecheck import __version__
+    from ratecheck import __version__, registry
     from ratecheck.report import write_report
 
     meta = {"wall_seconds": round(seconds, 1), "ratecheck": __version__, "jobs": args.jobs}
-    return write_report(outcomes, args.report_dir, profile=profile, papers=proofs.papers(), meta=meta)
+    return write_report(outcomes, args.report_dir, profile=profile, papers=registry.papers(), meta=meta,
+                        jobs=args.jobs)
 
 
-def _print_outcomes(outcomes) -> None:
+_ZERO_CI = re.compile(r"(\d+% )?CI \[([^,\]]+), \2\]")
+
+
+def plain_reason(reason: str) -> str:
+    """A claim's reason for the terminal: a confidence interval of zero width (every replica gave
+    the same number, e.g. noise-free runs) is said as 'deterministic' instead."""
+    return _ZERO_CI.sub(lambda m: f"deterministic ({m.group(2).strip()})", reason)
+
+
+def _print_outcomes(outcomes, verbose: bool = False) -> None:
     rows = []
     for o in outcomes:
-        status = "ok" if o.ok else "UNEXPECTED"
-        if o.erratum:
-            status = "ok (erratum confirmed)"
-        rows.append([o.claim.id, str(o.verdict), str(o.expected), status, o.reason[:90]])
-    print(_table(rows, ["claim", "verdict", "expected", "status", "reason"]))
+        status = f"UNEXPECTED (expected {o.expected})" if not o.ok else "ok, erratum" if o.erratum else "ok"
+        rows.append([o.claim.id, str(o.verdict), status, plain_reason(o.reason)])
+    if not verbose:
+        print(_table(rows, ["claim", "verdict", "status", "reason"], width=WIDTH))
+        return
+    # -v: the full reason, wrapped under its claim's row
+    print(_table([r[:3] for r in rows], ["claim", "verdict", "status"], width=WIDTH, stretch=0))
+    for r in rows:
+        print(textwrap.fill(r[3], WIDTH, initial_indent=f"  {r[0]}: ", subsequent_indent="    "))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -139,13 +248,15 @@ def cmd_check(args: argparse.Namespace) -> int:
             "seconds": round(seconds, 2),
             "report": str(report) if report else None,
             "ok": not unexpected,
+            "runs": dict(args.stats),
             "claims": [o.to_dict() for o in outcomes],
         }, indent=2, allow_nan=False, default=str))
     else:
-        _print_outcomes(outcomes)
+        _print_outcomes(outcomes, verbose=args.verbose)
         print(f"\n{len(outcomes)} claims in {seconds:.1f}s ({profile.name} profile): "
               f"{len(outcomes) - len(unexpected)} as expected, {len(unexpected)} unexpected, "
               f"{sum(o.erratum for o in outcomes)} errata confirmed.")
+        print(_runs_line(args))
         if report:
             print(f"report: {report}")
         if unexpected:
@@ -153,31 +264,36 @@ def cmd_check(args: argparse.Namespace) -> int:
 
             print("\nUnexpected verdicts:")
             for o in unexpected:
-                print(describe(o) + "\n")
-    return 1 if unexpected else 0
+                print(plain_reason(describe(o)) + "\n")
+    return EXIT_UNEXPECTED if unexpected else EXIT_OK
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     profile, outcomes, seconds = _outcomes(args)
     print(f"report: {_write_report(args, profile, outcomes, seconds)}")
-    return 0
+    print(_runs_line(args))
+    return EXIT_OK
 
 
 # -- run ----------------------------------------------------------------------------------------
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from problems import make_problem
-    from ratecheck.algorithms import make_algorithm
-    from ratecheck.engine import run
+    import numpy as np
 
+    from ratecheck.engine import run
+    from ratecheck.registry import make_algorithm, make_problem
+
+    _registry(args, papers=False)
+    algorithm_params = _parse_assignments(args.set, "--set")
+    problem_params = _parse_assignments(args.problem_set, "--problem-set")
     try:
-        algorithm = make_algorithm(args.algorithm, _parse_assignments(args.set, "--set"))
-        problem = make_problem(args.problem, _parse_assignments(args.problem_set, "--problem-set"))
-        trace = run(algorithm, problem, args.rounds, replicas=args.replicas, seed=args.seed, progress=True)
-    except ValueError as exc:
-        print(f"ratecheck: {exc}", file=sys.stderr)
-        return 2
+        algorithm = make_algorithm(args.algorithm, algorithm_params)
+        problem = make_problem(args.problem, problem_params)
+        trace = run(algorithm, problem, args.rounds, replicas=args.replicas, seed=args.seed, progress=True,
+                    mode=args.mode)  # issue #8: --exact / --auto
+    except (ValueError, TypeError) as exc:  # a declaration refused an input: the message names it
+        raise UsageError(str(exc)) from None
     finals = {k: v[-1] for k, v in trace.measures.items()}
     summary = {
         name: {"mean": float(np.nanmean(v)) if np.isfinite(v).any() else None,
@@ -188,17 +304,68 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"config": trace.config.to_dict(), "final": summary, "counters": counters,
                           "diverged": trace.diverged_round.tolist(), "info": trace.info}, indent=2, default=str))
-        return 0
+        return EXIT_OK
     print(f"{algorithm.name} on {problem.family}: {trace.config.rounds} rounds, {trace.replicas} replicas, "
           f"{trace.info['wall_seconds']:.2f}s")
     print(_table([[k, f"{v['mean']:.6g}" if v["mean"] is not None else "nan",
                    f"{v['std']:.3g}" if v["std"] is not None else "nan"] for k, v in summary.items()],
                  ["measure (after last round)", "replica mean", "replica std"]))
     print("counters: " + ", ".join(f"{k}={v:g}" for k, v in counters.items()))
+    if trace.exact or "exact_fallback" in trace.info:  # issue #8
+        print("exact expectations (one row, no spread)" if trace.exact else trace.info["exact_fallback"])
     if trace.diverged_count:
         rounds = sorted(set(trace.diverged_round[trace.diverged_round >= 0].tolist()))
         print(f"diverged: {trace.diverged_count} of {trace.replicas} replicas (rounds {rounds})")
-    return 0
+    return EXIT_OK
+
+
+# -- cache ----------------------------------------------------------------------------------------
+
+
+def _code_is_current(key: str, meta: dict | None) -> bool:
+    """Whether an entry was produced by the code now installed (its code identity is current)."""
+    from ratecheck.trace import RunConfig, code_identity
+
+    if not meta or "code" not in meta:
+        return False  # unreadable, or written before runs were keyed on their code
+    try:
+        config = RunConfig.from_dict(meta["config"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return meta["code"] == code_identity(config.algorithm, config.problem)["digest"] and config.key() == key
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    store = _store(args)
+    if args.action == "clear":
+        removed = store.clear()
+        print(f"cleared {store.root}: {removed} entries removed (with temp and set-aside files)")
+        return EXIT_OK
+    if args.action == "prune":
+        removed = store.prune(keep=_code_is_current)
+        print(f"pruned {store.root}: {removed['entries']} entries from code that changed, "
+              f"{removed['corrupt']} set-aside corrupt entries, {removed['temp']} stale temp files "
+              f"({removed['bytes'] / 2**20:.1f} MiB)")
+        return EXIT_OK
+    scan = store.scan()
+    stale = [key for key, _, _ in scan.entries if not _code_is_current(key, store.read_meta(key))]
+    data = {
+        "root": str(store.root),
+        "entries": len(scan.entries),
+        "bytes": scan.entry_bytes,
+        "stale_code_entries": len(stale),
+        "temp_files": len(scan.temp),
+        "stale_temp_files": len(scan.stale_temp),
+        "corrupt_files": len(scan.corrupt),
+    }
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    print(f"cache {data['root']}: {data['entries']} entries, {data['bytes'] / 2**20:.1f} MiB")
+    print(f"  {data['stale_code_entries']} from code that has changed since (ratecheck cache prune removes them)")
+    print(f"  {data['temp_files']} temp files ({data['stale_temp_files']} stale), "
+          f"{data['corrupt_files']} corrupt entries set aside")
+    return EXIT_OK
 
 
 # -- parser ---------------------------------------------------------------------------------------
@@ -210,6 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="papers, theorems, claims, problems, algorithms")
     p.add_argument("--json", action="store_true")
+    _add_paper_option(p)
     p.set_defaults(func=cmd_list)
 
     for name, func, helptext in (
@@ -221,15 +389,18 @@ def build_parser() -> argparse.ArgumentParser:
         prof = p.add_mutually_exclusive_group()
         prof.add_argument("--quick", action="store_true", help="quick profile (default)")
         prof.add_argument("--full", action="store_true", help="full profile: larger grids, more replicas")
-        p.add_argument("--jobs", type=int, default=1, help="process pool size (default 1: serial)")
+        p.add_argument("--jobs", type=int, default=None,
+                       help="worker processes (default: all cores; 1 runs serially)")
         p.add_argument("--dask", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS")
         p.add_argument("--dask-local", action="store_true", help="start a local Dask cluster")
         p.add_argument("--cache-dir", default=DEFAULT_CACHE, help=f"run cache (default {DEFAULT_CACHE})")
         p.add_argument("--no-cache", action="store_true", help="ignore the cache")
         p.add_argument("--report-dir", default=DEFAULT_REPORTS, help=f"report directory (default {DEFAULT_REPORTS})")
+        _add_paper_option(p)
         if name == "check":
             p.add_argument("--no-report", action="store_true", help="do not write the report")
             p.add_argument("--json", action="store_true", help="machine-readable output")
+            p.add_argument("-v", "--verbose", action="store_true", help="full reasons, wrapped")
         p.set_defaults(func=func)
 
     p = sub.add_parser("run", help="one run with a progress bar; prints the final measures")
@@ -241,25 +412,71 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replicas", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
+    # issue #8: exact expectations (ratecheck.exact); --auto falls back to Monte Carlo, saying why
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--exact", dest="mode", action="store_const", const="exact", default="monte_carlo",
+                      help="exact expectations by moment propagation (linear-Gaussian runs only)")
+    mode.add_argument("--auto", dest="mode", action="store_const", const="auto",
+                      help="exact where supported, Monte Carlo otherwise")
+    _add_paper_option(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("cache", help="show or manage the run cache: info, clear, prune")
+    p.add_argument("action", choices=("info", "clear", "prune"), nargs="?", default="info",
+                   help="info (default): entries, size, stale and corrupt files; clear: remove "
+                        "everything; prune: remove entries of changed code, corrupt and stale temp files")
+    p.add_argument("--cache-dir", default=DEFAULT_CACHE, help=f"run cache (default {DEFAULT_CACHE})")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_cache, no_cache=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ratecheck.executors import JobError
-
-    args = build_parser().parse_args(argv)
-    if getattr(args, "jobs", 1) is not None and getattr(args, "jobs", 1) < 1:
-        print(f"ratecheck: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
-        return 2
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse: --help exits 0, a usage error 2
+        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
+    # -- options that apply after parsing (other helpers add theirs here, one call each) ----------
+    if hasattr(args, "jobs"):
+        if args.jobs is None:
+            args.jobs = default_jobs()
+        elif args.jobs < 1:
+            return _fail(EXIT_USAGE, f"--jobs must be >= 1, got {args.jobs}")
+    # ---------------------------------------------------------------------------------------------
     try:
         return int(args.func(args) or 0)
-    except JobError as exc:  # a claim asked for a run that cannot be made: say which, keep the cache
-        print(f"ratecheck: a run failed, finished runs are cached: {exc}", file=sys.stderr)
-        return 2
+    except UsageError as exc:
+        return _fail(EXIT_USAGE, str(exc))
+    except KeyboardInterrupt:
+        store = getattr(args, "store", None)
+        stored = getattr(store, "puts", 0)
+        where = f" in {store.root}" if stored and getattr(store, "root", None) else ""
+        return _fail(EXIT_INTERRUPTED, f"interrupted: {stored} runs stored{where}, rerun to resume")
     except BrokenPipeError:  # `ratecheck list | head`: the reader left, which is not an error
         sys.stderr.close()
-        return 0
+        return EXIT_OK
+    except Exception as exc:  # a run or the cluster failed: one line, no traceback
+        if os.environ.get("RATECHECK_TRACEBACK"):  # for debugging the package itself
+            raise
+        return _fail(EXIT_FAILURE, _failure_message(exc, args))
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"ratecheck: {message}", file=sys.stderr)
+    return code
+
+
+def _failure_message(exc: BaseException, args: argparse.Namespace) -> str:
+    """One line for a failed run or cluster, saying what is kept."""
+    from ratecheck.executors import JobError
+
+    stored = getattr(getattr(args, "store", None), "puts", 0)
+    kept = f" ({stored} finished runs are cached, rerun to resume)" if stored else ""
+    if isinstance(exc, JobError):
+        return f"a run failed{kept}: {exc}"
+    if isinstance(exc, (OSError, TimeoutError)) and getattr(args, "dask", None):
+        return f"cannot use the Dask scheduler at {args.dask}: {type(exc).__name__}: {exc}{kept}"
+    return f"failed{kept}: {type(exc).__name__}: {exc}"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -155,6 +155,26 @@ class ProcessExecutor(Executor):
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
+    def terminate(self) -> None:
+        """Stop the workers now, dropping the jobs they are running (after Ctrl-C: finished results
+        are already stored, and waiting for running jobs would make the interrupt seem ignored)."""
+        if self._pool is not None:
+            processes = list(getattr(self._pool, "_processes", {}).values())
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                if process.is_alive():
+                    process.terminate()
+            for process in processes:
+                process.join(timeout=5)
+            self._pool = None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            self.terminate()
+        else:
+            self.close()
+
 
 class DaskExecutor(Executor):
     """Runs jobs on a Dask cluster: an existing one at ``address``, or a local one if it is ``None``.
@@ -168,9 +188,10 @@ class DaskExecutor(Executor):
     importable on the workers. Requires ``dask[distributed]``.
     """
 
-    def __init__(self, address: str | None = None, local_workers: int = 2) -> None:
+    def __init__(self, address: str | None = None, local_workers: int = 2, connect_timeout: float = 5.0) -> None:
         if address is None:
             local_workers = _check_jobs(local_workers, what="local_workers")
+        self.connect_timeout = float(connect_timeout)
         self.address = address
         self.local_workers = local_workers
         self._client: Any = None
@@ -206,7 +227,8 @@ class DaskExecutor(Executor):
                     raise
                 self._cluster = cluster
             else:
-                self._client = Client(self.address, set_as_default=False)
+                # a scheduler that does not answer fails in seconds, not after distributed's 30 s
+                self._client = Client(self.address, set_as_default=False, timeout=f"{self.connect_timeout}s")
         return self._client
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:

@@ -1,7 +1,10 @@
 """Statistics that turn replica measurements into checkable numbers.
 
 * ``fit_slope``: the empirical exponent of a power law y ~ C x^slope, with a bootstrap CI over
-  replicas, to compare with a theorem's rate.
+  replicas, to compare with a theorem's rate; also the fit's R^2 and its curvature (how much the
+  local slope changes across the grid, with a bootstrap CI), the evidence of a regime change.
+* ``log_rate``: per replica, the fitted log-contraction per round (slope of log y against the round
+  on a linear axis), to compare a linear rate with an exact spectral value.
 * ``mean_ci``: a Student-t interval (or one-sided bound) for a replica mean.
 * ``rounds_to_eps``: the first checkpoint where the replica mean falls below a tolerance.
 * ``log_spaced_checkpoints``: the rounds at which a run records its measurements.
@@ -38,6 +41,21 @@ class SlopeFit:
     x: tuple[float, ...]  # grid values used
     means: tuple[float, ...]  # replica mean of y per grid point (NaN-excluded)
     replicas_used: tuple[int, ...]  # finite replicas per grid point
+    # change of the local slope across the grid: d(log y)/d(log x) at the largest x minus at the
+    # smallest, from a quadratic fit in log x (0 for a power law; NaN with fewer than 3 points)
+    curvature: float = math.nan
+    curvature_low: float = math.nan  # bootstrap percentile CI of the curvature
+    curvature_high: float = math.nan
+
+    @property
+    def decades(self) -> float:
+        """log10 of the grid's range x_max / x_min."""
+        return float(math.log10(max(self.x) / min(self.x)))
+
+    @property
+    def deterministic(self) -> bool:
+        """True when the replicas carry no spread (every bootstrap draw gives the same slope)."""
+        return self.ci_low == self.ci_high
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict (plain floats, ints and lists)."""
@@ -52,11 +70,21 @@ class SlopeFit:
             "x": [float(v) for v in self.x],
             "means": [float(v) for v in self.means],
             "replicas_used": [int(v) for v in self.replicas_used],
+            # None where undefined (fewer than 3 points): JSON has no NaN
+            "curvature": _finite_or_none(self.curvature),
+            "curvature_low": _finite_or_none(self.curvature_low),
+            "curvature_high": _finite_or_none(self.curvature_high),
+            "decades": self.decades,
+            "deterministic": self.deterministic,
         }
 
     def predict(self, x: Any) -> np.ndarray:
         """The fitted power law exp(intercept) * x**slope."""
         return math.exp(self.intercept) * np.asarray(x, dtype=float) ** self.slope
+
+
+def _finite_or_none(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
 
 
 def _check_level(level: float) -> float:
@@ -167,6 +195,20 @@ def fit_slope(
     boot_slopes = (boot_log_means @ uc) / sxx
     alpha = 1.0 - level
     ci_low, ci_high = np.quantile(boot_slopes, [alpha / 2, 1.0 - alpha / 2])
+    if ci_high - ci_low <= 1e-12 * max(1.0, abs(slope)):  # no spread: identical replicas
+        ci_low = ci_high = slope
+    curv, curv_low, curv_high = math.nan, math.nan, math.nan
+    if np.unique(grid).size >= 3:
+        # quadratic in the centred log x: the local slope is b + 2 c u, so it changes by
+        # 2 c (u_max - u_min) across the grid
+        design = np.column_stack([np.ones_like(uc), uc, uc**2])
+        coef = np.linalg.pinv(design)
+        span = 2.0 * float(uc.max() - uc.min())
+        curv = float((coef @ v)[2] * span)
+        boot_curv = (boot_log_means @ coef.T)[:, 2] * span
+        curv_low, curv_high = (float(q) for q in np.quantile(boot_curv, [alpha / 2, 1.0 - alpha / 2]))
+        if curv_high - curv_low <= 1e-12 * max(1.0, abs(curv)):
+            curv_low = curv_high = curv
 
     return SlopeFit(
         slope=slope,
@@ -179,7 +221,30 @@ def fit_slope(
         x=tuple(float(v) for v in grid),
         means=tuple(float(m) for m in means),
         replicas_used=tuple(int(s.size) for s in finite),
+        curvature=curv,
+        curvature_low=curv_low,
+        curvature_high=curv_high,
     )
+
+
+def log_rate(rounds: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per replica, the OLS slope of log(value) against the round (linear axis): the fitted
+    log-contraction per round of a linearly converging measure (negative when it falls).
+
+    ``values`` is (C, R) at ``rounds`` (C,); a replica with a non-finite or non-positive value
+    in the window gives NaN (it diverged or reached exactly 0: no rate to read).
+    """
+    t = np.asarray(rounds, dtype=float)
+    vals = np.asarray(values, dtype=float)
+    if t.ndim != 1 or vals.ndim != 2 or vals.shape[0] != t.size:
+        raise ValueError(f"values must be (C, R) with C = len(rounds) = {t.size}, got shape {vals.shape}")
+    if t.size < 2:
+        raise ValueError(f"a rate needs at least 2 rounds, got {t.size}")
+    ok = np.all(np.isfinite(vals) & (vals > 0), axis=0)
+    logs = np.log(np.where(ok, vals, 1.0))
+    tc = t - t.mean()
+    rates = (tc @ (logs - logs.mean(axis=0))) / float(tc @ tc)
+    return np.where(ok, rates, np.nan)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,12 @@ class KindOption:
         if isinstance(value, cls):
             return value
         if isinstance(value, dict):
+            import dataclasses
+
+            fields = [f.name for f in dataclasses.fields(cls)]
+            unknown = sorted(set(value) - set(fields), key=str)
+            if unknown:
+                raise ValueError(f"{cls.label}: unknown field(s) {unknown}; fields: {fields}")
             return cls(**value)
         if isinstance(value, str):
             kind, _, count = value.partition(":")

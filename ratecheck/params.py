@@ -37,10 +37,18 @@ __all__ = [
     "integer",
     "option",
     "real",
+    "check_size",
     "text",
+    "vector",
 ]
 
-KINDS = ("int", "real", "bool", "str", "choice", "option")
+KINDS = ("int", "real", "bool", "str", "choice", "option", "vector")
+
+# What one run may cost on the reference machine (24 GiB, 2 cores), see ``check_size``.
+MEMORY_BUDGET = 4 * 2**30  # bytes for the largest live (replicas, clients, dim) arrays
+WORK_BUDGET = 2e11  # rounds x replicas x clients x dim x local steps: about an hour of numpy
+COPIES = 8  # live float64 (R, m, d) arrays in a round (iterates, gradients, noise, updates)
+MAX_VECTOR = 10**6
 
 
 class ParamError(ValueError):
@@ -78,6 +86,7 @@ class Param:
     parse: Callable[[Any], Any] | None = None
     nullable: bool = False
     finite: bool = True
+    max_length: int = MAX_VECTOR
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -100,6 +109,16 @@ class Param:
     def int(cls, meaning: str, *, low: int | None = None, high: int | None = None,
             nullable: bool = False) -> "Param":
         return cls("int", meaning, low, high, nullable=nullable)
+
+    @classmethod
+    def vector(cls, meaning: str, *, positive: bool = False, low: float | None = None,
+               high: float | None = None, nullable: bool = False, max_length: int = MAX_VECTOR) -> "Param":
+        """A finite real or a non-empty list of finite reals (bounds apply to every entry); the
+        factory checks the length it needs (it depends on other parameters, e.g. dim)."""
+        low_open = False
+        if positive:
+            low, low_open = 0.0, True
+        return cls("vector", meaning, low, high, low_open, nullable=nullable, max_length=max_length)
 
     @classmethod
     def bool(cls, meaning: str) -> "Param":
@@ -129,7 +148,8 @@ class Param:
         elif self.kind == "str":
             text = "a string"
         else:
-            noun = "an integer" if self.kind == "int" else "a finite real number"
+            noun = {"int": "an integer", "real": "a finite real number",
+                    "vector": "a finite real number or a list of them"}[self.kind]
             parts = []
             if self.low is not None:
                 parts.append(f"{'>' if self.low_open else '>='} {self.low:g}")
@@ -154,22 +174,52 @@ class Param:
                 return value
             raise fail("must be a string")
         if self.kind == "choice":
-            if isinstance(value, bool) or value not in self.choices:
+            # same type and equal: 1 is not 1.0 and True is not 1 (and arrays never compare)
+            if not any(type(value) is type(c) and value == c for c in self.choices):
                 raise fail(f"must be {self.rule()}")
             return value
         if self.kind == "option":
             try:
                 return self.parse(value)
-            except (ValueError, TypeError) as exc:
-                raise fail(str(exc)) from None
+            except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
+                raise fail(str(exc) or type(exc).__name__) from None
+        if self.kind == "vector":
+            return self._check_vector(value, fail)
+        return self._check_number(value, fail)
+
+    def _check_vector(self, value: Any, fail: Callable[[str], ParamError]) -> float | list[float]:
+        if isinstance(value, (list, tuple, np.ndarray)):
+            items = list(np.asarray(value, dtype=object).reshape(-1)) if isinstance(value, np.ndarray) else list(value)
+            if isinstance(value, np.ndarray) and value.ndim != 1:
+                raise fail(f"must be {self.rule()} (a flat list), got an array of shape {value.shape}")
+            if not items:
+                raise fail(f"must be {self.rule()}, got an empty list")
+            if len(items) > self.max_length:
+                raise fail(f"must have at most {self.max_length} entries, got {len(items)}")
+            scalar = dataclasses.replace(self, kind="real")
+            out = []
+            for i, item in enumerate(items):
+                try:
+                    out.append(scalar._check_number(item, fail))
+                except ParamError as exc:
+                    raise fail(f"entry {i} = {_show(item)}: {exc.rule}") from None
+            return out
+        return dataclasses.replace(self, kind="real")._check_number(value, fail)
+
+    def _check_number(self, value: Any, fail: Callable[[str], ParamError]) -> float | int:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise fail(f"must be {self.rule()}, got a {type(value).__name__}")
+            got = "a bool" if isinstance(value, (bool, np.bool_)) else f"a {type(value).__name__}"
+            raise fail(f"must be {self.rule()}, got {got}")
         if self.kind == "int":
             if not isinstance(value, numbers.Integral):
-                raise fail(f"must be {self.rule()}, got a {type(value).__name__}")
+                hint = f" (write {int(value)}, not {value!r})" if isinstance(value, float) and value.is_integer() and abs(value) < 1e15 else ""
+                raise fail(f"must be {self.rule()}, got a {type(value).__name__}{hint}")
             value = int(value)
         else:
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:  # an int beyond float range
+                raise fail(f"must be {self.rule()} (too large for a float)") from None
             if self.finite and not math.isfinite(value):
                 raise fail(f"must be {self.rule()}")
             if math.isnan(value):
@@ -182,6 +232,33 @@ class Param:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "meaning": self.meaning, "rule": self.rule()}
+
+
+def check_size(owner: str, *, rounds: int, replicas: int, clients: int, dim: int, local_steps: int = 1) -> None:
+    """Refuse a run that cannot finish on the reference machine (24 GiB, 2 cores), naming the rule.
+
+    Memory: COPIES live float64 arrays of shape (replicas, clients, dim) must fit in MEMORY_BUDGET
+    (4 GiB, leaving room for other runs and workers). Work: rounds x replicas x clients x dim x
+    local_steps must stay under WORK_BUDGET (2e11 element updates, about an hour of numpy on one
+    core); a longer study belongs on a cluster, split into several configurations.
+    """
+    sizes = {"rounds": rounds, "replicas": replicas, "clients": clients, "dim": dim, "local_steps": local_steps}
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ParamError(owner, name, value, "must be an integer >= 1")
+    memory = 8.0 * COPIES * replicas * clients * dim
+    if memory > MEMORY_BUDGET:
+        raise ParamError(
+            owner, "replicas x clients x dim", f"{replicas} x {clients} x {dim}",
+            f"must fit in {MEMORY_BUDGET / 2**30:g} GiB (rule: 8 bytes x {COPIES} live arrays x replicas x "
+            f"clients x dim), but needs about {memory / 2**30:.3g} GiB: use fewer replicas or clients")
+    work = float(rounds) * replicas * clients * dim * local_steps
+    if work > WORK_BUDGET:
+        raise ParamError(
+            owner, "rounds x replicas x clients x dim x local_steps",
+            f"{rounds} x {replicas} x {clients} x {dim} x {local_steps}",
+            f"must be at most {WORK_BUDGET:.0e} element updates (about an hour on one core), but is "
+            f"{work:.3g}: use fewer rounds or replicas, or split the study")
 
 
 # -- dataclass fields (algorithms) -----------------------------------------------------------------
@@ -208,6 +285,11 @@ def flag(default: bool, meaning: str) -> Any:
 
 def choice(default: Any, meaning: str, choices: tuple[Any, ...], **rule: Any) -> Any:
     return _field(default, Param.choice(meaning, choices, **rule))
+
+
+def vector(default: Any, meaning: str, **rule: Any) -> Any:
+    """A number or a list of numbers (e.g. client weights): ``w: Any = vector(1.0, "...", positive=True)``."""
+    return _field(default, Param.vector(meaning, **rule))
 
 
 def text(default: str | None, meaning: str, **rule: Any) -> Any:
@@ -256,7 +338,7 @@ def declare(**params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any
             unknown = set(kwargs) - set(params)
             if unknown:
                 name = sorted(unknown)[0]
-                raise ParamError(owner, name, kwargs[name], f"unknown parameter; accepted: {sorted(params)}")
+                raise ParamError(owner, name, kwargs[name], f"unknown parameter; accepted parameters: {sorted(params)}")
             checked_kwargs = {k: params[k].check(k, v, owner) for k, v in kwargs.items()}
             return factory(**checked_kwargs)
 
@@ -264,3 +346,42 @@ def declare(**params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any
         return checked
 
     return wrap
+
+
+# -- factories not (yet) declared: their annotations stand in ----------------------------------
+
+MAX_DENSE = 10**8  # float64 numbers an undeclared family may build: clients x dim^2 (dense per-client matrices)
+
+
+def check_dense_size(name: str, factory: Callable[..., Any], params: Mapping[str, Any]) -> None:
+    """Refuse sizes an undeclared family cannot build (rule: clients x dim^2 <= 1e8, 800 MB)."""
+    defaults = {k: p.default for k, p in inspect.signature(factory).parameters.items()}
+    values = {**defaults, **params}
+    clients = values.get("clients", 1)
+    dim = max((values[k] for k in ("dim", "dim_x", "dim_y") if isinstance(values.get(k), int)), default=1)
+    if isinstance(clients, int) and clients * dim * dim > MAX_DENSE:
+        raise ParamError(name, "clients x dim^2", f"{clients} x {dim}^2",
+                         f"is {clients * dim * dim:.3g} numbers; the limit is {MAX_DENSE:.0e} "
+                         f"(rule: clients x dim^2 <= {MAX_DENSE:.0e}, dense per-client matrices)")
+
+
+def inferred_declarations(factory: Callable[..., Any]) -> dict[str, Param | None]:
+    """Stand-in declarations from a factory's annotations (None: any value)."""
+    if hasattr(factory, "declared"):
+        return dict(factory.declared)
+    kinds = {"bool": Param.bool, "int": Param.int, "float": Param.real, "str": Param.str}
+    out: dict[str, Param | None] = {}
+    for pname, p in inspect.signature(factory).parameters.items():
+        if p.kind in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL):
+            continue
+        # the annotation declares the kind (``from __future__ import annotations``: it is a string)
+        hint = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
+        hint = hint.replace(" ", "")
+        nullable = hint.endswith("|None") or hint.startswith("None|")
+        base = hint.replace("|None", "").replace("None|", "")
+        if base in kinds:
+            param = kinds[base](pname)
+            out[pname] = dataclasses.replace(param, nullable=True) if nullable else param
+        else:
+            out[pname] = None
+    return out

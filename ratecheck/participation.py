@@ -37,10 +37,13 @@ class Participation(KindOption):
         if self.mode == "full":
             if self.clients is not None:
                 raise ValueError("participation 'full' takes no client count (it uses all N clients)")
-        elif self.clients is None or int(self.clients) != self.clients or self.clients < 1:
+        elif (isinstance(self.clients, (bool, np.bool_)) or not isinstance(self.clients, (int, np.integer))
+              or self.clients < 1):
             raise ValueError(
-                f"participation {self.mode!r} needs a client count m >= 1, got {self.clients!r}"
+                f"participation {self.mode!r} needs an integer client count m >= 1, got {self.clients!r}"
             )
+        else:
+            object.__setattr__(self, "clients", int(self.clients))
 
     def __str__(self) -> str:
         return self.mode if self.clients is None else f"{self.mode}:{self.clients}"

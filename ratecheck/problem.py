@@ -98,3 +98,27 @@ def check_int(name: str, value: Any, *, minimum: int = 1) -> int:
     if int(value) < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue #11: simple bilevel ("select among the minimizers of h") problems need a composite oracle.
+
+
+class CompositeFederatedProblem(SmoothFederatedProblem):
+    """Two losses per client, h_i (inner, ``stochastic_grad``) and f_i (outer), with independent noise.
+
+    ``composite_grad(batch, w, eta, noise, anchor=None)`` returns grad h~_i(w, zeta) + eta grad f~_i(w, xi)
+    with zeta and xi drawn independently (zeta first); with ``anchor`` (R, d) the outer term is the
+    exact eta (w - anchor) of g = 1/2||x - y||^2. Its Hessians may be singular (PSD): h has a set of
+    minimizers, ``project`` maps onto it.
+    """
+
+    sigma_f: float  # E||xi||^2 = sigma_f^2 per outer stochastic gradient
+
+    def composite_grad(self, batch: Any, w: np.ndarray, eta: float, noise: ReplicaStream,
+                       anchor: np.ndarray | None = None) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def project(self, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        """Euclidean projection onto argmin h, for points (..., d)."""
+        raise NotImplementedError

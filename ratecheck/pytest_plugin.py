@@ -1,31 +1,33 @@
-"""pytest integration: the --full profile, a shared run cache, and readable claim failures.
+"""pytest integration: claims as parametrized tests, the profile, a shared run cache, readable failures.
 
 Registered as a pytest11 entry point, so any project that installs ratecheck can write
 
-    def test_my_claim(ratecheck_profile, ratecheck_store):
-        outcome = check_claims([MY_CLAIM], ratecheck_profile, store=ratecheck_store)[0]
-        assert_outcome(outcome)
+    def test_claim(ratecheck_outcome):      # one test per claim of every installed paper and --paper
+        assert_outcome(ratecheck_outcome)
+
+or decide its own claims explicitly with ``ratecheck.check(MY_CLAIM)``. As in benchopt, the plugin's
+``pytest_generate_tests`` parametrizes the ``ratecheck_claim`` fixture over the registered claims;
+the runs of every collected claim are planned together and made once per session (duplicates across
+claims run once), on ``--jobs`` processes, cached in ``--ratecheck-cache``. A plugin that fails to
+load, or a claim naming an unknown algorithm or problem, fails its own test with the cause.
+
+Options: ``--full`` (profile), ``--jobs N``, ``--paper MODULE_OR_PATH`` (repeatable),
+``--ratecheck-cache DIR``.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 import pytest
 
-from .claims import PROFILES, Outcome, Profile
+from .checking import ClaimFailure, assert_outcome  # noqa: F401  (re-exported)
+from .claims import PROFILES, Claim, Outcome, Profile
 from .explain import describe  # noqa: F401  (re-exported: the readable account of an outcome)
 from .store import NullStore, Store
-
-
-class ClaimFailure(AssertionError):
-    """A verdict that differs from what its claim expects, with the evidence in the message."""
-
-
-def assert_outcome(outcome: Outcome) -> None:
-    """Raise ClaimFailure (an AssertionError) when the verdict is not the expected one."""
-    if not outcome.ok:
-        raise ClaimFailure(describe(outcome))
+from .trace import Trace
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,6 +38,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("RATECHECK_CACHE"),
         help="directory of the run cache for claim tests (default: none, every run is computed)",
     )
+    group.addoption("--jobs", type=int, default=1, dest="ratecheck_jobs",
+                    help="processes for the claims' runs (default 1: serial)")
+    group.addoption("--paper", action="append", default=[], dest="ratecheck_papers", metavar="MODULE_OR_PATH",
+                    help="also register a paper/algorithm/problem module or .py file (repeatable)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("ratecheck_jobs") < 1:
+        raise pytest.UsageError(f"--jobs must be >= 1, got {config.getoption('ratecheck_jobs')}")
+    sources = config.getoption("ratecheck_papers")
+    if sources:
+        from .registry import RegistryError, default
+
+        for spec in sources:
+            try:
+                default().add_source(spec)
+            except RegistryError as exc:
+                raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``ratecheck_claim`` over every registered claim, plus one failing entry per
+    plugin that could not be loaded (so a broken plugin is seen, and the others still run)."""
+    if "ratecheck_claim" not in metafunc.fixturenames:
+        return
+    from .registry import default
+
+    registry = default()
+    claims: list[Any] = registry.claims()
+    values = claims + list(registry.errors)
+    ids = [c.id for c in claims] + [f"load-error-{i}" for i in range(len(registry.errors))]
+    metafunc.parametrize("ratecheck_claim", values, ids=ids, indirect=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -47,6 +81,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Remember the claims that will run (after -k and deselection): their sweep is planned together."""
+    chosen: dict[str, Claim] = {}
+    for item in session.items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        claim = params.get("ratecheck_claim")
+        if isinstance(claim, Claim):
+            chosen.setdefault(claim.id, claim)
+    session.config.stash[_CLAIMS] = list(chosen.values())
+
+
+_CLAIMS = pytest.StashKey[list]()
+
+
+@dataclass
+class SessionRuns:
+    """The traces of every collected claim's runs, and the claims whose runs could not be planned."""
+
+    traces: Mapping[str, Trace]
+    refused: dict[str, str] = field(default_factory=dict)
+
+
 @pytest.fixture(scope="session")
 def ratecheck_profile(request: pytest.FixtureRequest) -> Profile:
     return PROFILES["full" if request.config.getoption("--full") else "quick"]
@@ -56,3 +112,44 @@ def ratecheck_profile(request: pytest.FixtureRequest) -> Profile:
 def ratecheck_store(request: pytest.FixtureRequest) -> Store:
     root = request.config.getoption("--ratecheck-cache")
     return Store(root) if root else NullStore("")
+
+
+@pytest.fixture
+def ratecheck_claim(request: pytest.FixtureRequest) -> Claim:
+    """One registered claim (parametrized by pytest_generate_tests)."""
+    value = request.param
+    if not isinstance(value, Claim):  # a LoadError: the plugin it names could not be registered
+        pytest.fail(str(value), pytrace=False)
+    return value
+
+
+@pytest.fixture(scope="session")
+def ratecheck_runs(request: pytest.FixtureRequest, ratecheck_profile: Profile, ratecheck_store: Store) -> SessionRuns:
+    """One deduplicated sweep over the runs of every collected claim."""
+    from .executors import make_executor
+    from .registry import RegistryError, default
+    from .sweep import run_configs
+
+    configs, refused = [], {}
+    for claim in request.config.stash.get(_CLAIMS, []):
+        try:
+            configs += default().plan([claim], ratecheck_profile)
+        except RegistryError as exc:
+            refused[claim.id] = str(exc)
+    with make_executor(jobs=request.config.getoption("ratecheck_jobs")) as executor:
+        traces = run_configs(configs, store=ratecheck_store, executor=executor, progress=False)
+    return SessionRuns(traces, refused)
+
+
+@pytest.fixture(scope="session")
+def ratecheck_traces(ratecheck_runs: SessionRuns) -> Mapping[str, Trace]:
+    """Traces by config key of every collected claim's runs (made once per session)."""
+    return ratecheck_runs.traces
+
+
+@pytest.fixture
+def ratecheck_outcome(ratecheck_claim: Claim, ratecheck_profile: Profile, ratecheck_runs: SessionRuns) -> Outcome:
+    """The claim decided on the session's runs; assert it with ``assert_outcome``."""
+    if ratecheck_claim.id in ratecheck_runs.refused:
+        pytest.fail(ratecheck_runs.refused[ratecheck_claim.id], pytrace=False)
+    return ratecheck_claim.decide(ratecheck_profile, ratecheck_runs.traces)

@@ -7,7 +7,12 @@
     <paper>/<claim_id>.png        one plot per claim (the id's dots replaced by underscores)
 
 Both formats are rendered from one small document model (blocks of inline spans), so they always carry
-the same content. Every number shown comes from the outcomes and theorems passed in.
+the same content; long sympy formulas are MathML in HTML (browsers render it natively) and code in
+Markdown. Every number shown comes from the outcomes and theorems passed in. Each claim kind owns its
+plot and axis label (``PLOTS``): slopes draw their tolerance band (one-sided for one-sided claims),
+hitting times are labelled as rounds to a threshold, rates are drawn on a linear round axis, and an
+observation draws the plot of the claim kind it reads. Expected FAILs are not painted as failures,
+deterministic points say so instead of a zero-width CI, and a bound equal to 0 is noted on a log axis.
 """
 
 from __future__ import annotations
@@ -33,12 +38,12 @@ from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter  # noqa
 
 from .claims import (  # noqa: E402
     BoundClaim,
+    Claim,
     LimitClaim,
     Outcome,
     PointResult,
     Profile,
     SlopeClaim,
-    ValueClaim,
     Verdict,
 )
 from .fit import mean_ci  # noqa: E402
@@ -65,6 +70,24 @@ class Span:
     page: str | None = None  # report page stem: linked as <page>.md or <page>.html
     fragment: str | None = None  # anchor id; HTML only (Markdown renderers generate their own)
     cls: str | None = None  # HTML class (verdict colours)
+    math: str | None = None  # MathML markup shown in HTML instead of the (code) text
+
+
+MATHML_CHARS = 60  # formulas longer than this are MathML in HTML (they overflow as code)
+
+
+def formula(expr: Any) -> Span:
+    """A sympy expression or relation: code text, and MathML in HTML when it is long."""
+    text = sp.sstr(expr)
+    if len(text) <= MATHML_CHARS:
+        return Span(text, code=True)
+    try:
+        from sympy.printing.mathml import mathml
+
+        markup = mathml(expr, printer="presentation")
+    except Exception:  # pragma: no cover - a printer gap must not break a report
+        return Span(text, code=True)
+    return Span(text, code=True, math=markup)
 
 
 Inline = Union[str, Span, Sequence[Union[str, Span]]]
@@ -91,6 +114,7 @@ class Bullets:
 class Table:
     header: list[Inline]
     rows: list[list[Inline]] = field(default_factory=list)
+    cls: str | None = None  # HTML class
 
 
 @dataclass
@@ -173,7 +197,11 @@ body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; max
        margin: 2em auto; padding: 0 1em; color: #222; line-height: 1.45; }
 h1, h2, h3 { line-height: 1.2; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
 h3 { margin-top: 1.8em; }
-table { border-collapse: collapse; margin: .8em 0; font-size: 90%; }
+table { border-collapse: collapse; margin: .8em 0; font-size: 90%; display: block; overflow-x: auto;
+        max-width: 100%; }
+table.verdicts td:nth-child(2), table.verdicts th:nth-child(2) { position: sticky; left: 0; white-space: nowrap; }
+table.verdicts td:last-child { min-width: 16em; }
+math { font-size: 105%; overflow-x: auto; max-width: 100%; display: inline-block; vertical-align: middle; }
 th, td { border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 code { background: #f5f5f5; padding: 0 .2em; border-radius: 3px; font-size: 92%; }
@@ -181,6 +209,9 @@ img { max-width: 100%; border: 1px solid #eee; }
 .v-pass { background: #d8f0dc; color: #14532d; }
 .v-fail { background: #f8d7da; color: #7f1d1d; }
 .v-inconclusive { background: #fff1c2; color: #7a5300; }
+.v-fail-expected { background: #e3e8f4; color: #1e3a6e; }
+.v-observed { background: #eeeeee; color: #333; }
+.v-neutral { }
 .unexpected { font-weight: bold; color: #b00020; }
 .violated { color: #b00020; }
 """
@@ -189,6 +220,10 @@ img { max-width: 100%; border: 1px solid #eee; }
 def _html_inline(content: Inline) -> str:
     out = []
     for s in _spans(content):
+        if s.math is not None:
+            out.append(f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline" '
+                       f'title="{html.escape(s.text, quote=True)}">{s.math}</math>')
+            continue
         text = html.escape(s.text)
         if s.code:
             text = f"<code>{text}</code>"
@@ -231,7 +266,8 @@ def render_html(blocks: Sequence[Block], title: str) -> str:
                 "<tr>" + "".join(f"<td{_cell_class(c)}>{_html_inline(c)}</td>" for c in row) + "</tr>"
                 for row in b.rows
             )
-            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+            cls = f' class="{html.escape(b.cls)}"' if b.cls else ""
+            body.append(f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
         elif isinstance(b, Image):
             src, alt = html.escape(b.src, quote=True), html.escape(b.alt, quote=True)
             body.append(f'<p><img src="{src}" alt="{alt}" loading="lazy"></p>')
@@ -277,20 +313,31 @@ def _one_line(text: str, limit: int = REASON_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 
-def _verdict(v: Verdict | str) -> Span:
+def _verdict(v: Verdict | str, ok: bool | None = None) -> Span:
+    """A verdict cell. ``ok`` given (a measured verdict): an expected FAIL is not painted as a failure."""
     v = str(v)
+    if ok is None:  # an expectation: neutral
+        return Span(v, cls="v-neutral")
+    if ok and v == "FAIL":
+        return Span(v, cls="v-fail-expected")
     return Span(v, cls=f"v-{v.lower()}")
 
 
 def _status(o: Outcome) -> Span:
     if not o.ok:
         return Span("UNEXPECTED", bold=True, cls="unexpected")
+    if o.observation:
+        return Span("observation (no verdict)")
     if o.erratum:
         return Span("OK (erratum confirmed)")
     # an expected FAIL of the algorithm itself is no erratum of the paper: say which it is
     if o.verdict == Verdict.FAIL and getattr(o.claim, "negative_control", False):
         return Span("OK (negative control)")
     return Span("OK")
+
+
+def _deterministic(p: PointResult) -> bool:
+    return p.samples.size > 1 and float(np.ptp(p.samples)) == 0.0
 
 
 def _mean_ci(p: PointResult, level: float) -> tuple[float, float, float]:
@@ -341,9 +388,11 @@ def _draw_measured(ax: Any, x: np.ndarray, m: np.ndarray, lo: np.ndarray, hi: np
     clipped = np.isfinite(lo) & (lo <= 0) if log_y else np.zeros(x.shape, dtype=bool)
     low = np.where(clipped, m / 10, lo) if log_y else lo
     band = f"{_pct(level)} CI of the mean"
+    if np.all(np.isfinite(lo) & (lo == hi)):
+        label += " (deterministic: replicas identical, no CI)"
     if clipped.any():
         band += " (lower end <= 0 drawn at mean/10)"
-    ok = np.isfinite(low) & np.isfinite(hi)  # a single replica has an unbounded CI: no band there
+    ok = np.isfinite(low) & np.isfinite(hi) & (hi > low)  # no band where unbounded (1 replica) or deterministic
     if ok.any():
         ax.fill_between(x, np.where(ok, low, np.nan), np.where(ok, hi, np.nan), color="C0", alpha=0.2,
                         lw=0, label=band)
@@ -352,6 +401,9 @@ def _draw_measured(ax: Any, x: np.ndarray, m: np.ndarray, lo: np.ndarray, hi: np
 
 
 def _slope_plot(ax: Any, o: Outcome, log_y: bool) -> None:
+    """Replica means, the fitted power law and the tolerance band of the expected exponent: two-sided
+    between the slopes e - tol and e + tol, one-sided (at most / at least) as the region below / above
+    the cap, all through the geometric-mean point where the OLS line also passes."""
     claim = o.claim
     x, m, lo, hi = _series(o.points, claim.level)
     _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
@@ -360,17 +412,75 @@ def _slope_plot(ax: Any, o: Outcome, log_y: bool) -> None:
     xx = np.geomspace(x.min(), x.max(), 64) if _positive(x) else np.linspace(x.min(), x.max(), 64)
     fit = o.evidence.get("fit")
     if fit:
-        label = (f"fit: slope {fit['slope']:+.3f}, {_pct(fit['level'])} CI "
-                 f"[{fit['ci_low']:+.3f}, {fit['ci_high']:+.3f}], R\u00b2 {fit['r2']:.3f}")
+        spread = ("deterministic" if fit.get("deterministic") else
+                  f"{_pct(fit['level'])} CI [{fit['ci_low']:+.3f}, {fit['ci_high']:+.3f}]")
+        label = f"fit: slope {fit['slope']:+.3f}, {spread}, R\u00b2 {fit['r2']:.3f}"
         ax.plot(xx, math.exp(fit["intercept"]) * xx ** fit["slope"], "-", color="C1", lw=1.8, label=label)
     e = o.evidence.get("expected_exponent")
-    if e is not None and _positive(x) and _positive(m):
-        # through the geometric-mean point, where the OLS line also passes: the slopes compare there
-        gx, gy = math.exp(np.mean(np.log(x))), math.exp(np.mean(np.log(m)))
-        tol = o.evidence.get("tolerance")
-        label = f"expected slope {e:+.3f}" + (f" \u00b1 {tol:g}" if tol is not None else "")
-        label += f" ({o.evidence.get('expected_from', '')})"
-        ax.plot(xx, gy * (xx / gx) ** e, "--", color="C2", lw=1.6, label=label)
+    if e is None or not (_positive(x) and _positive(m)):
+        return
+    gx, gy = math.exp(np.mean(np.log(x))), math.exp(np.mean(np.log(m)))
+    tol = float(o.evidence.get("tolerance", 0.0))
+    side = o.evidence.get("side", "two-sided")
+    source = o.evidence.get("expected_from", "")
+    ylo, yhi = ax.get_ylim()
+    if side == "two-sided":
+        ax.fill_between(xx, gy * (xx / gx) ** (e - tol), gy * (xx / gx) ** (e + tol), color="C2", alpha=0.15,
+                        lw=0, label=f"band: slope {e:+.3f} \u00b1 {tol:g} ({source})")
+        ax.plot(xx, gy * (xx / gx) ** e, "--", color="C2", lw=1.2)
+    else:
+        cap = e + tol if side == "at_most" else e - tol
+        edge = gy * (xx / gx) ** cap
+        other = np.full_like(xx, ylo if side == "at_most" else yhi)
+        word = "at most" if side == "at_most" else "at least"
+        ax.fill_between(xx, other, edge, color="C2", alpha=0.15, lw=0,
+                        label=f"one-sided band: slope {word} {e:+.3f} (theorem) with tolerance {tol:g} ({source})")
+        ax.plot(xx, edge, "-", color="C2", lw=1.0)
+        ax.set_ylim(ylo, yhi)
+
+
+def _hitting_plot(ax: Any, o: Outcome, log_y: bool) -> None:
+    _slope_plot(ax, o, log_y)
+    levels = sorted({p.stats.get("level") for p in o.points if p.stats.get("level") is not None})
+    if levels:
+        text = f"{levels[0]:.3g}" if len(levels) == 1 else f"{levels[0]:.3g} to {levels[-1]:.3g}"
+        ax.plot([], [], " ", label=f"threshold on {o.claim.measure}: {text}")
+
+
+def _rate_plot(ax: Any, o: Outcome, log_y: bool) -> None:
+    """The measure against the round (linear axis, log y): replica mean, the fitted slope over the
+    window, the exact rate and the theorem's guaranteed rate through the window's first point."""
+    claim = o.claim
+    for i, p in enumerate(o.points):
+        trace = p.trace
+        if trace is None:
+            continue
+        marks = np.asarray(trace.checkpoints, dtype=float)
+        mean = np.nanmean(trace.measures[claim.measure], axis=1)
+        ok = np.isfinite(mean) & (mean > 0)
+        ax.plot(marks[ok], mean[ok], "-", color="C0", lw=1.4, label=f"{claim.measure}, replica mean ({claim.vary}="
+                f"{_value(p.value)})" + (" - deterministic" if _deterministic(p) else ""))
+        row = next((r for r in o.evidence.get("rows", []) if r["value"] == p.value), None)
+        if row is None:
+            continue
+        t0, t1 = row["window"]
+        tt = np.linspace(t0, t1, 32)
+        start = float(np.interp(t0, marks[ok], mean[ok]))
+        ax.plot(tt, start * np.exp(row["rate"] * (tt - t0)), "-", color="C1", lw=2.2,
+                label=f"fitted log-contraction {row['rate']:.4g}/round over [{t0:g}, {t1:g}]")
+        ax.plot(tt, start * np.exp(row["exact"] * (tt - t0)), "--", color="C2", lw=1.6,
+                label=f"exact {row['exact']:.4g}/round \u00b1 {claim.rel_tolerance:.0%}")
+        if "guaranteed" in row:
+            ax.plot(tt, start * np.exp(row["guaranteed"] * (tt - t0)), ":", color="C3", lw=1.6,
+                    label=f"theorem {row['guaranteed']:.3g}/round ({row['tightness']:.3g}x slower than exact)")
+        ax.axvspan(t0, t1, color="C1", alpha=0.06, lw=0)
+
+
+def _threshold_plot(ax: Any, o: Outcome, log_y: bool) -> None:
+    claim = o.claim
+    x, m, lo, hi = _series(o.points, claim.level)
+    _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
+    ax.axhline(claim.threshold, color="C3", ls="--", lw=1.5, label=f"threshold {claim.threshold:g} (one-sided: at most)")
 
 
 def _bound_plot(ax: Any, o: Outcome, log_y: bool) -> None:
@@ -386,6 +496,7 @@ def _bound_plot(ax: Any, o: Outcome, log_y: bool) -> None:
     styles = ["--", "-.", ":", (0, (6, 2, 1, 2))]
     for i, v in enumerate(versions):
         ys = curves[v]
+        zero = [_value(x) for x, y in zip(xs, ys) if np.isfinite(y) and y <= 0]
         if log_y:
             ys = np.where(ys > 0, ys, np.nan)  # a non-positive bound has no place on a log axis
         mine = v == getattr(claim, "version", None)
@@ -394,6 +505,8 @@ def _bound_plot(ax: Any, o: Outcome, log_y: bool) -> None:
         same = [w for w in versions[:i] if np.allclose(curves[w], curves[v], rtol=1e-9, equal_nan=True)]
         if same:
             label += " = " + ", ".join(f"'{w}'" for w in same) + " on this grid"
+        if zero and log_y:
+            label += f" (= 0 at {', '.join(zero)}: not drawable on a log axis)"
         ax.plot(xs, ys, linestyle="-" if mine else styles[i % len(styles)], marker="s" if mine else "o",
                 ms=6 if mine else max(2.0, 5.0 - i), lw=2.4 if mine else 1.4, color=f"C{i + 1}",
                 alpha=1.0 if mine else 0.85, zorder=3 if mine else 2, label=label)
@@ -428,22 +541,23 @@ def _value_plot(ax: Any, o: Outcome, log_y: bool) -> None:
 
 def _plot(o: Outcome, path: Path) -> bool:
     """Draw the claim's plot into path; False when there is nothing to draw."""
-    claim = o.claim
-    if isinstance(claim, LimitClaim):
+    claim = _drawn(o.claim)
+    draw, ylabel_of = PLOTS.get(claim.kind, PLOTS["slope"])
+    ylabel = ylabel_of(claim)
+    if claim.kind == "limit":
         ys = [v for p in o.points for v in (p.stats.get("distance"), p.stats.get("high"))]
         ys.append(claim.tolerance)
-        ylabel = f"||mean final {claim.point} - {claim.target_name}||"
-        draw = _limit_plot
+    elif claim.kind == "rate":
+        ys = [float(v) for p in o.points if p.trace is not None for v in np.ravel(p.trace.measures[claim.measure])]
     else:
         ys = [float(np.mean(p.samples)) for p in o.points if p.samples.size]
-        ylabel = f"{claim.measure} after the last round"
-        draw = _bound_plot if isinstance(claim, BoundClaim) else _slope_plot
-        if isinstance(claim, ValueClaim):
-            draw = _value_plot
     if not any(v is not None and math.isfinite(v) for v in ys):
         return False
     xs = [p.value for p in o.points]
     log_x, log_y = _positive(xs), _positive(ys)
+    if claim.kind == "rate":  # rounds on a linear axis, the measure on a log axis
+        xs = [0.0, max(float(p.trace.checkpoints[-1]) for p in o.points if p.trace is not None)]
+        log_x, log_y = False, True
 
     fig, ax = plt.subplots(figsize=(6.6, 4.3), dpi=110)
     try:
@@ -451,13 +565,13 @@ def _plot(o: Outcome, path: Path) -> bool:
             ax.set_xscale("log")
         if log_y:
             ax.set_yscale("log")
-        draw(ax, o, log_y)
+        draw(ax, _as_drawn(o), log_y)
         if log_x:
             # label the grid values themselves: decade ticks alone say little on a 1..32 grid
             ticks = sorted(set(xs))
             if len(ticks) <= 12:
                 ax.set_xticks(ticks)
-                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
                 ax.xaxis.set_minor_formatter(NullFormatter())
         empty = [p.value for p in o.points if p.samples.size == 0]
         for i, v in enumerate(empty):
@@ -474,20 +588,86 @@ def _plot(o: Outcome, path: Path) -> bool:
         if log_y:
             ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
             ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
-        ax.set_xlabel(f"{claim.vary} ({'log' if log_x else 'linear'} scale)")
+        xlabel = "round" if claim.kind == "rate" else claim.vary
+        ax.set_xlabel(f"{xlabel} ({'log' if log_x else 'linear'} scale)")
         ax.set_ylabel(f"{ylabel} ({'log' if log_y else 'linear'})")
-        ax.set_title(f"{claim.id}\nmeasured {o.verdict}, expected {o.expected}", fontsize=10)
+        title = (f"{o.claim.id}\nobservation (no verdict)" if o.observation else
+                 f"{o.claim.id}\nmeasured {o.verdict}, expected {o.expected}")
+        ax.set_title(title, fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
         handles, labels = ax.get_legend_handles_labels()
         if handles:
             # below the axes, so the legend never hides data
             ax.legend(handles, [textwrap.fill(lab, 90) for lab in labels], loc="upper center",
                       bbox_to_anchor=(0.5, -0.16), fontsize=8, frameon=False)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, bbox_inches="tight")
+        _save(fig, path)
     finally:
         plt.close(fig)
     return True
+
+
+def _save(fig: Any, path: Path) -> None:
+    """Save with the layout fitted once: bbox_inches='tight' would draw every figure twice."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+# Figures are independent: drawn in forked worker processes when the platform has fork (they inherit
+# the outcomes, whose claims hold lambdas and cannot be pickled); serially otherwise. No number in
+# the report depends on this.
+_PENDING: list[tuple[Outcome, Path]] = []
+
+
+def _plot_pending(index: int) -> bool:
+    outcome, path = _PENDING[index]
+    with np.errstate(all="ignore"):
+        return _plot(outcome, path)
+
+
+def plot_all(tasks: Sequence[tuple[Outcome, Path]], jobs: int | None = None) -> list[bool]:
+    """Draw every (outcome, path); ``jobs`` worker processes (default: all cores)."""
+    import multiprocessing
+    import os
+
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks)))
+    if jobs == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_plot(o, path) for o, path in tasks]
+    _PENDING[:] = list(tasks)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            return pool.map(_plot_pending, range(len(tasks)), chunksize=1)
+    finally:
+        _PENDING.clear()
+
+
+def _drawn(claim: Claim) -> Claim:
+    """The claim whose plot an outcome shows: an observation draws the claim kind it reads."""
+    inner = getattr(claim, "of", None)
+    return inner if inner is not None else claim
+
+
+def _as_drawn(o: Outcome) -> Outcome:
+    inner = _drawn(o.claim)
+    if inner is o.claim:
+        return o
+    return Outcome(inner, o.verdict, o.reason, o.evidence, o.points)
+
+
+def _measure_label(claim: Claim) -> str:
+    return f"{claim.measure} after the last round" if claim.summary is None else f"{claim.measure} (claim summary)"
+
+
+# claim kind -> (draw(ax, outcome, log_y), y-axis label): each kind owns its plot
+PLOTS = {
+    "slope": (_slope_plot, _measure_label),
+    "hitting_time": (_hitting_plot, lambda c: f"rounds until {c.measure} first reaches the threshold"),
+    "bound": (_bound_plot, _measure_label),
+    "value": (_value_plot, _measure_label),
+    "threshold": (_threshold_plot, _measure_label),
+    "limit": (_limit_plot, lambda c: f"||mean final {c.point} - {c.target_name}||"),
+    "rate": (_rate_plot, lambda c: f"{c.measure} (replica mean)"),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,15 +702,16 @@ def _counts(group: Sequence[Outcome]) -> dict[str, int]:
 
 
 def _verdict_table(group: Sequence[Outcome]) -> Table:
-    table = Table(["claim", "title", "kind", "measured", "expected", "status", "reason"])
+    # the status first after the id (and sticky in HTML): on a narrow window it stays visible
+    table = Table(["claim", "status", "measured", "expected", "kind", "title", "reason"], cls="verdicts")
     for o in group:
         table.rows.append([
             Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
-            o.claim.title,
-            o.claim.kind,
-            _verdict(o.verdict),
-            _verdict(o.expected),
             _status(o),
+            _verdict(o.verdict, ok=o.ok),
+            _verdict(o.expected),
+            o.claim.kind,
+            o.claim.title,
             _one_line(o.reason),
         ])
     return table
@@ -549,13 +730,30 @@ def _errata(group: Sequence[Outcome]) -> list[Block]:
         if isinstance(claim, BoundClaim) and claim.theorem is not None:
             bound = claim.theorem.bound(claim.version)
             items.append([Span(f"Bound '{bound.version}' of {claim.theorem.id}: ", bold=True),
-                          Span(sp.sstr(bound.expr), code=True), f" [{bound.source}]"])
+                          formula(bound.expr), f" [{bound.source}]"])
             if bound.note:
                 items.append([Span("Note on this bound: ", bold=True), bound.note])
-        items.append([Span("Measured: ", bold=True), _verdict(o.verdict), f" - {o.reason}"])
+        items.append([Span("Measured: ", bold=True), _verdict(o.verdict, ok=o.ok), f" - {o.reason}"])
         blocks += [Heading(3, [Span(claim.id, code=True, fragment=_anchor("claim", claim.id)), f" - {claim.title}"]),
                    Bullets(items)]
     return blocks
+
+
+def _observations(group: Sequence[Outcome]) -> list[Block]:
+    """Numbers reported with no verdict (vacuity ratios, tightness factors, exponents against far caps)."""
+    table = Table(["observation", "quantity", "values"])
+    for o in group:
+        if o.observation:
+            values = ", ".join(f"{k} = {_g(v)}" for k, v in o.evidence.get("observed", {}).items())
+            table.rows.append([Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
+                               o.evidence.get("quantity", ""), values])
+    tight = [(o, row) for o in group if o.claim.kind == "rate" for row in o.evidence.get("rows", [])
+             if "tightness" in row]
+    for o, row in tight:
+        table.rows.append([Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
+                           "tightness of the theorem's rate (exact / guaranteed log-contraction)",
+                           f"{_g(row['tightness'])} at {o.claim.vary}={_value(row['value'])}"])
+    return [table] if table.rows else [Para("None in this run.")]
 
 
 def _claim_facts(o: Outcome) -> list[Inline]:
@@ -574,35 +772,62 @@ def _claim_facts(o: Outcome) -> list[Inline]:
     if claim.expect_reason:
         expected.append(f" - {claim.expect_reason}")
     facts.append(expected)
-    facts.append([Span("Measured: ", bold=True), _verdict(o.verdict), " - ", _status(o)])
+    facts.append([Span("Measured: ", bold=True), _verdict(o.verdict, ok=o.ok), " - ", _status(o)])
     facts.append([Span("Reason: ", bold=True), o.reason])
     ev = o.evidence
-    if isinstance(claim, SlopeClaim) and "fit" in ev:
+    if o.observation:
+        facts.append([Span("Observed (no verdict): ", bold=True), f"{ev.get('quantity', '')}: " + ", ".join(
+            f"{k} = {_g(v)}" for k, v in ev.get("observed", {}).items())])
+    if claim.controls is not None:
+        other = ev.get("controlled", {})
+        facts.append([Span("Negative control of: ", bold=True),
+                      Span(claim.controls.id, code=True, fragment=_anchor("claim", claim.controls.id)),
+                      f" on the same grid; it measured {other.get('verdict', '-')}, this control must differ"])
+    shown = _drawn(claim)
+    if isinstance(shown, SlopeClaim) and "fit" in ev:
         fit = ev["fit"]
+        spread = ("deterministic (replicas identical)" if fit.get("deterministic") else
+                  f"{_pct(fit['level'])} bootstrap CI [{fit['ci_low']:+.4f}, {fit['ci_high']:+.4f}]")
+        curv = fit.get("curvature")
         facts.append([Span("Fit: ", bold=True),
-                      f"slope {fit['slope']:+.4f}, {_pct(fit['level'])} bootstrap CI "
-                      f"[{fit['ci_low']:+.4f}, {fit['ci_high']:+.4f}], R^2 {fit['r2']:.4f}, "
-                      f"intercept (ln) {fit['intercept']:.4g}"])
+                      f"slope {fit['slope']:+.4f}, {spread}, R^2 {fit['r2']:.4f}, {len(fit['x'])} points over "
+                      f"{fit.get('decades', math.nan):.2f} decades"
+                      + (f", local-slope change across the grid {curv:+.3f}" if curv is not None else "")
+                      + f", intercept (ln) {fit['intercept']:.4g}"])
         band = ev.get("band", [math.nan, math.nan])
+        side = ev.get("side", "")
+        what = {"at_most": "the theorem bounds the exponent from above: ",
+                "at_least": "the theorem bounds the exponent from below: "}.get(side, "")
         facts.append([Span("Expected exponent: ", bold=True),
-                      f"{ev['expected_exponent']:+.4f} ({ev.get('expected_from', '')}); tolerance "
-                      f"{ev.get('tolerance', math.nan):g}, {ev.get('side', '')}, band "
+                      f"{what}{ev['expected_exponent']:+.4f} ({ev.get('expected_from', '')}); tolerance "
+                      f"{ev.get('tolerance', math.nan):g}, {side}, band "
                       f"[{float(band[0]):+.3f}, {float(band[1]):+.3f}]"])
-    if isinstance(claim, BoundClaim) and claim.theorem is not None:
-        bound = claim.theorem.bound(claim.version)
-        item: list[str | Span] = [Span(f"Bound '{bound.version}': ", bold=True), Span(sp.sstr(bound.expr), code=True),
+        if ev.get("design_reason"):
+            facts.append([Span("Grid design: ", bold=True), ev["design_reason"]])
+    if shown.kind == "rate":
+        for row in ev.get("rows", []):
+            text = (f"{claim.vary}={_value(row['value'])}: fitted {row['rate']:.5g}/round over rounds "
+                    f"{row['window'][0]:g}-{row['window'][1]:g} vs exact {row['exact']:.5g}")
+            if "asymptotic" in row:
+                text += f" (spectral limit {row['asymptotic']:.5g})"
+            if "guaranteed" in row:
+                text += f"; theorem {row['guaranteed']:.4g} (tightness: exact is {row['tightness']:.3g}x faster)"
+            facts.append([Span("Rate: ", bold=True), text])
+    if isinstance(shown, BoundClaim) and shown.theorem is not None:
+        bound = shown.theorem.bound(shown.version)
+        item: list[str | Span] = [Span(f"Bound '{bound.version}': ", bold=True), formula(bound.expr),
                                   f" [{bound.source}]"]
         if bound.note:
             item.append(f" - {bound.note}")
         facts.append(item)
-    if isinstance(claim, LimitClaim):
-        facts.append([Span("Target: ", bold=True), f"{claim.target_name}, tolerance {claim.tolerance:g} on the "
-                      f"distance of the replica-mean final {claim.point}"])
+    if isinstance(shown, LimitClaim):
+        facts.append([Span("Target: ", bold=True), f"{shown.target_name}, tolerance {shown.tolerance:g} on the "
+                      f"distance of the replica-mean final {shown.point}"])
     return facts
 
 
 def _grid_table(o: Outcome) -> list[Block]:
-    claim = o.claim
+    claim = _drawn(o.claim)
     pct = _pct(claim.level)
     limit = isinstance(claim, LimitClaim)
     # a limit claim's samples are per-replica distances, not the distance of the mean
@@ -624,8 +849,8 @@ def _grid_table(o: Outcome) -> list[Block]:
     table = Table(header)
     for p in o.points:
         mean, low, high = _mean_ci(p, claim.level)
-        row: list[Inline] = [_value(p.value), _g(mean), f"[{_g(low)}, {_g(high)}]", str(p.samples.size),
-                             str(p.diverged)]
+        ci = "deterministic" if _deterministic(p) else f"[{_g(low)}, {_g(high)}]"
+        row: list[Inline] = [_value(p.value), _g(mean), ci, str(p.samples.size), str(p.diverged)]
         if limit:
             row += [_g(p.stats.get(k)) for k in ("distance", "low", "high")]
         if evals:
@@ -644,6 +869,8 @@ def _grid_table(o: Outcome) -> list[Block]:
                 row.append(Span(text + " violated", bold=True, cls="violated") if not c.holds else text)
         table.rows.append(row)
     blocks: list[Block] = [table]
+    if claim.kind == "rate":
+        blocks.insert(0, Para("Per grid point: the replica mean of the per-replica fitted log-contraction per round."))
     if conditions:
         legend: list[Inline] = [[f"c{i + 1}: ", Span(name, code=True)] for i, name in enumerate(conditions)]
         blocks += [Para("Conditions, as margin = lhs/rhs (holds when <= 1, or < 1 for strict ones):"),
@@ -659,14 +886,30 @@ def _claim_section(o: Outcome, image: str | None) -> list[Block]:
     ]
     if image is not None:
         blocks.append(Image(image, f"{claim.id}: {claim.kind} plot"))
-        blocks.append(Para(f"Points: replica means; band: {_pct(claim.level)} Student-t CI of the mean per "
-                           f"grid point." if not isinstance(claim, LimitClaim) else
-                           f"Points: distance of the replica-mean final iterate; bars: {_pct(claim.level)} "
-                           f"bootstrap CI over replicas."))
+        blocks.append(Para(_plot_caption(o)))
     else:
         blocks.append(Para("No plot: no grid point has a finite replica."))
     blocks += _grid_table(o)
     return blocks
+
+
+def _plot_caption(o: Outcome) -> str:
+    claim = _drawn(o.claim)
+    pct = _pct(claim.level)
+    if claim.kind == "limit":
+        return f"Points: distance of the replica-mean final iterate; bars: {pct} bootstrap CI over replicas."
+    if claim.kind == "rate":
+        return ("The measure against the round (linear axis, log scale): the fitted log-contraction over the shaded "
+                "window, the exact rate, and the theorem's guaranteed rate, all from the window's first point.")
+    text = f"Points: replica means; band: {pct} Student-t CI of the mean per grid point (none when deterministic)."
+    if claim.kind == "hitting_time":
+        text = ("Points: rounds until the measure first reaches the threshold (replica mean; exact up to the "
+                f"checkpoint resolution); band: {pct} CI. ")
+    if isinstance(claim, SlopeClaim):
+        text += " Shaded: the tolerance band of the expected exponent (one-sided for a one-sided claim)."
+    if o.observation:
+        text += " An observation: the number is reported, with no verdict."
+    return text
 
 
 def _theorem_section(t: Theorem) -> list[Block]:
@@ -683,19 +926,19 @@ def _theorem_section(t: Theorem) -> list[Block]:
         blocks += [Para(Span("Assumptions", bold=True)), Bullets(list(t.assumptions))]
     blocks.append(Para(Span("Schedule", bold=True)))
     if t.schedule:
-        blocks.append(Bullets([Span(f"{k.name} = {sp.sstr(v)}", code=True) for k, v in t.schedule.items()]))
+        blocks.append(Bullets([[Span(f"{k.name} = ", code=True), formula(v)] for k, v in t.schedule.items()]))
     else:
         blocks.append(Para("None prescribed."))
     if t.conditions:
         blocks.append(Para(Span("Conditions", bold=True)))
         table = Table(["name", "condition", "source", "note"])
         for c in t.conditions:
-            table.rows.append([c.name, Span(sp.sstr(c.relation), code=True), str(c.source), c.note])
+            table.rows.append([c.name, formula(c.relation), str(c.source), c.note])
         blocks.append(table)
     blocks.append(Para(Span("Bound versions", bold=True)))
     table = Table(["version", "bound", "source", "note"])
     for b in t.bounds:
-        table.rows.append([Span(b.version, bold=True), Span(sp.sstr(b.expr), code=True), str(b.source), b.note])
+        table.rows.append([Span(b.version, bold=True), formula(b.expr), str(b.source), b.note])
     blocks.append(table)
     return blocks
 
@@ -726,13 +969,15 @@ def _paper_page(paper: str, group: Sequence[Outcome], module: Paper | None,
         [Span("Profile: ", bold=True), _profile_text(profile)],
         [Span("Generated: ", bold=True), generated],
         [Span("Summary: ", bold=True),
-         f"{c['claims']} claims; PASS {c['PASS']}, FAIL {c['FAIL']}, INCONCLUSIVE {c['INCONCLUSIVE']}; "
-         f"{c['ok']} as expected, {c['unexpected']} unexpected; {c['errata']} errata confirmed"],
+         f"{c['claims'] - c['OBSERVED']} claims; PASS {c['PASS']}, FAIL {c['FAIL']}, INCONCLUSIVE "
+         f"{c['INCONCLUSIVE']}; {c['ok'] - c['OBSERVED']} as expected, {c['unexpected']} unexpected; "
+         f"{c['errata']} errata confirmed; {c['OBSERVED']} observations (numbers with no verdict)"],
         [Span("back to the index", page="index")],
     ]
     blocks: list[Block] = [Heading(1, title), Bullets(head),
                            Heading(2, "Verdicts"), _verdict_table(group),
                            Heading(2, "Confirmed errata"), *_errata(group),
+                           Heading(2, "Observations"), *_observations(group),
                            Heading(2, "Claims")]
     for o in group:
         blocks += _claim_section(o, images.get(o.claim.id))
@@ -766,8 +1011,7 @@ def paper_figures(module: Paper | None, group: Sequence[Outcome], out_dir: Path,
                 ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8,
                           frameon=False, ncol=2)
             path = out_dir / stem / f"figure_{i}.png"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(path, bbox_inches="tight")
+            _save(fig, path)
         finally:
             plt.close(fig)
         out.append((title, f"{stem}/figure_{i}.png", caption))
@@ -856,9 +1100,11 @@ def write_report(
     profile: Profile,
     papers: Mapping[str, Paper] | None = None,
     meta: Mapping[str, Any] | None = None,
+    jobs: int | None = None,
 ) -> Path:
     """Write the Markdown/HTML report of ``outcomes`` into ``out_dir``; returns the path of index.html.
 
+    Claim plots are drawn by ``jobs`` processes (default: all cores).
     ``papers`` maps a paper key to its Paper (title, seed, theorems, report hooks); without it a paper page lists the
     theorems its claims use. ``meta`` entries (wall time, version, ...) are shown on the index.
     """
@@ -880,12 +1126,11 @@ def write_report(
             stem += "_"
         stems[paper] = stem
 
+    tasks = [(o, out / stems[paper] / f"{_safe(o.claim.id)}.png") for paper, group in groups.items() for o in group]
+    drawn = dict(zip((id(o) for o, _ in tasks), plot_all(tasks, jobs)))
     for paper, group in groups.items():
         stem = stems[paper]
-        images: dict[str, str | None] = {}
-        for o in group:
-            name = f"{_safe(o.claim.id)}.png"
-            images[o.claim.id] = f"{stem}/{name}" if _plot(o, out / stem / name) else None
+        images = {o.claim.id: (f"{stem}/{_safe(o.claim.id)}.png" if drawn[id(o)] else None) for o in group}
         module = papers.get(paper)
         figures = paper_figures(module, group, out, stem)
         blocks = _paper_page(paper, group, module, images, profile, generated, figures)

@@ -28,13 +28,15 @@ import logging
 import os
 import re
 import tempfile
+import time
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
-__all__ = ["NullStore", "Store"]
+__all__ = ["NullStore", "Store", "StoreScan"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,12 +52,35 @@ _FORMAT = b"ratecheck.store/1\n"
 _NUMERIC_KINDS = frozenset("biufc")
 
 
+STALE_TMP_SECONDS = 600.0  # a temp file older than this belongs to a writer that died
+
+
+@dataclass
+class StoreScan:
+    """What a store directory holds (``Store.scan``): entries, leftovers and their sizes."""
+
+    entries: list[tuple[str, Path, int]] = field(default_factory=list)  # (key, path, bytes)
+    temp: list[tuple[Path, float]] = field(default_factory=list)  # (path, age in seconds)
+    corrupt: list[tuple[Path, int]] = field(default_factory=list)  # (path, bytes): set aside by ``get``
+
+    @property
+    def entry_bytes(self) -> int:
+        return sum(size for _, _, size in self.entries)
+
+    @property
+    def stale_temp(self) -> list[Path]:
+        return [path for path, age in self.temp if age > STALE_TMP_SECONDS]
+
+
 class Store:
     """A directory of finished runs, keyed by hex strings (config hashes)."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         # The directory is created by the first ``put``, so merely naming a cache has no side effect.
         self.root = Path(root)
+        if self.root.exists() and not self.root.is_dir():
+            raise NotADirectoryError(f"cache directory {str(self.root)!r} exists and is not a directory")
+        self.puts = 0  # entries written by this object (the CLI reports it after an interrupt)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.root)!r})"
@@ -134,6 +159,7 @@ class Store:
                 fh.flush()
                 os.fsync(fh.fileno())  # data on disk before the rename makes it visible
             os.replace(tmp, path)
+            self.puts += 1
         except BaseException:
             try:
                 os.unlink(tmp)
@@ -166,6 +192,64 @@ class Store:
                 pass  # not empty (foreign files) or gone already
         return removed
 
+    # -- housekeeping (``ratecheck cache info|clear|prune``) ------------------------------------
+
+    def scan(self) -> StoreScan:
+        """Entries, temp files and set-aside corrupt entries on disk (nothing is opened)."""
+        out = StoreScan()
+        now = time.time()
+        for shard in self._shards():
+            for child in shard.iterdir():
+                name = child.name
+                try:
+                    st = child.stat()
+                except OSError:
+                    continue  # removed meanwhile
+                if name.endswith(".npz") and _KEY_RE.fullmatch(name[:-4]) and name[:2] == shard.name:
+                    out.entries.append((name[:-4], child, st.st_size))
+                elif name.endswith(".npz.corrupt") and _KEY_RE.fullmatch(name[: -len(".npz.corrupt")]):
+                    out.corrupt.append((child, st.st_size))
+                elif name.startswith(".") and name.endswith(".tmp") and _KEY_RE.fullmatch(name[1:].split(".")[0]):
+                    out.temp.append((child, now - st.st_mtime))
+        out.entries.sort()
+        return out
+
+    def read_meta(self, key: str) -> dict | None:
+        """An entry's metadata without loading or verifying its arrays (None if unreadable)."""
+        try:
+            with np.load(self.path(key), allow_pickle=False) as npz:
+                meta = json.loads(str(npz[_META][()]))
+        except Exception:  # unreadable: ``get`` will set it aside when a run asks for it
+            return None
+        return meta if isinstance(meta, dict) else None
+
+    def remove(self, key: str) -> bool:
+        """Delete one entry; True if it existed."""
+        try:
+            self.path(key).unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def prune(self, keep: Any = None) -> dict[str, int]:
+        """Remove stale temp files (older than STALE_TMP_SECONDS), set-aside corrupt entries and the
+        entries for which ``keep(key, meta)`` is false (e.g. produced by code that has changed);
+        returns the counts removed by category."""
+        scan = self.scan()
+        removed = {"entries": 0, "temp": 0, "corrupt": 0, "bytes": 0}
+        for path in scan.stale_temp:
+            removed["temp"] += _unlink(path)
+        for path, size in scan.corrupt:
+            if _unlink(path):
+                removed["corrupt"] += 1
+                removed["bytes"] += size
+        if keep is not None:
+            for key, path, size in scan.entries:
+                if not keep(key, self.read_meta(key)) and _unlink(path):
+                    removed["entries"] += 1
+                    removed["bytes"] += size
+        return removed
+
     # -- helpers --------------------------------------------------------------------------------
 
     def _shards(self) -> list[Path]:
@@ -189,7 +273,8 @@ class NullStore(Store):
     """A store that stores nothing (``--no-cache``): ``get`` misses, ``put`` only validates."""
 
     def __init__(self, root: str | os.PathLike[str] = "") -> None:
-        super().__init__(root)
+        self.root = Path(root)
+        self.puts = 0
 
     def get(self, key: str) -> tuple[dict[str, np.ndarray], dict] | None:
         """Always ``None`` (the key is still validated, so bugs show up with or without a cache)."""
@@ -209,6 +294,14 @@ class NullStore(Store):
     def clear(self) -> int:
         """Nothing to clear; never touches ``root`` (which may be a real cache directory)."""
         return 0
+
+    def scan(self) -> StoreScan:
+        """Always empty (never looks at ``root``)."""
+        return StoreScan()
+
+    def prune(self, keep: Any = None) -> dict[str, int]:
+        """Nothing to prune."""
+        return {"entries": 0, "temp": 0, "corrupt": 0, "bytes": 0}
 
 
 # -- validation and encoding -------------------------------------------------------------------
@@ -311,6 +404,14 @@ def _decode(fh: Any) -> tuple[dict[str, np.ndarray], dict]:
     if not isinstance(meta, dict):
         raise ValueError("meta is not a JSON object")
     return arrays, meta
+
+
+def _unlink(path: Path) -> bool:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from .claims import Claim, Outcome, Profile
 from .engine import run_config
 from .executors import Executor, SerialExecutor, run_all
+from .registry import with_sources
 from .store import NullStore, Store
 from .trace import RunConfig, Trace
 
@@ -43,18 +44,26 @@ def run_configs(
     store: Store | None = None,
     executor: Executor | None = None,
     progress: bool | str = True,
+    stats: dict[str, int] | None = None,
 ) -> dict[str, Trace]:
-    """Traces by config key for every configuration, computing only what the store lacks."""
+    """Traces by config key for every configuration, computing only what the store lacks.
+
+    ``stats``, if given, receives how many runs were ``reused`` from the store and how many
+    ``computed`` (updated as each run is stored, so it is right even after an interrupt)."""
     store = store if store is not None else NullStore("")
+    stats = stats if stats is not None else {}
+    stats.setdefault("reused", 0)
+    stats.setdefault("computed", 0)
     unique: dict[str, RunConfig] = {}
     for config in configs:
         unique.setdefault(config.key(), config)
     traces: dict[str, Trace] = {}
     missing: list[RunConfig] = []
     for key, config in unique.items():
-        cached = store.get(key)
-        if cached is not None:
-            traces[key] = Trace.from_arrays(*cached)
+        trace = _cached(store, key)
+        if trace is not None:
+            traces[key] = trace
+            stats["reused"] += 1
         else:
             missing.append(config)
     if missing:
@@ -64,10 +73,11 @@ def run_configs(
         def keep(index: int, result) -> None:
             arrays, meta = result
             store.put(missing[index].key(), arrays, meta)
+            stats["computed"] += 1
 
         try:
             results = run_all(
-                _run_to_arrays, missing, executor, on_result=keep, progress=progress, desc="runs"
+                with_sources(_run_to_arrays), missing, executor, on_result=keep, progress=progress, desc="runs"
             )
         finally:
             if owned:
@@ -77,6 +87,21 @@ def run_configs(
     return traces
 
 
+def _cached(store: Store, key: str) -> Trace | None:
+    """The stored trace of ``key``, or None if absent or if its metadata does not describe that run
+    (a foreign or damaged entry whose checksum happens to hold: recompute rather than trust it)."""
+    cached = store.get(key)
+    if cached is None:
+        return None
+    try:
+        trace = Trace.from_arrays(*cached)
+        if trace.config.key() == key:
+            return trace
+    except (KeyError, TypeError, ValueError):
+        pass
+    return None
+
+
 def check_claims(
     claims: Sequence[Claim],
     profile: Profile,
@@ -84,10 +109,11 @@ def check_claims(
     store: Store | None = None,
     executor: Executor | None = None,
     progress: bool | str = True,
+    stats: dict[str, int] | None = None,
 ) -> list[Outcome]:
-    """Run every claim's sweep (deduplicated, cached) and decide each claim."""
+    """Run every claim's sweep (deduplicated, cached) and decide each claim (``stats``: see run_configs)."""
     configs = [config for claim in claims for config in claim.runs(profile)]
-    traces = run_configs(configs, store=store, executor=executor, progress=progress)
+    traces = run_configs(configs, store=store, executor=executor, progress=progress, stats=stats)
     return [claim.decide(profile, traces) for claim in claims]
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import types
+from pathlib import Path
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,6 +31,7 @@ from sympy.core.relational import Relational
 
 __all__ = [
     "Bound",
+    "cached_derivation",
     "Condition",
     "ConditionResult",
     "Evaluation",
@@ -110,6 +112,14 @@ class Condition:
     def free_symbols(self) -> set[sp.Symbol]:
         return set(self.relation.free_symbols)
 
+    @classmethod
+    def from_latex(cls, name: str, latex: str, source: Source, symbols: Any, note: str = "") -> "Condition":
+        """The condition pasted from the paper, e.g. ``r"\\bar{\\eta} \\le \\frac{1}{4 \\sqrt{3} L K}"``;
+        ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
+        from .latex import relation
+
+        return cls(name, relation(latex, symbols, f"condition {name!r}"), source, note)
+
 
 @dataclass(frozen=True)
 class Bound:
@@ -123,6 +133,14 @@ class Bound:
     def __post_init__(self) -> None:
         # accept plain numbers too; downstream code relies on a sympy Expr
         object.__setattr__(self, "expr", sp.sympify(self.expr))
+
+    @classmethod
+    def from_latex(cls, version: str, latex: str, source: Source, symbols: Any, note: str = "") -> "Bound":
+        """The bound pasted from the paper, e.g. ``r"\\sqrt{\\frac{128 \\Delta}{n K T}} + \\frac{8 L}{K T}"``;
+        ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
+        from .latex import expression
+
+        return cls(version, expression(latex, symbols, f"bound {version!r}"), source, note)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,11 +242,188 @@ def _limit_point(at: str) -> tuple[Any, str]:
     raise ValueError(f"at must be 'oo' or '0', got {at!r}")
 
 
+class _OrderCache:
+    """Derived orders kept on disk between runs: ``elasticity`` costs sympy limits and simplifies
+    (tenths of a second each) and paper modules derive their expected orders at import, so every
+    command paid them. The key is a SHA-256 of the expression's ``srepr`` (symbols with their
+    assumptions), the variable and the limit point; the value is the order as an exact rational
+    ('p/q'), so reading the file never evaluates code. Orders that are not numbers are not kept.
+
+    Location: ``$RATECHECK_SYMPY_CACHE`` (a file path; empty disables it), else
+    ``~/.cache/ratecheck/orders-<sympy version>.json``. Writes are atomic and merge with what other
+    processes wrote meanwhile.
+    """
+
+    def __init__(self) -> None:
+        self._data: dict[str, str] | None = None
+        self._new: dict[str, str] = {}
+
+    @property
+    def path(self) -> "Path | None":
+        import os
+
+        configured = os.environ.get("RATECHECK_SYMPY_CACHE")
+        if configured is not None:
+            return Path(configured) if configured else None
+        return Path.home() / ".cache" / "ratecheck" / f"orders-{sp.__version__}.json"
+
+    def _load(self) -> dict[str, str]:
+        if self._data is None:
+            self._data = {}
+            path = self.path
+            if path is not None:
+                try:
+                    import json
+
+                    data = json.loads(path.read_text())
+                    if isinstance(data, dict):
+                        self._data = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+                except (OSError, ValueError):
+                    pass  # absent or damaged: derive again
+        return self._data
+
+    @staticmethod
+    def key(expr: sp.Expr, var: sp.Symbol, at: str) -> str:
+        import hashlib
+
+        return hashlib.sha256(f"{sp.srepr(expr)}|{sp.srepr(var)}|{at}".encode()).hexdigest()
+
+    def get(self, key: str) -> sp.Expr | None:
+        text = self._load().get(key)
+        if text is None:
+            return None
+        try:
+            return sp.Rational(text)
+        except (TypeError, ValueError):
+            return None
+
+    def put(self, key: str, value: sp.Expr) -> None:
+        if not (isinstance(value, sp.Rational)):
+            return
+        self._load()[key] = self._new[key] = str(value)
+        if len(self._new) == 1:
+            import atexit
+
+            atexit.register(self.save)
+
+    def save(self) -> None:
+        """Merge the new orders into the file (atomically); errors leave the file as it was."""
+        import json
+        import os
+        import tempfile
+
+        path = self.path
+        if path is None or not self._new:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                merged = json.loads(path.read_text())
+                merged = merged if isinstance(merged, dict) else {}
+            except (OSError, ValueError):
+                merged = {}
+            merged.update(self._new)
+            fd, tmp = tempfile.mkstemp(prefix=".orders.", suffix=".tmp", dir=path.parent)
+            with os.fdopen(fd, "w") as fh:
+                json.dump(merged, fh, sort_keys=True)
+            os.replace(tmp, path)
+            self._new = {}
+        except OSError:
+            pass  # a read-only home: the orders are derived again next time
+
+
+    def get_text(self, key: str) -> str | None:
+        return self._load().get(key)
+
+    def put_text(self, key: str, text: str) -> None:
+        self._load()[key] = self._new[key] = text
+        if len(self._new) == 1:
+            import atexit
+
+            atexit.register(self.save)
+
+
+ORDER_CACHE = _OrderCache()
+
+# Names a cached expression may be rebuilt from: sympy's atoms and operations, nothing else.
+_REBUILD = ("Symbol", "Dummy", "Integer", "Rational", "Float", "Add", "Mul", "Pow", "Tuple", "exp", "log", "sqrt",
+            "Max", "Min", "Abs", "sin", "cos", "tanh", "Piecewise", "ExprCondPair", "Eq", "Lt", "Le", "Gt", "Ge",
+            "StrictLessThan", "StrictGreaterThan", "LessThan", "GreaterThan", "Equality", "BooleanTrue",
+            "BooleanFalse", "floor", "ceiling", "Function")
+_REBUILD_ATOMS = ("pi", "E", "oo", "zoo", "nan", "I", "true", "false")
+
+
+def _rebuild(text: str) -> Any:
+    """The sympy object an ``srepr`` string describes, rebuilt WITHOUT eval: only calls of the names
+    in _REBUILD on literals are allowed (a cache file can hold only expressions, never code)."""
+    import ast
+
+    def build(node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            value = build(node.operand)
+            if isinstance(value, (int, float)):
+                return -value
+        if isinstance(node, ast.Tuple):
+            return tuple(build(e) for e in node.elts)
+        if isinstance(node, ast.Name) and node.id in _REBUILD_ATOMS:
+            return getattr(sp, node.id)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _REBUILD:
+            func = getattr(sp, node.func.id)
+            return func(*[build(a) for a in node.args], **{k.arg: build(k.value) for k in node.keywords if k.arg})
+        raise ValueError(f"not a plain sympy expression: {ast.dump(node)[:80]}")
+
+    return build(ast.parse(text, mode="eval").body)
+
+
+def cached_derivation(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Keep a symbolic derivation's result on disk (with ``elasticity``'s orders, see _OrderCache).
+
+    For pure functions of sympy expressions and plain values that return an expression or a tuple
+    of them, e.g. a complexity read off a rate with ``sp.solve``. The key holds the function's
+    module, name and source (an edit derives again) and the ``srepr`` of its arguments; a result
+    is kept only if it rebuilds exactly (``_rebuild``, no eval)."""
+    import hashlib
+    import inspect
+
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        source = fn.__qualname__
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            text = repr((fn.__module__, fn.__qualname__, source, [sp.srepr(a) for a in args],
+                         sorted((k, sp.srepr(v)) for k, v in kwargs.items())))
+        except Exception:  # arguments sympy cannot print: just derive
+            return fn(*args, **kwargs)
+        key = "derivation:" + hashlib.sha256(text.encode()).hexdigest()
+        stored = ORDER_CACHE.get_text(key)
+        if stored is not None:
+            try:
+                return _rebuild(stored)
+            except (ValueError, TypeError, SyntaxError, AttributeError):
+                pass  # damaged or foreign: derive again
+        result = fn(*args, **kwargs)
+        try:
+            text = sp.srepr(result)
+            if _rebuild(text) == result:
+                ORDER_CACHE.put_text(key, text)
+        except Exception:  # not rebuildable: keep deriving it
+            pass
+        return result
+
+    return wrapper
+
+
 def elasticity(expr: sp.Expr, var: SymbolLike, at: str = "oo") -> sp.Expr:
     """``lim var * d/dvar log(expr)`` as ``var -> oo`` (or ``0+`` with ``at="0"``).
 
     For ``expr ~ c * var**p`` this is ``p``: the exponent of the dependence on ``var``.
     A string ``var`` is matched by name among the expression's symbols (absent: 0).
+    Numeric results are cached in memory and on disk (``_OrderCache``).
     """
     expr = sp.sympify(expr)
     if isinstance(var, str):
@@ -238,6 +433,22 @@ def elasticity(expr: sp.Expr, var: SymbolLike, at: str = "oo") -> sp.Expr:
         var = matches[0]
     if var not in expr.free_symbols:
         return sp.Integer(0)
+    key = ORDER_CACHE.key(expr, var, at)
+    known = _ORDERS.get(key)
+    if known is None:
+        known = ORDER_CACHE.get(key)
+    if known is None:
+        known = _derive_elasticity(expr, var, at)
+        ORDER_CACHE.put(key, known)
+    _ORDERS[key] = known
+    return known
+
+
+_ORDERS: dict[str, sp.Expr] = {}  # this process's derived orders, numeric or not
+
+
+def _derive_elasticity(expr: sp.Expr, var: sp.Symbol, at: str) -> sp.Expr:
+    """The derivation behind ``elasticity`` (uncached)."""
     point, direction = _limit_point(at)
     ratio = sp.simplify(var * sp.diff(expr, var) / expr)
     if var not in ratio.free_symbols:

@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib
 import json
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
+from .params import ParamError
 from .seeding import stable_hash
+
+# The engine's own modules: a change to any of them can change every run's numbers.
+ENGINE_MODULES = (
+    "ratecheck.engine", "ratecheck.seeding", "ratecheck.participation", "ratecheck.options",
+    "ratecheck.projections", "ratecheck.problem", "ratecheck.params", "ratecheck.trace",
+    "ratecheck.algorithms.base", "ratecheck.algorithms.local",
+)
+CONFIG_FIELDS = ("algorithm", "params", "problem", "problem_params", "rounds", "replicas", "seed", "checkpoints",
+                 "mode")
+RUN_MODES = ("monte_carlo", "exact", "auto")  # issue #8: Monte Carlo, exact expectations, exact where possible
 
 
 @dataclass(frozen=True)
@@ -27,9 +43,27 @@ class RunConfig:
     replicas: int = 16
     seed: int = 0
     checkpoints: int = 24
+    mode: str = "monte_carlo"  # issue #8: "monte_carlo", "exact" or "auto" (ratecheck.exact)
+
+    def __post_init__(self) -> None:
+        # the same rules whether the config comes from a claim, the API or a cache file's metadata
+        if self.mode not in RUN_MODES:
+            raise ParamError("RunConfig", "mode", self.mode, f"must be one of {RUN_MODES}")
+        for name in ("algorithm", "problem"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value:
+                raise ParamError("RunConfig", name, value, "must be a non-empty string (a registered name)")
+        for name in ("params", "problem_params"):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+                raise ParamError("RunConfig", name, value, "must be a mapping of parameter names to values")
+        for name, low in (("rounds", 1), ("replicas", 1), ("seed", 0), ("checkpoints", 1)):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < low:
+                raise ParamError("RunConfig", name, value, f"must be an integer >= {low}")
 
     def identity(self) -> dict[str, Any]:
-        return {
+        out = {
             "algorithm": self.algorithm,
             "params": dict(self.params),
             "problem": self.problem,
@@ -37,20 +71,36 @@ class RunConfig:
             "rounds": int(self.rounds),
             "checkpoints": int(self.checkpoints),
         }
+        if self.mode != "monte_carlo":  # issue #8: the default mode leaves existing keys unchanged
+            out["mode"] = self.mode
+        return out
 
     def run_key(self) -> str:
-        """Identity hash that seeds the random streams (no seed, no replica count)."""
-        return stable_hash(self.identity())
+        """Identity hash that seeds the random streams (no seed, no replica count; no mode, issue #8:
+        an 'auto' run that falls back to Monte Carlo draws the numbers a 'monte_carlo' run draws)."""
+        return stable_hash({k: v for k, v in self.identity().items() if k != "mode"})
 
     def key(self) -> str:
-        """Cache key: identity, seed and replica count."""
-        return stable_hash({**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas)})
+        """Cache key: identity, seed, replica count and the identity of the code that runs it
+        (``code_identity``), so that editing an algorithm, a problem family or the engine
+        invalidates exactly the runs it affects."""
+        code = code_identity(self.algorithm, self.problem)["digest"]
+        if self.mode != "monte_carlo":  # exact values also depend on the moment propagation's code
+            code = stable_hash([code, _module_digest("ratecheck.exact")])
+        return stable_hash({**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas), "code": code})
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas)}
+        return {**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas), "mode": self.mode}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
+        if not isinstance(data, Mapping):
+            raise ParamError("RunConfig", "config", data, "must be a mapping of its fields")
+        unknown = sorted(set(data) - set(CONFIG_FIELDS))
+        missing = sorted({"algorithm", "params", "problem", "problem_params", "rounds"} - set(data))
+        if unknown or missing:
+            raise ParamError("RunConfig", "config", dict(data),
+                             f"unknown fields {unknown} / missing fields {missing}; fields: {list(CONFIG_FIELDS)}")
         return cls(**data)
 
     def with_(self, **changes: Any) -> "RunConfig":
@@ -61,6 +111,69 @@ class RunConfig:
             else:
                 raise ValueError(f"RunConfig has no field {name!r}")
         return RunConfig.from_dict(data)
+
+
+def _module_digest(name: str) -> str:
+    """SHA-256 of a module's source file (of every file of a package); '' if it cannot be read."""
+    try:
+        module = sys.modules.get(name) or importlib.import_module(name)
+    except Exception:
+        return ""
+    path = getattr(module, "__file__", None)
+    if not path:
+        return ""
+    path = Path(path)
+    files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+    h = hashlib.sha256()
+    for file in files:
+        h.update(file.name.encode() + b"\0")
+        h.update(file.read_bytes())
+    return h.hexdigest()
+
+
+def code_identity(algorithm: str, problem: str) -> dict[str, Any]:
+    """Digests of the source that produces a run: the algorithm's modules (its class and every base
+    class), the problem family's module (a whole package if it is one) and the engine's modules,
+    with ``digest`` combining them and the package version. An unknown algorithm or family
+    contributes nothing (its runs fail anyway). The registries are read on every call, so a test
+    double swapped into them gets its own identity; the digests are cached per class and factory
+    (sources do not change under a running sweep)."""
+    from .registry import default  # names resolve through the one registry, never problems/ itself
+
+    registry = default()
+    try:
+        cls = registry.algorithm(algorithm)
+    except Exception:  # unknown here: the run will fail and say why
+        cls = None
+    try:
+        factory = registry.problem(problem)
+    except Exception:
+        factory = None
+    return _code_identity(cls, factory)
+
+
+@functools.lru_cache(maxsize=None)
+def _code_identity(cls: type | None, factory: Any) -> dict[str, Any]:
+    from . import __version__
+
+    modules: dict[str, str] = {}
+    algorithm_modules = sorted({c.__module__ for c in getattr(cls, "__mro__", ())
+                                if c.__module__ not in ("builtins", "abc", "typing")})
+    for name in algorithm_modules:
+        modules[name] = _module_digest(name)
+    problem_module = getattr(factory, "__module__", "") or ""
+    if problem_module:
+        # a family split into a package (problems.minimax.quadratic ...) is identified as a whole
+        parts = problem_module.split(".")
+        top = ".".join(parts[:2]) if parts[0] == "problems" and len(parts) > 2 else problem_module
+        modules[top] = _module_digest(top)
+    for name in ENGINE_MODULES:
+        modules[name] = _module_digest(name)
+    # the classes too: two test doubles defined in one module must not share their runs
+    classes = [f"{c.__module__}.{c.__qualname__}" for c in getattr(cls, "__mro__", ()) if c is not object]
+    digest = stable_hash({"version": __version__, "modules": modules, "classes": classes})
+    return {"digest": digest, "version": __version__, "algorithm": algorithm_modules, "classes": classes,
+            "problem": problem_module, "modules": modules}
 
 
 @dataclass
@@ -86,6 +199,11 @@ class Trace:
         return int(self.replica_ids.shape[0])
 
     @property
+    def exact(self) -> bool:
+        """Issue #8: the measures are exact expectations (one row, no spread), not replica samples."""
+        return bool(self.info.get("exact", False))
+
+    @property
     def valid(self) -> np.ndarray:
         return self.diverged_round < 0
 
@@ -108,7 +226,9 @@ class Trace:
         arrays.update({f"measure.{k}": v for k, v in self.measures.items()})
         arrays.update({f"counter.{k}": v for k, v in self.counters.items()})
         arrays.update({f"final.{k}": v for k, v in self.final.items()})
-        meta = {"config": self.config.to_dict(), "info": _jsonable(self.info)}
+        code = code_identity(self.config.algorithm, self.config.problem)
+        meta = {"config": self.config.to_dict(), "info": _jsonable(self.info), "code": code["digest"],
+                "code_modules": code["modules"]}
         return arrays, meta
 
     @classmethod

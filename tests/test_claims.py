@@ -214,3 +214,113 @@ def test_every_registered_run_is_valid_in_every_profile(profile_name):
         for config in claim.runs(PROFILES[profile_name]):
             problem = make_problem(config.problem, config.problem_params)
             make_algorithm(config.algorithm, config.params).validate(problem)
+
+
+# -- issue #7: verdict rules ---------------------------------------------------------------------
+
+
+def test_a_fit_needs_five_points_over_a_decade_or_a_stated_reason():
+    few = SlopeClaim(id="t.few", paper="t", title="t", statement="s", source=SRC, vary="x",
+                     grid={"quick": (1, 2, 4)}, configure=_config, measure="m",
+                     expected=ExpectedOrder(value=-0.5, why="test"))
+    out = few.decide(PROFILE, _traces(-0.5))
+    assert out.verdict == Verdict.INCONCLUSIVE and "fit design: 3 points over 0.60 decades" in out.reason
+    stated = SlopeClaim(**{**few.__dict__, "design_reason": "the law is exact here"})
+    assert stated.decide(PROFILE, _traces(-0.5)).verdict == Verdict.PASS
+
+
+def _bent_traces(replicas=16):
+    """m = x^-1 + 0.2: the local slope drifts from about -0.8 to -0.2 across the grid."""
+    out = {}
+    for value in GRID:
+        config = _config(value, PROFILE)
+        m = np.full(replicas, value**-1.0 + 0.2)
+        out[config.key()] = Trace(config=config, replica_ids=np.arange(replicas), checkpoints=np.array([0, 10]),
+                                  measures={"m": np.vstack([m, m])}, counters={}, final={"x": np.zeros((replicas, 2))},
+                                  diverged_round=np.full(replicas, -1))
+    return out
+
+
+def test_a_regime_change_is_inconclusive_with_the_reason():
+    out = _slope(expected=-0.5, side="at_most").decide(PROFILE, _bent_traces())
+    assert out.verdict == Verdict.INCONCLUSIVE
+    assert out.reason.startswith("regime change")
+    assert "(deterministic)" in out.reason  # identical replicas: no zero-width CI
+
+
+def test_one_sided_claims_state_the_cap_and_the_measurement():
+    out = _slope(side="at_most").decide(PROFILE, _traces(-1.0))
+    assert out.verdict == Verdict.PASS
+    assert "the theorem's cap: at most -0.500" in out.reason and "measured slope -1" in out.reason
+
+
+def test_no_claim_may_expect_inconclusive():
+    with pytest.raises(ValueError, match="INCONCLUSIVE"):
+        _slope(expect=Verdict.INCONCLUSIVE)
+
+
+def test_a_negative_control_must_differ_from_the_claim_it_controls():
+    claim = _slope(expected=-0.5)
+    control = _slope(expected=-2.0, expect=Verdict.FAIL, negative_control=True, controls=claim,
+                     expect_reason="test")
+    out = control.decide(PROFILE, _traces(-0.5))
+    assert out.verdict == Verdict.FAIL and out.ok and "differs from t.slope (PASS)" in out.reason
+    same = _slope(expected=-0.5, expect=Verdict.FAIL, negative_control=True, controls=claim, expect_reason="test")
+    out = same.decide(PROFILE, _traces(-0.5))
+    assert out.verdict == Verdict.INCONCLUSIVE and not out.ok and "does not differ" in out.reason
+    with pytest.raises(ValueError, match="grid"):
+        SlopeClaim(**{**control.__dict__, "grid": {"quick": (1, 2)}})
+
+
+def test_an_observation_has_no_verdict_and_never_fails():
+    from ratecheck.claims import observe
+
+    obs = observe(_bound("loose"), id="t.obs", title="t", quantity="mean/bound",
+                  compute=lambda points, ev: {"largest": max(r["ratio"] for r in ev["rows"])})
+    out = obs.decide(PROFILE, _traces(-0.5))
+    assert out.verdict == Verdict.OBSERVED and out.ok and out.observation and not out.erratum
+    assert 0 < out.evidence["observed"]["largest"] < 1 and "observed mean/bound: largest = " in out.reason
+    assert out.to_dict()["observation"] is True
+    from ratecheck.explain import observation_lines
+    assert observation_lines([out])[0].startswith("t.obs: mean/bound: largest = ")
+
+
+def _rate_traces(contraction, replicas=4, rounds=200):
+    marks = np.arange(0, rounds + 1, 10)
+    out = {}
+    for value in (rounds,):
+        config = _config(value, PROFILE)
+        m = np.repeat((contraction ** marks)[:, None], replicas, axis=1)
+        out[config.key()] = Trace(config=config, replica_ids=np.arange(replicas), checkpoints=marks,
+                                  measures={"m": m}, counters={}, final={"x": np.zeros((replicas, 2))},
+                                  diverged_round=np.full(replicas, -1))
+    return out
+
+
+def test_rate_claim_against_the_exact_and_the_guaranteed_rate():
+    from ratecheck.claims import RateClaim
+
+    def claim(exact, guaranteed):
+        return RateClaim(id="t.rate", paper="t", title="t", statement="s", source=SRC, vary="T",
+                         grid={"quick": (200,)}, configure=_config, measure="m", min_replicas=4,
+                         exact=lambda config, rounds: np.log(exact), guaranteed=lambda p: np.log(guaranteed))
+
+    traces = _rate_traces(0.95)
+    out = claim(0.95, 0.99).decide(PROFILE, traces)
+    assert out.verdict == Verdict.PASS and "(deterministic)" in out.reason
+    assert out.evidence["rows"][0]["tightness"] == pytest.approx(np.log(0.95) / np.log(0.99))
+    assert claim(0.9, 0.99).decide(PROFILE, traces).verdict == Verdict.FAIL  # not the exact rate
+    slower = claim(0.95, 0.9).decide(PROFILE, traces)  # the theorem promises more than the run does
+    assert slower.verdict == Verdict.FAIL and "slower than" in slower.reason
+
+
+def test_registered_claims_follow_the_fit_design_rule():
+    """Every registered slope claim has five grid points over a decade in its varied value, or says why
+    (hitting-time claims map the grid through an abscissa: the decision itself checks those)."""
+    from ratecheck.claims import HittingTimeClaim
+
+    for claim in proofs.all_claims():
+        if isinstance(claim, SlopeClaim) and not isinstance(claim, HittingTimeClaim) and not claim.design_reason:
+            values = claim.grid["quick"]
+            assert len(set(values)) >= 5 and max(values) / min(values) >= 10 - 1e-9, claim.id
+        assert claim.expect != Verdict.INCONCLUSIVE

@@ -20,6 +20,7 @@ def test_list_table(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "defedavg.theorem2" in out and "Claims:" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
 
 
 def test_run_prints_final_measures(capsys):
@@ -64,9 +65,9 @@ def test_check_json_and_exit_status(tmp_path, capsys):
     assert again["seconds"] < data["seconds"]
 
 
-def test_check_unknown_pattern_is_a_usage_error():
-    with pytest.raises(SystemExit, match="no claim matches"):
-        main(["check", "no-such-claim", "--no-cache", "--no-report"])
+def test_check_unknown_pattern_is_a_usage_error(capsys):
+    assert main(["check", "no-such-claim", "--no-cache", "--no-report"]) == 2
+    assert "no claim matches" in capsys.readouterr().err
 
 
 def test_report_writes_pages_from_the_cache(tmp_path, capsys):
@@ -87,5 +88,100 @@ def test_a_failing_run_is_reported_without_a_traceback(monkeypatch, tmp_path, ca
         raise ValueError("participation without replacement needs m <= N")
 
     monkeypatch.setattr(sweep, "_run_to_arrays", broken)
-    assert main(["check", "drift", "--cache-dir", str(tmp_path), "--no-report"]) == 2
+    assert main(["check", "drift", "--cache-dir", str(tmp_path), "--no-report", "--jobs", "1"]) == 3
     assert "a run failed" in capsys.readouterr().err
+
+
+# -- issue #7: exit codes, interrupts, cache reuse, table width, the cache command -------------------
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "fedavg", "--problem", "quadratic", "--set", "="], "KEY=VALUE"),
+    (["run", "fedavg", "--problem", "quadratic", "--set", "eta_local=nan"], "eta_local = 'nan'"),
+    (["run", "fedavg", "--problem", "quadratic", "--set", "eta_local="], "eta_local = ''"),
+    (["run", "fedavg", "--problem", "quadratic", "--set", "local_steps=2.0"], "local_steps = 2.0"),
+    (["run", "fedavg", "--problem", "quadratic", "--set", "local_steps=1e999"], "local_steps = '1e999'"),
+    (["run", "fedavg", "--problem", "minimax"], "'fedavg' does not run on problem family 'minimax'"),
+    (["run", "fednest", "--problem", "quadratic"], "'fednest' does not run on problem family 'quadratic'"),
+    (["run", "shrofbo", "--problem", "minimax"], "'shrofbo' does not run on problem family 'minimax'"),
+    (["run", "fedavg", "--problem", "quadratic", "--problem-set", "rotate=yes"], "rotate = 'yes'"),
+    (["run", "fedavg", "--problem", "quadratic", "--problem-set", "seed=null"], "seed = None"),
+    (["run", "fedavg", "--problem", "quadratic", "--problem-set", "clients=1e12"], "clients"),
+    (["run", "fess_gda_two_phase", "--problem", "minimax", "--set", "eta_y_local_2=-1"], "eta_y_local_2 = -1"),
+    (["run", "fedavg", "--problem", "quadratic", "--rounds", "1000000000000"], "element updates"),
+    (["run", "fedavg", "--problem", "quadratic", "--replicas", "100000000"], "replicas"),
+    (["run", "fedavg", "--problem", "quadratic", "--rounds", "1e12"], "invalid int value"),
+    (["check", "no-such-claim", "--no-cache"], "no claim matches"),
+    (["check", "drift", "--jobs", "0", "--no-cache"], "--jobs"),
+])
+def test_bad_usage_and_input_exit_2_with_one_line(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_python_booleans_on_the_command_line_are_booleans():
+    from ratecheck.cli import _parse_value
+
+    assert _parse_value("False") is False and _parse_value("true") is True and _parse_value("None") is None
+    assert _parse_value("1e999") == "1e999" and _parse_value("[1, 2]") == [1, 2]
+
+
+def test_a_file_as_cache_dir_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "file"
+    path.write_text("x")
+    assert main(["check", "drift", "--cache-dir", str(path), "--no-report"]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    assert main(["cache", "info", "--cache-dir", str(path)]) == 2
+
+
+def test_an_unreachable_dask_scheduler_fails_fast_with_exit_3(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    import time
+
+    started = time.perf_counter()
+    assert main(["check", "drift", "--dask", "127.0.0.1:1", "--no-cache", "--no-report"]) == 3
+    assert time.perf_counter() - started < 25
+    err = capsys.readouterr().err
+    assert "Dask scheduler at 127.0.0.1:1" in err and "Traceback" not in err
+
+
+def test_ctrl_c_says_how_many_runs_are_stored(monkeypatch, tmp_path, capsys):
+    import ratecheck.sweep as sweep
+
+    real, calls = sweep._run_to_arrays, []
+
+    def interrupted(config):
+        calls.append(config)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(config)
+
+    monkeypatch.setattr(sweep, "_run_to_arrays", interrupted)
+    cache = str(tmp_path / "cache")
+    assert main(["check", "drift", "--cache-dir", cache, "--no-report", "--jobs", "1"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted: 2 runs stored" in err and "rerun to resume" in err and "Traceback" not in err
+    monkeypatch.setattr(sweep, "_run_to_arrays", real)
+    assert main(["check", "drift", "--cache-dir", cache, "--no-report", "--jobs", "1", "-v"]) == 0
+    out = capsys.readouterr().out
+    assert "runs: 2 reused from the cache, 5 computed" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert "deterministic (" in out  # fessgda.A5.drift_bias is noise-free: no zero-width CI
+    # the cache command sees them all, none stale; prune keeps them, clear removes them
+    assert main(["cache", "info", "--cache-dir", cache, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["entries"] == 7 and info["stale_code_entries"] == 0
+    assert main(["cache", "prune", "--cache-dir", cache]) == 0
+    assert "0 entries from code that changed" in capsys.readouterr().out
+    assert main(["cache", "clear", "--cache-dir", cache]) == 0
+    assert "7 entries removed" in capsys.readouterr().out
+
+
+def test_the_verdict_table_fits_100_columns_and_elides_visibly():
+    from ratecheck.cli import _table
+
+    rows = [["a.claim.with.a.long.name", "PASS", "PASS", "ok", "x" * 300]]
+    text = _table(rows, ["claim", "verdict", "expected", "status", "reason"], width=100)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert text.splitlines()[-1].endswith("\u2026")

@@ -57,3 +57,51 @@ def test_scheduled_config_uses_the_theorem_schedule():
     # T >= T2_min = max(48 L/sigma^2, 8 n K L Delta lam^2 / sigma^2) is what makes (13) hold
     t2_min = max(48 * const["L"] / const["sigma"] ** 2, 8 * 32 * 5 * const["L"] * const["Delta"] * 4 / const["sigma"] ** 2)
     assert d.T_FOR_N["quick"] >= t2_min
+
+
+def test_minimum_T_is_derived_from_the_conditions_and_matches_the_spec():
+    """T1_min / T2_min: each condition at the prescribed step sizes solved for T (spec §4.1, §4.2)."""
+    from proofs.defedavg import theorems as t
+
+    assert sp.simplify(t.t2_min() - t.T2_MIN_SPEC) == 0
+    values = {t.L: 1.3, t.sigma: 0.7, t.nu: 0.4, t.G: 2.1, t.Delta: 3.0, t.n: 4, t.K: 5, t.lam: 3}
+    assert float(t.t1_min().subs(values)) == pytest.approx(float(t.T1_MIN_SPEC.subs(values)), rel=1e-12)
+    # spec §6 P1: T2_min = 327 n at K = 5, lambda = 2, L = sigma = 1, Delta = 2.0435
+    p1_values = {t.L: 1.0, t.sigma: 1.0, t.Delta: 2.0435, t.K: 5, t.lam: 2}
+    assert [round(float(t.t2_min().subs({**p1_values, t.n: k}))) for k in (1, 2, 4)] == [327, 654, 1308]
+
+
+def test_rates_are_derived_term_by_term():
+    """O(1/sqrt(nT) + 1/(KT)) for Theorem 1 (stated), O(1/sqrt(nKT) + 1/(KT)) for Theorem 2."""
+    from proofs.defedavg import theorems as t
+
+    half = sp.Rational(-1, 2)
+    assert sorted(t.rate(t.THEOREM_1, "stated").values()) == sorted([(half, 0, half), (0, -1, -1)])
+    assert sorted(t.rate(t.THEOREM_2, "corrected").values()) == sorted([(half, half, half), (0, -1, -1)])
+    general = t.at_schedule(t.THEOREM_1)
+    values = {d.L: 1.3, d.sigma: 0.7, d.nu: 0.4, d.G: 2.1, d.Delta: 3.0, d.n: 4, d.K: 5, d.T: 7000}
+    assert float(general.subs(values)) == pytest.approx(float(t.T1_AT_SCHEDULE.subs(values)), rel=1e-12)
+
+
+def test_levin_may_thresholds_match_the_spec_and_the_companion_matrix():
+    from proofs.defedavg.asynchronous import companion, levin_may
+
+    expected = {0: 2.0, 1: 1.0, 2: 0.618, 3: 0.445, 5: 0.285, 10: 0.149, 20: 0.0766, 50: 0.0311}
+    for delay, beta in expected.items():
+        assert levin_may(delay) == pytest.approx(beta, abs=6e-4)
+        if delay:
+            rho = lambda b: max(abs(np.linalg.eigvals(companion(b, delay))))  # noqa: E731
+            assert rho(0.99 * levin_may(delay)) < 1 < rho(1.01 * levin_may(delay))
+
+
+def test_sampling_floor_is_the_delayed_recursion_with_variance_beta2_zeta2_over_n():
+    """P2-d: a direct simulation of x <- x - beta x_{t-d} + beta zeta u_bar (u = +-1 draws) agrees."""
+    from proofs.defedavg.asynchronous import delayed_floor
+
+    rng = np.random.default_rng(0)
+    beta, delay, n_draws, rounds = 0.27, 2, 4, 400_000
+    u_bar = rng.choice([-1.0, 1.0], size=(rounds, n_draws)).mean(axis=1)
+    x = np.zeros(rounds + 1)
+    for t in range(rounds):
+        x[t + 1] = x[t] - beta * x[max(0, t - delay)] + beta * u_bar[t]
+    assert np.mean(x[1000:] ** 2) == pytest.approx(delayed_floor(beta, delay, beta**2 / n_draws), rel=0.03)

@@ -190,3 +190,65 @@ def test_named_outputs_are_measured_kept_and_checked_for_divergence():
     np.testing.assert_array_equal(trace.diverged_round, [4, -1])
     assert np.isnan(trace.final["x"][0]).all()
     np.testing.assert_allclose(trace.measures["x_sq"][:, 1], 3 * 0.25 ** np.arange(7))
+
+
+# -- issue #7: divergence detects growth, counters survive an early stop, sizes and contracts ------
+
+
+def test_slow_geometric_growth_is_flagged_long_before_overflow():
+    # |1 - eta h| = 1.05 on the top eigenvalue: after 3000 rounds grad_norm_sq would be ~1e126,
+    # far below the old 1e100 threshold on |x|; the growth rule flags it near |x| ~ 1e8.
+    problem = make_problem("quadratic", {"dim": 2, "mu": 1.0, "L": 1.0, "sigma": 0.0})
+    trace = run(make_algorithm("fedavg", {"eta_local": 2.05}), problem, 3000, replicas=2)
+    assert trace.diverged_count == 2
+    first = int(trace.diverged_round.min())
+    assert 300 < first < 500  # log(1e8) / log(1.05) = 378 rounds
+    finite = trace.measures["grad_norm_sq"][np.isfinite(trace.measures["grad_norm_sq"])]
+    assert finite.max() < 1e20
+
+
+def test_a_converging_run_is_not_flagged():
+    problem = make_problem("quadratic", {"dim": 2, "mu": 1.0, "L": 1.0, "sigma": 0.0, "x0_offset": 1e6})
+    trace = run(make_algorithm("fedavg", {"eta_local": 1.9}), problem, 200, replicas=2)
+    assert trace.diverged_count == 0  # oscillating with factor 0.9 from a large start: not growth
+
+
+def test_counters_of_a_run_whose_replicas_all_diverged_are_kept():
+    problem = make_problem("quadratic", {"dim": 2, "mu": 1.0, "L": 1.0, "sigma": 0.0})
+    trace = run(make_algorithm("fedavg", {"eta_local": 10.0, "local_steps": 2}), problem, 1000, replicas=3)
+    stop = int(trace.diverged_round.max())
+    assert trace.diverged_count == 3 and stop < 1000
+    assert trace.counters["rounds"][-1] == stop
+    assert trace.counters["oracle_calls"][-1] == stop * 2 * problem.num_clients
+    assert np.isnan(trace.measures["grad_norm_sq"][-1]).all()
+
+
+@pytest.mark.parametrize("rounds, replicas, clients, rule", [
+    (10**12, 16, 16, "element updates"),
+    (10, 10**6, 10**4, "GiB"),
+])
+def test_sizes_that_cannot_run_are_refused_with_the_rule(rounds, replicas, clients, rule):
+    problem = make_problem("quadratic", {"dim": 2, "mu": 1.0, "L": 1.0, "clients": clients})
+    with pytest.raises(ValueError, match=rule):
+        run(make_algorithm("fedavg"), problem, rounds, replicas=replicas)
+
+
+@pytest.mark.parametrize("algorithm, family", [("fedavg", "minimax"), ("fednest", "quadratic"),
+                                               ("shrofbo", "minimax"), ("fess_gda", "quadratic_bilevel")])
+def test_an_algorithm_on_a_family_it_does_not_support_names_both(algorithm, family):
+    with pytest.raises(ValueError, match=f"algorithm '{algorithm}' does not run on problem family '{family}'"):
+        run(make_algorithm(algorithm), make_problem(family), 3, replicas=1)
+
+
+@pytest.mark.parametrize("replicas", [True, 0, 2.5, [], [1, 1], ["a"]])
+def test_bad_replicas_are_refused(replicas):
+    with pytest.raises(ValueError, match="replicas"):
+        run(make_algorithm("fedavg"), make_problem("quadratic"), 3, replicas=replicas)
+
+
+@pytest.mark.parametrize("field, value", [("rounds", 2.0), ("rounds", True), ("seed", None), ("seed", -1),
+                                          ("checkpoints", 0), ("params", [1]), ("algorithm", "")])
+def test_run_config_fields_are_checked(field, value):
+    good = dict(algorithm="fedavg", params={}, problem="quadratic", problem_params={}, rounds=5)
+    with pytest.raises(ValueError, match=field):
+        RunConfig(**{**good, field: value})

@@ -20,6 +20,7 @@ from ratecheck.fit import (
     MeanCI,
     SlopeFit,
     fit_slope,
+    log_rate,
     log_spaced_checkpoints,
     mean_ci,
     rounds_to_eps,
@@ -189,7 +190,8 @@ def test_to_dict_is_json_and_predict_broadcasts() -> None:
     fit = fit_slope([1.0, 4.0], [np.array([2.0, 2.0]), np.array([1.0, 1.0])])
     d = fit.to_dict()
     assert json.loads(json.dumps(d)) == d
-    assert set(d) == {f for f in SlopeFit.__dataclass_fields__}
+    assert set(d) == {f for f in SlopeFit.__dataclass_fields__} | {"decades", "deterministic"}
+    assert d["curvature"] is None  # two points: no curvature to read
     assert isinstance(d["x"], list) and isinstance(d["replicas_used"][0], int)
     assert fit.slope == pytest.approx(-0.5, abs=1e-12)
     np.testing.assert_allclose(fit.predict(np.array([[1.0, 16.0]])), [[2.0, 0.5]], rtol=1e-12)
@@ -360,3 +362,30 @@ def test_log_spaced_checkpoints_example() -> None:
 def test_log_spaced_checkpoints_rejects_bad_input(rounds, count, match) -> None:
     with pytest.raises(ValueError, match=match):
         log_spaced_checkpoints(rounds, count)
+
+
+# --- curvature (regime change) and per-round log rates -----------------------------------------
+
+
+def test_curvature_is_zero_for_a_power_law_and_reads_a_bend() -> None:
+    x = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+    straight = fit_slope(x, [np.full(4, v**-0.5) for v in x])
+    assert straight.curvature == pytest.approx(0.0, abs=1e-12) and straight.deterministic
+    assert straight.decades == pytest.approx(math.log10(32.0))
+    # y = x^-1 + 0.1: the local slope goes from about -0.9 at x = 1 to about -0.24 at x = 32
+    bent = fit_slope(x, [np.full(4, v**-1.0 + 0.1) for v in x])
+    assert bent.curvature > 0.5 and bent.curvature_low == bent.curvature_high == bent.curvature
+
+
+def test_curvature_ci_covers_zero_for_noisy_power_laws() -> None:
+    rng = np.random.default_rng(3)
+    fit = fit_slope(GRID, power_law_samples(rng, GRID, -0.5, 32, 0.3))
+    assert fit.curvature_low < 0 < fit.curvature_high and not fit.deterministic
+
+
+def test_log_rate_reads_the_contraction_per_round_and_marks_bad_replicas() -> None:
+    t = np.arange(100, 200, 10)
+    vals = np.column_stack([3.0 * 0.99**t, 0.5 * 0.9**t, np.where(t > 150, np.nan, 1.0)])
+    rates = log_rate(t, vals)
+    np.testing.assert_allclose(rates[:2], [math.log(0.99), math.log(0.9)], rtol=1e-12)
+    assert math.isnan(rates[2])

@@ -124,9 +124,13 @@ def test_sgda_is_one_full_gradient_step():
 @pytest.mark.parametrize(
     "name, params, match",
     [
-        ("fess_gda", {"beta": 1.0}, "beta must lie in"),
-        ("fess_gda", {"beta": 0.0}, "beta must lie in"),
-        ("fess_gda", {"p": -1.0}, "p must be finite and >= 0"),
+        ("fess_gda", {"beta": 1.0}, r"beta = 1.0 is invalid: must be a finite real number > 0 and < 1"),
+        ("fess_gda", {"beta": 0.0}, r"beta = 0.0 is invalid: must be a finite real number > 0 and < 1"),
+        ("fess_gda", {"p": -1.0}, r"p = -1.0 is invalid: must be a finite real number >= 0"),
+        ("fess_gda", {"tracking": "False"}, r"tracking = 'False' is invalid: must be true or false"),
+        ("fess_gda", {"local_steps": 2.0}, r"local_steps = 2.0 is invalid: must be an integer"),
+        ("fess_gda_two_phase", {"eta_y_local_2": -1}, r"eta_y_local_2 = -1 is invalid"),
+        ("fess_gda_two_phase", {"phase1_rounds": -1}, r"phase1_rounds = -1 is invalid"),
         ("fess_gda", {"eta_x_local": 0.0}, "eta_x_local"),
         ("fess_gda", {"local_steps": 0}, "local_steps"),
         ("fess_gda", {"participation": "with_replacement:2"}, "without replacement"),
@@ -170,7 +174,7 @@ def test_smoothed_agda_alternates_with_local_smoothing():
     assert costs["oracle_calls"] == 2.0  # two samples per step: alternating needs a second gradient
     with pytest.raises(ValueError, match="centralized and alternating"):
         make_algorithm("smoothed_agda", {"local_steps": 2}).validate(prob)
-    with pytest.raises(ValueError, match="updates must be one of"):
+    with pytest.raises(ValueError, match="updates = 'sideways' is invalid: must be one of"):
         make_algorithm("fess_gda", {"updates": "sideways"}).validate(prob)
 
 

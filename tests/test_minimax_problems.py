@@ -1,6 +1,8 @@
 """Minimax problems (spec fessgda §6): oracles against finite differences, closed forms against
 numerics, the exact Lyapunov floor against the algorithm's own round map, and bad input."""
 
+import re
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
@@ -161,12 +163,38 @@ def test_bad_input_fails_early_with_the_rule():
         make(kind="ncpl", zeta=0.1, clients=1)
     with pytest.raises(ValueError, match="x0 must have no zero"):
         make(kind="ncpl", x0=0.0)
-    with pytest.raises(ValueError, match="kind must be one of"):
+    with pytest.raises(ValueError, match="kind = 'nope' is invalid: must be one of"):
         make(kind="nope")
-    with pytest.raises(ValueError, match="positive definite"):
+    with pytest.raises(ValueError, match=r"a = \(1.0, -0.5\) is invalid: entry 1 = -0.5: must be a finite real number > 0"):
         make(a=(1.0, -0.5), c=(1.0, 1.0))
-    with pytest.raises(ValueError, match="mu must be finite and > 0"):
+    with pytest.raises(ValueError, match="mu = -1.0 is invalid: must be a finite real number > 0"):
         make(kind="ncpl", mu=-1.0)
+
+
+@pytest.mark.parametrize("kind, params, names", [
+    ("quadratic", {"seed": None}, "seed = None"),
+    ("quadratic", {"clients": 1e12}, "clients = 1000000000000.0"),
+    ("quadratic", {"clients": 10**6, "a": [1.0] * 100, "c": [1.0] * 100}, "clients x dim"),
+    ("pwmax", {"duplicate": "False"}, "duplicate = 'False'"),
+    ("ncpl", {"x0": float("nan")}, "x0 = nan"),
+    ("ncpl", {"dim": True}, "dim = True"),
+    ("tanh", {"nope": 1}, "nope = 1 is invalid: unknown parameter"),
+    ("wgan", {"split": "random"}, "split = 'random'"),
+    ("ncnc_pl", {"clients": 10**6, "dim": 10**5}, "clients x dim"),
+])
+def test_every_kind_checks_its_declared_parameters(kind, params, names):
+    with pytest.raises(ValueError, match=re.escape(names)):
+        make(kind=kind, **params)
+
+
+def test_every_kind_declares_every_parameter():
+    from problems.minimax import KINDS, declared_for
+
+    for kind in KINDS:
+        declared = declared_for(kind)
+        assert "kind" in declared and "clients" in declared, kind
+        for name, param in declared.items():
+            assert param.meaning, (kind, name)
 
 
 def test_tanh_box_prox_smoothness_and_regularization():
@@ -284,7 +312,7 @@ def test_wgan_closed_forms_and_constants():
         out = prob.measures({"x": np.array([[0.2, s]]), "y": np.zeros((1, 2))})
         assert out["phi_gap"][0] == pytest.approx(0.0, abs=1e-20) and out["dist_sq"][0] == pytest.approx(0.0, abs=1e-20)
         assert out["phi_grad_sq"][0] == pytest.approx(0.0, abs=1e-20)
-    with pytest.raises(ValueError, match="split must be"):
+    with pytest.raises(ValueError, match="split = .random. is invalid: must be one of"):
         make(kind="wgan", split="random")
 
 

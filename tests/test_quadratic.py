@@ -125,13 +125,13 @@ def test_noise_has_the_stated_variance():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"mu": -1.0}, "mu must be"),
+        ({"mu": -1.0}, "parameter mu = -1.0 is invalid"),
         ({"mu": 2.0, "L": 1.0}, "mu must be <= L"),
         ({"clients": 3, "zeta": 1.0}, "even number of clients"),
-        ({"dim": 0}, "dim must be"),
+        ({"dim": 0}, "parameter dim = 0 is invalid"),
         ({"dim": 1, "mu": 0.5, "L": 1.0}, "single eigenvalue"),
-        ({"sigma": -1.0}, "sigma must be"),
-        ({"heterogeneity": "weird"}, "heterogeneity must be"),
+        ({"sigma": -1.0}, "parameter sigma = -1.0 is invalid"),
+        ({"heterogeneity": "weird"}, "parameter heterogeneity = 'weird' is invalid"),
     ],
 )
 def test_bad_parameters_name_the_rule(kwargs, message):
@@ -154,7 +154,29 @@ def test_non_spd_and_mismatched_arrays_are_refused():
 
 
 def test_unknown_problem_parameter_lists_the_accepted_ones():
-    with pytest.raises(ValueError, match="accepted parameters"):
+    with pytest.raises(ValueError, match="unknown parameter; accepted"):
         make_problem("quadratic", {"kappa": 3})
     with pytest.raises(ValueError, match="unknown problem family"):
         make_problem("nope", {})
+
+
+def test_cosine_problem_p3_gradients_minimum_and_constants():
+    """Spec P3: grad F_i by finite differences, F* = 0.645509 d (roots +-2.278863), nu exact."""
+    from problems.quadratic import p3
+
+    prob = make_problem("cosine_quadratic", p3(clients=4, zeta=1.0, dim=3))
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(1, 4, 3))
+    batch = prob.gather(np.arange(4)[None, :])
+    grad = prob.local_grad(batch, w)
+    eps = 1e-6
+    for i in range(4):
+        f = lambda x: 0.5 * np.sum((x - prob.centers[i]) ** 2) + 3.0 * np.sum(np.cos(x))  # noqa: E731
+        fd = [(f(w[0, i] + eps * e) - f(w[0, i] - eps * e)) / (2 * eps) for e in np.eye(3)]
+        np.testing.assert_allclose(grad[0, i], fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.abs(prob.minimizer), 2.278863, atol=1e-6)
+    assert prob.f_star == pytest.approx(0.645509 * 3 + 0.5, abs=1e-5)
+    assert prob.constants()["L"].value == 4.0 and prob.constants()["nu"].value == pytest.approx(1.0)
+    np.testing.assert_allclose(prob.grad(prob.minimizer[None])[0], 0.0, atol=1e-9)
+    with pytest.raises(ValueError, match="alpha"):
+        make_problem("cosine_quadratic", {"alpha": -1.0})

@@ -168,8 +168,12 @@ def test_noise_variances_are_exact():
 
 
 def test_bad_input_names_the_parameter():
-    with pytest.raises(ValueError, match="mu_g"):
+    with pytest.raises(ValueError, match="a_min = 0.0 is invalid"):  # the declaration (ratecheck.params)
         make(**p1(a_min=0.0))
+    with pytest.raises(ValueError, match="clients = True"):  # a bool is never a number
+        make(**p1(clients=True))
+    with pytest.raises(ValueError, match="unknown parameter"):
+        make(**p1(sigma=1.0))
     with pytest.raises(ValueError, match="mu_g"):
         make(**p1(a_min=0.1, a_max=0.2, hessian_spread=0.5))
     with pytest.raises(ValueError, match="weights"):

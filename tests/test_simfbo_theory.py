@@ -88,3 +88,16 @@ def test_step_past_the_stability_edge_is_an_inconclusive_divergence():
     assert str(outcome.verdict) == "INCONCLUSIVE"
     assert "diverged" in outcome.reason and "0 left" in outcome.reason
     assert all(p.diverged == PROFILES["quick"].replicas for p in outcome.points)
+
+
+def test_issue_7_claim_kinds():
+    """T5a is decidable (no expected INCONCLUSIVE), the vacuous T7 bounds and the counted communications are
+    observations, and every negative control names the claim it controls (on the same grid)."""
+    from ratecheck.claims import Verdict
+
+    assert m.T5A_TAU_HURTS.expect == Verdict.PASS and len(m.T5A_TAU_HURTS.grid["quick"]) >= 5
+    for obs in (m.T7_BOUND_THEORY, m.T7_BOUND_TUNED, m.COMM_PER_ROUND):
+        assert obs.kind == "observation" and obs.expect == Verdict.OBSERVED
+    for claim in m.CLAIMS:
+        if claim.negative_control:
+            assert claim.controls is not None and claim.controls.grid == claim.grid, claim.id

@@ -419,3 +419,92 @@ def test_null_store_validates_and_never_deletes(tmp_path: Path) -> None:
 def test_names_that_are_not_utf8_are_refused(tmp_path):
     with pytest.raises(ValueError, match="not encodable as UTF-8"):
         Store(tmp_path).put("ab" * 8, {"\ud800": np.zeros(1)}, {})
+
+
+# -- issue #7: housekeeping (scan / prune) and runs keyed on their code ------------------------------
+
+
+def test_scan_and_prune_sort_entries_temp_and_corrupt_files(tmp_path):
+    import os
+    import time
+
+    from ratecheck.store import STALE_TMP_SECONDS, Store
+
+    store = Store(tmp_path)
+    keep, drop = "a" * 64, "b" * 64
+    store.put(keep, {"x": np.arange(3.0)}, {"ok": True})
+    store.put(drop, {"x": np.arange(3.0)}, {"ok": False})
+    old = tmp_path / "aa" / f".{keep}.x1.tmp"
+    old.write_bytes(b"half")
+    past = time.time() - 2 * STALE_TMP_SECONDS
+    os.utime(old, (past, past))
+    fresh = tmp_path / "aa" / f".{keep}.x2.tmp"  # a writer may still be busy with it
+    fresh.write_bytes(b"half")
+    corrupt = tmp_path / "cc" / ("c" * 64 + ".npz.corrupt")
+    corrupt.parent.mkdir()
+    corrupt.write_bytes(b"junk")
+    scan = store.scan()
+    assert [k for k, _, _ in scan.entries] == [keep, drop]
+    assert len(scan.temp) == 2 and scan.stale_temp == [old] and len(scan.corrupt) == 1
+    assert store.read_meta(drop) == {"ok": False}
+    removed = store.prune(keep=lambda key, meta: meta["ok"])
+    assert (removed["entries"], removed["temp"], removed["corrupt"]) == (1, 1, 1)
+    assert store.keys() == [keep] and fresh.exists() and not old.exists() and not corrupt.exists()
+
+
+def test_a_file_is_not_a_cache_directory(tmp_path):
+    from ratecheck.store import Store
+
+    path = tmp_path / "file"
+    path.write_text("x")
+    with pytest.raises(NotADirectoryError, match="not a directory"):
+        Store(path)
+
+
+def test_cache_key_follows_the_code_of_the_algorithm_problem_and_engine(monkeypatch):
+    import ratecheck.trace as trace
+
+    config = trace.RunConfig("fess_gda", {}, "minimax", {}, 5)
+    other = trace.RunConfig("fedavg", {}, "quadratic", {}, 5)
+    code = trace.code_identity("fess_gda", "minimax")
+    assert "ratecheck.algorithms.minimax" in code["modules"] and "problems.minimax" in code["modules"]
+    assert "ratecheck.engine" in code["modules"] and "ratecheck.algorithms.fedavg" not in code["modules"]
+    before, before_other = config.key(), other.key()
+    real = trace._module_digest
+
+    def edited(name):  # as if someone had edited the minimax algorithms
+        return "edited" if name == "ratecheck.algorithms.minimax" else real(name)
+
+    monkeypatch.setattr(trace, "_module_digest", edited)
+    trace._code_identity.cache_clear()
+    try:
+        assert config.key() != before  # the edit invalidates the runs it affects...
+        assert other.key() == before_other  # ...and only those
+        assert config.run_key() == trace.RunConfig("fess_gda", {}, "minimax", {}, 5).run_key()  # same streams
+    finally:
+        monkeypatch.undo()
+        trace._code_identity.cache_clear()
+    assert config.key() == before
+
+
+def test_a_test_double_swapped_into_the_registry_gets_its_own_cache_key(monkeypatch):
+    from dataclasses import dataclass
+
+    import ratecheck.algorithms.base as base
+    from ratecheck.algorithms.fedavg import FedAvg
+    from ratecheck.trace import RunConfig
+
+    @dataclass(frozen=True)
+    class Broken(FedAvg):  # e.g. a sensitivity test's deliberately wrong variant
+        pass
+
+    @dataclass(frozen=True)
+    class AlsoBroken(FedAvg):  # another one, in the same module
+        pass
+
+    config = RunConfig("fedavg", {}, "quadratic", {}, 5)
+    before = config.key()
+    monkeypatch.setitem(base.REGISTRY, "fedavg", Broken)
+    broken = config.key()
+    monkeypatch.setitem(base.REGISTRY, "fedavg", AlsoBroken)
+    assert len({before, broken, config.key()}) == 3

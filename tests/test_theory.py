@@ -272,3 +272,55 @@ def test_source_str_and_hash(thm: Theorem) -> None:
     assert str(Source("p.txt", "Thm 1", "typo")) == "p.txt, Thm 1 (typo)"
     assert hash(thm) == hash(make_theorem())
     assert thm == make_theorem()
+
+
+def test_orders_are_cached_on_disk_as_exact_rationals(tmp_path, monkeypatch):
+    import json
+
+    import sympy as sp
+
+    import ratecheck.theory as theory
+
+    path = tmp_path / "orders.json"
+    monkeypatch.setenv("RATECHECK_SYMPY_CACHE", str(path))
+    cache = theory._OrderCache()
+    monkeypatch.setattr(theory, "ORDER_CACHE", cache)
+    monkeypatch.setattr(theory, "_ORDERS", {})
+    T = sp.Symbol("T", positive=True)
+    expr = 1 / sp.sqrt(T) + sp.log(T) / T
+    assert theory.elasticity(expr, T) == sp.Rational(-1, 2)
+    cache.save()
+    stored = json.loads(path.read_text())
+    assert list(stored.values()) == ["-1/2"]
+    # a fresh process reads it back without deriving
+    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())
+    monkeypatch.setattr(theory, "_ORDERS", {})
+    monkeypatch.setattr(theory, "_derive_elasticity", lambda *a: (_ for _ in ()).throw(AssertionError("derived")))
+    assert theory.elasticity(expr, T) == sp.Rational(-1, 2)
+    # a damaged file is ignored, not trusted
+    path.write_text("{not json")
+    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())
+    assert theory.ORDER_CACHE.get("anything") is None
+
+
+def test_cached_derivation_keeps_results_on_disk_and_rebuilds_them_without_eval(tmp_path, monkeypatch):
+    import sympy as sp
+
+    import ratecheck.theory as theory
+
+    monkeypatch.setenv("RATECHECK_SYMPY_CACHE", str(tmp_path / "orders.json"))
+    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())
+    calls = []
+    T, eps = sp.symbols("T epsilon", positive=True)
+
+    def rounds(rate):
+        calls.append(rate)
+        return tuple(sp.solve(sp.Eq(rate, eps**2), T))
+
+    cached = theory.cached_derivation(rounds)
+    first = cached(1 / sp.sqrt(T))
+    theory.ORDER_CACHE.save()
+    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())  # a new process
+    assert cached(1 / sp.sqrt(T)) == first == (eps**-4,) and len(calls) == 1
+    with pytest.raises(ValueError, match="not a plain sympy expression"):
+        theory._rebuild("__import__('os').system('true')")

@@ -1,9 +1,11 @@
-"""Algorithm families, one module each; importing this package registers them all."""
+"""The algorithm contract (base.py) and the shared client machinery (local.py).
 
-from . import fedavg  # noqa: F401  (registers fedavg, defedavg_niid, defedavg_iid)
-from . import bilevel  # noqa: F401  (registers simfbo, shrofbo, soba and the bilevel baselines)
-from . import bilevel_baselines  # noqa: F401  (registers fednest, lfednest, naive_hypergrad, fednova)
-from . import minimax  # noqa: F401  (registers fess_gda, fsgda, local_sgda, sgda)
+Algorithm families live in their own modules (fedavg.py, bilevel.py, bilevel_baselines.py,
+minimax.py) and are registered by entry point like anyone's (group ``ratecheck.algorithms`` in
+pyproject.toml); importing this package imports none of them, so the engine depends only on the
+contract. ``make_algorithm`` resolves a name through ratecheck.registry.
+"""
+
 from .base import REGISTRY, Algorithm, make_algorithm, register
 
 __all__ = ["REGISTRY", "Algorithm", "make_algorithm", "register"]

@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
-from ..params import check_fields, declarations
+from ..params import ParamError, check_fields, declarations
 from ..problem import Problem
 from ..seeding import Streams
 
@@ -28,10 +28,27 @@ class Algorithm:
     source: ClassVar[str] = ""  # paper file and algorithm number
     # field name -> parser turning a JSON/CLI value into the field's type
     parsers: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
+    # -- problem contract (issue #7, reliability): the problem families this algorithm runs on.
+    # Empty: the Problem subclass that ``init`` is annotated with decides (``Problem`` itself: any).
+    problem_kinds: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         # every declared field (ratecheck.params) is checked and coerced, whatever the entry point
         check_fields(self, self.name)
+
+    def check_problem(self, problem: Problem) -> None:
+        """Refuse, before running, a problem family this algorithm does not support (naming both)."""
+        family = getattr(problem, "family", type(problem).__name__)
+        if self.problem_kinds:
+            if family not in self.problem_kinds:
+                raise ValueError(f"algorithm {self.name!r} does not run on problem family {family!r}: it "
+                                 f"supports {', '.join(repr(k) for k in self.problem_kinds)}")
+            return
+        needed = _annotated_problem(type(self))
+        if needed is not None and not isinstance(problem, needed):
+            raise ValueError(f"algorithm {self.name!r} does not run on problem family {family!r}: it needs a "
+                             f"{needed.__name__} (see `ratecheck list` for the families)")
+    # -- end of the problem contract
 
     def validate(self, problem: Problem) -> None:
         """Checks that need the problem (e.g. participation count <= clients): raise ParamError."""
@@ -76,23 +93,76 @@ class Algorithm:
             if k in declared:  # the one declaration parses and checks
                 parsed[k] = declared[k].check(k, v, cls.name)
             elif k in cls.parsers:
-                parsed[k] = cls.parsers[k](v)
-            else:
-                parsed[k] = v
+                try:
+                    parsed[k] = cls.parsers[k](v)
+                except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:  # issue #7
+                    raise ParamError(cls.name, k, v, str(exc) or type(exc).__name__) from None
+            else:  # a field not yet declared: its annotation stands in (issue #7)
+                parsed[k] = _annotated_param(cls, k).check(k, v, cls.name) if _annotated_param(cls, k) else v
         return cls(**parsed)
 
 
+def _annotated_param(cls: type, name: str) -> Any:
+    """A stand-in declaration for an undeclared field annotated float, int, bool or str (else None)."""
+    from ..params import Param
+
+    hint = {f.name: f.type for f in dataclasses.fields(cls)}.get(name)
+    hint = (hint if isinstance(hint, str) else getattr(hint, "__name__", "")).replace(" ", "")
+    kinds = {"float": Param.real, "int": Param.int, "bool": Param.bool, "str": Param.str}
+    return kinds[hint](name) if hint in kinds else None
+
+
+def _annotated_problem(cls: type) -> type | None:
+    """The Problem subclass ``cls.init`` declares for its problem argument (None: any Problem)."""
+    import typing
+
+    try:
+        hint = typing.get_type_hints(cls.init).get("problem")
+    except Exception:  # an annotation that does not resolve declares nothing
+        return None
+    if isinstance(hint, type) and issubclass(hint, Problem) and hint is not Problem:
+        return hint
+    return None
+
+
+# The algorithm table. ratecheck.registry fills it from entry points and --paper sources and resolves
+# names through it; a test may swap a class in with monkeypatch.setitem(REGISTRY, name, Broken).
 REGISTRY: dict[str, type[Algorithm]] = {}
+DECLARED: dict[str, type[Algorithm]] = {}  # what @register registered (REGISTRY may hold a test double)
+ORIGINS: dict[str, str] = {}  # name -> where it was registered (module, entry point, --paper file)
+BY_MODULE: dict[str, list[str]] = {}  # module -> names its @register calls registered
 
 
 def register(cls: type[Algorithm]) -> type[Algorithm]:
-    if cls.name in REGISTRY:
-        raise ValueError(f"algorithm name {cls.name!r} registered twice")
-    REGISTRY[cls.name] = cls
+    """Class decorator: register ``cls`` under ``cls.name``; a name another class registered is an
+    error naming both origins."""
+    existing = DECLARED.get(cls.name)
+    if existing is not None and existing is not cls:
+        first = ORIGINS.get(cls.name, f"module {existing.__module__}")
+        raise ValueError(
+            f"algorithm name {cls.name!r} registered twice: by {first} ({existing.__qualname__}) "
+            f"and by module {cls.__module__} ({cls.__qualname__})"
+        )
+    DECLARED[cls.name] = cls
+    REGISTRY.setdefault(cls.name, cls)  # a test double swapped in before the import keeps its place
+    ORIGINS.setdefault(cls.name, f"module {cls.__module__}")
+    names = BY_MODULE.setdefault(cls.__module__, [])
+    if cls.name not in names:
+        names.append(cls.name)
     return cls
 
 
+def lookup(name: str) -> type[Algorithm] | None:
+    """The class under ``name``: a swapped-in test double first, else what was registered."""
+    return REGISTRY.get(name) or DECLARED.get(name)
+
+
+def names() -> list[str]:
+    return sorted(set(REGISTRY) | set(DECLARED))
+
+
 def make_algorithm(name: str, params: Mapping[str, Any] | None = None) -> Algorithm:
-    if name not in REGISTRY:
-        raise ValueError(f"unknown algorithm {name!r}; known: {sorted(REGISTRY)}")
-    return REGISTRY[name].from_params(dict(params or {}))
+    """The algorithm registered under ``name`` (see ratecheck.registry), built from parameters."""
+    from ..registry import make_algorithm as build  # the registry imports this module
+
+    return build(name, params)

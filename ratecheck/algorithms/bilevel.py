@@ -19,19 +19,23 @@ naive sampler), ``rho`` 'sampled' (spec §2.4 option 3), ``radius`` 'off' (no pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from ..params import ParamError, choice, option, real
 from ..participation import Participation
-from ..problem import Problem, check_positive
+from ..problem import Problem
 from ..projections import project_ball
 from ..seeding import ReplicaStream, Streams
 from .base import Algorithm, Costs, register
 
 COEFFICIENTS = ("constant", "harmonic", "geometric")
 RHO_MODES = ("all_clients", "sampled")
+# families speaking the one-sample bilevel oracle interface the baselines use (problems/quadratic_bilevel.py);
+# SimFBO and ShroFBO also need the SimFBO family's per-client weights, so they take quadratic_bilevel only
+BILEVEL_FAMILIES = ("quadratic_bilevel", "fedbio_bilevel")
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,28 @@ def coefficient_table(kind: str, steps: int) -> np.ndarray:
     raise ValueError(f"coefficients must be one of 'constant', 'harmonic', 'geometric:q', got {kind!r}")
 
 
+def parse_coefficients(value: Any) -> str:
+    """A coefficient schedule name, checked by building its first entry."""
+    if not isinstance(value, str):
+        raise ValueError(f"coefficients must be a string such as 'harmonic', got {value!r}")
+    coefficient_table(value, 1)
+    return value
+
+
+def parse_radius(value: Any) -> Any:
+    """'paper' (r = L_f/mu_g), 'off' (no projection) or a number > 0 (a numeric string is read as one)."""
+    if value in ("paper", "off"):
+        return value
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ValueError(f"radius r must be 'paper', 'off' or a number > 0, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (np.isfinite(value) and value > 0):
+        raise ValueError(f"radius r must be 'paper', 'off' or a number > 0, got {value!r}")
+    return value
+
+
 @dataclass
 class BilevelState:
     x: np.ndarray  # (R, dx)
@@ -188,34 +214,35 @@ class SimFBO(Algorithm):
 
     name: ClassVar[str] = "simfbo"
     source: ClassVar[str] = "000_66e1ccf0a50396e9.txt Algorithm 1 (SimFBO), eqs. (3)-(5)"
-    parsers: ClassVar = {"participation": Participation.parse, "local_steps": LocalSteps.parse}
     normalized: ClassVar[bool] = False  # ShroFBO: h_i = q_i/||a_i||_1 and the rho step
+    problem_kinds: ClassVar[tuple[str, ...]] = ("quadratic_bilevel",)  # issue #7: problem contract
 
-    eta_x: float = 0.01
-    eta_y: float = 0.01
-    eta_v: float = 0.01
-    gamma_x: float = 0.05
-    gamma_y: float = 0.2
-    gamma_v: float = 0.2
-    local_steps: LocalSteps = field(default_factory=LocalSteps)
-    coefficients: str = "constant"
-    participation: Participation = field(default_factory=Participation)
-    # 'paper': r = L_f/mu_g from the problem's constants; a number > 0; 'off': no projection
-    radius: Any = "paper"
-    rho: str = "all_clients"  # ShroFBO only; 'sampled' = unbiased estimate over C (spec §2.4 option 3)
+    eta_x: float = real(0.01, "local step of x (eta_x, eq. (3))", positive=True)
+    eta_y: float = real(0.01, "local step of y (eta_y, eq. (3))", positive=True)
+    eta_v: float = real(0.01, "local step of v (eta_v, eq. (3))", positive=True)
+    gamma_x: float = real(0.05, "server step of x (gamma_x, eq. (5))", positive=True)
+    gamma_y: float = real(0.2, "server step of y (gamma_y, eq. (5))", positive=True)
+    gamma_v: float = real(0.2, "server step of v (gamma_v, eq. (5))", positive=True)
+    local_steps: LocalSteps = option(LocalSteps, "local steps tau_i: N, per_client:a,b,..., or uniform:lo:hi",
+                                     LocalSteps.parse)
+    coefficients: str = option(lambda: "constant", "local coefficients a_i^(k): constant, harmonic, geometric:q",
+                               parse_coefficients)
+    participation: Participation = option(Participation, "client sampling: full, without_replacement:P, "
+                                          "with_replacement:P", Participation.parse)
+    radius: Any = option(lambda: "paper", "projection radius r of v: 'paper' (L_f/mu_g), 'off', or a number > 0",
+                         parse_radius)
+    rho: str = choice("all_clients", "ShroFBO's rho over all clients (paper) or 'sampled' (its estimate over C, "
+                      "spec §2.4 option 3)", RHO_MODES)
 
     def validate(self, problem: Problem) -> None:
-        for name in ("eta_x", "eta_y", "eta_v", "gamma_x", "gamma_y", "gamma_v"):
-            check_positive(name, getattr(self, name))
-        self.local_steps.validate(problem.num_clients)
-        coefficient_table(self.coefficients, 1)
+        try:
+            self.local_steps.validate(problem.num_clients)
+        except ValueError as exc:
+            raise ParamError(self.name, "local_steps", str(self.local_steps), str(exc)) from None
         if self.participation.mode != "full" and self.participation.clients > problem.num_clients:
-            raise ValueError(f"participation P must be <= n = {problem.num_clients}, got P={self.participation.clients}")
+            raise ParamError(self.name, "participation", str(self.participation),
+                             f"P must be <= n = {problem.num_clients}")
         self.participation.validate(problem.num_clients)
-        if not (self.radius in ("paper", "off") or (isinstance(self.radius, (int, float)) and self.radius > 0)):
-            raise ValueError(f"radius r must be 'paper', 'off' or a number > 0, got {self.radius!r}")
-        if self.rho not in RHO_MODES:
-            raise ValueError(f"rho must be one of {RHO_MODES}, got {self.rho!r}")
 
     def init(self, problem: Problem, streams: Streams) -> BilevelState:
         if self.radius == "paper":

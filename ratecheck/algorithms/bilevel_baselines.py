@@ -28,16 +28,17 @@ round of the sub-loops; with ``participation`` full, the default, the two coinci
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from ..params import ParamError, integer, option, real
 from ..participation import Participation
-from ..problem import Problem, check_int, check_positive
+from ..problem import Problem
 from ..seeding import Streams
 from .base import Algorithm, Costs, register
-from .bilevel import BilevelState, ShroFBO, initial_points, sampled_weights, weighted_sum
+from .bilevel import BILEVEL_FAMILIES, BilevelState, ShroFBO, initial_points, sampled_weights, weighted_sum
 
 
 def _spread(z: np.ndarray, m: int) -> np.ndarray:
@@ -45,10 +46,15 @@ def _spread(z: np.ndarray, m: int) -> np.ndarray:
     return np.repeat(z[:, None, :], m, axis=1)
 
 
-def _check_clients(participation: Participation, problem: Problem) -> None:
+def _check_clients(owner: str, participation: Participation, problem: Problem) -> None:
     if participation.mode != "full" and participation.clients > problem.num_clients:
-        raise ValueError(f"participation P must be <= n = {problem.num_clients}, got P={participation.clients}")
+        raise ParamError(owner, "participation", str(participation), f"P must be <= n = {problem.num_clients}")
     participation.validate(problem.num_clients)
+
+
+def _participation() -> Any:
+    return option(Participation, "client sampling, once per outer iteration: full, without_replacement:P, "
+                  "with_replacement:P", Participation.parse)
 
 
 @register
@@ -58,23 +64,19 @@ class FedNest(Algorithm):
 
     name: ClassVar[str] = "fednest"
     source: ClassVar[str] = "Tarzanagh et al. ICML 2022 (FedNest), Algorithms 1-4; ref. [65] of 000_66e1ccf0a50396e9.txt"
-    parsers: ClassVar = {"participation": Participation.parse}
     light: ClassVar[bool] = False  # LFedNest: plain local SGD, client-local IHGP
+    problem_kinds: ClassVar[tuple[str, ...]] = BILEVEL_FAMILIES  # issue #7: problem contract
 
-    eta_y: float = 0.1  # beta: FedInn local step
-    eta_x: float = 0.05  # alpha: FedOut local step
-    neumann_step: float = 0.5  # 1/l in the Neumann series (needs l >= L_1)
-    inner_rounds: int = 5  # FedInn rounds per outer iteration
-    local_steps: int = 1  # local steps in FedInn and FedOut
-    neumann_terms: int = 10  # N
-    participation: Participation = field(default_factory=Participation)
+    eta_y: float = real(0.1, "FedInn local step on y (beta)", positive=True)
+    eta_x: float = real(0.05, "FedOut local step on x (alpha)", positive=True)
+    neumann_step: float = real(0.5, "1/l in the Neumann series of FedIHGP (needs l >= L_1)", positive=True)
+    inner_rounds: int = integer(5, "FedInn rounds per outer iteration", low=1, high=10**6)
+    local_steps: int = integer(1, "local steps in FedInn and FedOut", low=1, high=10**6)
+    neumann_terms: int = integer(10, "Neumann terms N of FedIHGP", low=1, high=10**6)
+    participation: Participation = _participation()
 
     def validate(self, problem: Problem) -> None:
-        for name in ("eta_y", "eta_x", "neumann_step"):
-            check_positive(name, getattr(self, name))
-        for name in ("inner_rounds", "local_steps", "neumann_terms"):
-            check_int(name, getattr(self, name))
-        _check_clients(self.participation, problem)
+        _check_clients(self.name, self.participation, problem)
 
     def init(self, problem: Problem, streams: Streams) -> BilevelState:
         return BilevelState(*initial_points(problem, len(streams.replicas)), radius=np.inf)
@@ -148,16 +150,15 @@ class NaiveHypergradient(Algorithm):
 
     name: ClassVar[str] = "naive_hypergrad"
     source: ClassVar[str] = "spec simfbo §7.2 (naive local-hypergradient average); 000_66e1ccf0a50396e9.txt §2.1"
-    parsers: ClassVar = {"participation": Participation.parse}
+    problem_kinds: ClassVar[tuple[str, ...]] = BILEVEL_FAMILIES  # issue #7: problem contract
 
-    gamma_x: float = 0.05
-    participation: Participation = field(default_factory=Participation)
+    gamma_x: float = real(0.05, "server step on the averaged local hypergradients", positive=True)
+    participation: Participation = _participation()
 
     def validate(self, problem: Problem) -> None:
-        check_positive("gamma_x", self.gamma_x)
         if not hasattr(problem, "client_hypergrads"):
             raise ValueError(f"naive_hypergrad needs a problem with client_hypergrads, got {problem.family}")
-        _check_clients(self.participation, problem)
+        _check_clients(self.name, self.participation, problem)
 
     def init(self, problem: Problem, streams: Streams) -> BilevelState:
         x, _, _ = initial_points(problem, len(streams.replicas))

@@ -12,15 +12,23 @@ Source: ../shared/seeds/003_2fcc6b9d543c5aab.txt (arXiv:2402.11198), spec ../sha
 
 The delayed variants keep a ring buffer of the last lambda+1 global models and start each local job
 from w^{tau}, tau = max(0, t - d) (spec pitfall 13: never apply an old update to the new model).
+
+Who takes part in round t and from which version each job starts comes from one seam, ``schedule``:
+sampled clients and a delay schedule (Mode D), or a recorded event timeline (delay ``trace:<file>``,
+and the event-driven algorithms of ratecheck.algorithms.asynchronous, Mode E). Both modes then run
+the same numeric code.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from ..asynchrony import Timelines, TimelineError
 from ..options import KindOption
 from ..params import choice, integer, option, real
 from ..participation import Participation, first_occurrence
@@ -29,7 +37,7 @@ from ..seeding import ReplicaStream, Streams
 from .base import Algorithm, Costs, register
 from .local import local_sgd
 
-DELAY_KINDS = ("none", "constant", "uniform", "cyclic", "per_client")
+DELAY_KINDS = ("none", "constant", "uniform", "cyclic", "per_client", "trace")
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,9 @@ class DelaySchedule(KindOption):
 
     none: d = 0.  constant:d: d for everyone.  uniform:lam: d ~ U{0..lam} i.i.d. per client and round.
     cyclic:lam: d = (j + t) mod (lam+1).  per_client:lam: d = j mod (lam+1).
+    trace:<file.npz>: replay the (client, base version) pairs of a recorded Mode E timeline
+    (``Timelines.save``); it fixes the participants too. The file's digest is part of the option's
+    string, so a changed file is a different configuration (and cache key).
     """
 
     label: ClassVar[str] = "delay"
@@ -46,17 +57,36 @@ class DelaySchedule(KindOption):
 
     kind: str = "none"
     lam: int = 0
+    path: str = ""
+
+    @classmethod
+    def parse(cls, value: Any) -> "DelaySchedule":
+        if isinstance(value, str) and value.startswith("trace:"):
+            path, _, digest = value[len("trace:"):].partition("@")
+            found = _file_digest(path)
+            if digest and digest != found:
+                raise ValueError(f"delay trace file {path!r} changed since it was recorded (digest {found}, "
+                                 f"configuration says {digest})")
+            return cls("trace", _load_timelines(path, found).max_delay, path)
+        return super().parse(value)
 
     def __post_init__(self) -> None:
         if self.kind not in DELAY_KINDS:
             raise ValueError(f"delay kind must be one of {DELAY_KINDS}, got {self.kind!r}")
         if self.kind == "none" and self.lam != 0:
             raise ValueError("delay 'none' takes no lambda (use constant:d for a fixed delay)")
-        if int(self.lam) != self.lam or self.lam < 0:
+        if isinstance(self.lam, bool) or int(self.lam) != self.lam or self.lam < 0:
             raise ValueError(f"delay lambda must be an integer >= 0, got {self.lam!r}")
+        if (self.kind == "trace") != bool(self.path):
+            raise ValueError("delay 'trace' needs a file (trace:<file.npz>), and only 'trace' takes one")
 
     def __str__(self) -> str:
+        if self.kind == "trace":
+            return f"trace:{self.path}@{_file_digest(self.path)}"
         return self.kind if self.kind == "none" else f"{self.kind}:{self.lam}"
+
+    def timelines(self) -> Timelines:
+        return _load_timelines(self.path, _file_digest(self.path))
 
     def sample(self, clients: np.ndarray, t: int, stream: ReplicaStream) -> np.ndarray:
         """Delays of shape (R, m) for the round-t participants `clients` (R, m)."""
@@ -71,12 +101,36 @@ class DelaySchedule(KindOption):
         return clients % (self.lam + 1)
 
 
+def _file_digest(path: str) -> str:
+    if not os.path.isfile(path):
+        raise ValueError(f"delay trace file {path!r} does not exist (record one with Timelines.save)")
+    stat = os.stat(path)
+    return _digest(path, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _digest(path: str, mtime: int, ctime: int, inode: int, size: int) -> str:  # the stat fields key the cache
+    import hashlib
+
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=8)
+def _load_timelines(path: str, digest: str) -> Timelines:
+    try:
+        return Timelines.load(path)
+    except (OSError, KeyError, ValueError) as exc:
+        raise ValueError(f"delay trace file {path!r} is not a recorded timeline: {exc}") from None
+
+
 @dataclass
 class FedAvgState:
     history: np.ndarray  # (R, lam+1, d): ring buffer, w^s sits at slot s mod (lam+1)
     t: int
     max_delay: int = 0  # largest delay actually used (the paper's lambda_used)
     server: Any = None  # the server step's own state (e.g. a momentum buffer); None for plain FedAvg
+    timeline: Any = None  # Mode E / replay: the recorded rounds (Timelines, or a source that extends them)
 
     @property
     def x(self) -> np.ndarray:
@@ -118,11 +172,40 @@ class FedAvg(Algorithm):
                 f"{self.name} needs participation in {self.allowed_modes}, got {self.participation}"
             )
         self.participation.validate(problem.num_clients)
+        if self.delay.kind == "trace":
+            recorded = self.delay.timelines()
+            if recorded.clients.max(initial=0) >= problem.num_clients:
+                raise ValueError(f"delay {self.delay}: the timeline names client {recorded.clients.max()}, "
+                                 f"the problem has N = {problem.num_clients} clients")
 
     def init(self, problem: SmoothFederatedProblem, streams: Streams) -> FedAvgState:
+        timeline = self.timeline(problem, streams)
         x0 = np.broadcast_to(problem.initial_point(), (len(streams.replicas), problem.dim))
         history = np.repeat(x0[:, None, :], self.delay.lam + 1, axis=1).astype(float)
-        return FedAvgState(history=history, t=0, server=self.server_init(history[:, 0]))
+        return FedAvgState(history=history, t=0, server=self.server_init(history[:, 0]), timeline=timeline)
+
+    def timeline(self, problem: SmoothFederatedProblem, streams: Streams) -> Any:
+        """The recorded rounds this run replays (delay 'trace'), or None for a sampled schedule."""
+        if self.delay.kind == "trace":
+            return self.delay.timelines().select(streams.replicas)
+        return None
+
+    # -- who takes part, from which version ----------------------------------------------------
+    def schedule(self, state: FedAvgState, problem: SmoothFederatedProblem, t: int,
+                 streams: Streams) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray | None]:
+        """Round t's slots: client ids (R, m), delays (R, m), whether a client's duplicate slots share
+        one update, and the round's wall time (R,) when a timeline gives it."""
+        if state.timeline is not None:
+            recorded = state.timeline
+            if t >= recorded.clients.shape[1]:
+                raise TimelineError(f"the recorded timeline has {recorded.clients.shape[1]} rounds; round {t} "
+                                    "was asked (record a longer run)")
+            wall = recorded.wall[:, t] - (recorded.wall[:, t - 1] if t > 0 else 0.0)
+            return recorded.clients[:, t], t - recorded.base[:, t], recorded.shared, wall
+        clients = self.participation.sample(problem.num_clients, streams["sampling"])
+        delays = self.delay.sample(clients, t, streams["delay"])
+        shared = self.duplicates == "shared" and self.participation.mode == "with_replacement"
+        return clients, delays, shared, None
 
     # -- seams ---------------------------------------------------------------------------------
     def client_update(self, problem: SmoothFederatedProblem, batch: Any, start: np.ndarray,
@@ -131,8 +214,9 @@ class FedAvg(Algorithm):
         end = local_sgd(problem, batch, start, self.local_steps, self.eta_local, streams["noise"])
         return start - end
 
-    def aggregate(self, updates: np.ndarray, clients: np.ndarray) -> np.ndarray:
-        """(R, m, d) -> (R, d): divide by n, a client drawn twice counted twice (spec §2.6(3))."""
+    def aggregate(self, updates: np.ndarray, clients: np.ndarray, delays: np.ndarray | None = None) -> np.ndarray:
+        """(R, m, d) -> (R, d): divide by n, a client drawn twice counted twice (spec §2.6(3)).
+        ``delays`` (R, m) is there for variants that weight by staleness (FedBuff's option)."""
         return updates.mean(axis=1)
 
     def server_init(self, x0: np.ndarray) -> Any:
@@ -144,10 +228,13 @@ class FedAvg(Algorithm):
         return x - self.eta_global * direction, server
 
     def round(self, state: FedAvgState, problem: SmoothFederatedProblem, t: int, streams: Streams):
-        slots = self.delay.lam + 1
-        clients = self.participation.sample(problem.num_clients, streams["sampling"])
-        delays = self.delay.sample(clients, t, streams["delay"])
-        shared = self.duplicates == "shared" and self.participation.mode == "with_replacement"
+        clients, delays, shared, wall = self.schedule(state, problem, t, streams)
+        # a timeline knows its delays ahead: keep enough past models for every simulated round
+        need = state.timeline.max_delay if state.timeline is not None else int(delays.max(initial=0))
+        state = self._room_for(state, need)
+        slots = state.history.shape[1]
+        if int(delays.max(initial=0)) >= slots:
+            raise TimelineError(f"round {t} needs a model {int(delays.max())} rounds old; only {slots} are kept")
         if shared:  # one job per distinct client: its delay and update are those of its first draw
             first = first_occurrence(clients)
             delays = np.take_along_axis(delays, first, axis=1)
@@ -161,7 +248,7 @@ class FedAvg(Algorithm):
             distinct = (first == np.arange(clients.shape[1])).sum(axis=1).astype(float)
         else:
             distinct = np.full(clients.shape[0], float(clients.shape[1]))
-        x_new, server = self.server_step(state.x, self.aggregate(update, clients), state.server, t)
+        x_new, server = self.server_step(state.x, self.aggregate(update, clients, delays), state.server, t)
         if slots > 1:
             history = state.history.copy()
             history[:, (t + 1) % slots] = x_new
@@ -172,15 +259,41 @@ class FedAvg(Algorithm):
             "vectors_up": distinct,
             "vectors_down": float(problem.num_clients) if self.broadcast_to_all else distinct,
         }
+        if wall is not None:
+            costs["wall_time"] = wall  # virtual seconds of this round (Mode E)
         used = int(delays.max(initial=0))
-        return FedAvgState(history, t + 1, max(state.max_delay, used), server), costs
+        return FedAvgState(history, t + 1, max(state.max_delay, used), server, state.timeline), costs
+
+    @staticmethod
+    def _room_for(state: FedAvgState, delay: int) -> FedAvgState:
+        """Grow the ring buffer when a timeline brings a delay longer than it holds (Mode E learns
+        lambda as it goes); w^s keeps slot s mod (lam+1) in the new size."""
+        slots = state.history.shape[1]
+        if delay < slots:
+            return state
+        new = max(delay + 1, 2 * slots)
+        history = np.empty((state.history.shape[0], new, state.history.shape[2]))
+        for s in range(max(0, state.t - slots + 1), state.t + 1):
+            history[:, s % new] = state.history[:, s % slots]
+        return FedAvgState(history, state.t, state.max_delay, state.server, state.timeline)
 
     def output(self, state: FedAvgState) -> np.ndarray:
         return state.x
 
     def info(self, state: FedAvgState) -> dict[str, Any]:
         # lambda >= 1 in Assumption 4; plug max(1, observed) into bounds (spec §4.7 item 7).
-        return {"max_delay_used": state.max_delay, "lambda_used": max(1, state.max_delay)}
+        out = {"max_delay_used": state.max_delay, "lambda_used": max(1, state.max_delay)}
+        if state.timeline is not None:
+            out["timeline"] = self.timeline_summary(state)
+        return out
+
+    def timeline_summary(self, state: FedAvgState) -> dict[str, Any]:
+        """Diagnostics of the rounds actually run (delay histogram, wall time, ...)."""
+        recorded = state.timeline
+        rounds = state.t
+        part = Timelines(recorded.clients[:, :rounds], recorded.base[:, :rounds], recorded.wall[:, :rounds],
+                         recorded.shared, recorded.replicas)
+        return part.summary()
 
 
 @register

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -17,14 +17,18 @@ def local_sgd(
     steps: int,
     lr: float,
     noise: ReplicaStream,
+    oracle: Callable[[Any, np.ndarray, ReplicaStream], np.ndarray] | None = None,
 ) -> np.ndarray:
     """K steps of x <- x - lr * g(x; xi) from `start` (R, m, d), fresh noise at every step.
 
     `batch` is what ``problem.gather`` returned for the active clients, gathered once per round.
+    `oracle(batch, x, noise)` replaces ``problem.stochastic_grad`` (e.g. a composite h + eta f oracle);
+    it must return a fresh array (it is scaled in place).
     """
+    grad = problem.stochastic_grad if oracle is None else oracle
     x = start.copy()
     for _ in range(steps):
-        step = problem.stochastic_grad(batch, x, noise)
+        step = grad(batch, x, noise)
         step *= lr  # in place: this loop is the engine's hot path
         x -= step
     return x

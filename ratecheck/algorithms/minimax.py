@@ -36,13 +36,14 @@ Every special case is a subclass that only fixes defaults and validation, never 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
 
+from ..params import choice, flag, integer, option, real
 from ..participation import Participation
-from ..problem import Problem, check_int, check_positive
+from ..problem import Problem
 from ..seeding import Streams
 from .base import Algorithm, Costs, register
 
@@ -92,43 +93,36 @@ class FessGDA(Algorithm):
 
     name: ClassVar[str] = "fess_gda"
     source: ClassVar[str] = "004_57c332141565532a.txt Algorithm 1 (spec fessgda §2.1)"
-    parsers: ClassVar = {"participation": Participation.parse}
     allowed_modes: ClassVar[tuple[str, ...]] = ("full", "without_replacement")
 
-    eta_x_local: float = 0.01  # eta_{x,l}
-    eta_y_local: float = 0.01  # eta_{y,l}
-    eta_x_global: float = 1.0  # eta_{x,g}
-    eta_y_global: float = 1.0  # eta_{y,g}
-    local_steps: int = 1  # K
-    p: float = 0.0  # smoothing coefficient (p = 2l in the NC-* theorems, 0 for PL-PL)
-    beta: float = 0.5  # EMA rate of z, in (0, 1)
-    participation: Participation = field(default_factory=Participation)
+    problem_kinds: ClassVar[tuple[str, ...]] = ("minimax",)
+
+    eta_x_local: float = real(0.01, "local step size of x, the paper's eta_{x,l}", positive=True)
+    eta_y_local: float = real(0.01, "local step size of y, the paper's eta_{y,l}", positive=True)
+    eta_x_global: float = real(1.0, "global (server) step size of x, eta_{x,g}", positive=True)
+    eta_y_global: float = real(1.0, "global (server) step size of y, eta_{y,g}", positive=True)
+    local_steps: int = integer(1, "local GDA steps K per round", low=1, high=10**6)
+    p: float = real(0.0, "smoothing coefficient (p = 2l in the NC-* theorems, 0 for PL-PL)", low=0.0)
+    beta: float = real(0.5, "EMA rate of the smoothing variable z (Algorithm 1 input)", low=0.0, high=1.0,
+                       low_open=True, high_open=True)
+    participation: Participation = option(Participation, "client sampling: full or without_replacement:m "
+                                          "(Algorithm 1 line 2)", Participation.parse)
     # deviation options (defaults are the paper's): 'alternating' takes the y-gradient at the updated
     # x (Smoothed-AGDA's order); smoothing 'local' puts p (x^k - z_t) into every local x-step instead
     # of once at the server (pitfall P1: a different algorithm)
-    updates: str = "simultaneous"
-    smoothing: str = "server"
-    tracking: bool = False  # FedGDA-GT's gradient tracking (a baseline, not in the FESS-GDA paper)
+    updates: str = choice("simultaneous", "'simultaneous' (paper) or 'alternating' (y-gradient at the new x)",
+                          UPDATES)
+    smoothing: str = choice("server", "'server': p (x_t - z_t) once per round (paper); 'local': in every "
+                            "local x-step", SMOOTHING)
+    tracking: bool = flag(False, "FedGDA-GT's gradient tracking (a baseline, not in the FESS-GDA paper)")
 
     def validate(self, problem: Problem) -> None:
-        for name in ("eta_x_local", "eta_y_local", "eta_x_global", "eta_y_global"):
-            check_positive(name, getattr(self, name))
-        check_int("local_steps (K)", self.local_steps, minimum=1)
-        check_positive("p", self.p, strict=False)
-        if self.updates not in UPDATES:
-            raise ValueError(f"updates must be one of {UPDATES}, got {self.updates!r}")
-        if self.smoothing not in SMOOTHING:
-            raise ValueError(f"smoothing must be one of {SMOOTHING}, got {self.smoothing!r}")
-        if not (0.0 < self.beta < 1.0):
-            raise ValueError(f"beta must lie in (0, 1) (Algorithm 1 input), got {self.beta!r}")
         if self.participation.mode not in self.allowed_modes:
             raise ValueError(
                 f"{self.name} samples clients uniformly without replacement (Algorithm 1 line 2): "
                 f"participation must be one of {self.allowed_modes}, got {self.participation}"
             )
         self.participation.validate(problem.num_clients)
-        if not hasattr(problem, "stochastic_grads"):
-            raise ValueError(f"{self.name} needs a minimax problem (x, y oracles), got {problem.family!r}")
 
     def init(self, problem: Problem, streams: Streams) -> MinimaxState:
         R = len(streams.replicas)
@@ -227,8 +221,8 @@ class SmoothedAGDA(FessGDA):
     name: ClassVar[str] = "smoothed_agda"
     source: ClassVar[str] = "Zhang et al. 2020 / Yang et al. 2022b (cited in 004_57c332141565532a.txt); spec fessgda §7"
 
-    updates: str = "alternating"
-    smoothing: str = "local"
+    updates: str = choice("alternating", "Smoothed-AGDA alternates (y-gradient at the new x)", UPDATES)
+    smoothing: str = choice("local", "Smoothed-AGDA puts p (x - z) inside the x-step", SMOOTHING)
 
     def validate(self, problem: Problem) -> None:
         super().validate(problem)
@@ -250,7 +244,7 @@ class FedGDAGT(LocalSGDA):
     name: ClassVar[str] = "fedgda_gt"
     source: ClassVar[str] = "Sun & Wei 2022 (FedGDA-GT), spec fessgda §7; not compared in 004_57c332141565532a.txt"
 
-    tracking: bool = True
+    tracking: bool = flag(True, "gradient tracking (FedGDA-GT's defining feature)")
 
     def validate(self, problem: Problem) -> None:
         super().validate(problem)
@@ -348,18 +342,17 @@ class FessGDATwoPhase(FessGDA):
     name: ClassVar[str] = "fess_gda_two_phase"
     source: ClassVar[str] = "004_57c332141565532a.txt Proposition 3.1, Corollary 3.1, Appendix J (spec §2.4(B))"
 
-    phase1_rounds: int = 100
-    eta_x_local_2: float = 0.01
-    eta_y_local_2: float = 0.01
-    eta_x_global_2: float = 1.0
-    eta_y_global_2: float = 1.0
-    local_steps_2: int = 1
-    anchor_weight: float = 0.0  # 0: the problem's l (the paper's f~ = f + l ||x - x~||^2)
+    phase1_rounds: int = integer(100, "rounds of phase 1 (FESS-GDA as configured) before the switch", low=0)
+    eta_x_local_2: float = real(0.01, "phase-2 local step size of x", positive=True)
+    eta_y_local_2: float = real(0.01, "phase-2 local step size of y", positive=True)
+    eta_x_global_2: float = real(1.0, "phase-2 global step size of x", positive=True)
+    eta_y_global_2: float = real(1.0, "phase-2 global step size of y", positive=True)
+    local_steps_2: int = integer(1, "phase-2 local steps K", low=1, high=10**6)
+    anchor_weight: float = real(0.0, "weight of the anchor ||x - x~||^2 in phase 2; 0 means the problem's l "
+                                "(the paper's f~ = f + l ||x - x~||^2)", low=0.0)
 
     def validate(self, problem: Problem) -> None:
         super().validate(problem)
-        check_int("phase1_rounds", self.phase1_rounds, minimum=0)
-        check_positive("anchor_weight", self.anchor_weight, strict=False)
         self.phase2().validate(problem)
 
     def phase2(self) -> FessGDA:

@@ -1,11 +1,4 @@
-"""DeFedAvg: "Achieving Linear Speedup in Asynchronous Federated Learning with Heterogeneous Clients".
-
-Paper: ../shared/seeds/003_2fcc6b9d543c5aab.txt (arXiv:2402.11198v1, Wang, Li, Jin, Zhang 2024).
-Spec:  ../shared/spec/defedavg.md (§4.1 Theorem 1, §4.2 Theorem 2, §4.7 errata, §6 test problems).
-
-The paper's delay bound is lambda (``lam``); the package's run parameter for it is the delay schedule.
-Theorem symbols: n clients per round, K local steps, T rounds, eta global and etabar local step.
-"""
+"""DeFedAvg claims on the delay-schedule mode (spec §6 P1, P2): what to run and what to expect."""
 
 from __future__ import annotations
 
@@ -14,7 +7,6 @@ import json
 from typing import Mapping
 
 import numpy as np
-import sympy as sp
 
 from problems import make_problem
 from problems.quadratic import p1, p2
@@ -30,111 +22,10 @@ from ratecheck.claims import (
     tail_average,
     term_negligible,
 )
-from ratecheck.paper import Paper
-from ratecheck.theory import Bound, Condition, Source, Theorem
+from ratecheck.theory import Theorem
 from ratecheck.trace import RunConfig, Trace
 
-KEY = "defedavg"
-TITLE = "DeFedAvg (arXiv:2402.11198): linear speedup in asynchronous FL"
-SEED = "003_2fcc6b9d543c5aab.txt (arXiv:2402.11198v1)"
-
-
-src = Source.of(SEED)  # src("Theorem 2, eq. (14)", note) cites this paper
-
-
-L, sigma, nu, G, Delta = sp.symbols("L sigma nu G Delta", positive=True)
-n, K, T, lam = sp.symbols("n K T lam", positive=True)
-eta, etabar = sp.symbols("eta etabar", positive=True)
-
-# --------------------------------------------------------------------------------------------
-# Theorem 1 (DeFedAvg-nIID), eqs. (11)-(12); general form from the proof, eq. (46) first line.
-
-A1 = 4 * sigma**2 * L + 2 * L * K * G**2
-THEOREM_1 = Theorem(
-    id="defedavg.theorem1",
-    title="Theorem 1: DeFedAvg-nIID, non-IID, uniform sampling with replacement",
-    source=src("Theorem 1, eqs. (11)-(12)"),
-    measure="avg:grad_norm_sq",
-    constants=(L, sigma, nu, G, Delta),
-    parameters=(n, K, T, lam, eta, etabar),
-    assumptions=("A1 L-smooth clients", "A2 unbiased", "A3 variance sigma^2", "A4 delay <= lambda",
-                 "A5 heterogeneity nu^2", "A6 E||grad F_i||^2 <= G^2 at iterates"),
-    schedule={
-        eta: sp.sqrt(4 * n * K * Delta),
-        # the LaTeX reads 1/sqrt((4 sigma^2 L + 2 L K G^2) T) K; the proof needs K in the denominator
-        etabar: 1 / (K * sp.sqrt(A1 * T)),
-    },
-    conditions=(
-        Condition("etabar <= 1/(8LK)", etabar <= 1 / (8 * L * K), src("Theorem 1, eq. (11)")),
-        Condition("eta etabar <= 1/(4LK lam)", eta * etabar <= 1 / (4 * L * K * lam), src("Theorem 1, eq. (11)")),
-        Condition(
-            "eta etabar <= (2 sigma^2 + G^2 K)/(8 sigma^2 L K lam + 4 L G^2 K^2 lam^2)",
-            eta * etabar <= (2 * sigma**2 + G**2 * K) / (8 * sigma**2 * L * K * lam + 4 * L * G**2 * K**2 * lam**2),
-            src("Theorem 1, eq. (11)", "second entry of the min"),
-        ),
-    ),
-    bounds=(
-        Bound(
-            "stated",
-            sp.sqrt(256 * Delta * (16 * sigma**2 * L + 8 * L * G**2 * K) / (n * K * T))
-            + 8 * L**2 * (sigma**2 + 8 * K * nu**2) / (A1 * K * T),
-            src("Theorem 1, eq. (12)"),
-            "valid but 3.2x loose in the leading constant: the last '=' of (46) should be '<=' (spec §4.7 item 3)",
-        ),
-        Bound(
-            "general",
-            4 * Delta / (K * T * eta * etabar)
-            + (16 * sigma**2 * L + 8 * L * G**2 * K) * eta * etabar / n
-            + 8 * L**2 * K * (sigma**2 + 8 * K * nu**2) * etabar**2,
-            src("proof of Theorem 1, eq. (46) first line", "holds for any step sizes satisfying (11)"),
-        ),
-    ),
-)
-
-# --------------------------------------------------------------------------------------------
-# Theorem 2 (DeFedAvg-IID), eqs. (13)-(14) and Appendix A.2.2.
-
-THEOREM_2 = Theorem(
-    id="defedavg.theorem2",
-    title="Theorem 2: DeFedAvg-IID, first-n arrivals",
-    source=src("Theorem 2, eqs. (13)-(14)"),
-    measure="avg:grad_norm_sq",
-    constants=(L, sigma, Delta),
-    parameters=(n, K, T, lam, eta, etabar),
-    assumptions=("A1 L-smooth clients", "A2 unbiased", "A3 variance sigma^2", "A4 delay <= lambda"),
-    schedule={eta: sp.sqrt(n * K * Delta / 2), etabar: 1 / (K * sp.sqrt(sigma**2 * L * T))},
-    conditions=(
-        Condition("etabar <= 1/(4 sqrt(3) L K)", etabar <= 1 / (4 * sp.sqrt(3) * L * K), src("Theorem 2, eq. (13)")),
-        Condition("eta etabar <= 1/(4LK lam)", eta * etabar <= 1 / (4 * L * K * lam), src("Theorem 2, eq. (13)")),
-    ),
-    bounds=(
-        Bound(
-            "main_text",
-            sp.sqrt(128 * Delta / (n * K * T)) + 8 * L / (K * T),
-            src("Theorem 2, eq. (14), main text"),
-            "missing L sigma^2 in the leading term: dimensionally wrong (spec §4.7 item 4)",
-        ),
-        Bound(
-            "appendix",
-            sp.sqrt(128 * L * Delta / (n * K * T)) + 8 * L / (K * T),
-            src("Appendix A.2.2, end of the proof of Theorem 2"),
-            "missing sigma^2 in the leading term (spec §4.7 item 4)",
-        ),
-        Bound(
-            "corrected",
-            sp.sqrt(128 * L * sigma**2 * Delta / (n * K * T)) + 8 * L / (K * T),
-            src("Appendix A.2.2, general form at the prescribed step sizes", "derived in spec §4.2"),
-            "what the proof shows: both halves of the leading term equal sqrt(32 L sigma^2 Delta/(nKT))",
-        ),
-        Bound(
-            "general",
-            4 * Delta / (K * T * eta * etabar) + 8 * L * sigma**2 * eta * etabar / n + 8 * L**2 * K * sigma**2 * etabar**2,
-            src("Appendix A.2.2, sum of eq. (52) over t", "holds for any step sizes satisfying (13)"),
-        ),
-    ),
-)
-
-THEOREMS = (THEOREM_1, THEOREM_2)
+from .theorems import KEY, THEOREM_1, THEOREM_2, K, L, T, etabar, nu, sigma, src
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,6 +50,8 @@ def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
     const = problem_constants(config)
     p = config.params
     lam_used = trace.info["lambda_used"] if trace is not None else max(1, _delay_lambda(p["delay"]))
+    if lam_used < 1:  # Assumption 4: lambda is an integer >= 1 (a delay of 0 is plugged in as 1)
+        raise ValueError(f"lambda = {lam_used} is invalid in a theorem of DeFedAvg: Assumption 4 needs lambda >= 1")
     return {
         "L": const["L"],
         "sigma": const["sigma"],
@@ -191,9 +84,10 @@ def scheduled_config(
     participation: str,
     replicas: int,
     seed: int = 0,
+    problem: str = "quadratic",
 ) -> RunConfig:
     """A run whose step sizes are the theorem's schedule at the problem's constants."""
-    draft = RunConfig(algorithm, {"delay": delay}, "quadratic", dict(problem_params), rounds)
+    draft = RunConfig(algorithm, {"delay": delay}, problem, dict(problem_params), rounds)
     values = {k: v for k, v in problem_constants(draft).items() if k in theorem.symbols}
     values.update(n=n_clients, K=local_steps, T=rounds, lam=max(1, _delay_lambda(delay)))
     steps = theorem.schedule_values(values)
@@ -207,7 +101,7 @@ def scheduled_config(
             "delay": delay,
             "duplicates": "shared",
         },
-        problem="quadratic",
+        problem=problem,
         problem_params=dict(problem_params),
         rounds=rounds,
         replicas=replicas,
@@ -232,16 +126,17 @@ T_GRID = {"quick": (250, 500, 1000, 2000, 4000, 8000), "full": (250, 500, 1000, 
 N_FOR_T = 4
 
 
-def t2_config(n_clients: float, rounds: int, profile: Profile) -> RunConfig:
+def t2_config(n_clients: float, rounds: int, profile: Profile, *, lam: int = LAM_T2,
+              local_steps: int = K_T2) -> RunConfig:
     n_clients = int(n_clients)
     return scheduled_config(
         THEOREM_2,
         "defedavg_iid",
         P1_LOUD,
         n_clients=n_clients,
-        local_steps=K_T2,
+        local_steps=int(local_steps),
         rounds=int(rounds),
-        delay=f"constant:{LAM_T2}",
+        delay=f"constant:{lam}",
         participation=f"without_replacement:{n_clients}",
         replicas=profile.replicas,
     )
@@ -337,6 +232,53 @@ T2_BOUND_APPENDIX = BoundClaim(
         "defedavg.T2.bound_corrected); with a small enough sigma this version would hold by accident."
     ),
     **_BOUND_GRID,
+    **_T2_COMMON,
+)
+
+# Spec P1-a at lambda = 1 and 4 (the claims above use lambda = 2), and P1-b against K. T is the
+# smallest round count of the form 1000 k above T2_min = 8 n K L Delta lam^2 / sigma^2 at the
+# largest grid point (209 n at lambda = 1, 836 n at lambda = 4; 167 K at n = 4, lambda = 2).
+
+T2_BOUND_LAM1 = BoundClaim(
+    id="defedavg.T2.bound_corrected_lam1",
+    title="Corrected bound (14) holds at lambda = 1",
+    statement="M_T <= sqrt(128 L sigma^2 Delta/(nKT)) + 8L/(KT) under (13), constant delay 1.",
+    source=src("Theorem 2, eqs. (13)-(14); spec §6 P1-a"),
+    version="corrected",
+    vary="n",
+    grid={"quick": (1, 4, 16), "full": (1, 4, 16, 64)},
+    configure=lambda value, profile: t2_config(value, {"quick": 1000, "full": 4000}[profile.name], profile, lam=1),
+    **_T2_COMMON,
+)
+
+T2_BOUND_LAM4 = BoundClaim(
+    id="defedavg.T2.bound_corrected_lam4",
+    title="Corrected bound (14) holds at lambda = 4",
+    statement="M_T <= sqrt(128 L sigma^2 Delta/(nKT)) + 8L/(KT) under (13), constant delay 4.",
+    source=src("Theorem 2, eqs. (13)-(14); spec §6 P1-a"),
+    version="corrected",
+    vary="n",
+    grid={"quick": (1, 2, 4), "full": (1, 4, 16)},
+    configure=lambda value, profile: t2_config(value, {"quick": 1000, "full": 4000}[profile.name], profile, lam=4),
+    **_T2_COMMON,
+)
+
+K_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
+N_FOR_K = 4
+
+T2_SPEEDUP_K = SlopeClaim(
+    id="defedavg.T2.speedup_K",
+    title="Speedup in K (DeFedAvg-IID)",
+    statement="M_T = O(1/sqrt(nKT) + 1/(KT)): with the Theorem 2 step sizes, M_T falls like K^(-1/2) while "
+              "8L/(KT) is negligible.",
+    source=src("Theorem 2 and the remark after it; spec §4.2, test P1-b (against K)"),
+    vary="K",
+    grid=K_GRID,
+    configure=lambda value, profile: t2_config(N_FOR_K, {"quick": 1000, "full": 4000}[profile.name], profile,
+                                               local_steps=int(value)),
+    expected=ExpectedOrder(THEOREM_2, "K", "corrected", dominant_in="T"),
+    tolerance=0.1,
+    regime=T2_TRANSIENT_SMALL,
     **_T2_COMMON,
 )
 
@@ -553,53 +495,9 @@ CLAIMS = (
     T2_BOUND_APPENDIX,
     T2_FLOOR_VALUE,
     T2_FLOOR_SLOPE,
+    T2_BOUND_LAM1,
+    T2_BOUND_LAM4,
+    T2_SPEEDUP_K,
 )
 
 
-# --------------------------------------------------------------------------------------------
-# Report: the paper's rate statements next to the sympy-derived and the measured exponents.
-
-_RATE_ROWS = (
-    # (paper's statement, theorem, variable, bound version, slope claim measuring it)
-    ("Thm 2: M_T = O(1/sqrt(nKT) + 1/(KT)), speedup in n", THEOREM_2, "n", "corrected", T2_SPEEDUP_N),
-    ("Thm 2: same, rate in T", THEOREM_2, "T", "corrected", T2_RATE_T),
-    ("Thm 1: M_T = O(1/sqrt(nT) + 1/(KT)), speedup in n", THEOREM_1, "n", "stated", T1_SPEEDUP_N),
-    ("Thm 1: leading term does not improve with K", THEOREM_1, "K", "stated", None),
-)
-
-
-def report_sections(outcomes) -> list[tuple[str, str]]:
-    """Rates (paper, derived, measured) and the errata of spec §4.7 that the claims test."""
-    by_id = {o.claim.id: o for o in outcomes}
-    lines = ["| statement | derived order (sympy, leading term in T) | measured slope (95% CI) | verdict |",
-             "|---|---|---|---|"]
-    for text, theorem, var, version, claim in _RATE_ROWS:
-        derived = theorem.order(var, version=version, dominant_in="T")
-        outcome = by_id.get(claim.id) if claim is not None else None
-        fit = outcome.evidence.get("fit") if outcome is not None else None
-        measured = f"{fit['slope']:+.3f} [{fit['ci_low']:+.3f}, {fit['ci_high']:+.3f}]" if fit else "not measured"
-        verdict = str(outcome.verdict) if outcome is not None else "-"
-        lines.append(f"| {text} | {derived} in {var} ({version} bound) | {measured} | {verdict} |")
-    errata = [
-        "eq. (3): the FedAvg server step has the wrong sign; the package implements w + (eta/n) sum (w_i - w) "
-        "(spec §2.4).",
-        "eq. (14): the main-text bound lacks L sigma^2 and the appendix bound lacks sigma^2 in the leading "
-        "term; tested by defedavg.T2.bound_main_text and defedavg.T2.bound_appendix (expected FAIL).",
-        "eq. (46): the last '=' should be '<=': the general form at the schedule gives 10 sqrt(Delta A1/(nKT)), "
-        "the stated (12) has 32 (valid, 3.2x loose); checked symbolically in tests/test_defedavg_theory.py.",
-        "Theorems 1-2 say 'for T >= 1' but (11)/(13) at the prescribed step sizes force T >= T1_min/T2_min: "
-        "the claims report each condition's margin and refuse a verdict where one fails.",
-    ]
-    return [("Rates: paper, derived, measured", "\n".join(lines)),
-            ("Errata of the paper covered here", "\n".join(f"- {e}" for e in errata))]
-
-
-PAPER = Paper(
-    key=KEY,
-    title=TITLE,
-    seed=SEED,
-    theorems=THEOREMS,
-    claims=CLAIMS,
-    spec="../shared/spec/defedavg.md",
-    report_sections=report_sections,
-)

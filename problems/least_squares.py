@@ -1,0 +1,669 @@
+"""Federated over-parameterized least squares: an affine solution set, its projection, selection losses.
+
+Inner loss (spec strfedavg §6): h_i(x) = (s/2)||A_i x - b_i||^2 with s = ``row_scale`` (1 in the
+StR-FedAvg paper, 1/m in DeFedAvg's P4), h = (1/N) sum_i h_i. The data follow the spec's recipe:
+an orthogonal V = [V_1 | V_2] (V_1 spans the row space, r columns), B = U diag(sqrt(N lam_j)) W^T with
+a chosen spectrum lam_j of B^T B / N, split into row blocks B_i (m_i <= r rows, so every client is
+consistent), A_i = B_i V_1^T and b_i = A_i x_0 + delta eps_i (delta > 0 makes the global system
+inconsistent, h* > 0). Then X*_h = {x : V_1^T x = z_1} with z_1 = V_1^T x_LS, x_LS = A^+ b, the
+projection is Pi(y) = y - V_1 (V_1^T y - z_1), h(x) - h* = 1/2 (x - Pi x)^T H_h (x - Pi x) exactly, and
+h is weakly sharp with kappa = 2, alpha = lambda_min^+(H_h)/2 (tight).
+
+Outer losses (``outer``), each with the selected solution x* in closed form:
+
+* ``tp1``  f_i = (mu/2)||x - c_i||^2, c_i = c + rho w_i: strongly convex, x* = Pi(c_bar) (Theorem 1);
+* ``tp2a`` f_i = (s_f/2)||P_W (x - c_i)||^2, W = [V_2 | V_1(:, J)]: convex, not strongly (Theorem 2);
+* ``tp2b`` f = sum_j Huber_mu(x_j) on coordinate-aligned data (V = I): convex, x* = (z on S, 0);
+* ``tp3a`` f = w sum_j phi(v_j^T x - o_j), phi(u) = u^2/(1+u^2) (Geman-McClure): nonconvex (Theorem 3);
+* ``tp3b`` f = 1/2 x^T Q_f x - q^T x with Q_f indefinite on the row space (Theorem 3);
+* ``none`` no outer loss (plain least squares, e.g. DeFedAvg's interpolation instance P4).
+
+Oracles: additive Gaussian noise (sigma_h/sqrt(n)) zeta and (sigma_f/sqrt(n)) xi, independent, so
+Assumption 2 holds exactly; or, for P4 only, mini-batches of B rows drawn uniformly with replacement
+(multiplicative noise that vanishes on the solution set; it breaks Assumption 2, spec pitfall 7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+from scipy.optimize import brentq
+
+from ratecheck.params import Param, ParamError, declare
+from ratecheck.problem import CompositeFederatedProblem, Constant
+from ratecheck.seeding import ReplicaStream
+
+OUTERS = ("tp1", "tp2a", "tp2b", "tp3a", "tp3b", "none")
+CONVENTIONS = ("half", "paper")  # F_lambda = f + dist^2/(2 lam) (package) or f + dist^2/lam (paper, I18)
+
+
+# ------------------------------------------------------------------------------------------------
+# Outer losses
+
+
+@dataclass(frozen=True, eq=False)
+class QuadraticOuter:
+    """f_i(x) = 1/2 x^T P x - q_i^T x + k_i (a shared, possibly singular or indefinite P)."""
+
+    P: np.ndarray  # (n, n)
+    q: np.ndarray  # (N, n)
+    k: np.ndarray  # (N,)
+    separable_clients: ClassVar[bool] = True
+
+    def client_grad(self, clients: np.ndarray, w: np.ndarray, gathered: Any) -> np.ndarray:
+        return w @ self.P - gathered
+
+    def gather(self, clients: np.ndarray) -> Any:
+        return self.q[clients]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "q_bar", self.q.mean(axis=0))
+        object.__setattr__(self, "k_bar", float(self.k.mean()))
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        return ((0.5 * (x @ self.P) - self.q_bar) * x).sum(axis=-1) + self.k_bar
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        return x @ self.P - self.q_bar
+
+    def client_values(self, x: np.ndarray) -> np.ndarray:
+        """f_i(x) for every client at one point x (n,): (N,)."""
+        return 0.5 * x @ self.P @ x - self.q @ x + self.k
+
+    def hessian(self) -> np.ndarray:
+        return self.P
+
+
+@dataclass(frozen=True, eq=False)
+class SeparableOuter:
+    """f(x) = w sum_j phi((V^T x)_j - o_j), the same on every client (globally known, Problem (2))."""
+
+    V: np.ndarray
+    o: np.ndarray
+    weight: float
+    kind: str  # 'huber' (phi = Huber_mu with mu = smoothing) or 'geman_mcclure'
+    smoothing: float = 1.0
+    separable_clients: ClassVar[bool] = False
+
+    def _phi(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.kind == "huber":
+            mu = self.smoothing
+            a = np.abs(u)
+            value = np.where(a <= mu, u * u / (2 * mu), a - mu / 2)
+            return value, np.clip(u / mu, -1.0, 1.0)
+        d = 1.0 + u * u
+        return u * u / d, 2 * u / (d * d)
+
+    def gather(self, clients: np.ndarray) -> Any:
+        return None
+
+    def client_grad(self, clients: np.ndarray, w: np.ndarray, gathered: Any) -> np.ndarray:
+        return self.grad(w)
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        return self.weight * self._phi(x @ self.V - self.o)[0].sum(axis=-1)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        return self.weight * (self._phi(x @ self.V - self.o)[1] @ self.V.T)
+
+
+@dataclass(frozen=True)
+class LeastSquaresBatch:
+    A: np.ndarray  # (R, m, rows, n)
+    b: np.ndarray  # (R, m, rows)
+    outer: Any  # the outer loss's gathered client data (or None)
+
+
+# ------------------------------------------------------------------------------------------------
+# The problem
+
+
+@dataclass(frozen=True, eq=False)
+class LeastSquares(CompositeFederatedProblem):
+    """Federated least squares h (possibly with an outer selection loss f); see the module doc."""
+
+    family: ClassVar[str] = "least_squares"
+
+    A: np.ndarray  # (N, rows, n)
+    b: np.ndarray  # (N, rows)
+    V1: np.ndarray  # (n, r) orthonormal basis of the row space of A
+    outer: Any  # QuadraticOuter | SeparableOuter | None
+    x0: np.ndarray
+    sigma: float = 0.0  # sigma_h (additive noise of the h oracle)
+    sigma_f: float = 0.0
+    row_scale: float = 1.0
+    batch_rows: int | None = None  # mini-batch row sampling (P4) instead of additive noise
+    eta_ref: float | None = None  # measure distances to x*_eta at this eta (TP4)
+    lam: float | None = None  # Moreau parameter of F_lambda (TP3)
+    convention: str = "half"
+    spec_params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        A = np.asarray(self.A, dtype=float)
+        b = np.asarray(self.b, dtype=float)
+        N, rows, n = A.shape
+        object.__setattr__(self, "num_clients", N)
+        object.__setattr__(self, "dim", n)
+        s = self.row_scale
+        H = s * np.einsum("nki,nkj->ij", A, A) / N
+        g = s * np.einsum("nki,nk->i", A, b) / N
+        flat_A, flat_b = A.reshape(-1, n), b.reshape(-1)
+        x_ls = np.linalg.lstsq(flat_A, flat_b, rcond=None)[0]
+        V1 = self.V1
+        z1 = V1.T @ x_ls
+        residual = flat_b - flat_A @ x_ls
+        object.__setattr__(self, "H", H)
+        object.__setattr__(self, "g", g)
+        object.__setattr__(self, "x_ls", x_ls)
+        object.__setattr__(self, "z1", z1)
+        object.__setattr__(self, "H_row", V1.T @ H @ V1)  # (r, r), positive definite
+        object.__setattr__(self, "h_star", float(s * residual @ residual / (2 * N)))
+        object.__setattr__(self, "b_sq", float(s * flat_b @ flat_b / (2 * N)))
+        null = np.eye(n) - V1 @ V1.T
+        object.__setattr__(self, "V2", _complement(V1))
+        object.__setattr__(self, "null_projector", null)
+        x_star = self._select()
+        object.__setattr__(self, "x_star", x_star)
+        if self.outer is not None:
+            object.__setattr__(self, "f_star", float(self.outer.value(x_star)))
+        if self.eta_ref is not None:
+            x_eta = self.regularized_solution(self.eta_ref)
+            object.__setattr__(self, "x_eta", x_eta)
+            object.__setattr__(self, "f_eta_star", float(self.h_gap(x_eta) + self.eta_ref * self.outer.value(x_eta)))
+        if self.lam is not None:
+            object.__setattr__(self, "y_stat", self.smoothed_stationary_point())
+
+    # -- identity --------------------------------------------------------------------------------
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return self.spec_params
+
+    def initial_point(self) -> np.ndarray:
+        return self.x0
+
+    # -- geometry of X*_h ----------------------------------------------------------------------
+    def project(self, y: np.ndarray) -> np.ndarray:
+        """Pi_{X*_h}(y) = y - V_1 (V_1^T y - z_1), for points (..., n)."""
+        return y - (y @ self.V1 - self.z1) @ self.V1.T
+
+    def dist_sq(self, y: np.ndarray) -> np.ndarray:
+        r = y @ self.V1 - self.z1
+        return (r * r).sum(axis=-1)
+
+    def h_gap(self, y: np.ndarray) -> np.ndarray:
+        """h(y) - h* = 1/2 (y - Pi y)^T H_h (y - Pi y), without cancellation."""
+        r = y @ self.V1 - self.z1
+        return 0.5 * ((r @ self.H_row) * r).sum(axis=-1)
+
+    def h_value(self, y: np.ndarray) -> np.ndarray:
+        return self.h_star + self.h_gap(y)
+
+    def h_grad(self, y: np.ndarray) -> np.ndarray:
+        return y @ self.H - self.g
+
+    # -- solutions -------------------------------------------------------------------------------
+    def _select(self) -> np.ndarray:
+        """The bilevel solution x* = argmin_{X*_h} f (unique for every built-in outer loss)."""
+        base = self.V1 @ self.z1
+        outer = self.outer
+        if outer is None:
+            return self.x_ls.copy()  # the minimum-norm solution A^+ b
+        V2 = self.V2
+        if isinstance(outer, QuadraticOuter):
+            reduced = V2.T @ outer.P @ V2
+            if V2.shape[1] and np.linalg.eigvalsh(reduced).min() <= 1e-12:
+                raise ValueError("the outer loss is not strongly convex on the null space: x* is not unique")
+            if V2.shape[1] == 0:
+                return base
+            u = np.linalg.solve(reduced, V2.T @ (outer.q.mean(axis=0) - outer.P @ base))
+            return base + V2 @ u
+        # separable in the V coordinates: the free (null-space) coordinates sit at their minimizers o_j
+        r = self.V1.shape[1]
+        z = np.concatenate([self.z1, outer.o[r:]])
+        return outer.V @ z
+
+    def regularized_solution(self, eta: float) -> np.ndarray:
+        """x*_eta = argmin h + eta f (quadratic outer losses): (H_h + eta P)^{-1} (g_h + eta q_bar)."""
+        if not isinstance(self.outer, QuadraticOuter):
+            raise ValueError("x*_eta in closed form needs a quadratic outer loss (tp1, tp2a, tp3b)")
+        return np.linalg.solve(self.H + eta * self.outer.P, self.g + eta * self.outer.q.mean(axis=0))
+
+    @property
+    def moreau_weight(self) -> float:
+        """c in grad F_lambda = grad f + c (y - Pi y): 1/lam (package) or 2/lam (paper's literal F)."""
+        return (1.0 if self.convention == "half" else 2.0) / self.lam
+
+    def smoothed_grad(self, y: np.ndarray) -> np.ndarray:
+        return self.outer.grad(y) + self.moreau_weight * (y - self.project(y))
+
+    def smoothed_value(self, y: np.ndarray) -> np.ndarray:
+        return self.outer.value(y) + 0.5 * self.moreau_weight * self.dist_sq(y)
+
+    def smoothed_stationary_point(self) -> np.ndarray:
+        """The stationary point of F_lambda (unique for tp3a with lam_eff < 2/w, and for tp3b)."""
+        c = self.moreau_weight
+        outer = self.outer
+        if isinstance(outer, QuadraticOuter):
+            V1 = self.V1
+            M = outer.P + c * V1 @ V1.T
+            if np.linalg.eigvalsh(M).min() <= 0:
+                raise ValueError("F_lambda is not strongly convex here (Q_f + V_1 V_1^T/lam must be PD): lower lam")
+            return np.linalg.solve(M, outer.q.mean(axis=0) + c * V1 @ self.z1)
+        # tp3a: V = [V_1 | V_2] are the loss's own coordinates; the row-space ones solve a scalar root
+        r = self.V1.shape[1]
+        w = outer.weight
+        if 1.0 / c >= 2.0 / w:
+            raise ValueError(f"tp3a needs lam_eff = {1 / c:g} < 2/w = {2 / w:g} for a unique stationary point")
+        z = outer.o.copy()
+        for j in range(r):  # instance construction only, r scalar roots
+
+            def equation(v: float, j: int = j) -> float:
+                u = v - outer.o[j]
+                return w * 2 * u / (1 + u * u) ** 2 + c * (v - self.z1[j])
+
+            lo, hi = sorted((self.z1[j], outer.o[j]))
+            z[j] = brentq(equation, lo - 1.0, hi + 1.0, xtol=1e-15, rtol=1e-15)
+        return outer.V @ z
+
+    # -- oracles ---------------------------------------------------------------------------------
+    def gather(self, clients: np.ndarray) -> LeastSquaresBatch:
+        outer = self.outer.gather(clients) if self.outer is not None else None
+        return LeastSquaresBatch(self.A[clients], self.b[clients], outer)
+
+    def local_grad(self, batch: LeastSquaresBatch, w: np.ndarray) -> np.ndarray:
+        """grad h_i(w) = s A_i^T (A_i w - b_i), (R, m, n)."""
+        residual = (batch.A @ w[..., None])[..., 0] - batch.b
+        grad = (residual[..., None, :] @ batch.A)[..., 0, :]
+        if self.row_scale != 1.0:
+            grad *= self.row_scale
+        return grad
+
+    def stochastic_grad(self, batch: LeastSquaresBatch, w: np.ndarray, noise: ReplicaStream) -> np.ndarray:
+        """The h oracle: additive Gaussian noise, or (P4) a mini-batch of rows with replacement."""
+        if self.batch_rows is None:
+            return super().stochastic_grad(batch, w, noise)
+        rows = batch.A.shape[2]
+        pick = noise.integers(rows, (*w.shape[1:-1], self.batch_rows))  # (R, m, B)
+        A = np.take_along_axis(batch.A, pick[..., None], axis=2)
+        b = np.take_along_axis(batch.b, pick, axis=2)
+        residual = np.einsum("rmkn,rmn->rmk", A, w) - b
+        # (1/B) sum of sampled rows of s * rows * a (a^T w - b): unbiased for s A^T (A w - b)
+        return np.einsum("rmkn,rmk->rmn", A, residual) * (self.row_scale * rows / self.batch_rows)
+
+    def composite_grad(self, batch: LeastSquaresBatch, w: np.ndarray, eta: float, noise: ReplicaStream,
+                       anchor: np.ndarray | None = None) -> np.ndarray:
+        """grad h~_i(w, zeta) + eta grad f~_i(w, xi), zeta and xi independent (zeta drawn first).
+
+        With ``anchor`` (R, n) the outer term is the exact proximal gradient eta (w - anchor) of
+        g = 1/2||x - y||^2 (Algorithm 2's inner problem: no xi noise, spec pitfall 17).
+        """
+        grad = self.stochastic_grad(batch, w, noise)
+        if eta == 0.0:
+            return grad
+        if anchor is not None:
+            grad += eta * (w - anchor[:, None, :])
+            return grad
+        outer = self.outer.client_grad(None, w, batch.outer)
+        if self.sigma_f != 0.0:
+            xi = noise.normal(w.shape[1:])
+            xi *= self.sigma_f / np.sqrt(self.dim)
+            outer += xi
+        outer *= eta
+        grad += outer
+        return grad
+
+    def global_grads(self, x: np.ndarray, eta: float) -> np.ndarray:
+        """Exact grad f_eta(x) = grad h + eta grad f at global points (R, n) (centralized baselines)."""
+        grad = self.h_grad(x)
+        return grad + eta * self.outer.grad(x) if eta and self.outer is not None else grad
+
+    # -- measures ---------------------------------------------------------------------------------
+    def point_measures(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        diff = x - self.x_star
+        out = {"h_gap": self.h_gap(x), "dist_sq": (diff * diff).sum(axis=-1)}
+        out["dist"] = np.sqrt(out["dist_sq"])
+        if self.outer is not None:
+            out["f_gap"] = self.outer.value(x) - self.f_star
+            out["abs_f_gap"] = np.abs(out["f_gap"])
+        else:  # plain least squares: the DeFedAvg names
+            grad = self.h_grad(x)
+            out["gap"] = out["h_gap"]
+            out["grad_norm_sq"] = (grad * grad).sum(axis=-1)
+        if self.eta_ref is not None:
+            d = x - self.x_eta
+            out["dist_sq_eta"] = (d * d).sum(axis=-1)
+        return out
+
+    def measures(self, point: Any) -> dict[str, np.ndarray]:
+        """Measures of x (R, n), of {"x": average, "last": last iterate} (last ones prefixed 'last_'),
+        or of {"y": outer iterate, "x": inner output} (Algorithm 2)."""
+        if not isinstance(point, Mapping):
+            return self.point_measures(point)
+        if "y" in point:
+            y, x = point["y"], point["x"]
+            grad = self.smoothed_grad(y)
+            dy = y - self.y_stat
+            dx = x - self.project(point.get("anchor", y))  # x^t approximates Pi(y^t)
+            return {
+                "stat_sq": np.einsum("ri,ri->r", grad, grad),
+                "y_dist_sq": np.einsum("ri,ri->r", dy, dy),
+                "inner_err_sq": np.einsum("ri,ri->r", dx, dx),
+                "inner_feas": np.sqrt(self.dist_sq(x)),
+                "y_feas": np.sqrt(self.dist_sq(y)),
+            }
+        out = self.point_measures(point["x"])
+        if "last" in point:  # the last iterate enters Q~^2 (Thm 2); two measures keep rounds cheap
+            last = point["last"]
+            diff = last - self.x_star
+            out["last_dist_sq"] = (diff * diff).sum(axis=-1)
+            if self.outer is not None:
+                out["last_f_gap"] = self.outer.value(last) - self.f_star
+            if self.eta_ref is not None:
+                d = last - self.x_eta
+                out["last_dist_sq_eta"] = (d * d).sum(axis=-1)
+                # f_eta(x) - f*_eta, with h - h* in its cancellation-free form
+                out["last_gap_eta"] = self.h_gap(last) + self.eta_ref * self.outer.value(last) - self.f_eta_star
+        return out
+
+    # -- constants ---------------------------------------------------------------------------------
+    def constants(self) -> dict[str, Constant]:
+        s = self.row_scale
+        N = self.num_clients
+        client_eig = np.linalg.eigvalsh(s * np.einsum("nki,nkj->nij", self.A, self.A))
+        eig_row = np.linalg.eigvalsh(self.H_row)
+        L_h = float(client_eig.max())
+        out = {
+            "L_h": Constant(L_h, "max_i lambda_max(s A_i^T A_i) (per client, eigvalsh)"),
+            "lambda_min_plus": Constant(float(eig_row.min()), "lambda_min^+(H_h): min eigenvalue on the row space"),
+            "lambda_max": Constant(float(eig_row.max()), "lambda_max(H_h)"),
+            "alpha": Constant(float(eig_row.min()) / 2, "weak sharpness, kappa = 2: h - h* = 1/2 r^T H r >= "
+                                                         "lambda_min^+/2 dist^2 (tight)"),
+            "kappa": Constant(2.0, "least squares are weakly sharp of order 2"),
+            "h_star": Constant(self.h_star, "(1/(2N)) s ||b - A x_LS||^2, x_LS = A^+ b (lstsq)"),
+            "G_h2": Constant(2 * L_h * self.h_star, "Lemma 1 corrected (no 1/N): 2 L_h (h* - mean_i min h_i), "
+                                                    "every client consistent (min h_i = 0)"),
+            "sigma_h": Constant(float(self.sigma), "additive N(0, sigma_h^2/n I): E||zeta||^2 = sigma_h^2"),
+            "sigma_f": Constant(float(self.sigma_f), "additive N(0, sigma_f^2/n I): E||xi||^2 = sigma_f^2"),
+            "N": Constant(float(N), "number of clients"),
+        }
+        if self.batch_rows is not None:
+            rows_sq = np.einsum("nki,nki->nk", self.A, self.A)
+            out["L_max"] = Constant(float(s * rows_sq.max() * self.A.shape[1]),
+                                    "max_r s m ||a_r||^2 (mini-batch multiplicative noise, spec defedavg P4)")
+            out["L"] = Constant(L_h, "max_i lambda_max(A_i^T A_i / m) (the DeFedAvg name)")
+            out["F_star"] = Constant(self.h_star, "0 up to rounding: interpolation")
+        outer = self.outer
+        if outer is None:
+            return out
+        grad_star = outer.grad(self.x_star)
+        out["f_star"] = Constant(self.f_star, "f(x*) with x* in closed form")
+        out["gradf_star"] = Constant(float(np.linalg.norm(grad_star)), "||grad f(x*)||")
+        if isinstance(outer, QuadraticOuter):
+            eig_P = np.linalg.eigvalsh(outer.P)
+            out["L_f"] = Constant(float(np.abs(eig_P).max()), "||P||_2 (shared outer Hessian)")
+            out["mu_f"] = Constant(max(float(eig_P.min()), 0.0), "lambda_min(P), 0 if singular")
+            if eig_P.min() >= -1e-12:
+                # min_x f_i is attained where P x = q_i (q_i in range(P) by construction)
+                mins = np.array([_quadratic_min(outer.P, outer.q[i], outer.k[i]) for i in range(N)])
+                inf_f = float(_quadratic_min(outer.P, outer.q.mean(axis=0), outer.k.mean()))
+                out["inf_f"] = Constant(inf_f, "min of the global quadratic f (lstsq)")
+                out["M"] = Constant(self.f_star - inf_f, "f* - inf f (the paper's M)")
+                out["G_f2"] = Constant(2 * out["L_f"].value * (inf_f - mins.mean()),
+                                       "Lemma 1 corrected: 2 L_f (inf f - mean_i min f_i)")
+                Hp = np.linalg.pinv(self.H)
+                out["c_f"] = Constant(float(grad_star @ Hp @ grad_star),
+                                      "grad f(x*)^T H_h^+ grad f(x*): f(x*_eta) - f* ~ -c_f eta")
+        else:
+            w = outer.weight
+            if outer.kind == "huber":
+                out["L_f"] = Constant(w / outer.smoothing, "1/mu (Huber)")
+                out["mu_f"] = Constant(0.0, "convex, not strongly")
+                out["inf_f"] = Constant(0.0, "Huber >= 0, = 0 at 0")
+            else:
+                out["L_f"] = Constant(2 * w, "w max phi'' = 2w (Geman-McClure)")
+                out["weak_convexity"] = Constant(w / 2, "w |min phi''| = w/2")
+                out["inf_f"] = Constant(0.0, "phi >= 0, = 0 at u = 0")
+            out["M"] = Constant(self.f_star - out["inf_f"].value, "f* - inf f")
+        if self.lam is not None:
+            out["lam"] = Constant(float(self.lam), "Moreau parameter of F_lambda")
+            out["F_lambda_star"] = Constant(float(self.smoothed_value(self.y_stat)), "F_lambda at its stationary point")
+        return out
+
+    def bgd_constants(self, eta: float, eta_hat: float | None = None) -> dict[str, float]:
+        """Lemma 2 (paper, with eta_hat^2 factors when eta_hat > 1) and the rigorous G^2, B^2 (spec §3.5)."""
+        c = self.constants()
+        L_f, L_h = c["L_f"].value, c["L_h"].value
+        eh = eta if eta_hat is None else eta_hat
+        scale = max(eh, 1.0) ** 2
+        G2 = scale * (2 * c["G_f2"].value + 4 * L_f * c["M"].value) + 2 * c["G_h2"].value
+        B2 = max(4 * eh * L_f, 4 * L_h)
+        return {"G2": G2, "B2": B2, **self.rigorous_bgd(eta)}
+
+    def rigorous_bgd(self, eta: float) -> dict[str, float]:
+        """G^2_rig = 2(L_h + eta L_f)(f*_eta - mean_i min f_eta,i), B^2_rig = 2(L_h + eta L_f) (quadratic f)."""
+        outer = self.outer
+        c = self.constants()
+        Lsum = c["L_h"].value + eta * c["L_f"].value
+        s = self.row_scale
+        x_eta = self.regularized_solution(eta)
+        f_eta_star = float(self.h_value(x_eta) + eta * outer.value(x_eta))
+        mins = []
+        for i in range(self.num_clients):
+            Hi = s * self.A[i].T @ self.A[i] + eta * outer.P
+            gi = s * self.A[i].T @ self.b[i] + eta * outer.q[i]
+            xi = np.linalg.lstsq(Hi, gi, rcond=None)[0]
+            ri = self.A[i] @ xi - self.b[i]
+            mins.append(0.5 * s * ri @ ri + eta * (0.5 * xi @ outer.P @ xi - outer.q[i] @ xi + outer.k[i]))
+        return {"G2_rig": 2 * Lsum * (f_eta_star - float(np.mean(mins))), "B2_rig": 2 * Lsum,
+                "f_eta_star": f_eta_star}
+
+    def fixed_point(self, eta: float, gamma_local: float, local_steps: int) -> np.ndarray:
+        """The deterministic full-participation round map's fixed point (spec TP4.3), quadratic f:
+        x_FP = (sum_i P_i H~_i)^{-1} sum_i P_i g~_i, P_i = sum_{j<K} (I - gamma_l H~_i)^j."""
+        n = self.dim
+        lhs, rhs = np.zeros((n, n)), np.zeros(n)
+        for i in range(self.num_clients):
+            Hi = self.row_scale * self.A[i].T @ self.A[i] + eta * self.outer.P
+            gi = self.row_scale * self.A[i].T @ self.b[i] + eta * self.outer.q[i]
+            step = np.eye(n) - gamma_local * Hi
+            Pi, power = np.zeros((n, n)), np.eye(n)
+            for _ in range(local_steps):
+                Pi += power
+                power = power @ step
+            lhs += Pi @ Hi
+            rhs += Pi @ gi
+        return np.linalg.solve(lhs, rhs)
+
+
+def _quadratic_min(P: np.ndarray, q: np.ndarray, k: float) -> float:
+    x = np.linalg.lstsq(P, q, rcond=None)[0]
+    return float(0.5 * x @ P @ x - q @ x + k)
+
+
+def _complement(V1: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of the orthogonal complement of range(V1)."""
+    n, r = V1.shape
+    if r == n:
+        return np.zeros((n, 0))
+    q, _ = np.linalg.qr(np.hstack([V1, np.eye(n)]))
+    return q[:, r:n] * 1.0
+
+
+def _orthogonal(rng: np.random.Generator, n: int) -> np.ndarray:
+    q, r = np.linalg.qr(rng.standard_normal((n, n)))
+    return q * np.sign(np.diag(r))
+
+
+# ------------------------------------------------------------------------------------------------
+# Factories
+
+
+def from_data(A: np.ndarray, b: np.ndarray, *, outer: Any = None, x0: np.ndarray | None = None,
+              spec_params: Mapping[str, Any] | None = None, owner: str = "least_squares",
+              require_consistent: bool = True, V1: np.ndarray | None = None, **kwargs: Any) -> LeastSquares:
+    """A problem from explicit client data A (N, rows, n), b (N, rows); checks per-client consistency."""
+    A = np.asarray(A, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if A.ndim != 3 or b.shape != A.shape[:2]:
+        raise ParamError(owner, "A", A.shape, f"client data must be A (N, rows, n) and b (N, rows), got b {b.shape}")
+    N, rows, n = A.shape
+    if require_consistent:
+        for i in range(N):
+            rank = np.linalg.matrix_rank(A[i])
+            if rank < rows:
+                raise ParamError(owner, "A", f"client {i}", f"each client's rows must be linearly independent "
+                                 f"(rank {rank} < {rows} rows): the construction needs consistent clients")
+            x_i = np.linalg.lstsq(A[i], b[i], rcond=None)[0]
+            if np.linalg.norm(A[i] @ x_i - b[i]) > 1e-9 * max(1.0, np.linalg.norm(b[i])):
+                raise ParamError(owner, "b", f"client {i}", "each client's system must be consistent (min h_i = 0)")
+    flat = A.reshape(-1, n)
+    u, sv, vt = np.linalg.svd(flat, full_matrices=True)
+    rank = int((sv > 1e-10 * sv.max()).sum())
+    if rank >= n:
+        raise ParamError(owner, "A", f"rank {rank}", f"the stacked system must be over-parameterized (rank < n = {n})")
+    if V1 is None:
+        V1 = vt[:rank].T
+    elif V1.shape != (n, rank) or not np.allclose(V1 @ (V1.T @ flat.T), flat.T):
+        raise ParamError(owner, "V1", V1.shape, f"must be an orthonormal basis (n, {rank}) of the row space of A")
+    return LeastSquares(A=A, b=b, V1=V1, outer=outer, x0=np.zeros(n) if x0 is None else np.asarray(x0, float),
+                        spec_params=dict(spec_params or {}), **kwargs)
+
+
+@declare(
+    dim=Param.int("model dimension n", low=2, high=4096),
+    rank=Param.int("r = dim of the row space (r < n)", low=1, high=4096),
+    clients=Param.int("number of clients N", low=1, high=4096),
+    rows=Param.int("rows m_i per client (m_i <= r: every client consistent)", low=1, high=4096),
+    lam_min=Param.real("smallest nonzero eigenvalue of H_h = A^T A/N", positive=True),
+    lam_max=Param.real("largest eigenvalue of H_h", positive=True),
+    delta=Param.real("inner heterogeneity: b_i = A_i x_0 + delta eps_i", low=0.0),
+    outer=Param.choice("outer loss", OUTERS),
+    mu=Param.real("outer scale: mu (tp1), s_f (tp2a), Huber weight (tp2b), w (tp3a, tp3b)", positive=True),
+    rho=Param.real("outer heterogeneity: c_i = c + rho w_i (tp1, tp2a)", low=0.0),
+    c_scale=Param.real("scale of the outer centre c (or offsets o)", low=0.0),
+    huber_mu=Param.real("Huber smoothing mu (tp2b): L_f = weight/mu", positive=True),
+    directions=Param.int("tp2a: |J|, row-space directions in range(W)", low=1, high=4096),
+    sigma_h=Param.real("additive noise of the h oracle, E||zeta||^2 = sigma_h^2", low=0.0),
+    sigma_f=Param.real("additive noise of the f oracle, E||xi||^2 = sigma_f^2", low=0.0),
+    x0_scale=Param.real("initial point x0 = x0_scale * u, u a fixed random unit vector", low=0.0),
+    x0=Param.choice("initial point: 'random' (x0_scale u), 'zero', 'x_eta' (x*_eta at eta_ref)",
+                    ("random", "zero", "x_eta")),
+    eta_ref=Param.real("measure distances to x*_eta at this eta (TP4)", positive=True, nullable=True),
+    lam=Param.real("Moreau parameter lambda of F_lambda (TP3)", positive=True, nullable=True),
+    convention=Param.choice("F_lambda = f + dist^2/(2 lam) ('half', package) or f + dist^2/lam ('paper', I18)",
+                            CONVENTIONS),
+    homogeneous=Param.bool("identical clients (same rows, same centre; needs rows == rank): no dissimilarity, "
+                           "G = 0 (spec TP4.1)"),
+    seed=Param.int("instance seed", low=0),
+)
+def make(dim: int = 40, rank: int = 20, clients: int = 10, rows: int = 4, lam_min: float = 0.01,
+         lam_max: float = 0.01, delta: float = 0.1, outer: str = "tp1", mu: float = 1e-4, rho: float = 0.5,
+         c_scale: float = 1.0, huber_mu: float = 0.5, directions: int = 2, sigma_h: float = 0.0,
+         sigma_f: float = 0.0, x0_scale: float = 1.0, x0: str = "random", eta_ref: float | None = None,
+         lam: float | None = None, convention: str = "half", homogeneous: bool = False, seed: int = 0) -> LeastSquares:
+    """The spec's recipe (§6): controllable row spectrum, consistent clients, inner heterogeneity delta."""
+    params = dict(locals())
+    owner = "least_squares"
+    if rank >= dim:
+        raise ParamError(owner, "rank", rank, f"must be < dim = {dim} (over-parameterized: X*_h is not a point)")
+    if rows > rank:
+        raise ParamError(owner, "rows", rows, f"must be <= rank = {rank} so that every client is consistent")
+    if homogeneous and rows != rank:
+        raise ParamError(owner, "rows", rows, f"identical consistent clients need rows == rank = {rank}")
+    if clients * rows < rank and not homogeneous:
+        raise ParamError(owner, "rows", rows, f"clients * rows = {clients * rows} must be >= rank = {rank}")
+    if lam_min > lam_max:
+        raise ParamError(owner, "lam_min", lam_min, f"must be <= lam_max = {lam_max}")
+    if outer == "tp2a" and directions > rank:
+        raise ParamError(owner, "directions", directions, f"must be <= rank = {rank}")
+    if x0 == "x_eta" and eta_ref is None:
+        raise ParamError(owner, "x0", x0, "'x_eta' needs eta_ref")
+    if outer in ("tp3a", "tp3b") and lam is None:
+        raise ParamError(owner, "lam", lam, f"outer {outer!r} (Theorem 3) needs the Moreau parameter lam > 0")
+    rng = np.random.default_rng(seed)
+    V = np.eye(dim) if outer == "tp2b" else _orthogonal(rng, dim)  # tp2b: coordinate-aligned
+    V1 = V[:, :rank]
+    copies = 1 if homogeneous else clients  # distinct data blocks; identical clients repeat one block
+    m = copies * rows
+    spectrum = lam_min * (lam_max / lam_min) ** (np.arange(rank) / max(rank - 1, 1))
+    U = np.linalg.qr(rng.standard_normal((m, rank)))[0]
+    W = _orthogonal(rng, rank)
+    B = (U * np.sqrt(copies * spectrum)) @ W.T
+    A = (B @ V1.T).reshape(copies, rows, dim)
+    x_true = rng.standard_normal(dim)
+    b = np.einsum("nkj,j->nk", A, x_true) + delta * rng.standard_normal((copies, rows))
+    if homogeneous:
+        A, b = np.repeat(A, clients, axis=0), np.repeat(b, clients, axis=0)
+    direction = rng.standard_normal(dim)
+    direction /= np.linalg.norm(direction)  # x0 = x0_scale * (a fixed random unit vector)
+
+    omega = rng.standard_normal((clients, dim))
+    omega -= omega.mean(axis=0)
+    if homogeneous:
+        omega[:] = 0.0
+    c = c_scale * rng.standard_normal(dim)
+    centers = c + rho * omega
+    if outer == "tp1":
+        model = QuadraticOuter(mu * np.eye(dim), mu * centers, 0.5 * mu * np.einsum("ni,ni->n", centers, centers))
+    elif outer == "tp2a":
+        Wm = np.hstack([V[:, rank:], V1[:, :directions]])
+        P = mu * Wm @ Wm.T
+        q = centers @ P
+        model = QuadraticOuter(P, q, 0.5 * np.einsum("ni,ij,nj->n", centers, P, centers))
+    elif outer == "tp2b":
+        model = SeparableOuter(np.eye(dim), np.zeros(dim), mu, "huber", huber_mu)
+    elif outer == "tp3a":
+        model = SeparableOuter(V, c_scale * rng.standard_normal(dim), mu, "geman_mcclure")
+    elif outer == "tp3b":
+        D = np.where(np.arange(dim) < rank, -mu, mu)
+        P = (V * D) @ V.T
+        q = np.broadcast_to(c_scale * rng.standard_normal(dim) @ P, (clients, dim)).copy()
+        model = QuadraticOuter(P, q, np.zeros(clients))
+    else:
+        model = None
+    problem = from_data(A, b, outer=model, x0=np.zeros(dim), spec_params=params, owner=owner, V1=V1,
+                        sigma=float(sigma_h), sigma_f=float(sigma_f), eta_ref=eta_ref, lam=lam, convention=convention)
+    start = {"random": x0_scale * direction, "zero": np.zeros(dim)}.get(x0)
+    if start is None:
+        start = problem.x_eta.copy()
+    object.__setattr__(problem, "x0", start)
+    return problem
+
+
+@declare(
+    dim=Param.int("model dimension d", low=2, high=20000),
+    clients=Param.int("number of clients N", low=1, high=4096),
+    rows=Param.int("rows m per client (N m < d: interpolation)", low=1, high=4096),
+    batch=Param.int("mini-batch size B of the row-sampling oracle", low=1, high=4096),
+    x0_scale=Param.real("initial point w0 = x0_scale * u (u a fixed unit vector)", low=0.0),
+    seed=Param.int("instance seed", low=0),
+)
+def interpolation(dim: int = 2000, clients: int = 16, rows: int = 50, batch: int = 5, x0_scale: float = 1.0,
+                  seed: int = 0) -> LeastSquares:
+    """DeFedAvg's P4 (spec defedavg §6): F_i(w) = (1/(2m))||A_i w - b_i||^2, Gaussian rows scaled by
+    1/sqrt(d), b_i = A_i w_true; F* = 0 on an affine set, w^dagger = A^+ b (minimum norm); the oracle
+    samples B rows uniformly with replacement (multiplicative noise, zero on the solution set)."""
+    params = dict(locals())
+    if clients * rows >= dim:
+        raise ParamError("least_squares", "rows", rows, f"clients * rows = {clients * rows} must be < dim = {dim} "
+                         "(interpolation needs an over-parameterized system)")
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((clients, rows, dim)) / np.sqrt(dim)
+    w_true = rng.standard_normal(dim)
+    b = A @ w_true
+    u = rng.standard_normal(dim)
+    return from_data(A, b, x0=x0_scale * u / np.linalg.norm(u), spec_params=params, row_scale=1.0 / rows,
+                     batch_rows=batch)
+
+
+def tp0(eta_ref: float | None = None) -> LeastSquares:
+    """The hand-checkable TP0 instance (spec §6): n = 4, N = 3, one row per client, f = 1/2||x - c||^2."""
+    s = 1 / np.sqrt(2)
+    A = np.array([[[1.0, 0, 0, 0]], [[0, 1.0, 0, 0]], [[s, s, 0, 0]]])
+    b = np.array([[1.0], [1.0], [0.0]])
+    c = np.array([0.0, 0.0, 1.0, 2.0])
+    outer = QuadraticOuter(np.eye(4), np.tile(c, (3, 1)), np.full(3, 0.5 * c @ c))
+    # row_scale 1/3 * 3: h = (1/3) sum 1/2 (a_i^T x - b_i)^2 is the package's (1/N) sum h_i
+    return from_data(A, b, outer=outer, x0=np.zeros(4), spec_params={"instance": "tp0"}, eta_ref=eta_ref)

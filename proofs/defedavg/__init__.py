@@ -1,0 +1,41 @@
+"""DeFedAvg: "Achieving Linear Speedup in Asynchronous Federated Learning with Heterogeneous Clients".
+
+Paper: ../shared/seeds/003_2fcc6b9d543c5aab.txt (arXiv:2402.11198v1, Wang, Li, Jin, Zhang 2024).
+Spec:  ../shared/spec/defedavg.md (§4.1 Theorem 1, §4.2 Theorem 2, §4.7 errata, §6 test problems).
+
+theorems.py: Theorems 1-2 in sympy; claims.py: delay-schedule claims (P1, P2);
+asynchronous.py: event-timeline, stability, sampling-noise and wall-clock claims; report.py: the page.
+"""
+
+from __future__ import annotations
+
+from ratecheck.claims import PROFILES  # noqa: F401  (re-exported for tests and notebooks)
+from ratecheck.paper import Paper
+
+from .asynchronous import CLAIMS as _ASYNC_CLAIMS
+from .claims import *  # noqa: F401,F403
+from .claims import CLAIMS as _SCHEDULE_CLAIMS
+from .claims import lyapunov_noise_floor, problem_constants, t2_config  # noqa: F401
+from .report import bound_sections, report_figures, timeline_sections
+from .report import report_sections as _rate_sections
+from .theorems import *  # noqa: F401,F403
+from .theorems import A1, KEY, SEED, THEOREMS, TITLE  # noqa: F401
+
+CLAIMS = _SCHEDULE_CLAIMS + _ASYNC_CLAIMS
+
+
+def report_sections(outcomes):
+    """Rates and errata, bounds stated vs proof, timeline delays and wall clock."""
+    return _rate_sections(outcomes) + bound_sections(outcomes) + timeline_sections(outcomes)
+
+
+PAPER = Paper(
+    key=KEY,
+    title=TITLE,
+    seed=SEED,
+    theorems=THEOREMS,
+    claims=CLAIMS,
+    spec="../shared/spec/defedavg.md",
+    report_sections=report_sections,
+    report_figures=report_figures,
+)

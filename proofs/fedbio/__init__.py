@@ -1,0 +1,28 @@
+"""FedBiO / FedBiOAcc: "Communication-Efficient Federated Bilevel Optimization with Local and Global
+Lower Level Problems" (Li, Huang, Huang).
+
+Paper: ../shared/seeds/002_25acef2c58d2293a.txt. Spec: ../shared/spec/fedbio.md. The package splits by
+responsibility: ``theorems`` (Theorems 1-4 / 5-8 in sympy, the complexity table), ``claims`` (S1-S15 of
+spec §6.5: what to run and what to expect) and ``report`` (tables and figures drawn from the runs).
+"""
+
+from __future__ import annotations
+
+from ratecheck.paper import Paper
+
+from .claims import CLAIMS, KEY
+from .report import report_figures, report_sections
+from .theorems import SEED, THEOREMS
+
+TITLE = "FedBiO / FedBiOAcc: communication-efficient federated bilevel optimization (global and local lower levels)"
+
+PAPER = Paper(
+    key=KEY,
+    title=TITLE,
+    seed=SEED,
+    theorems=THEOREMS,
+    claims=CLAIMS,
+    spec="../shared/spec/fedbio.md",
+    report_sections=report_sections,
+    report_figures=report_figures,
+)

@@ -1,0 +1,363 @@
+"""Claims S1-S15 of spec ../shared/spec/fedbio.md §6.5 (what to run, what to expect, why).
+
+All runs use the fedbio_bilevel problems (problems/quadratic_bilevel.py) with d = p = 2 (the spec's
+worked instance A_bar = diag(1, 4), B_bar = I) so that a quick claim costs a few seconds. One engine
+round is one iteration t; the measure is taken at the virtual averages every iteration.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, Mapping
+
+import numpy as np
+
+from problems import make_problem
+from ratecheck.claims import (
+    ExpectedOrder,
+    LimitClaim,
+    Profile,
+    SlopeClaim,
+    ThresholdClaim,
+    ValueClaim,
+    Verdict,
+    tail_average,
+)
+from ratecheck.trace import RunConfig, Trace
+
+from .theorems import THEOREM_5, THEOREM_7, src
+
+KEY = "fedbio"
+FAMILY = "fedbio_bilevel"
+
+
+@functools.lru_cache(maxsize=256)
+def _problem(params_json: str):
+    return make_problem(FAMILY, json.loads(params_json))
+
+
+def problem_of(config: RunConfig):
+    return _problem(json.dumps(dict(config.problem_params), sort_keys=True))
+
+
+def run_config(algorithm: str, params: Mapping[str, Any], problem: Mapping[str, Any], T: int, profile: Profile,
+               checkpoints: int = 24) -> RunConfig:
+    return RunConfig(algorithm, dict(params), FAMILY, dict(problem), int(T), replicas=profile.replicas,
+                     checkpoints=checkpoints)
+
+
+def final_value(measure: str):
+    def summary(config: RunConfig, trace: Trace) -> np.ndarray:
+        return trace.at_end(measure)
+
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------
+# S1, S2: FedBiO's noise floor falls like 1/M and like 1/b (Test A, drift-free, started at the solution)
+
+S1_STEPS = {"I": 5, "eta": 0.02, "gamma": 0.05, "tau": 0.05}
+S1_T = 800
+NOISY_A = {"test": "A", "sigma_f": 1.0, "sigma_g": 1.0, "start": "solution"}
+M_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
+B_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
+FLOOR = tail_average("grad_norm_sq", 0.25)
+
+
+def s1_config(value: float, profile: Profile) -> RunConfig:
+    return run_config("fedbio", S1_STEPS, {**NOISY_A, "clients": int(value)}, S1_T * int(profile.scale), profile)
+
+
+def s2_config(value: float, profile: Profile) -> RunConfig:
+    b = int(value)
+    return run_config("fedbio", {**S1_STEPS, "bx": b, "by": b}, {**NOISY_A, "clients": 2}, S1_T * int(profile.scale),
+                      profile)
+
+
+S1 = SlopeClaim(
+    id="fedbio.S1.floor_speedup_M", paper=KEY, title="FedBiO: noise floor ∝ 1/M (Test A)",
+    statement="At fixed steps the stationary floor of ||grad h(x_bar)||^2 comes from the noise terms "
+              "sigma^2/(b_x M) + 72 L~^2 sigma^2/(mu^2 b_y M) of Eq. (12): slope -1 in M.",
+    source=src("Theorem 5, Eq. (12) noise terms; Lemma 1 (1/M)", "spec §6.5 S1"),
+    vary="M", grid=M_GRID, configure=s1_config, measure="avg:grad_norm_sq", summary=FLOOR,
+    expected=ExpectedOrder(THEOREM_5, "M", "noise_terms"), tolerance=0.15)
+
+S2 = SlopeClaim(
+    id="fedbio.S2.floor_batch_b", paper=KEY, title="FedBiO: noise floor ∝ 1/b (b_x = b_y = b, Test A)",
+    statement="The same floor falls like 1/b when every oracle averages b samples.",
+    source=src("Theorem 5, Eq. (12) noise terms", "spec §6.5 S2"),
+    vary="b", grid=B_GRID, configure=s2_config, measure="avg:grad_norm_sq", summary=FLOOR,
+    expected=ExpectedOrder(THEOREM_5, "b", "noise_common_b"), tolerance=0.15)
+
+# ---------------------------------------------------------------------------------------------
+# S3, S5, S15: FedBiO's drift floor on Test B (heterogeneous A_m, B_m), no noise
+
+HET_B = {"test": "B", "clients": 4, "s_H": 0.5, "s_B": 0.3, "start": "solution"}
+S3_GRID = {"quick": (0.005, 0.01, 0.02, 0.04, 0.08), "full": (0.0025, 0.005, 0.01, 0.02, 0.04, 0.08)}
+S3_CONVERGED = 12.0  # iterations x step: the slowest mode (eta mu_h >= s/2) has contracted by e^-6 from the
+# start at x* to the biased fixed point, i.e. the floor is within ~0.5% of its limit
+
+
+def s3_config(value: float, profile: Profile) -> RunConfig:
+    """All steps scaled together: gamma = tau = s, eta = s/2 (spec §6.7), I = 5."""
+    s = float(value)
+    T = int(max(250, S3_CONVERGED / s) * profile.scale)
+    return run_config("fedbio", {"I": 5, "eta": s / 2, "gamma": s, "tau": s}, HET_B, T, profile)
+
+
+S3 = SlopeClaim(
+    id="fedbio.S3.drift_floor_step2", paper=KEY, title="FedBiO: client-drift floor ∝ (step)^2 (Test B, sigma = 0)",
+    statement="With heterogeneous Hessians and Jacobians, I = 5 and all steps scaled by s, the floor "
+              "C_eta eta^2 + C_gamma gamma^2 of Eq. (12) grows like s^2.",
+    source=src("Theorem 5, Eq. (12); Lemma 7", "spec §6.5 S3"),
+    vary="s", grid=S3_GRID, configure=s3_config, measure="grad_norm_sq", summary=final_value("grad_norm_sq"),
+    expected=ExpectedOrder(THEOREM_5, "s", "drift_scaled"), tolerance=0.2)
+
+S5_TAU = 0.05
+
+
+def s5_config(value: float, profile: Profile) -> RunConfig:
+    """tau fixed (Theorem 5 fixes tau independently of T); gamma = s, eta = s/2 shrink."""
+    s = float(value)
+    T = int(max(250, S3_CONVERGED / s) * profile.scale)
+    return run_config("fedbio", {"I": 5, "eta": s / 2, "gamma": s, "tau": S5_TAU}, HET_B, T, profile)
+
+
+S5 = SlopeClaim(
+    id="fedbio.S5.tau_floor", paper=KEY, title="FedBiO with tau fixed: the floor does NOT vanish with eta, gamma "
+                                               "(proof gap of Lemmas 2/8)",
+    statement="Eq. (12) predicts a floor C_eta eta^2 + C_gamma gamma^2 (slope 2 in the scale of eta, gamma) at any "
+              "admissible tau; with heterogeneous Hessians/Jacobians and tau fixed it plateaus at O(tau^2).",
+    source=src("Theorem 5, Eq. (12); Lemmas 2, 8 and 14 (dropped cross terms)", "spec §4.1 [PROOF GAP], §6.5 S5"),
+    vary="s", grid=S3_GRID, configure=s5_config, measure="grad_norm_sq", summary=final_value("grad_norm_sq"),
+    expected=ExpectedOrder(THEOREM_5, "s", "drift_scaled"), tolerance=0.2, expect=Verdict.FAIL,
+    expect_reason="Lemmas 2 and 8 replace (1/M) sum_m H_m u_m by H_bar u_bar, dropping (1/M) sum_m (H_m - H_bar)"
+                  "(u_m - u_bar); with tau fixed the u-dispersion, hence the floor, stays O(tau^2): a confirmed gap")
+
+S15_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}  # I - 1
+
+
+def s15_config(value: float, profile: Profile) -> RunConfig:
+    return run_config("fedbio", {"I": int(value) + 1, "eta": 0.02, "gamma": 0.04, "tau": 0.04}, HET_B,
+                      int(700 * profile.scale), profile)
+
+
+S15 = SlopeClaim(
+    id="fedbio.S15.drift_in_I", paper=KEY, title="FedBiO: drift floor grows no faster than (I-1)^2",
+    statement="C_1 ∝ I^2 in Eq. (12): the drift floor grows at most quadratically in the period.",
+    source=src("Theorem 5, C_1 = (...) I^2", "spec §6.5 S15"),
+    vary="I-1", grid=S15_GRID, configure=s15_config, measure="grad_norm_sq",
+    summary=final_value("grad_norm_sq"),
+    expected=ExpectedOrder(THEOREM_5, "I", "drift_in_I"), tolerance=0.2, side="at_most")
+
+# ---------------------------------------------------------------------------------------------
+# S4: horizon-tuned steps, eps_T ∝ T^(-2/3) (Corollary 1), each T a separate run
+
+S4_GRID = {"quick": (125, 250, 500, 1000, 2000), "full": (125, 250, 500, 1000, 2000, 4000, 8000, 16000)}
+S4_PROBLEM = {**HET_B, "start": "zero"}
+
+
+def s4_config(value: float, profile: Profile) -> RunConfig:
+    """gamma_T = tau_T = 0.4 T^(-1/3), eta_T = gamma_T/2 (Theorem 5's gamma = (Delta'/(C' T))^(1/3))."""
+    T = int(value)
+    g = 0.4 * T ** (-1 / 3)
+    return run_config("fedbio", {"I": 5, "eta": g / 2, "gamma": g, "tau": g}, S4_PROBLEM, T, profile)
+
+
+S4 = SlopeClaim(
+    id="fedbio.S4.rate_T_horizon", paper=KEY, title="FedBiO: eps_T ∝ T^(-2/3) with horizon-tuned steps (Cor. 1)",
+    statement="With gamma ∝ T^(-1/3) (and tau ∝ gamma, spec §4.1), (1/T) sum ||grad h(x_bar_t)||^2 falls like "
+              "T^(-2/3), i.e. T_eps ∝ eps^(-1.5).",
+    source=src("Theorem 5 / Corollary 1", "spec §6.5 S4"),
+    vary="T", grid=S4_GRID, configure=s4_config, measure="avg:grad_norm_sq",
+    expected=ExpectedOrder(THEOREM_5, "T", "big_O_deterministic"), tolerance=0.2)
+
+# ---------------------------------------------------------------------------------------------
+# S6: the naive local-hypergradient average converges to x_naive != x*; FedBiO to x*
+
+S6_PROBLEM = {"test": "B", "clients": 8, "s_H": 0.5, "s_B": 0.3}
+ONE = {"quick": (600,), "full": (1200,)}
+
+
+def s6_config(algorithm: str, params: Mapping[str, Any]):
+    def configure(value: float, profile: Profile) -> RunConfig:
+        return run_config(algorithm, params, S6_PROBLEM, int(value), profile)
+
+    return configure
+
+
+def x_star(config: RunConfig) -> np.ndarray:
+    return problem_of(config).x_star
+
+
+def x_naive(config: RunConfig) -> np.ndarray:
+    return problem_of(config).x_naive
+
+
+_S6 = dict(paper=KEY, vary="T", grid=ONE, measure="dist_sq", tolerance=1e-6,
+           source=src("§3 (Eq. (3): averaging local hypergradients is biased)", "spec §1.1, §6.2 x_naive, §6.5 S6"))
+NAIVE = {"gamma_x": 0.3}
+S6_NAIVE = LimitClaim(
+    id="fedbio.S6.naive_to_x_naive", title="Naive local-hypergradient average converges to x_naive (closed form)",
+    statement="Averaging Phi_m(x, y_x) with each client's own inverse Hessian has the fixed point x_naive of "
+              "spec §6.2.", configure=s6_config("naive_hypergrad", NAIVE), target=x_naive, target_name="x_naive",
+    **_S6)
+S6_NAIVE_NOT_X = LimitClaim(
+    id="fedbio.S6.naive_not_x_star", title="Negative control: the naive average misses x*",
+    statement="The same run is far from x* (‖x_naive - x*‖ ≈ 0.07 on this instance).",
+    configure=s6_config("naive_hypergrad", NAIVE), target=x_star, target_name="x*", expect=Verdict.FAIL,
+    negative_control=True, expect_reason="the inverse of an average Hessian is not the average of inverses: the "
+                                         "bias the paper's federated u of Eq. (4) removes", **_S6)
+S6_FEDBIO = LimitClaim(
+    id="fedbio.S6.fedbio_to_x_star", title="FedBiO (I = 1) converges to x* on the same problem",
+    statement="The federated quadratic (4) for u is linear in client data: no bias without local steps.",
+    configure=s6_config("fedbio", {"I": 1, "eta": 0.2, "gamma": 0.2, "tau": 0.2}), target=x_star, target_name="x*",
+    **_S6)
+
+# ---------------------------------------------------------------------------------------------
+# S10, S11: FedBiO-Local's floor in M: speedup on upper-level noise; lower-level noise per client
+
+# Q = 20, tau_N = 0.3 on A = diag(1, 2): Neumann bias (1 - tau_N mu)^(Q+1) ~ 6e-4, its square far below the
+# noise floors; tau_N (L + sigma_H) < 1 keeps every sampled I - tau_N H(xi) contractive
+LOCAL_STEPS = {"I": 5, "eta": 0.02, "gamma": 0.1, "Q": 20, "tau_N": 0.3}
+S10_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
+
+
+def s10_config(noise: Mapping[str, float]):
+    def configure(value: float, profile: Profile) -> RunConfig:
+        prob = {"test": "C1", "clients": int(value), "a_max": 2.0, "start": "solution", **noise}
+        return run_config("fedbio_local", LOCAL_STEPS, prob, int(600 * profile.scale), profile)
+
+    return configure
+
+
+S10 = SlopeClaim(
+    id="fedbio.S10.local_upper_noise_M", paper=KEY, title="FedBiO-Local: upper-level noise floor ∝ 1/M (Test C1)",
+    statement="Noise on the f, Jacobian and Hessian oracles only (sigma_g = 0): the floor term G_2^2/(b_x M) of "
+              "Eq. (40) falls like 1/M.",
+    source=src("Theorem 7, Eq. (40): 3 G_2^2/(2 b_x M)", "spec §6.5 S10"),
+    vary="M", grid=S10_GRID, configure=s10_config({"sigma_f": 1.0, "sigma_J": 0.5, "sigma_H": 0.2}),
+    measure="avg:grad_norm_sq", summary=FLOOR, expected=ExpectedOrder(THEOREM_7, "M", "upper_noise"), tolerance=0.15)
+
+S11 = SlopeClaim(
+    id="fedbio.S11.local_lower_noise_M", paper=KEY,
+    title="FedBiO-Local: the lower-level noise term has no 1/M in Eq. (40), yet the floor falls like 1/M",
+    statement="Noise on grad_y g only (sigma_f = 0): the bound's term 54 Lhat^2 gamma sigma^2/(b_y mu) does not "
+              "depend on M (exponent 0, 'no speedup').",
+    source=src("Theorem 7, Eq. (40); Lemma 22 (noise 3 gamma^2 sigma^2/b_y without 1/M)", "spec §6.5 S11"),
+    vary="M", grid=S10_GRID, configure=s10_config({"sigma_g": 1.0}), measure="avg:grad_norm_sq", summary=FLOOR,
+    expected=ExpectedOrder(THEOREM_7, "M", "lower_noise"), tolerance=0.15, expect=Verdict.FAIL,
+    negative_control=True,
+    expect_reason="the bound is loose, not wrong: each client's y-error is independent and enters x_bar only "
+                  "through the average (1/M) sum_m Phi-hat_m, so its variance falls like 1/M; Eq. (40) bounds it "
+                  "per client (Lemma 22) and keeps an M-free term")
+
+# ---------------------------------------------------------------------------------------------
+# S12: the Neumann bias: FedBiO-Local converges to x_Q, ||x_Q - x*|| ~ (1 - tau_N mu)^(Q+1)
+
+Q_GRID = {"quick": (0, 1, 2, 4, 8), "full": (0, 1, 2, 3, 4, 6, 8, 12)}
+S12_PROBLEM = {"test": "C1", "clients": 4}
+
+
+def s12_config(value: float, profile: Profile) -> RunConfig:
+    params = {"I": 5, "eta": 0.3, "gamma": 0.2, "Q": int(value), "tau_N": 0.2}
+    return run_config("fedbio_local", params, S12_PROBLEM, int(400 * profile.scale), profile)
+
+
+def x_neumann(config: RunConfig) -> np.ndarray:
+    return problem_of(config).x_neumann(int(config.params["Q"]), float(config.params["tau_N"]))
+
+
+S12 = LimitClaim(
+    id="fedbio.S12.neumann_fixed_point", paper=KEY, title="FedBiO-Local converges to the Neumann fixed point x_Q",
+    statement="With exact oracles the truncated series tau_N sum_{k<=Q} (I - tau_N A)^k = N_Q A^-1 moves the fixed "
+              "point to x_Q (spec §6.3, closed form), at every Q.",
+    source=src("Eq. (6), Prop. 2 (bias G_1 = kappa (1 - tau_N mu)^(Q+1) C_f)", "spec §6.3, §6.5 S12"),
+    vary="Q", grid=Q_GRID, configure=s12_config, measure="dist_sq", target=x_neumann, target_name="x_Q",
+    tolerance=1e-8)
+
+
+S12_C2_PROBLEM = {"test": "C2", "clients": 4, "s_H": 0.5, "s_B": 0.3}
+S12_C2_GRID = {"quick": (0, 4), "full": (0, 2, 4, 8)}
+
+
+def s12_c2_config(value: float, profile: Profile) -> RunConfig:
+    """I = 1 (no drift): with client-specific A_m, B_m each client's own y_m and Neumann series matter."""
+    params = {"I": 1, "eta": 0.3, "gamma": 0.2, "Q": int(value), "tau_N": 0.2}
+    return run_config("fedbio_local", params, S12_C2_PROBLEM, int(400 * profile.scale), profile)
+
+
+S12_C2 = LimitClaim(
+    id="fedbio.S12.neumann_fixed_point_heterogeneous", paper=KEY,
+    title="FedBiO-Local reaches x_Q with heterogeneous A_m, B_m (Test C2, I = 1)",
+    statement="Each client tracks its own y_m*(x) and applies its own truncated series N_Q,m A_m^-1: the fixed "
+              "point is x_Q of spec §6.3 with client matrices (I = 1 removes the drift).",
+    source=src("Algorithm 3 (y never averaged), Eq. (6)", "spec §2.3, §6.3"),
+    vary="Q", grid=S12_C2_GRID, configure=s12_c2_config, measure="dist_sq", target=x_neumann, target_name="x_Q",
+    tolerance=1e-8)
+
+
+def neumann_bias(config: RunConfig, trace: Trace) -> np.ndarray:
+    return np.sqrt(trace.at_end("dist_sq"))
+
+
+def neumann_bias_predicted(config: RunConfig) -> float:
+    prob = problem_of(config)
+    return float(np.linalg.norm(x_neumann(config) - prob.x_star))
+
+
+S12_BIAS = ValueClaim(
+    id="fedbio.S12.neumann_bias_Q", paper=KEY, title="Neumann bias ||x_inf - x*|| equals ||x_Q - x*|| (log-linear in Q)",
+    statement="The distance to x* decays geometrically in Q at rate (1 - tau_N mu) per term (Prop. 2's G_1).",
+    source=src("Prop. 2", "spec §6.5 S12"), vary="Q", grid=Q_GRID, configure=s12_config, measure="dist_sq",
+    summary=neumann_bias, predict=neumann_bias_predicted, prediction="||x_Q - x*|| from the closed form",
+    rel_tolerance=1e-4)
+
+# ---------------------------------------------------------------------------------------------
+# STORM: one minibatch at both points (Algorithms 2 and 4). With additive noise the difference
+# G(z_new; B) - G(z_old; B) is noise-free; with c = 0 and exact first estimates the momentum error stays
+# at its initial value, so the runs converge to x* as if noise-free (spec §6.1 'important property').
+
+STORM_T = {"quick": (400,), "full": (800,)}
+STORM_ACC = {"I": 5, "eta": 0.3, "gamma": 0.3, "tau": 0.15, "alpha_gain": 0.5, "u_bar": 1.0, "c_nu": 0.0,
+             "c_om": 0.0, "c_u": 0.0, "first_batch": "exact"}
+STORM_LOCAL = {"I": 5, "eta": 0.3, "gamma": 0.3, "Q": 4, "tau_N": 0.2, "alpha_gain": 0.5, "u_bar": 1.0,
+               "c_nu": 0.0, "c_om": 0.0, "first_batch": "exact"}
+
+
+def storm_config(algorithm: str, params: Mapping[str, Any], problem: Mapping[str, Any]):
+    def configure(value: float, profile: Profile) -> RunConfig:
+        return run_config(algorithm, params, problem, int(value), profile)
+
+    return configure
+
+
+STORM_GLOBAL = ThresholdClaim(
+    id="fedbio.storm.same_batch_global", paper=KEY,
+    title="FedBiOAcc (c = 0): one minibatch at both points cancels additive noise exactly",
+    statement="With sigma_f = sigma_g = 1 (additive), c = 0 and exact first estimates (b1 -> oo), the iterates converge to "
+              "x* as in the noise-free recursion.",
+    source=src("Algorithm 2 lines 9-11 (same xi_t at x_t and x_{t+1})", "spec §2.2, §6.1, pitfall 2"),
+    vary="T", grid=STORM_T, measure="dist_sq", threshold=1e-10,
+    configure=storm_config("fedbioacc", STORM_ACC, {"test": "A", "clients": 4, "sigma_f": 1.0, "sigma_g": 1.0}))
+
+STORM_LOCAL_CLAIM = ThresholdClaim(
+    id="fedbio.storm.same_batch_local", paper=KEY,
+    title="FedBiOAcc-Local (c = 0): the same Neumann sample at both points cancels additive noise",
+    statement="With noise on grad f and grad_y g only, the Neumann estimator is affine in its noise with fixed "
+              "coefficients: the same sample at both points leaves the momentum exact, so x_bar -> x_Q.",
+    source=src("Algorithm 4 lines 8-9; Eq. (6)", "spec §2.4 'same batch ... includes the Neumann samples'"),
+    vary="T", grid=STORM_T, measure="dist_sq", threshold=1e-10,
+    summary=lambda config, trace: _dist_to_xq(config, trace),
+    configure=storm_config("fedbioacc_local", STORM_LOCAL, {"test": "C1", "clients": 4, "sigma_f": 1.0,
+                                                             "sigma_g": 1.0}))
+
+
+def _dist_to_xq(config: RunConfig, trace: Trace) -> np.ndarray:
+    target = x_neumann(config)
+    return ((trace.final["x"] - target) ** 2).sum(-1)
+
+
+CLAIMS = (S1, S2, S3, S4, S5, S6_NAIVE, S6_NAIVE_NOT_X, S6_FEDBIO, S10, S11, S12, S12_BIAS, S12_C2, S15, STORM_GLOBAL,
+          STORM_LOCAL_CLAIM)

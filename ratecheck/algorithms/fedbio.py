@@ -1,0 +1,385 @@
+"""FedBiO, FedBiOAcc, FedBiO-Local, FedBiOAcc-Local: federated bilevel optimization by local SGD.
+
+Source: ../shared/seeds/002_25acef2c58d2293a.txt (Li, Huang, Huang), Algorithms 1-4; spec
+../shared/spec/fedbio.md §2. One engine round is ONE iteration t (t = 1..T); clients keep their own
+(x, y, u) (and momenta) between communications, which happen when t % I == 0 (spec pitfall 5), so the
+measures are taken every iteration at the virtual averages (pitfall 6). Every client participates.
+
+* ``fedbio`` (Alg. 1): Jacobi steps y -= gamma omega, x -= eta nu, u += tau (grad_y f - H u) from the
+  same state (pitfall 1); fresh independent batches B_y (b_y) and B_f1, B_g1, B_f2, B_g2 (b_x); at a sync
+  x, y, u are averaged.
+* ``fedbioacc`` (Alg. 2): STORM momenta omega, nu, q with ONE fresh batch per client evaluated at the
+  old and the new point (pitfall 2), weight 1 - c alpha_t^2 (pitfall 3), steps gamma alpha_t etc.;
+  variables and momenta averaged at a sync; a first batch of size b1.
+* ``fedbio_local`` (Alg. 3): each client its own y (never averaged), x-direction the Neumann estimator
+  of eq. (6) (b_x i.i.d. copies averaged, spec §2.6 item 5); only x is communicated.
+* ``fedbioacc_local`` (Alg. 4): STORM on x (nu, averaged) and on the client's y (omega, never averaged);
+  b_y = b M (Theorem 8).
+
+Every reading the spec chose (§2.6) is a field defaulting to the paper; the seams a variant overrides
+(``samples``, ``sync``, ``u_direction``, ``hypergrad_estimate``) are methods.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..params import ParamError, choice, flag, integer, real
+from ..problem import Problem
+from ..seeding import Streams
+from .base import Algorithm, Costs, register
+from .periodic import average, is_sync, neumann_hypergrad, storm, storm_step_size
+
+
+@dataclass
+class ClientsState:
+    """Per-client variables (R, M, .) and momenta, kept across iterations."""
+
+    x: np.ndarray
+    y: np.ndarray
+    u: np.ndarray | None = None
+    momenta: dict[str, np.ndarray] = field(default_factory=dict)
+    max_u_norm: float = 0.0  # H1 monitor: max_t,m ||u_t^(m)|| (spec §3.2)
+    syncs: int = 0
+
+
+def _start(problem: Problem, replicas: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The common initial (x1, y1, u1) on every client: (R, M, .)."""
+    s = problem.initial_state()
+    M = problem.num_clients
+    return tuple(np.broadcast_to(np.asarray(s[k], float), (replicas, M, np.size(s[k]))).copy() for k in ("x", "y", "v"))
+
+
+def _constant(problem: Problem, name: str) -> float:
+    return float(problem.constants()[name].value)
+
+
+@dataclass(frozen=True)
+class FedBiOBase(Algorithm):
+    """Shared fields and checks of the four algorithms."""
+
+    local: ClassVar[bool] = False  # Alg. 3/4: y never averaged, Neumann x-direction
+
+    I: int = integer(1, "communication period I: average when t % I == 0, t = 1, 2, ...", low=1, high=10**6)
+    eta: float = real(0.01, "x step eta", positive=True)
+    gamma: float = real(0.1, "y step gamma", positive=True)
+    steps: str = choice("error", "caps on tau L and tau_N L: 'error' refuses a diverging recursion before "
+                        "running; 'record' runs it and lets the engine record the divergence", ("error", "record"))
+
+    def _cap(self, name: str, value: float, L: float, what: str) -> None:
+        if value * L >= 1 and self.steps == "error":
+            raise ParamError(self.name, name, value, f"needs {name} * L < 1, i.e. {name} < 1/L = {1 / L:.4g} "
+                             f"(L = {L:.4g}): otherwise {what} diverges (spec §6.6)")
+
+    def _hessian_warning(self, problem: Problem, step: float, name: str) -> None:
+        L, sH = _constant(problem, "L"), _constant(problem, "sigma_H")
+        if sH > 0 and step * (L + sH) >= 1:
+            warnings.warn(f"{self.name}: {name} * (L + sigma_H) = {step * (L + sH):.3g} >= 1: a sampled "
+                          f"I - {name} grad_yy g(xi) may expand (contraction needs ||I - {name} H(xi)|| <= 1, "
+                          "spec §6.0)", stacklevel=2)
+
+    def sync(self, iteration: int) -> bool:
+        """Seam: is iteration t a communication?"""
+        return is_sync(iteration, self.I)
+
+    def output(self, state: ClientsState) -> dict[str, np.ndarray]:
+        out = {"x": state.x.mean(1)}
+        if self.local:
+            out["y_clients"] = state.y
+        else:
+            out["y"], out["u"] = state.y.mean(1), state.u.mean(1)
+        return out
+
+    def info(self, state: ClientsState) -> dict[str, Any]:
+        return {"max_u_norm": state.max_u_norm, "syncs": state.syncs}
+
+
+@register
+@dataclass(frozen=True)
+class FedBiO(FedBiOBase):
+    """Algorithm 1: local SGD on x, y and the quadratic (4) in u, averaged every I iterations."""
+
+    name: ClassVar[str] = "fedbio"
+    source: ClassVar[str] = "002_25acef2c58d2293a.txt Algorithm 1 (spec fedbio §2.1)"
+
+    tau: float = real(0.1, "u step tau (one SGD step on eq. (4) per iteration)", positive=True)
+    bx: int = integer(1, "batch b_x of the grad f, Jacobian and Hessian oracles", low=1, high=10**6)
+    by: int = integer(1, "batch b_y of the grad_y g oracle", low=1, high=10**6)
+    u_update: str = choice("sgd", "'sgd': the paper's one step on eq. (4); 'exact': the ablation solving (4) "
+                           "exactly at each client's (x, y) with the global Hessian (spec §7)", ("sgd", "exact"))
+
+    def validate(self, problem: Problem) -> None:
+        self._cap("tau", self.tau, _constant(problem, "L"), "the u recursion")
+        self._hessian_warning(problem, self.tau, "tau")
+
+    def init(self, problem: Problem, streams: Streams) -> ClientsState:
+        x, y, u = _start(problem, len(streams.replicas))
+        return ClientsState(x, y, u, max_u_norm=float(np.linalg.norm(u, axis=-1).max()))
+
+    def u_direction(self, problem: Problem, x, y, u, sample) -> np.ndarray:
+        """Seam: r = grad_y f - grad_yy g u = -(gradient of eq. (4)); u += tau r (pitfall 7)."""
+        return problem.grad_y_f(x, y, sample) - problem.hvp(x, y, u, sample)
+
+    def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
+        it = t + 1
+        noise = streams["noise"]
+        M, p, d = problem.num_clients, problem.dim_x, problem.dim_y
+        s_y = problem.draw(noise, (M,), self.by, oracles=("gy",))
+        s_x = problem.draw(noise, (M,), self.bx, oracles=("fx", "fy", "J", "H"))
+        x, y, u = state.x, state.y, state.u
+        omega = problem.grad_y_g(x, y, s_y)
+        nu = problem.grad_x_f(x, y, s_x) - problem.jvp(x, y, u, s_x)
+        if self.u_update == "exact":
+            u_new = self._exact_u(problem, x, y)
+        else:
+            u_new = u + self.tau * self.u_direction(problem, x, y, u, s_x)
+        y_new, x_new = y - self.gamma * omega, x - self.eta * nu
+        comm = self.sync(it)
+        if comm:
+            x_new, y_new, u_new = average(x_new), average(y_new), average(u_new)
+        costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * (p + 2 * d)),
+                 "samples_f_per_client": float(2 * self.bx), "samples_g_per_client": float(self.by),
+                 "jvp_per_client": float(self.bx), "hvp_per_client": float(self.bx),
+                 "oracle_calls": float(M * (self.by + 4 * self.bx))}
+        return ClientsState(x_new, y_new, u_new, max_u_norm=max(state.max_u_norm, float(np.abs(u_new).max())),
+                            syncs=state.syncs + comm), costs
+
+    @staticmethod
+    def _exact_u(problem: Problem, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """[avg_m grad_yy g_m]^-1 avg_m grad_y f_m at each client's point (exact oracles; ablation)."""
+        gy = problem.grad_y_f(x, y, problem.draw(None, ()))
+        u = np.linalg.solve(problem.A_bar, gy.mean(1)[..., None])[..., 0]
+        return np.broadcast_to(u[:, None, :], gy.shape).copy()
+
+
+@dataclass(frozen=True)
+class StormFields(FedBiOBase):
+    """The STORM parameters shared by Algorithms 2 and 4 (spec §2.2, §2.6 items 2 and 4)."""
+
+    b: int = integer(1, "minibatch b per oracle and iteration", low=1, high=10**6)
+    b1: int = integer(1, "first batch b1 (Theorem 6: b1 = I^(3/2) b)", low=1, high=10**9)
+    alpha_gain: float | None = real(None, "alpha_t = gain (bM)^(2/3)/((bM)^2 u_bar + t)^(1/3); null: the "
+                                    "theorem's gain", positive=True, nullable=True)
+    u_bar: float | None = real(None, "offset u_bar of alpha_t; null: the theorem's formula", positive=True,
+                               nullable=True)
+    c_nu: float | None = real(None, "STORM constant c_nu (x momentum); null: the theorem's", low=0.0, nullable=True)
+    c_om: float | None = real(None, "STORM constant c_omega (y momentum); null: the theorem's", low=0.0,
+                              nullable=True)
+    average_momenta: bool = flag(True, "average the momenta at a sync (paper); false: the ablation of spec §7")
+    first_batch: str = choice("sampled", "initial momenta from a first batch of b1 samples (paper) or 'exact' "
+                              "(noise-free oracles: the b1 -> oo limit, spec §6.6)", ("sampled", "exact"))
+
+    def first_noise(self, streams: Streams) -> Any:
+        """The stream of the first batch: None gives the exact oracles."""
+        return None if self.first_batch == "exact" else streams["noise"]
+
+    def sample_pair(self, problem: Problem, noise, shape, batch, **kw) -> tuple[Any, Any]:
+        """Seam: the samples at the new and the old point: ONE fresh minibatch used twice (pitfall 2)."""
+        s = problem.draw(noise, shape, batch, **kw)
+        return s, s
+
+
+@register
+@dataclass(frozen=True)
+class FedBiOAcc(StormFields):
+    """Algorithm 2: FedBiO with STORM momenta on x, y and u (global lower level)."""
+
+    name: ClassVar[str] = "fedbioacc"
+    source: ClassVar[str] = "002_25acef2c58d2293a.txt Algorithm 2 (spec fedbio §2.2)"
+
+    tau: float = real(0.1, "u step tau (effective tau alpha_t)", positive=True)
+    c_u: float | None = real(None, "STORM constant c_u (u momentum); null: the theorem's", low=0.0, nullable=True)
+
+    def schedule(self, problem: Problem) -> dict[str, float]:
+        """Theorem 6's constants (spec §4.4) unless set: c_nu, c_om, c_u, u_bar, gain = (16 L_tilde)^(-1/3)."""
+        bM = float(self.b * problem.num_clients)
+        mu, Lt = _constant(problem, "mu"), _constant(problem, "L_tilde")
+        c_nu = 64 / (9 * bM) + 2 / (3 * bM**2) if self.c_nu is None else self.c_nu
+        c_om = 48**2 / (bM * mu**2) + 2 / (3 * bM**2) if self.c_om is None else self.c_om
+        c_u = c_om if self.c_u is None else self.c_u
+        u_bar = max(2.0, 16**2 * self.I**4.5 * Lt**2, c_nu**1.5, c_om**1.5) if self.u_bar is None else self.u_bar
+        gain = (16 * Lt) ** (-1 / 3) if self.alpha_gain is None else self.alpha_gain
+        return {"bM": bM, "c_nu": c_nu, "c_om": c_om, "c_u": c_u, "u_bar": u_bar, "gain": gain}
+
+    def validate(self, problem: Problem) -> None:
+        sch = self.schedule(problem)
+        a1 = storm_step_size(1, sch["bM"], sch["u_bar"], sch["gain"])
+        self._cap("tau alpha_1", self.tau * a1, _constant(problem, "L"), "the u recursion")
+        self._hessian_warning(problem, self.tau * a1, "tau alpha_1")
+
+    def targets(self, problem: Problem, x, y, u, s) -> dict[str, np.ndarray]:
+        """G, Mu, P of spec §2.2 at one point for one sample (each point its own u, §2.6 item 3)."""
+        return {"om": problem.grad_y_g(x, y, s),
+                "nu": problem.grad_x_f(x, y, s) - problem.jvp(x, y, u, s),
+                "q": problem.hvp(x, y, u, s) - problem.grad_y_f(x, y, s)}
+
+    def init(self, problem: Problem, streams: Streams) -> ClientsState:
+        x, y, u = _start(problem, len(streams.replicas))
+        s = problem.draw(self.first_noise(streams), (problem.num_clients,), self.b1)
+        return ClientsState(x, y, u, self.targets(problem, x, y, u, s), float(np.abs(u).max()))
+
+    def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
+        it = t + 1
+        sch = self.schedule(problem)
+        a = storm_step_size(it, sch["bM"], sch["u_bar"], sch["gain"])
+        M, p, d = problem.num_clients, problem.dim_x, problem.dim_y
+        mom = state.momenta
+        x_new = state.x - self.eta * a * mom["nu"]
+        y_new = state.y - self.gamma * a * mom["om"]
+        u_new = state.u - self.tau * a * mom["q"]
+        comm = self.sync(it)
+        if comm:
+            x_new, y_new, u_new = average(x_new), average(y_new), average(u_new)
+        s_new, s_old = self.sample_pair(problem, streams["noise"], (M,), self.b)
+        new = self.targets(problem, x_new, y_new, u_new, s_new)
+        old = self.targets(problem, state.x, state.y, state.u, s_old)
+        weight = {"om": 1 - sch["c_om"] * a**2, "nu": 1 - sch["c_nu"] * a**2, "q": 1 - sch["c_u"] * a**2}
+        momenta = {k: storm(new[k], old[k], mom[k], weight[k]) for k in mom}
+        if comm and self.average_momenta:
+            momenta = {k: average(v) for k, v in momenta.items()}
+        costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * 2 * (p + 2 * d)),
+                 "samples_f_per_client": float(4 * self.b), "samples_g_per_client": float(2 * self.b),
+                 "jvp_per_client": float(2 * self.b), "hvp_per_client": float(2 * self.b),
+                 "oracle_calls": float(M * 10 * self.b)}
+        return ClientsState(x_new, y_new, u_new, momenta, max(state.max_u_norm, float(np.abs(u_new).max())),
+                            state.syncs + comm), costs
+
+
+@dataclass(frozen=True)
+class NeumannFields(FedBiOBase):
+    """The Neumann-series fields of Algorithms 3 and 4 (eq. (6), spec §1.2)."""
+
+    local: ClassVar[bool] = True
+
+    Q: int = integer(5, "Neumann truncation Q (Q+1 terms, Q Hessian samples)", low=0, high=10**4)
+    tau_N: float = real(0.2, "Neumann scaling tau_N (< 1/L)", positive=True)
+    gamma: float = real(0.1, "y step gamma (Theorem 7: 1/(2L))", positive=True)
+
+    def validate(self, problem: Problem) -> None:
+        if getattr(problem, "setting", "local") != "local":
+            raise ParamError(self.name, "problem", problem.family, "needs a local lower-level problem "
+                             "(setting 'local', eq. (5))")
+        self._cap("tau_N", self.tau_N, _constant(problem, "L"), "the Neumann series")
+        self._hessian_warning(problem, self.tau_N, "tau_N")
+
+    def hypergrad_estimate(self, problem: Problem, x: np.ndarray, y: np.ndarray, sample: Any, copies: int) -> np.ndarray:
+        """Seam: Phi-hat of eq. (6), averaged over ``copies`` i.i.d. single-sample estimators (§2.6 item 5)."""
+        R, M, p = x.shape
+        xc = np.broadcast_to(x[:, :, None, :], (R, M, copies, p))
+        yc = np.broadcast_to(y[:, :, None, :], (R, M, copies, y.shape[-1]))
+        return neumann_hypergrad(problem, xc, yc, sample, self.Q, self.tau_N).mean(axis=2)
+
+    def draw_neumann(self, problem: Problem, noise, copies: int) -> Any:
+        return problem.draw(noise, (problem.num_clients, copies), 1, hessians=max(self.Q, 1),
+                            oracles=("fx", "fy", "J", "H"))
+
+    def init(self, problem: Problem, streams: Streams) -> ClientsState:
+        x, y, _ = _start(problem, len(streams.replicas))
+        return ClientsState(x, y)
+
+
+@register
+@dataclass(frozen=True)
+class FedBiOLocal(NeumannFields):
+    """Algorithm 3: local lower levels; y stays on the client, x moves along the Neumann estimator."""
+
+    name: ClassVar[str] = "fedbio_local"
+    source: ClassVar[str] = "002_25acef2c58d2293a.txt Algorithm 3, eq. (6) (spec fedbio §2.3)"
+
+    bx: int = integer(1, "Neumann copies b_x per iteration", low=1, high=10**6)
+    by: int = integer(1, "batch b_y of the grad_y g oracle", low=1, high=10**6)
+
+    def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
+        it = t + 1
+        noise = streams["noise"]
+        M, p = problem.num_clients, problem.dim_x
+        s_y = problem.draw(noise, (M,), self.by, oracles=("gy",))
+        omega = problem.grad_y_g(state.x, state.y, s_y)
+        nu = self.hypergrad_estimate(problem, state.x, state.y, self.draw_neumann(problem, noise, self.bx), self.bx)
+        x_new, y_new = state.x - self.eta * nu, state.y - self.gamma * omega
+        comm = self.sync(it)
+        if comm:
+            x_new = average(x_new)  # y is never averaged (pitfall 4)
+        costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * p),
+                 "samples_f_per_client": float(self.bx), "samples_g_per_client": float(self.by),
+                 "jvp_per_client": float(self.bx), "hvp_per_client": float(self.bx * self.Q),
+                 "oracle_calls": float(M * (self.by + self.bx * (self.Q + 3)))}
+        return ClientsState(x_new, y_new, syncs=state.syncs + comm), costs
+
+
+@register
+@dataclass(frozen=True)
+class FedBiOAccLocal(NeumannFields, StormFields):
+    """Algorithm 4: STORM on x (nu, averaged at syncs) and on each client's y (omega, never averaged)."""
+
+    name: ClassVar[str] = "fedbioacc_local"
+    source: ClassVar[str] = "002_25acef2c58d2293a.txt Algorithm 4 (spec fedbio §2.4)"
+
+    by: int | None = integer(None, "lower batch b_y; null: b M (Theorem 8)", low=1, high=10**9, nullable=True)
+
+    def schedule(self, problem: Problem) -> dict[str, float]:
+        """Theorem 8's constants (spec §4.6) unless set; gain = Lhat^(-2/3)."""
+        bM = float(self.b * problem.num_clients)
+        L, mu, Lh = _constant(problem, "L"), _constant(problem, "mu"), _constant(problem, "Lhat")
+        c_nu = 32 / (9 * bM) + Lh / (24 * self.I * bM**2) if self.c_nu is None else self.c_nu
+        c_om = 144 * L**2 / (bM * mu**2) + Lh / (24 * self.I * bM**2) if self.c_om is None else self.c_om
+        u_bar = max(2.0, 16**3 * self.I**4.5 * Lh, c_nu**1.5, c_om**1.5) if self.u_bar is None else self.u_bar
+        gain = Lh ** (-2 / 3) if self.alpha_gain is None else self.alpha_gain
+        return {"bM": bM, "c_nu": c_nu, "c_om": c_om, "u_bar": u_bar, "gain": gain}
+
+    def init(self, problem: Problem, streams: Streams) -> ClientsState:
+        x, y, _ = _start(problem, len(streams.replicas))
+        M = problem.num_clients
+        noise = self.first_noise(streams)
+        by1 = self.b1 * M if self.by is None else self.b1 * self.by // self.b  # Theorem 8: |B_y1| = b1 M
+        om = problem.grad_y_g(x, y, problem.draw(noise, (M,), max(by1, 1), oracles=("gy",)))
+        copies = 1 if noise is None else self.b1  # exact oracles: every copy is the same
+        nu = self.hypergrad_estimate(problem, x, y, self.draw_neumann(problem, noise, copies), copies)
+        return ClientsState(x, y, momenta={"om": om, "nu": nu})
+
+    def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
+        it = t + 1
+        sch = self.schedule(problem)
+        a = storm_step_size(it, sch["bM"], sch["u_bar"], sch["gain"])
+        M, p = problem.num_clients, problem.dim_x
+        by = self.b * M if self.by is None else self.by
+        mom = state.momenta
+        x_new = state.x - self.eta * a * mom["nu"]
+        y_new = state.y - self.gamma * a * mom["om"]
+        comm = self.sync(it)
+        if comm:
+            x_new = average(x_new)
+        noise = streams["noise"]
+        sy_new, sy_old = self.sample_pair(problem, noise, (M,), by, oracles=("gy",))
+        om = storm(problem.grad_y_g(x_new, y_new, sy_new), problem.grad_y_g(state.x, state.y, sy_old), mom["om"],
+                   1 - sch["c_om"] * a**2)
+        sx_new, sx_old = self.sample_pair(problem, noise, (M, self.b), 1, hessians=max(self.Q, 1),
+                                          oracles=("fx", "fy", "J", "H"))
+        nu = storm(self.hypergrad_estimate(problem, x_new, y_new, sx_new, self.b),
+                   self.hypergrad_estimate(problem, state.x, state.y, sx_old, self.b), mom["nu"], 1 - sch["c_nu"] * a**2)
+        if comm and self.average_momenta:
+            nu = average(nu)  # omega stays on the client
+        costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * 2 * p),
+                 "samples_f_per_client": float(2 * self.b), "samples_g_per_client": float(2 * by),
+                 "jvp_per_client": float(2 * self.b), "hvp_per_client": float(2 * self.b * self.Q),
+                 "oracle_calls": float(M * 2 * (by + self.b * (self.Q + 3)))}
+        return ClientsState(x_new, y_new, momenta={"om": om, "nu": nu}, syncs=state.syncs + comm), costs
+
+
+@register
+@dataclass(frozen=True)
+class MRBOLike(FedBiOAccLocal):
+    """The centralized reference of spec §7: FedBiOAcc-Local with M = 1 is a MRBO-type single-loop method
+    (STORM on both levels, the Neumann estimator of eq. (6))."""
+
+    name: ClassVar[str] = "mrbo_like"
+    source: ClassVar[str] = "002_25acef2c58d2293a.txt Algorithm 4 with M = 1 (MRBO [50], spec fedbio §7)"
+
+    def validate(self, problem: Problem) -> None:
+        super().validate(problem)
+        if problem.num_clients != 1:
+            raise ParamError(self.name, "problem.clients", problem.num_clients, "the centralized reference needs M = 1")

@@ -1,0 +1,839 @@
+"""Exact expectations for linear-Gaussian runs: moment propagation instead of Monte Carlo (issue #8).
+
+On a quadratic problem with additive Gaussian noise every round of FedAvg-type methods is an affine
+map of the state and the noise, given the clients drawn and their delays. The mean and the second
+moment of the (augmented) state then propagate exactly, and every quadratic measure's expectation
+follows: no Monte-Carlo error, a cost independent of the number of replicas.
+
+Faithful to the implementation: nothing here re-derives an algorithm. The affine maps are READ OFF
+the algorithm's own seams by probing: ``client_update`` runs on probe start points (the origin and
+the unit vectors, laid out as "replicas") with a probe noise stream (zero draws, then unit draws),
+``aggregate`` and ``server_step`` on unit inputs, ``problem.measures`` on points that determine a
+quadratic form, the delay schedule's ``sample`` on the exact quadrature of its uniform draws. Every
+read-off map is then checked on random inputs; a piece that is not affine (a projection that binds,
+tanh, clipping, a non-Gaussian draw) raises ``NotExact`` with the reason, and the engine falls back
+to Monte Carlo (mode ``auto``) or refuses (mode ``exact``). So a bug in an algorithm's seams shows in
+exact mode too. What stays here is the round's skeleton (who is sampled, which stale model a job
+starts from, how duplicates count): its expectations come from the multiplicity moments of the
+sampling scheme and the delay schedule's distribution, exactly.
+
+The augmented state of the FedAvg family is v = (w^t, w^{t-1}, ..., w^{t-lam}, server state, 1); a
+round maps it to v' = M v + E D with the aggregated direction D = w sum_i n_i (J_{i,d_i} v + G_i z_i),
+n_i the multiplicity of client i, d_i its delay, z_i its standard-normal draws. E[v'] and E[v' v'^T]
+follow in closed form from E[n_i], E[n_i^2], E[n_i n_k] and the delay probabilities.
+
+Algorithms without those seams (the FESS-GDA family) are exact where their whole ``round`` is
+affine-Gaussian and draws nothing but noise, i.e. at full participation: ``RoundModel`` probes the
+round itself on the flattened state. Sampling inside ``round`` cannot be averaged from outside, so
+it raises NotExact naming the seams that would make it exact.
+
+A run in exact mode produces the usual Trace with ONE "replica" (the expectations), zero spread,
+``info["exact"] = True`` (``Trace.exact``). Other algorithm families join by exposing the same seams
+(client_update -> aggregate -> server_step) and registering a model with ``exact_model``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .algorithms.base import Algorithm
+from .algorithms.fedavg import FedAvg, FedAvgState
+from .fit import log_spaced_checkpoints
+from .participation import Participation
+from .problem import Problem
+from .seeding import ReplicaStream, Streams
+from .trace import RunConfig, Trace
+
+AFFINE_RTOL = 1e-9  # a read-off map must reproduce the code on random inputs to this relative error
+DIVERGENCE_THRESHOLD = 1e100  # as in the engine: a second moment beyond this counts as divergence
+DENSE_MAX = 16  # augmented states up to this size propagate as one dense (n^2 x n^2) matrix
+
+
+class NotExact(ValueError):
+    """The run is not linear-Gaussian (or not supported): the message says which piece and why."""
+
+
+# ------------------------------------------------------------------------------------------------
+# Probe streams: scripted draws served through the ReplicaStream interface
+
+
+class ProbeStream(ReplicaStream):
+    """A ReplicaStream that serves scripted draws instead of random ones.
+
+    ``normal`` serves, call after call, the arrays a ``script(call, shape)`` returns (R, *shape);
+    every request is logged in ``calls`` as (kind, shape), so probes can be laid out per draw.
+    ``uniform`` serves ``uniform_script`` the same way, or raises NotExact: a uniform draw inside a
+    step that should be linear-Gaussian (minibatch sampling, say) is not Gaussian noise.
+    """
+
+    def __init__(self, replicas: int, script: Callable[[int, tuple[int, ...]], np.ndarray] | None = None,
+                 uniform_script: Callable[[int, tuple[int, ...]], np.ndarray] | None = None,
+                 purpose: str = "noise", journal: list | None = None):
+        self.replicas = tuple(range(replicas))
+        self.purpose = purpose
+        self.journal = journal  # shared by the streams of one probe: (purpose, kind, shape) in call order
+        self._script = script
+        self._uniform_script = uniform_script
+        self.calls: list[tuple[str, tuple[int, ...]]] = []
+
+    def normal(self, shape: tuple[int, ...] = ()) -> np.ndarray:
+        shape = tuple(int(s) for s in shape)
+        index = sum(kind == "normal" for kind, _ in self.calls)
+        self.calls.append(("normal", shape))
+        if self.journal is not None:
+            self.journal.append((self.purpose, "normal", shape))
+        if self._script is None:
+            return np.zeros((self.count, *shape))
+        return np.array(self._script(index, shape), dtype=float).reshape((self.count, *shape))
+
+    def uniform(self, shape: tuple[int, ...] = ()) -> np.ndarray:
+        shape = tuple(int(s) for s in shape)
+        index = sum(kind == "uniform" for kind, _ in self.calls)
+        self.calls.append(("uniform", shape))
+        if self.journal is not None:
+            self.journal.append((self.purpose, "uniform", shape))
+        if self._uniform_script is None:
+            raise NotExact(f"stream {self.purpose!r} drew uniform numbers where only Gaussian noise is "
+                           "linear-Gaussian")
+        return np.array(self._uniform_script(index, shape), dtype=float).reshape((self.count, *shape))
+
+
+class ProbeStreams(Streams):
+    """Streams whose every purpose is a ProbeStream built by ``factory(purpose)``."""
+
+    def __init__(self, replicas: int, factory: Callable[[str], ProbeStream]):
+        self.seed = 0
+        self.run_key = "probe"
+        self.replicas = tuple(range(replicas))
+        self._factory = factory
+        self._streams: dict[str, ProbeStream] = {}
+
+    def __getitem__(self, purpose: str) -> ProbeStream:
+        if purpose not in self._streams:
+            self._streams[purpose] = self._factory(purpose)
+        return self._streams[purpose]
+
+
+def _close(actual: np.ndarray, predicted: np.ndarray) -> float:
+    """Largest deviation relative to the size of the values (0 when identical)."""
+    scale = max(float(np.max(np.abs(actual), initial=0.0)), float(np.max(np.abs(predicted), initial=0.0)), 1.0)
+    return float(np.max(np.abs(actual - predicted), initial=0.0)) / scale
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading affine maps off code
+
+
+@dataclass(frozen=True)
+class ClientMaps:
+    """Delta_i = A[i] start + b[i] + G_i z with Cov(G_i z) = cov[i], for every client i."""
+
+    A: np.ndarray  # (N, d, d)
+    b: np.ndarray  # (N, d)
+    cov: np.ndarray  # (N, d, d)
+    draws: int  # standard-normal draws one job consumes
+
+
+def probe_client_update(algorithm: Any, problem: Problem, *, m: int | None = None, seed: int = 0) -> ClientMaps:
+    """Read client_update's affine map in (start, noise) for every client, then check it on random
+    inputs laid out as a real round (m slots, clients repeated) with random draws."""
+    N, d = problem.num_clients, problem.dim
+    everyone = np.arange(N)
+
+    def call(starts: np.ndarray, clients: np.ndarray, script) -> tuple[np.ndarray, list]:
+        R = starts.shape[0]
+        journal: list = []
+        streams = ProbeStreams(R, lambda purpose: ProbeStream(R, script, purpose=purpose, journal=journal))
+        batch = problem.gather(clients)
+        out = np.asarray(algorithm.client_update(problem, batch, starts.copy(), streams), dtype=float)
+        if out.shape != starts.shape:
+            raise NotExact(f"client_update returned shape {out.shape}, expected {starts.shape}")
+        return out, journal
+
+    # 1) origin and unit vectors as start points, zero draws (also logs the draws one job takes)
+    starts = np.zeros((d + 1, N, d))
+    starts[1:] = np.eye(d)[:, None, :]
+    out, log = call(starts, np.broadcast_to(everyone, (d + 1, N)), None)
+    b = out[0]
+    A = np.transpose(out[1:] - b, (1, 2, 0))  # (N, d_out, d_in)
+    # 2) unit draws, one probe replica per (call, per-client coordinate), the same in every slot
+    layout = []  # (purpose-call position, per-slot size)
+    for purpose, kind, shape in log:
+        if not shape or shape[0] != N:
+            raise NotExact(f"client_update drew {kind} numbers of shape {shape} from {purpose!r}: exact mode "
+                           f"needs per-client draws with the client axis first ({N} clients)")
+        layout.append(int(np.prod(shape[1:], dtype=np.int64)))
+    offsets = np.concatenate([[0], np.cumsum(layout)]).astype(int)
+    draws = int(offsets[-1])
+    G = np.zeros((N, d, 0))
+    if draws:
+        order = {"n": 0}
+
+        def unit(index: int, shape: tuple[int, ...]) -> np.ndarray:
+            position = order["n"]
+            order["n"] += 1
+            if position >= len(layout):
+                raise NotExact("client_update drew more noise on the second probe than on the first")
+            block = np.zeros((draws, *shape))
+            per = block.reshape(draws, shape[0], -1)
+            for j in range(layout[position]):
+                per[offsets[position] + j, :, j] = 1.0
+            return block
+
+        out_noise, _ = call(np.zeros((draws, N, d)), np.broadcast_to(everyone, (draws, N)), unit)
+        G = np.transpose(out_noise - b, (1, 2, 0))  # (N, d, draws)
+    cov = np.einsum("nik,njk->nij", G, G)
+    # 3) check on random starts, random clients (with repeats) and random draws
+    rng = np.random.default_rng(seed)
+    m = N if m is None else m
+    R = 3
+    clients = rng.integers(0, N, (R, m))
+    scale = max(1.0, float(np.max(np.abs(problem.initial_point()))))
+    starts = scale * rng.standard_normal((R, m, d))
+    z = rng.standard_normal((R, m, draws))
+    served = {"n": 0}
+
+    def random_draws(index: int, shape: tuple[int, ...]) -> np.ndarray:
+        position = served["n"]
+        served["n"] += 1
+        if position >= len(layout) or int(np.prod(shape[1:], dtype=np.int64)) != layout[position]:
+            raise NotExact("client_update's draws depend on its inputs (data-dependent control flow)")
+        return z[:, :, offsets[position]:offsets[position + 1]].reshape((R, *shape))
+
+    actual, _ = call(starts, clients, random_draws)
+    predicted = (np.einsum("rmij,rmj->rmi", A[clients], starts) + b[clients]
+                 + np.einsum("rmik,rmk->rmi", G[clients], z))
+    gap = _close(actual, predicted)
+    if not gap <= AFFINE_RTOL:
+        raise NotExact(f"client_update is not affine in (start, noise) per client: off by {gap:.2e} (relative) "
+                       "on random inputs (a nonlinearity, a binding projection or clients coupled in a job)")
+    return ClientMaps(A=A, b=b, cov=cov, draws=draws)
+
+
+def probe_aggregate(algorithm: Any, clients_per_round: int, num_clients: int, dim: int, seed: int = 0) -> float:
+    """The aggregation weight w: aggregate(updates, clients) = w * sum_j updates[:, j], read off one
+    unit update and checked on random updates (zero included) for two different client draws."""
+    m, d = clients_per_round, dim
+    rng = np.random.default_rng(seed)
+    unit = np.zeros((1, m, d))
+    unit[0, 0, 0] = 1.0
+    w = float(np.asarray(algorithm.aggregate(unit, np.arange(m)[None] % num_clients), dtype=float)[0, 0])
+    for clients in (np.arange(m) % num_clients, rng.integers(0, num_clients, m)):
+        updates = rng.standard_normal((4, m, d))
+        updates[0] = 0.0
+        out = np.asarray(algorithm.aggregate(updates.copy(), np.broadcast_to(clients, (4, m))), dtype=float)
+        gap = _close(out, w * updates.sum(axis=1))
+        if not gap <= AFFINE_RTOL:
+            raise NotExact(f"aggregate is not w * (sum over slots) with one weight for every slot and any clients "
+                           f"(off by {gap:.2e}): exact sampling expectations need exchangeable slots")
+    return w
+
+
+@dataclass(frozen=True)
+class ServerMap:
+    """(x', u') = (Sx x + Sd D + Su u + s0, Tx x + Td D + Tu u + u0), u the flattened server state."""
+
+    Sx: np.ndarray
+    Sd: np.ndarray
+    Su: np.ndarray
+    s0: np.ndarray
+    Tx: np.ndarray
+    Td: np.ndarray
+    Tu: np.ndarray
+    u0: np.ndarray
+
+    def same_as(self, other: "ServerMap") -> bool:
+        return all(np.array_equal(getattr(self, f), getattr(other, f)) for f in self.__dataclass_fields__)
+
+
+def _server_shape(server: Any) -> tuple[int, ...] | None:
+    if server is None:
+        return None
+    if isinstance(server, np.ndarray) and server.ndim >= 1:
+        return tuple(server.shape[1:])
+    raise NotExact(f"the server state is a {type(server).__name__}; exact mode handles None or one array")
+
+
+def probe_server_step(algorithm: Any, dim: int, server_shape: tuple[int, ...] | None, t: int,
+                      seed: int = 0) -> ServerMap:
+    """Read server_step's affine map in (x, direction, server state) at round t, check it at random."""
+    d = dim
+    s = int(np.prod(server_shape, dtype=np.int64)) if server_shape is not None else 0
+    n_in = 2 * d + s
+    probes = np.vstack([np.zeros(n_in), np.eye(n_in)])
+    rng = np.random.default_rng(seed)
+    probes = np.vstack([probes, rng.standard_normal((3, n_in))])
+
+    def call(inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x, direction = inputs[:, :d].copy(), inputs[:, d:2 * d].copy()
+        server = inputs[:, 2 * d:].reshape((inputs.shape[0], *server_shape)).copy() if s else None
+        x_new, u_new = algorithm.server_step(x, direction, server, t)
+        u_flat = np.zeros((inputs.shape[0], 0)) if u_new is None else np.asarray(u_new, float).reshape(inputs.shape[0], -1)
+        if u_flat.shape[1] != s:
+            raise NotExact("server_step changed the shape of its state")
+        return np.asarray(x_new, dtype=float), u_flat
+
+    x_out, u_out = call(probes)
+    base = np.hstack([x_out[0], u_out[0]])
+    J = (np.hstack([x_out, u_out])[1:1 + n_in] - base).T  # (d + s, n_in)
+    predicted = probes[1 + n_in:] @ J.T + base
+    gap = _close(np.hstack([x_out, u_out])[1 + n_in:], predicted)
+    if not gap <= AFFINE_RTOL:
+        raise NotExact(f"server_step is not affine in (x, direction, server state): off by {gap:.2e}")
+    return ServerMap(Sx=J[:d, :d], Sd=J[:d, d:2 * d], Su=J[:d, 2 * d:], s0=base[:d],
+                     Tx=J[d:, :d], Td=J[d:, d:2 * d], Tu=J[d:, 2 * d:], u0=base[d:])
+
+
+@dataclass(frozen=True)
+class QuadraticMeasure:
+    """q(x) = c + l.x + x^T Q x, read off problem.measures; E q = c + l.E[x] + tr(Q E[x x^T])."""
+
+    c: float
+    l: np.ndarray
+    Q: np.ndarray
+
+
+def probe_measures(problem: Problem, to_output: Callable[[np.ndarray], Any], dim: int, scale: float = 1.0,
+                   seed: int = 0) -> dict[str, QuadraticMeasure]:
+    """Every measure of ``problem.measures(to_output(V))`` as a quadratic form of V (R, dim), read off
+    the origin, +-unit vectors and pair sums, and checked on random points of size ``scale``."""
+    d = dim
+    eye = np.eye(d)
+    pairs = [(k, l) for k in range(d) for l in range(k + 1, d)]
+    rng = np.random.default_rng(seed)
+    check = max(1.0, scale) * rng.standard_normal((3, d))
+    points = np.vstack([np.zeros(d), eye, -eye] + ([np.array([eye[k] + eye[l] for k, l in pairs])] if pairs else [])
+                       + [check])
+    values = problem.measures(to_output(points))
+    out = {}
+    for name, v in values.items():
+        v = np.asarray(v, dtype=float)
+        c = v[0]
+        plus, minus = v[1:1 + d], v[1 + d:1 + 2 * d]
+        lin = (plus - minus) / 2
+        Q = np.diag((plus + minus) / 2 - c)
+        for index, (k, l) in enumerate(pairs):
+            Q[k, l] = Q[l, k] = (v[1 + 2 * d + index] - plus[k] - plus[l] + c) / 2
+        gap = _close(v[-3:], c + check @ lin + np.einsum("ri,ij,rj->r", check, Q, check))
+        if not gap <= AFFINE_RTOL:
+            raise NotExact(f"measure {name!r} is not a quadratic form of the output (off by {gap:.2e})")
+        out[name] = QuadraticMeasure(float(c), lin, Q)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Sampling and delays, exact
+
+
+@dataclass(frozen=True)
+class SlotMoments:
+    """Coefficients of E[D D^T] / w^2 for D/w = sum over slots of (J_slot v + noise_slot):
+
+    E[D] / w = first * sum_i Jbar_i v
+    E[D D^T] / w^2 = pair * Jsum S Jsum^T + same * sum_i Jbar_i S Jbar_i^T
+                     + single * sum_i E_delay[J_i S J_i^T] + single * sum_i Cov_i
+    """
+
+    first: float
+    pair: float
+    same: float
+    single: float
+    expected_jobs: float  # distinct local jobs per round, in expectation
+
+
+def slot_moments(participation: Participation, num_clients: int, duplicates: str) -> SlotMoments:
+    """From the multiplicities n_i: E n_i, E n_i^2 and E n_i n_k (i != k), exact."""
+    N = num_clients
+    m = participation.per_round(N)
+    if participation.mode == "full":
+        return SlotMoments(first=1.0, pair=1.0, same=-1.0, single=1.0, expected_jobs=float(N))
+    if participation.mode == "without_replacement":  # n_i in {0, 1}, pairs drawn together m(m-1)/(N(N-1))
+        pair = m * (m - 1) / (N * (N - 1)) if N > 1 else 0.0
+        return SlotMoments(first=m / N, pair=pair, same=-pair, single=m / N, expected_jobs=float(m))
+    # with replacement: (n_i) multinomial(m, 1/N)
+    if duplicates == "shared":  # one job per distinct client, counted n_i times (same noise): E n_i^2
+        second = m / N * (1 - 1 / N) + (m / N) ** 2
+        pair = m * (m - 1) / N**2
+        jobs = N * participation.inclusion_probability(N)
+        return SlotMoments(first=m / N, pair=pair, same=-pair, single=second, expected_jobs=jobs)
+    # independent jobs per draw: i.i.d. slots, each with its own noise (and its own uniform delay)
+    return SlotMoments(first=m / N, pair=m * (m - 1) / N**2, same=0.0, single=m / N, expected_jobs=float(m))
+
+
+def delay_table(delay: Any, clients: np.ndarray, t: int, lam: int, *, check: bool = True) -> np.ndarray:
+    """P(delay = k) for each client, (N, lam+1), read off ``delay.sample`` at round t.
+
+    A schedule that draws nothing is deterministic: one call. One that draws uniforms gets the exact
+    quadrature of them: 64 (lam+1) mid-points per client, which integrates every step function with
+    breakpoints on that grid (``integers(lam+1)`` is one) exactly; with ``check`` the result must
+    agree with a 3x finer grid, so a schedule with other breakpoints is refused, not approximated.
+    """
+    N = clients.size
+
+    def run(points: int) -> tuple[np.ndarray, bool]:
+        grid = (np.arange(points) + 0.5) / points
+
+        def uniform(index: int, shape: tuple[int, ...]) -> np.ndarray:
+            if index > 0 or shape != (N,):
+                raise NotExact(f"delay schedule {delay} draws {shape} uniforms: exact mode needs one per client")
+            return np.broadcast_to(grid[:, None], (points, N))
+
+        stream = ProbeStream(points, None, uniform, purpose="delay")
+        got = np.asarray(delay.sample(np.broadcast_to(clients, (points, N)), t, stream), dtype=np.int64)
+        got = np.broadcast_to(got, (points, N))
+        if got.min(initial=0) < 0 or got.max(initial=0) > lam:
+            raise NotExact(f"delay schedule {delay} produced delays outside 0..{lam}")
+        flat = (np.arange(N) * (lam + 1) + got).reshape(-1)
+        table = np.bincount(flat, minlength=N * (lam + 1)).reshape(N, lam + 1) / points
+        return table, bool(stream.calls)
+
+    table, random = run(1)
+    if not random:
+        return table
+    table, _ = run(64 * (lam + 1))
+    if check and not np.allclose(table, run(192 * (lam + 1))[0], rtol=0, atol=1e-12):
+        raise NotExact(f"delay schedule {delay}: its distribution is not a step function on the (lam+1) grid")
+    return table
+
+
+# ------------------------------------------------------------------------------------------------
+# The FedAvg family
+
+
+@dataclass(frozen=True)
+class RoundOperator:
+    """One round on the second moment S of the augmented state v = (..., 1):
+
+    S' = F S F^T + E X E^T,  vec X = Q vec S,
+
+    F = M + E B the mean dynamics, E where the direction enters, X = Cov(D | v) averaged over the
+    sampling, the delays and the noise (the noise enters through S[-1, -1] = 1). E[v] = S[:, -1].
+    """
+
+    F: np.ndarray  # (n, n)
+    E: np.ndarray  # (n, d)
+    Q: np.ndarray  # (d*d, n*n)
+
+    def __post_init__(self) -> None:
+        # small states: one (n^2, n^2) matrix, vec S' = (F (x) F + (E (x) E) Q) vec S, is one call
+        # per round instead of six (numpy call overhead dominates at these sizes)
+        n = self.F.shape[0]
+        dense = None
+        if n <= DENSE_MAX:  # einsum, not a threaded GEMM (see _outer_map)
+            dense = np.kron(self.F, self.F) + np.einsum("ij,jk->ik", np.kron(self.E, self.E), self.Q)
+        object.__setattr__(self, "dense", dense)
+
+    def apply(self, flat: np.ndarray) -> np.ndarray:
+        """vec S -> vec S' (row-major vec of the n x n second moment)."""
+        if self.dense is not None:
+            return self.dense @ flat
+        n, d = self.E.shape
+        second = flat.reshape(n, n)
+        X = (self.Q @ flat).reshape(d, d)
+        out = self.F @ second @ self.F.T
+        out += self.E @ X @ self.E.T
+        return out.reshape(-1)
+
+
+def _outer_map(jobs: np.ndarray) -> np.ndarray:
+    """sum_j J_j (x) J_j as a (d, d, n, n) array: the map S -> sum_j J_j S J_j^T, for jobs (..., d, n)."""
+    d, n = jobs.shape[-2:]
+    flat = jobs.reshape(-1, d * n)
+    # einsum, not BLAS: a threaded GEMM of this size loses more to thread start-up than it gains
+    return np.einsum("ja,jb->ab", flat, flat).reshape(d, n, d, n).transpose(0, 2, 1, 3)
+
+
+class FedAvgModel:
+    """Exact moments of FedAvg.round, built from the probed seams of one algorithm on one problem.
+
+    The round's skeleton (FedAvg.round: sample clients, delays, one job per distinct client when
+    duplicates are shared, ring buffer of the last lam+1 models) is mirrored here in expectation;
+    every number comes from the seams and the schedules, probed.
+    """
+
+    def __init__(self, algorithm: FedAvg, problem: Problem, rounds: int):
+        if type(algorithm).round is not FedAvg.round:
+            raise NotExact(f"{algorithm.name} overrides round(); exact mode reads the seams of FedAvg.round")
+        if not hasattr(problem, "gather"):
+            raise NotExact(f"problem {problem.family!r} has no per-client oracles")
+        self.algorithm, self.problem = algorithm, problem
+        N, d = problem.num_clients, problem.dim
+        self.N, self.d = N, d
+        self.lam = int(algorithm.delay.lam)
+        self.m = algorithm.participation.per_round(N)
+        self.clients = probe_client_update(algorithm, problem, m=self.m)
+        self.w = probe_aggregate(algorithm, self.m, N, d)
+        shared = algorithm.duplicates == "shared" or algorithm.participation.mode != "with_replacement"
+        self.moments = slot_moments(algorithm.participation, N, "shared" if shared else "independent")
+        x0 = np.asarray(problem.initial_point(), dtype=float).reshape(1, d)
+        server0 = algorithm.server_init(x0)
+        self.server_shape = _server_shape(server0)
+        self.s = int(np.prod(self.server_shape, dtype=np.int64)) if self.server_shape is not None else 0
+        self.u_init = np.zeros(self.s) if server0 is None else np.asarray(server0, float).reshape(-1)
+        self.n = (self.lam + 1) * d + self.s + 1  # augmented dimension, the constant last
+        # jobs J_{i,k} = A_i P_k + b_i e_const: (N, lam+1, d, n)
+        J = np.zeros((N, self.lam + 1, d, self.n))
+        for k in range(self.lam + 1):
+            J[:, k, :, k * d:(k + 1) * d] = self.clients.A
+        J[:, :, :, -1] = self.clients.b[:, None, :]
+        self.jobs = J
+        self.noise_sum = self.clients.cov.sum(axis=0)
+        # server maps probed at rounds 0, 1 and T-1; if they differ, every round is probed
+        probes = [probe_server_step(algorithm, d, self.server_shape, t) for t in sorted({0, 1, rounds - 1})]
+        self.server_time_invariant = all(p.same_as(probes[0]) for p in probes)
+        self._server0 = probes[0]
+        # delay tables probed over 3 (lam+1) rounds and at T-1: periodic in t mod (lam+1) (every
+        # schedule of DelaySchedule is) or else probed every round
+        self.period = self.lam + 1
+        window = [self.delay_table(t, check=(t == 0)) for t in range(min(rounds, 3 * self.period))]
+        periodic = all(np.array_equal(tab, window[t % self.period]) for t, tab in enumerate(window))
+        periodic &= np.array_equal(self.delay_table(rounds - 1), window[(rounds - 1) % self.period]) \
+            if rounds - 1 >= len(window) else True
+        self._tables = window[:self.period] if periodic else None
+        self.max_delay = 0
+        self._operators: dict[Any, RoundOperator] = {}
+
+    def delay_table(self, t: int, check: bool = False) -> np.ndarray:
+        return delay_table(self.algorithm.delay, np.arange(self.N), t, self.lam, check=check)
+
+    # -- state layout ---------------------------------------------------------------------------
+    def initial(self) -> np.ndarray:
+        """E[v v^T] at round 0 (deterministic start)."""
+        x0 = np.asarray(self.problem.initial_point(), dtype=float)
+        v = np.concatenate([np.tile(x0, self.lam + 1), self.u_init, [1.0]])
+        return np.outer(v, v)
+
+    def measure_space(self) -> tuple[int, Callable[[np.ndarray], Any], np.ndarray]:
+        """(dim, V -> algorithm output, where V sits in v): FedAvg's output is w^t, block 0 of v."""
+        return self.d, lambda V: V, np.arange(self.d)
+
+    def final(self, second: np.ndarray) -> dict[str, np.ndarray]:
+        return {"x": second[:self.d, -1][None, :].copy()}
+
+    # -- one round ------------------------------------------------------------------------------
+    def server_map(self, t: int) -> ServerMap:
+        return self._server0 if self.server_time_invariant else probe_server_step(
+            self.algorithm, self.d, self.server_shape, t)
+
+    def operator(self, t: int) -> RoundOperator:
+        if self._tables is not None and self.server_time_invariant:
+            op = self._operators.get(t % self.period)
+            if op is not None:
+                return op
+            key, table = t % self.period, self._tables[t % self.period]
+        else:
+            table = self._tables[t % self.period] if self._tables is not None else self.delay_table(t)
+            key = (t, table.tobytes())
+        op = self._operators.get(key)
+        if op is None:
+            if len(self._operators) > 4 * self.period:  # time-varying: keep the cache small
+                self._operators.clear()
+            op = self._build(table, self.server_map(t))
+            self._operators[key] = op
+            reached = np.flatnonzero(table.sum(axis=0) > 0)
+            self.max_delay = max(self.max_delay, int(reached.max(initial=0)))
+        return op
+
+    def _build(self, table: np.ndarray, sm: ServerMap) -> RoundOperator:
+        """The round's operator for one delay table: D = w sum_i n_i (J_{i,d_i} v + G_i z_i)."""
+        d, lam, s, n, w, mo = self.d, self.lam, self.s, self.n, self.w, self.moments
+        M = np.zeros((n, n))
+        E = np.zeros((n, d))
+        u = slice((lam + 1) * d, (lam + 1) * d + s)
+        M[:d, :d] = sm.Sx
+        M[:d, u] = sm.Su
+        M[:d, -1] = sm.s0
+        E[:d] = sm.Sd
+        for k in range(1, lam + 1):  # the ring buffer: w^{t-k+1} becomes w^{(t+1)-k}
+            M[k * d:(k + 1) * d, (k - 1) * d:k * d] = np.eye(d)
+        if s:
+            M[u, :d] = sm.Tx
+            M[u, u] = sm.Tu
+            M[u, -1] = sm.u0
+            E[u] = sm.Td
+        M[-1, -1] = 1.0
+        Jbar = np.einsum("ik,ikap->iap", table, self.jobs)  # delay-averaged jobs
+        Jsum = Jbar.sum(axis=0)
+        B = w * mo.first * Jsum  # E[D | v] = B v
+        # E[D D^T | v] - E[D|v] E[D|v]^T as a linear map of S = E[v v^T] (noise via S[-1, -1] = 1);
+        # sums of J S J^T over clients and delays are one product of stacked jobs (weights >= 0)
+        Q = mo.pair * _outer_map(Jsum[None])
+        if mo.same:
+            Q += mo.same * _outer_map(Jbar)
+        Q += mo.single * _outer_map(np.sqrt(table)[:, :, None, None] * self.jobs)
+        Q *= w * w
+        Q[:, :, -1, -1] += w * w * mo.single * self.noise_sum
+        Q -= _outer_map(B[None])
+        return RoundOperator(F=M + E @ B, E=E, Q=Q.reshape(d * d, n * n))
+
+    def step(self, t: int, flat: np.ndarray) -> np.ndarray:
+        """vec E[v v^T] after round t from before it."""
+        return self.operator(t).apply(flat)
+
+    def costs(self) -> dict[str, float]:
+        """Expected costs per round, as FedAvg.round counts them."""
+        jobs = self.moments.expected_jobs
+        return {"oracle_calls": jobs * self.algorithm.local_steps, "vectors_up": jobs,
+                "vectors_down": float(self.N) if self.algorithm.broadcast_to_all else jobs}
+
+    def info(self, second: np.ndarray) -> dict[str, Any]:
+        """The algorithm's own info() on a state carrying the largest delay of positive probability."""
+        state = FedAvgState(history=np.zeros((1, self.lam + 1, self.d)), t=0, max_delay=self.max_delay)
+        return self.algorithm.info(state)
+
+
+class RoundModel:
+    """Exact moments of any algorithm whose ``round`` itself is affine-Gaussian in its array state.
+
+    For algorithms without the FedAvg seams, at a participation that draws nothing (``full``): the
+    whole round is probed (the state's arrays flattened into v; origin and unit vectors as replicas,
+    then unit draws of every normal number the round takes), giving v' = F v + G z exactly. A round
+    that draws uniform numbers (client sampling, random delays) raises NotExact: taking expectations
+    over those needs the seams, as FedAvgModel does. The maps are probed at rounds 0, 1 and T-1 and,
+    if they differ, at every round.
+    """
+
+    def __init__(self, algorithm: Any, problem: Problem, rounds: int):
+        self.algorithm, self.problem = algorithm, problem
+        zero = ProbeStreams(1, lambda purpose: ProbeStream(1, None, purpose=purpose))
+        self.template = algorithm.init(problem, zero)
+        if not dataclasses.is_dataclass(self.template):
+            raise NotExact(f"{algorithm.name}'s state is not a dataclass of arrays")
+        self.layout = []  # (field, shape without the replica axis, slice in v)
+        start = 0
+        for f in dataclasses.fields(self.template):
+            value = getattr(self.template, f.name)
+            if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == 1:
+                size = int(np.prod(value.shape[1:], dtype=np.int64))
+                self.layout.append((f.name, value.shape[1:], slice(start, start + size)))
+                start += size
+        self.n_state = start
+        self.n = start + 1
+        self.v0 = self.flatten(self.template)[0]
+        self.scale = max(1.0, float(np.max(np.abs(self.v0), initial=0.0)))
+        probes = [self._probe(t) for t in sorted({0, 1, rounds - 1})]
+        self.time_invariant = all(np.array_equal(p[0].F, probes[0][0].F) and np.array_equal(p[0].Q, probes[0][0].Q)
+                                  for p in probes)
+        self._op0, self._costs = probes[0]
+
+    # -- state <-> vectors ----------------------------------------------------------------------
+    def flatten(self, state: Any) -> np.ndarray:
+        parts = []
+        for name, shape, _ in self.layout:
+            value = getattr(state, name)
+            if not isinstance(value, np.ndarray) or value.shape[1:] != shape:
+                raise NotExact(f"{self.algorithm.name}'s state field {name!r} changed its shape or type in a round")
+            parts.append(value.reshape(value.shape[0], -1))
+        return np.hstack(parts).astype(float)
+
+    def unflatten(self, V: np.ndarray) -> Any:
+        R = V.shape[0]
+        return dataclasses.replace(self.template, **{name: V[:, sl].reshape((R, *shape)).copy()
+                                                     for name, shape, sl in self.layout})
+
+    # -- probing the round ----------------------------------------------------------------------
+    def _call(self, V: np.ndarray, t: int, script) -> tuple[np.ndarray, list, Any]:
+        R = V.shape[0]
+        journal: list = []
+        streams = ProbeStreams(R, lambda purpose: ProbeStream(R, script, purpose=purpose, journal=journal))
+        new, costs = self.algorithm.round(self.unflatten(V), self.problem, t, streams)
+        for f in dataclasses.fields(self.template):  # what is not an array must not move
+            if f.name not in {name for name, _, _ in self.layout}:
+                if not _same(getattr(new, f.name), getattr(self.template, f.name)):
+                    raise NotExact(f"{self.algorithm.name}'s state field {f.name!r} is not an array and changes "
+                                   "in a round (exact mode needs the state's arrays to carry all that moves)")
+        return self.flatten(new), journal, costs
+
+    def _probe(self, t: int) -> tuple[RoundOperator, dict[str, float]]:
+        n = self.n_state
+        V = np.vstack([np.zeros(n), np.eye(n)])
+        try:
+            out, journal, costs = self._call(V, t, None)
+        except NotExact as why:
+            hint = ("; exact expectations over client sampling or random delays need the "
+                    "client_update/aggregate/server_step seams") if "uniform" in str(why) else ""
+            raise NotExact(f"{self.algorithm.name}.round: {why}{hint}") from None
+        c = out[0]
+        A = (out[1:] - c).T
+        sizes = [int(np.prod(shape, dtype=np.int64)) for _, _, shape in journal]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        draws = int(offsets[-1])
+        G = np.zeros((n, 0))
+        if draws:
+            eye = np.eye(draws)
+            order = iter(range(len(sizes)))
+
+            def unit(index: int, shape: tuple[int, ...]) -> np.ndarray:
+                position = next(order, None)
+                if position is None or int(np.prod(shape, dtype=np.int64)) != sizes[position]:
+                    raise NotExact(f"{self.algorithm.name}.round's draws depend on its inputs")
+                return eye[:, offsets[position]:offsets[position + 1]]
+
+            G = (self._call(np.zeros((draws, n)), t, unit)[0] - c).T
+        # check on random states and random draws
+        rng = np.random.default_rng(t)
+        V = self.scale * rng.standard_normal((3, n))
+        z = rng.standard_normal((3, draws))
+        order2 = iter(range(len(sizes)))
+
+        def random_draws(index: int, shape: tuple[int, ...]) -> np.ndarray:
+            position = next(order2, None)
+            if position is None or int(np.prod(shape, dtype=np.int64)) != sizes[position]:
+                raise NotExact(f"{self.algorithm.name}.round's draws depend on its inputs")
+            return z[:, offsets[position]:offsets[position + 1]]
+
+        actual = self._call(V, t, random_draws)[0]
+        gap = _close(actual, V @ A.T + c + z @ G.T)
+        if not gap <= AFFINE_RTOL:
+            raise NotExact(f"{self.algorithm.name}.round is not affine in (state, noise): off by {gap:.2e} "
+                           "on random inputs (a nonlinear problem or a projection that binds)")
+        F = np.zeros((self.n, self.n))
+        F[:n, :n] = A
+        F[:n, -1] = c
+        F[-1, -1] = 1.0
+        E = np.vstack([np.eye(n), np.zeros((1, n))])
+        Q = np.zeros((n, n, self.n, self.n))
+        Q[:, :, -1, -1] = G @ G.T  # the noise enters through S[-1, -1] = 1
+        mean_costs = {k: float(np.mean(v)) for k, v in costs.items()}
+        return RoundOperator(F=F, E=E, Q=Q.reshape(n * n, self.n * self.n)), mean_costs
+
+    # -- the model interface used by run_exact -------------------------------------------------
+    def initial(self) -> np.ndarray:
+        v = np.append(self.v0, 1.0)
+        return np.outer(v, v)
+
+    def step(self, t: int, flat: np.ndarray) -> np.ndarray:
+        """vec E[v v^T] after round t from before it."""
+        op = self._op0 if self.time_invariant else self._probe(t)[0]
+        return op.apply(flat)
+
+    def measure_space(self) -> tuple[int, Callable[[np.ndarray], Any], np.ndarray]:
+        return self.n_state, lambda V: self.algorithm.output(self.unflatten(V)), np.arange(self.n_state)
+
+    def final(self, second: np.ndarray) -> dict[str, np.ndarray]:
+        from .engine import as_points  # the engine imports this module lazily
+
+        output = self.algorithm.output(self.unflatten(second[:self.n_state, -1][None, :]))
+        return {name: np.asarray(point, dtype=float) for name, point in as_points(output).items()}
+
+    def costs(self) -> dict[str, float]:
+        return dict(self._costs)
+
+    def info(self, second: np.ndarray) -> dict[str, Any]:
+        return self.algorithm.info(self.unflatten(second[:self.n_state, -1][None, :]))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    return a == b
+
+
+# algorithm class -> model builder, tried from the most derived class up: the FedAvg family through
+# its seams (any participation and delay schedule), everything else through its whole round
+MODELS: dict[type, Callable[[Any, Problem, int], Any]] = {FedAvg: FedAvgModel, Algorithm: RoundModel}
+
+
+def exact_model(algorithm_class: type) -> Callable[[Callable], Callable]:
+    """Register a model builder (algorithm, problem, rounds) -> model for an algorithm family."""
+
+    def decorate(builder: Callable) -> Callable:
+        MODELS[algorithm_class] = builder
+        return builder
+
+    return decorate
+
+
+def model_for(algorithm: Any, problem: Problem, rounds: int) -> Any:
+    """The first model along the class hierarchy that accepts the run; NotExact with every reason."""
+    reasons = []
+    for cls in type(algorithm).__mro__:
+        if cls in MODELS:
+            try:
+                return MODELS[cls](algorithm, problem, rounds)
+            except NotExact as why:
+                reasons.append(f"{MODELS[cls].__name__}: {why}")
+    raise NotExact("; ".join(reasons) or f"{algorithm.name} has no exact model")
+
+
+# ------------------------------------------------------------------------------------------------
+# The run
+
+
+def run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
+    """The Trace of ``config`` with exact expectations: one "replica", zero spread, info["exact"]."""
+    started = time.perf_counter()
+    rounds = int(config.rounds)
+    model = model_for(algorithm, problem, rounds)
+    dim, to_output, index = model.measure_space()
+    scale = float(np.sqrt(np.max(np.abs(np.diag(model.initial())))))
+    names, forms = _augmented_measures(probe_measures(problem, to_output, dim, scale), index, model.n)
+    marks = log_spaced_checkpoints(rounds, int(config.checkpoints))
+    mark_index = {int(t): c for c, t in enumerate(marks)}
+    per_round = model.costs()
+    point = np.full((marks.size, len(names)), np.nan)
+    average = np.full((marks.size, len(names)), np.nan)
+    sums = np.zeros(len(names) + 1)
+    diverged = -1
+
+    # the last row of `forms` is the trace of S: |S_ij| <= tr S for S >= 0, so it detects divergence
+    forms = np.vstack([forms, np.eye(model.n).reshape(1, -1)])
+    flat = model.initial().reshape(-1)
+    values = forms @ flat
+    with np.errstate(all="ignore"):
+        for t in range(rounds):
+            if t in mark_index:  # before adding round t: avg at t is the mean over rounds < t
+                point[mark_index[t]] = values[:-1]
+                average[mark_index[t]] = sums[:-1] / t if t > 0 else np.nan
+            sums += values
+            flat = model.step(t, flat)
+            values = forms @ flat
+            if not values[-1] <= DIVERGENCE_THRESHOLD:  # NaN too
+                diverged = t + 1  # like the engine: the remaining checkpoints stay NaN
+                break
+        else:
+            point[-1] = values[:-1]
+            average[-1] = sums[:-1] / rounds
+    second = flat.reshape(model.n, model.n)
+    measures = {name: point[:, j:j + 1] for j, name in enumerate(names)}
+    measures.update({f"avg:{name}": average[:, j:j + 1] for j, name in enumerate(names)})
+    counters = {name: marks * cost for name, cost in per_round.items()}
+    counters["rounds"] = marks.astype(float)
+    if diverged >= 0:
+        reached = marks < diverged
+        counters = {k: np.where(reached, v, 0.0) for k, v in counters.items()}
+    if "oracle_calls" in counters:
+        counters["oracle_calls_per_client"] = counters["oracle_calls"] / problem.num_clients
+    final = model.final(second)
+    if diverged >= 0:
+        final = {name: np.full_like(point, np.nan) for name, point in final.items()}
+    info = {
+        **model.info(second),
+        "wall_seconds": time.perf_counter() - started,
+        "algorithm_source": algorithm.source,
+        "problem_spec": problem.spec,
+        "exact": True,
+        "exact_how": "moments propagated exactly from the probed seams (ratecheck.exact); one row = expectations",
+    }
+    return Trace(config=config, replica_ids=np.array([0]), checkpoints=marks, measures=measures,
+                 counters=counters, final=final, diverged_round=np.array([diverged]), info=info)
+
+
+def _augmented_measures(measures: Mapping[str, QuadraticMeasure], index: np.ndarray,
+                        n: int) -> tuple[list[str], np.ndarray]:
+    """Each q(x) = c + l.x + x^T Q x as a matrix on v = (..., 1): E q = <Qv, E[v v^T]>, stacked."""
+    names = list(measures)
+    forms = np.zeros((len(names), n, n))
+    for j, name in enumerate(names):
+        q = measures[name]
+        forms[j][np.ix_(index, index)] = q.Q
+        forms[j][index, -1] += q.l / 2
+        forms[j][-1, index] += q.l / 2
+        forms[j][-1, -1] = q.c
+    return names, forms.reshape(len(names), n * n)

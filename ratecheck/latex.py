@@ -1,0 +1,280 @@
+"""Bounds and conditions pasted from a paper: LaTeX -> sympy, through sympy's LaTeX parser (lark).
+
+Symbols are matched by *name* to the theorem's declared symbols (with their assumptions): a symbol is
+written as sympy prints it (``sympy.latex(Symbol("eta_x"))`` is ``\\eta_{x}``, ``etabar`` is
+``\\bar{\\eta}``, ``Delta`` is ``\\Delta``), or ``\\eta_x`` for a one-character subscript. Forms the
+lark grammar lacks (``\\sigma``, capital Greek, ``\\bar``, multi-letter names) are swapped for
+placeholders before parsing and swapped back after, and ``\\begin{cases}`` rows become a Piecewise.
+A symbol the theorem does not declare, or text sympy cannot parse, is a ``LatexError`` that says
+what and where.
+
+    Bound.from_latex("corrected", r"\\sqrt{\\frac{128 L \\sigma^{2} \\Delta}{n K T}} + \\frac{8 L}{K T}",
+                     src("Appendix A.2.2"), symbols=(L, sigma, Delta, n, K, T))
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping
+
+import sympy as sp
+from sympy.core.relational import Relational
+
+__all__ = ["LatexError", "parse"]
+
+SymbolsLike = Iterable[sp.Symbol] | Mapping[str, sp.Symbol]
+_PLACEHOLDER = "rcsym"
+_CASES = re.compile(r"\\begin\{cases\}(.*?)\\end\{cases\}", re.S)
+
+
+class LatexError(ValueError):
+    """LaTeX that cannot become the expression asked for: names the text and the cause."""
+
+
+def parse(text: str, symbols: SymbolsLike, *, what: str = "LaTeX") -> sp.Basic:
+    """The sympy expression or relation of ``text``, over the declared ``symbols`` (by name)."""
+    declared = dict(symbols) if isinstance(symbols, Mapping) else {s.name: s for s in symbols}
+    for name, sym in declared.items():
+        if not isinstance(sym, sp.Symbol):
+            raise LatexError(f"{what}: {name!r} is not a sympy Symbol: {sym!r}")
+    if not isinstance(text, str) or not text.strip():
+        raise LatexError(f"{what}: expected a LaTeX string, got {text!r}")
+    slots: dict[str, sp.Basic] = {}
+
+    def slot(value: sp.Basic) -> str:
+        key = _PLACEHOLDER + _letters(len(slots))
+        slots[key] = value
+        return rf" \mathit{{{key}}} "
+
+    def cases(match: re.Match) -> str:
+        pieces = []
+        for row in filter(str.strip, re.split(r"\\\\", match.group(1))):
+            value, _, condition = row.partition("&")
+            condition = re.sub(r"\\text\{\s*(for|if)\s*\}|\\[:,;!]|\\quad", " ", condition).strip().rstrip(",")
+            otherwise = condition in ("", r"\text{otherwise}", r"\text{else}")
+            pieces.append((_parse(value, declared, what), True if otherwise else _parse(condition, declared, what)))
+        return slot(sp.Piecewise(*pieces))
+
+    prepared = _CASES.sub(cases, text)
+    prepared = re.sub(r"\\(?:bar|overline)\s*(\\[A-Za-z]+|[A-Za-z])", r"\\bar{\1}", prepared)  # \bar\eta
+    prepared = prepared.replace(r"\overline{", r"\bar{")
+    for form, sym in _forms(declared):
+        prepared = _replace(prepared, form, lambda sym=sym: slot(sym))
+    try:
+        prepared = _explicit_products(prepared)
+    except _Unbalanced as exc:
+        raise LatexError(f"{what}: cannot parse {text!r}: {exc}") from None
+    return _parse(prepared, declared, what, slots, original=text)
+
+
+def _parse(text: str, declared: Mapping[str, sp.Symbol], what: str, slots: Mapping[str, sp.Basic] | None = None,
+           original: str | None = None) -> sp.Basic:
+    """Parse prepared text (placeholders in), then map every symbol back to a declared one."""
+    if slots is None:  # a piece of a cases block: prepare it on its own
+        return parse(text, declared, what=what)
+    try:
+        from sympy.parsing.latex import parse_latex
+
+        result = parse_latex(text, backend="lark")
+    except ImportError as exc:  # lark is a dependency of ratecheck; say so if it is missing
+        raise LatexError(f"{what}: sympy's LaTeX parser needs lark (pip install lark): {exc}") from None
+    except Exception as exc:  # lark raises its own exception types: report them all the same way
+        cause = str(exc).strip().splitlines()
+        detail = " ".join(cause[:1] + [line.strip() for line in cause[1:4] if line.strip()])
+        raise LatexError(f"{what}: sympy cannot parse {original or text!r}: {type(exc).__name__}: {detail}") from None
+    mapping = {}
+    for sym in result.free_symbols:
+        name = str(sym.name)
+        if name in slots:
+            mapping[sym] = slots[name]
+        elif name in declared:
+            mapping[sym] = declared[name]
+        else:
+            known = ", ".join(f"{n} ({sp.latex(s)})" for n, s in declared.items())
+            raise LatexError(f"{what}: symbol {name!r} in {original or text!r} is not declared; declared: {known}")
+    return result.xreplace(mapping)
+
+
+def _forms(declared: Mapping[str, sp.Symbol]) -> list[tuple[str, sp.Symbol]]:
+    """LaTeX spellings of the declared symbols the grammar does not read as the same name, longest
+    first (a single Latin letter is read natively)."""
+    forms: dict[str, sp.Symbol] = {}
+    for name, sym in declared.items():
+        printed = sp.latex(sym)
+        spellings = {printed, re.sub(r"_\{(\\?[A-Za-z0-9]+)\}$", r"_\1", printed)}
+        for form in spellings:
+            if not re.fullmatch(r"[A-Za-z]", form):
+                forms.setdefault(form, sym)
+    return sorted(forms.items(), key=lambda item: -len(item[0]))
+
+
+def _replace(text: str, form: str, make) -> str:
+    """Replace whole occurrences of a symbol's spelling (not a prefix of a longer name)."""
+    out, start = [], 0
+    for match in re.finditer(re.escape(form), text):
+        i, j = match.start(), match.end()
+        before = text[i - 1] if i > 0 else ""
+        after = text[j] if j < len(text) else ""
+        if after.isalnum() and form[-1].isalpha() or after in ("_", "'"):
+            continue  # \eta inside \eta_{x} or \etabar; lam inside lambda
+        if form[0].isalpha() and (before.isalpha() or before in ("\\", "_")):
+            continue  # L_{f} inside \Lambda_{f} or x_L_{f}
+        out.append(text[start:i])
+        out.append(make())
+        start = j
+    out.append(text[start:])
+    return "".join(out)
+
+
+# -- explicit products ---------------------------------------------------------------------------
+# The lark grammar reads neither "x^{2} y" nor "\\left(": a bound as sympy prints it (or as a paper
+# writes it) needs every product spelled out. Juxtaposed factors get a \\cdot, level by level.
+
+_OPERATORS = {"cdot", "times", "div", "le", "leq", "ge", "geq", "lt", "gt", "neq", "ne", "pm", "mp", "leqslant",
+              "geqslant"}
+_TWO_ARGS = {"frac", "dfrac", "tfrac", "binom"}
+_ONE_ARG = {"bar", "overline", "hat", "tilde", "mathit", "mathrm", "text", "operatorname", "mathbf"}
+_FUNCTIONS = {"log", "ln", "exp", "sin", "cos", "tan", "max", "min", "arcsin", "arccos", "arctan", "sinh", "cosh",
+              "tanh", "lg"}
+_SPACING = re.compile(r"\\[,:;! ]|\\quad|\\qquad")
+_CLOSING = {"(": ")", "[": "]", "{": "}"}
+
+
+class _Unbalanced(ValueError):
+    pass
+
+
+def _explicit_products(text: str) -> str:
+    text = re.sub(r"\\left\s*([(\[|])", r"\1", text)
+    text = re.sub(r"\\right\s*([)\]|])", r"\1", text)
+    text = re.sub(r"\\(left|right)\s*\.", " ", text)
+    return _products(_SPACING.sub(" ", text))
+
+
+def _products(text: str) -> str:
+    out: list[str] = []
+    i, previous_unit = 0, False
+    while i < len(text):
+        char = text[i]
+        if char.isspace():
+            i += 1
+            continue
+        command = re.match(r"\\([A-Za-z]+)", text[i:])
+        if char in "+-=<>/,&" or (command and command.group(1) in _OPERATORS):
+            j = i + (command.end() if command else 1)
+            out.append(f" {text[i:j]} ")
+            i, previous_unit = j, False
+            continue
+        unit, i = _unit(text, i)
+        unit, i = _postfix(text, i, unit)
+        out.append(r" \cdot " + unit if previous_unit else unit)
+        previous_unit = True
+    return "".join(out).strip()
+
+
+def _unit(text: str, i: int) -> tuple[str, int]:
+    """One factor starting at i (without its ^, _, ' or ! postfixes) and the index after it."""
+    char = text[i]
+    if char.isdigit() or char == ".":
+        match = re.match(r"[0-9.]+", text[i:])
+        return match.group(0), i + match.end()
+    if char.isalpha():
+        return char, i + 1
+    if char in _CLOSING:
+        inner, j = _group(text, i)
+        return char + _products(inner) + _CLOSING[char], j
+    command = re.match(r"\\([A-Za-z]+)", text[i:])
+    if command is None:
+        raise _Unbalanced(f"unexpected {char!r} at position {i}")
+    name, j = command.group(1), i + command.end()
+    if name in _TWO_ARGS:
+        first, j = _argument(text, j)
+        second, j = _argument(text, j)
+        return f"\\{name}{{{first}}}{{{second}}}", j
+    if name == "sqrt":
+        index = ""
+        rest = text[j:].lstrip()
+        if rest.startswith("["):
+            j = len(text) - len(rest)
+            inner, j = _group(text, j)
+            index = f"[{_products(inner)}]"
+        argument, j = _argument(text, j)
+        return f"\\sqrt{index}{{{argument}}}", j
+    if name in _ONE_ARG:
+        argument, j = _argument(text, j, keep=name in ("mathit", "mathrm", "text", "operatorname"))
+        return f"\\{name}{{{argument}}}", j
+    if name in _FUNCTIONS:  # the function applies to the factor after it (and its own ^ or _)
+        head, j = _postfix(text, j, f"\\{name}")
+        k = j
+        while k < len(text) and text[k].isspace():
+            k += 1
+        argument, j = _unit(text, k)
+        argument, j = _postfix(text, j, argument)
+        return f"{head}{argument}", j
+    return f"\\{name}", j
+
+
+def _argument(text: str, j: int, keep: bool = False) -> tuple[str, int]:
+    """The braced argument (or single character) of a command, its products made explicit."""
+    while j < len(text) and text[j].isspace():
+        j += 1
+    if j >= len(text):
+        raise _Unbalanced("a command is missing its argument at the end")
+    if text[j] == "{":
+        inner, j = _group(text, j)
+        return (inner if keep else _products(inner)), j
+    unit, j = _unit(text, j)
+    return unit, j
+
+
+def _postfix(text: str, j: int, unit: str) -> tuple[str, int]:
+    """Attach subscripts, powers, primes and factorials to a factor."""
+    while True:
+        k = j
+        while k < len(text) and text[k] == " ":
+            k += 1
+        if k < len(text) and text[k] in "^_":
+            mark = text[k]
+            argument, j = _argument(text, k + 1, keep=mark == "_")
+            unit += f"{mark}{{{argument}}}"
+        elif k < len(text) and text[k] in "'!":
+            unit, j = unit + text[k], k + 1
+        else:
+            return unit, j
+
+
+def _group(text: str, i: int) -> tuple[str, int]:
+    """The text inside the bracket opening at i, and the index after its closing bracket."""
+    opening, closing, depth = text[i], _CLOSING[text[i]], 0
+    for k in range(i, len(text)):
+        if text[k] == opening:
+            depth += 1
+        elif text[k] == closing:
+            depth -= 1
+            if depth == 0:
+                return text[i + 1:k], k + 1
+    raise _Unbalanced(f"{opening!r} at position {i} is never closed")
+
+
+def _letters(index: int) -> str:
+    """0 -> 'a', 25 -> 'z', 26 -> 'ba', ... (placeholders must be letters for the grammar)."""
+    digits = ""
+    while True:
+        index, rest = divmod(index, 26)
+        digits = chr(ord("a") + rest) + digits
+        if index == 0:
+            return digits
+
+
+def expression(text: str, symbols: SymbolsLike, what: str) -> sp.Expr:
+    result = parse(text, symbols, what=what)
+    if isinstance(result, Relational) or not isinstance(result, sp.Expr):
+        raise LatexError(f"{what}: expected an expression, got {type(result).__name__} {result}")
+    return result
+
+
+def relation(text: str, symbols: SymbolsLike, what: str) -> Relational:
+    result = parse(text, symbols, what=what)
+    if not isinstance(result, Relational) or result.rel_op not in ("<=", "<", ">=", ">"):
+        raise LatexError(f"{what}: expected an inequality (\\le, <, \\ge, >), got {result}")
+    return result

@@ -1,0 +1,330 @@
+"""Exact run mode (issue #8): exact expectations against Monte Carlo, closed forms and broken code."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from problems import make_problem
+from problems.quadratic import p2
+from ratecheck.algorithms import make_algorithm
+from ratecheck.algorithms.fedavg import DelaySchedule, FedAvg
+from ratecheck.algorithms.minimax import FessGDA, MinimaxState
+from ratecheck.claims import PROFILES
+from ratecheck.engine import run, run_config
+from ratecheck.exact import NotExact, delay_table, probe_client_update, slot_moments
+from ratecheck.participation import Participation
+from ratecheck.seeding import stable_hash
+from ratecheck.trace import RunConfig, Trace
+
+# Small heterogeneous instance: per-client curvature (client drift), random centres, noise.
+SMALL = p2(dim=4, clients=8, curvature="per_client", zeta=2.0, heterogeneity="random", sigma=0.8)
+ROUNDS = 40
+MC_REPLICAS = 1024
+
+# (algorithm, parameters): every participation mode, every delay kind, both duplicate conventions
+SETTINGS = [
+    ("fedavg", dict(participation="full")),
+    ("fedavg", dict(participation="full", delay="uniform:2", eta_global=0.8)),
+    ("fedavg", dict(participation="without_replacement:3", delay="cyclic:2")),
+    ("fedavg", dict(participation="with_replacement:5", duplicates="independent", delay="per_client:1")),
+    ("defedavg_niid", dict(participation="with_replacement:5", delay="uniform:2")),
+    ("defedavg_niid", dict(participation="with_replacement:3", delay="cyclic:1")),
+    ("defedavg_iid", dict(participation="without_replacement:3", delay="constant:2")),
+    ("defedavg_iid", dict(participation="full", delay="per_client:2")),
+]
+
+
+def _algorithm(name: str, params: dict):
+    return make_algorithm(name, {"eta_local": 0.15, "local_steps": 3, **params})
+
+
+@pytest.mark.parametrize("name,params", SETTINGS, ids=[f"{a}-{'-'.join(map(str, p.values()))}" for a, p in SETTINGS])
+def test_exact_inside_monte_carlo_ci(name, params):
+    """Exact expectations lie in the 99% CI of a 1024-replica Monte-Carlo mean at every checkpoint.
+
+    The band is simultaneous over the checkpoints (Bonferroni: each checkpoint at 1 - 0.01/C), so one
+    (setting, measure) fails by chance with probability <= 1%. Per-checkpoint 99% intervals over 20
+    correlated checkpoints x 5 measures x 8 settings fail by chance alone (seen: z = 3.2 at one
+    checkpoint, where the hand recursion agrees with the exact values to 1e-16 and two 16384-replica
+    runs give |z| < 1.8). A wrong factor moves the values by far more (see the broken doubles)."""
+    problem = make_problem("quadratic", SMALL)
+    algorithm = _algorithm(name, params)
+    exact = run(algorithm, problem, ROUNDS, mode="exact")
+    mc = run(algorithm, problem, ROUNDS, replicas=MC_REPLICAS, seed=3)
+    assert exact.exact and not mc.exact and exact.replicas == 1
+    np.testing.assert_array_equal(exact.checkpoints, mc.checkpoints)
+    z = stats.norm.ppf(1 - 0.005 / exact.checkpoints.size)
+    for measure in ("grad_norm_sq", "dist_sq", "gap", "avg:grad_norm_sq", "avg:dist_sq"):
+        value = exact.measures[measure][:, 0]
+        samples = mc.measures[measure]
+        mean = samples.mean(axis=1)
+        half = z * samples.std(axis=1, ddof=1) / np.sqrt(MC_REPLICAS)
+        ok = np.isnan(value) & np.isnan(mean) | (np.abs(value - mean) <= half + 1e-12 * np.abs(mean))
+        assert ok.all(), (measure, exact.checkpoints[~ok], value[~ok], mean[~ok], half[~ok])
+    # expected costs are the Monte-Carlo costs' expectation (exact when nothing is random)
+    for counter in ("oracle_calls", "vectors_up", "vectors_down"):
+        assert exact.counters[counter][-1] == pytest.approx(mc.counters[counter][-1], rel=0.01)
+    assert exact.info["lambda_used"] == mc.info["lambda_used"]
+
+
+def test_lyapunov_noise_floor_reproduced():
+    """DeFedAvg-IID at a fixed step from x*: the exact E||grad F||^2 converges to the closed-form
+    Lyapunov floor (proofs.defedavg.lyapunov_noise_floor) to relative 1e-9."""
+    from proofs import defedavg
+
+    for n in (1, 4):
+        config = defedavg.floor_config(n, PROFILES["quick"]).with_(mode="exact", rounds=1500)
+        trace = run_config(config)
+        floor = defedavg.predicted_floor(config)
+        assert trace.measures["grad_norm_sq"][-1, 0] == pytest.approx(floor, rel=1e-9)
+
+
+def test_fedavg_drift_fixed_point_reproduced():
+    """FedAvg with client drift: the exact mean converges to x~ = (sum M_i)^-1 sum M_i c_i (1e-9)."""
+    from proofs import defedavg
+
+    for eta_local in (0.1, 0.4):
+        config = defedavg.drift_config(eta_local, PROFILES["quick"]).with_(mode="exact")
+        trace = run_config(config)
+        target = defedavg.drift_fixed_point(config)
+        np.testing.assert_allclose(trace.final["x"][0], target, rtol=1e-9, atol=1e-9 * np.abs(target).max())
+
+
+@dataclass(frozen=True)
+class MissingServerRate(FedAvg):
+    """Broken test double: the server step lacks the factor eta: w^{t+1} = w^t - direction."""
+
+    name: ClassVar[str] = "fedavg_broken_server_rate"
+
+    def server_step(self, x, direction, server, t):
+        return x - direction, server
+
+
+@dataclass(frozen=True)
+class SumNotMean(FedAvg):
+    """Broken test double: the aggregate lacks the factor 1/m (sums the updates)."""
+
+    name: ClassVar[str] = "fedavg_broken_aggregate"
+
+    def aggregate(self, updates, clients):
+        return updates.sum(axis=1)
+
+
+@dataclass(frozen=True)
+class SmoothingOnce(FessGDA):
+    """Broken test double: FESS-GDA whose smoothing term lacks the factor K (line 13)."""
+
+    name: ClassVar[str] = "fess_gda_broken_smoothing"
+
+    def round(self, state, problem, t, streams):
+        new, costs = super().round(state, problem, t, streams)
+        # undo (K - 1)/K of the smoothing: eta_xl eta_xg p (x - z) instead of eta_xl eta_xg K p (x - z)
+        fix = self.eta_x_local * self.eta_x_global * (self.local_steps - 1) * self.p * (state.x - state.z)
+        x = new.x + fix
+        return MinimaxState(x, new.y, new.z + self.beta * fix), costs
+
+
+def test_broken_fess_gda_changes_exact_values():
+    problem = make_problem("minimax", MINIMAX)
+    params = dict(MINIMAX_STEPS, p=1.0, beta=0.5)
+    good = run(FessGDA(**params), problem, 40, mode="exact")
+    bad = run(SmoothingOnce(**params), problem, 40, mode="exact")
+    assert good.exact and bad.exact
+    assert abs(bad.measures["W"][-1, 0] / good.measures["W"][-1, 0] - 1) > 0.05
+
+
+@pytest.mark.parametrize("broken", [MissingServerRate, SumNotMean])
+def test_broken_algorithm_changes_exact_values(broken):
+    """Exact mode reads the algorithm's own code: a missing factor changes the exact values."""
+    problem = make_problem("quadratic", SMALL)
+    params = dict(eta_local=0.05, local_steps=3, participation="without_replacement:3", eta_global=0.5)
+    good = run(FedAvg(**{**params, "participation": Participation.parse(params["participation"])}), problem, 40,
+               mode="exact")
+    bad = run(broken(**{**params, "participation": Participation.parse(params["participation"])}), problem, 40,
+              mode="exact")
+    assert good.exact and bad.exact
+    relative = np.abs(bad.measures["dist_sq"][-1, 0] / good.measures["dist_sq"][-1, 0] - 1)
+    assert relative > 0.05
+
+
+@dataclass(frozen=True)
+class ClippedUpdate(FedAvg):
+    """A nonlinear client update (clipping): exact mode must refuse it."""
+
+    name: ClassVar[str] = "fedavg_clipped"
+
+    def client_update(self, problem, batch, start, streams):
+        return np.clip(super().client_update(problem, batch, start, streams), -0.05, 0.05)
+
+
+def test_nonlinear_piece_falls_back_or_raises():
+    problem = make_problem("quadratic", SMALL)
+    algorithm = ClippedUpdate()
+    with pytest.raises(NotExact, match="client_update is not affine"):
+        run(algorithm, problem, 5, mode="exact")
+    trace = run(algorithm, problem, 5, replicas=4, mode="auto")
+    assert not trace.exact and "client_update is not affine" in trace.info["exact_fallback"]
+    plain = run(algorithm, problem, 5, replicas=4)  # the fallback draws the same numbers
+    np.testing.assert_array_equal(trace.measures["dist_sq"], plain.measures["dist_sq"])
+
+
+def test_sampling_inside_round_falls_back():
+    """FESS-GDA samples inside round() (no seams): exact only at full participation, else Monte Carlo."""
+    problem = make_problem("minimax", {"clients": 8})
+    algorithm = make_algorithm("fess_gda", {"participation": "without_replacement:4"})
+    trace = run(algorithm, problem, 3, replicas=2, mode="auto")
+    assert not trace.exact and "drew uniform numbers" in trace.info["exact_fallback"]
+    with pytest.raises(NotExact, match="client_update/aggregate/server_step seams"):
+        run(algorithm, problem, 3, mode="exact")
+
+
+def test_nonlinear_problem_falls_back():
+    problem = make_problem("minimax", {"kind": "tanh"})
+    trace = run(make_algorithm("fess_gda", {}), problem, 3, replicas=2, mode="auto")
+    assert not trace.exact and "not affine" in trace.info["exact_fallback"]
+
+
+# FESS-GDA and its settings on the quadratic minimax kind (full participation: the whole round is probed)
+MINIMAX = {"clients": 8, "noise": 0.5, "zeta": 0.5, "spread": 0.2}
+MINIMAX_STEPS = dict(local_steps=3, eta_x_local=0.1, eta_y_local=0.1)
+MINIMAX_SETTINGS = [
+    ("fess_gda", dict(MINIMAX_STEPS, p=1.0, beta=0.5, eta_x_global=0.8)),
+    ("fsgda", dict(MINIMAX_STEPS, eta_x_global=0.8, eta_y_global=0.9)),
+    ("local_sgda", MINIMAX_STEPS),
+    ("fedgda_gt", MINIMAX_STEPS),
+    ("smoothed_agda", dict(eta_x_local=0.1, eta_y_local=0.1, p=1.0)),
+    ("fess_gda_swapped", dict(MINIMAX_STEPS, p=1.0)),
+]
+
+
+@pytest.mark.parametrize("name,params", MINIMAX_SETTINGS, ids=[a for a, _ in MINIMAX_SETTINGS])
+def test_minimax_exact_inside_monte_carlo_ci(name, params):
+    """As for FedAvg: a simultaneous 99% band over the checkpoints of a 1024-replica mean."""
+    problem = make_problem("minimax", MINIMAX)
+    algorithm = make_algorithm(name, params)
+    exact = run(algorithm, problem, ROUNDS, mode="exact")
+    mc = run(algorithm, problem, ROUNDS, replicas=MC_REPLICAS, seed=3)
+    assert exact.exact
+    z = stats.norm.ppf(1 - 0.005 / exact.checkpoints.size)
+    for measure in ("W", "dist_sq", "stat_sq", "avg:stat_sq"):
+        value, samples = exact.measures[measure][:, 0], mc.measures[measure]
+        mean = samples.mean(axis=1)
+        half = z * samples.std(axis=1, ddof=1) / np.sqrt(MC_REPLICAS)
+        ok = np.isnan(value) & np.isnan(mean) | (np.abs(value - mean) <= half + 1e-12 * np.abs(mean))
+        assert ok.all(), (measure, exact.checkpoints[~ok], value[~ok], mean[~ok], half[~ok])
+    assert set(exact.final) == set(mc.final)
+
+
+def test_fsgda_stationary_potential_reproduced():
+    """FSGDA at full participation: exact E W converges to the problem's closed-form floor (1e-9)."""
+    problem = make_problem("minimax", {"clients": 8, "noise": 0.5, "zeta": 0.5})
+    steps = dict(eta_x_local=0.1, eta_y_local=0.1, eta_x_global=0.8, eta_y_global=0.9, local_steps=3)
+    trace = run(make_algorithm("fsgda", steps), problem, 3000, mode="exact")
+    floor = problem.stationary_potential(**steps, m=problem.num_clients)
+    assert trace.measures["W"][-1, 0] == pytest.approx(floor, rel=1e-9)
+
+
+def test_probed_client_maps_match_hand_recursion():
+    """Delta_i = (I - (I - eta H_i)^K)(start - c_i) + noise with Cov = eta^2 sigma^2/d sum_k (I - eta H_i)^{2k}."""
+    problem = make_problem("quadratic", SMALL)
+    algorithm = _algorithm("fedavg", {})
+    maps = probe_client_update(algorithm, problem)
+    eye = np.eye(problem.dim)
+    lr, K = algorithm.eta_local, algorithm.local_steps
+    for i in range(problem.num_clients):
+        q = eye - lr * problem.hessians[i]
+        A = eye - np.linalg.matrix_power(q, K)
+        np.testing.assert_allclose(maps.A[i], A, atol=1e-13)
+        np.testing.assert_allclose(maps.b[i], -A @ problem.centers[i], atol=1e-13)
+        cov = lr**2 * problem.sigma**2 / problem.dim * sum(np.linalg.matrix_power(q, 2 * k) for k in range(K))
+        np.testing.assert_allclose(maps.cov[i], cov, atol=1e-13)
+    assert maps.draws == K * problem.dim
+
+
+@pytest.mark.parametrize("mode,m", [("full", None), ("without_replacement", 2), ("with_replacement", 3)])
+def test_slot_moments_by_enumeration(mode, m):
+    """E n_i, E n_i^2, E n_i n_k of the multiplicities against all equally likely draws (N = 4)."""
+    N = 4
+    participation = Participation(mode, m)
+    if mode == "full":
+        draws = [tuple(range(N))]
+    elif mode == "without_replacement":
+        draws = list(itertools.combinations(range(N), m))
+    else:
+        draws = list(itertools.product(range(N), repeat=m))
+    counts = np.array([np.bincount(d, minlength=N) for d in draws], dtype=float)
+    moments = slot_moments(participation, N, "shared")
+    assert counts[:, 0].mean() == pytest.approx(moments.first)
+    assert (counts[:, 0] ** 2).mean() == pytest.approx(moments.single)
+    assert (counts[:, 0] * counts[:, 1]).mean() == pytest.approx(moments.pair)
+    assert moments.same == -moments.pair
+    assert (counts > 0).sum(axis=1).mean() == pytest.approx(moments.expected_jobs)
+
+
+def test_delay_tables_read_off_the_schedule():
+    clients = np.arange(5)
+    np.testing.assert_allclose(delay_table(DelaySchedule("uniform", 2), clients, 7, 2), np.full((5, 3), 1 / 3))
+    cyclic = delay_table(DelaySchedule("cyclic", 2), clients, 7, 2)
+    np.testing.assert_array_equal(cyclic.argmax(axis=1), (clients + 7) % 3)
+    np.testing.assert_array_equal(delay_table(DelaySchedule("constant", 1), clients, 0, 1)[:, 1], 1.0)
+
+
+def test_mode_in_config_key_and_trace_roundtrip():
+    base = RunConfig("fedavg", {}, "quadratic", dict(SMALL), rounds=5)
+    assert base.run_key() == stable_hash(base.identity())  # default mode: the streams are unchanged
+    assert "mode" not in base.identity()
+    exact = base.with_(mode="exact")
+    assert exact.key() != base.key() and exact.identity()["mode"] == "exact"
+    with pytest.raises(ValueError, match="parameter mode = 'precise' is invalid"):
+        base.with_(mode="precise")
+    trace = run_config(exact)
+    again = Trace.from_arrays(*trace.to_arrays())
+    assert again.exact and again.config.mode == "exact" and again.config.key() == exact.key()
+
+
+def test_cli_run_exact(capsys):
+    from ratecheck.cli import main
+
+    assert main(["run", "fedavg", "--problem", "quadratic", "--rounds", "5", "--exact", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"exact": true' in out and '"mode": "exact"' in out
+    assert main(["run", "fess_gda", "--problem", "minimax", "--rounds", "3", "--replicas", "2",
+                 "--set", "participation=without_replacement:2", "--auto"]) == 0
+    assert "Monte Carlo instead of exact" in capsys.readouterr().out
+
+
+@dataclass(frozen=True)
+class ServerMomentum(FedAvg):
+    """A FedAvg variant through the server seam only (heavy-ball momentum on the direction): exact mode
+    carries the server state in the augmented state, nothing else to write."""
+
+    name: ClassVar[str] = "fedavg_server_momentum"
+
+    def server_init(self, x0):
+        return np.zeros_like(x0)
+
+    def server_step(self, x, direction, server, t):
+        momentum = 0.5 * server + direction
+        return x - self.eta_global * momentum, momentum
+
+
+def test_server_state_seam_exact_inside_monte_carlo_ci():
+    problem = make_problem("quadratic", SMALL)
+    algorithm = ServerMomentum(eta_global=0.5, eta_local=0.15, local_steps=3,
+                               participation=Participation.parse("without_replacement:3"),
+                               delay=DelaySchedule.parse("uniform:1"))
+    exact = run(algorithm, problem, ROUNDS, mode="exact")
+    mc = run(algorithm, problem, ROUNDS, replicas=MC_REPLICAS, seed=3)
+    z = stats.norm.ppf(1 - 0.005 / exact.checkpoints.size)
+    for measure in ("grad_norm_sq", "dist_sq", "avg:grad_norm_sq"):
+        value, samples = exact.measures[measure][:, 0], mc.measures[measure]
+        mean = samples.mean(axis=1)
+        half = z * samples.std(axis=1, ddof=1) / np.sqrt(MC_REPLICAS)
+        ok = np.isnan(value) & np.isnan(mean) | (np.abs(value - mean) <= half + 1e-12 * np.abs(mean))
+        assert ok.all(), (measure, exact.checkpoints[~ok], value[~ok], mean[~ok], half[~ok])

@@ -1,0 +1,88 @@
+"""The pytest plugin, run as a researcher would run it: a paper file outside the package, a test file
+using the parametrized fixture, and ``ratecheck.check`` in a test of their own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+ROOT = Path(__file__).resolve().parents[1]
+
+# Two claims on one run: a ValueClaim whose prediction is far off. Expected FAIL: as expected;
+# expected PASS: an unexpected verdict, reported with the package's readable account.
+PAPER = '''
+from ratecheck.claims import ValueClaim, Verdict
+from ratecheck.paper import Paper
+from ratecheck.theory import Source
+from ratecheck.trace import RunConfig
+
+SRC = Source("mine.txt", "Theorem 1")
+
+
+def configure(value, profile):
+    return RunConfig("fedavg", {"eta_local": 0.05}, "quadratic", {"dim": 2, "clients": 4, "sigma": 0.1},
+                     rounds=20, replicas=profile.replicas)
+
+
+def claim(name, expect, algorithm="fedavg"):
+    config = configure if algorithm == "fedavg" else (lambda v, p: configure(v, p).with_(algorithm=algorithm))
+    return ValueClaim(id=f"mine.{name}", paper="mine", title=name, statement="the floor is 1e6", source=SRC,
+                      vary="v", grid={"quick": (1,), "full": (1,)}, configure=config, measure="grad_norm_sq",
+                      predict=lambda c: 1e6, prediction="a floor of 1e6", expect=expect,
+                      expect_reason="the prediction is deliberately wrong")
+
+
+EXPECTED_FAIL = claim("expected_fail", Verdict.FAIL)
+WRONG = claim("wrong", Verdict.PASS)
+TYPO = claim("typo", Verdict.PASS, algorithm="fedavgg")
+PAPER = Paper(key="mine", title="Mine", seed="mine.txt", claims=(EXPECTED_FAIL, WRONG, TYPO))
+'''
+
+TESTS = '''
+import pytest
+from ratecheck import check
+from ratecheck.pytest_plugin import assert_outcome
+
+
+def test_claim(ratecheck_outcome):
+    assert_outcome(ratecheck_outcome)
+
+
+def test_one_sweep_for_all_claims(ratecheck_traces):
+    assert len(ratecheck_traces) == 1  # the two decidable claims share their run
+
+
+def test_explicit_check():
+    import mine_paper
+    assert check(mine_paper.EXPECTED_FAIL)[0].verdict.value == "FAIL"
+    with pytest.raises(AssertionError, match="expected PASS, measured FAIL"):
+        check(mine_paper.WRONG)
+'''
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # this checkout's ratecheck in the subprocess
+    pytester.makepyfile(mine_paper=PAPER, test_researcher=TESTS)
+    return pytester
+
+
+def test_claims_from_a_paper_file_become_tests(project: pytest.Pytester):
+    result = project.runpytest_subprocess("--paper", "mine_paper.py", "-k", "mine or one_sweep or explicit", "-p",
+                                          "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=1, errors=1)  # the typo fails at setup, before any run
+    result.stdout.fnmatch_lines(["*FAILED test_researcher.py::test_claim?mine.wrong?*",
+                                 "*ERROR test_researcher.py::test_claim?mine.typo?*"])
+    result.stdout.fnmatch_lines(["*claim mine.wrong: wrong", "*expected PASS, measured FAIL*"])
+    text = result.stdout.str()
+    assert "claim mine.typo (paper 'mine' from --paper" in text and "unknown algorithm 'fedavgg'" in text
+    assert "why this expectation: the prediction is deliberately wrong" in text
+
+
+def test_a_broken_paper_file_is_a_usage_error(project: pytest.Pytester):
+    project.makepyfile(broken_paper="PAPER = (\n")
+    result = project.runpytest_inprocess("--paper", "broken_paper.py", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--paper *broken_paper.py: SyntaxError*line 1*"])

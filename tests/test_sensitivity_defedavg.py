@@ -1,0 +1,120 @@
+"""Deliberately broken DeFedAvg variants: each must turn some claim of the paper unexpected (issue #7).
+
+A broken algorithm is a subclass with one piece overridden, swapped into the registry under the
+real name for the claim's runs (serial executor, no cache). Only the claims that should catch it run.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import ratecheck.algorithms.base as base
+from proofs.defedavg import asynchronous as claims_async
+from ratecheck.algorithms.asynchronous import DeFedAvgNIIDEvents
+from ratecheck.algorithms.fedavg import DeFedAvgNIID
+from ratecheck.claims import PROFILES
+from ratecheck.executors import SerialExecutor
+from ratecheck.participation import Participation
+from ratecheck.sweep import check_claims
+
+QUICK = PROFILES["quick"]
+
+
+def _unexpected(claims, name, broken, monkeypatch) -> list[str]:
+    """Claims whose verdict differs from the expected one. A claim whose decision raises counts too
+    (fit_slope refuses a grid point whose mean is exactly 0, e.g. a floor that vanishes at n = N)."""
+    monkeypatch.setitem(base.REGISTRY, name, broken)
+    flagged = []
+    for claim in claims:
+        try:
+            (outcome,) = check_claims([claim], QUICK, executor=SerialExecutor(), progress=False)
+        except ValueError as exc:
+            flagged.append(f"{claim.id}: error ({exc})")
+            continue
+        if not outcome.ok:
+            flagged.append(f"{claim.id}: {outcome.verdict} ({outcome.reason})")
+    return flagged
+
+
+@dataclass(frozen=True)
+class DelayOffByOne(DeFedAvgNIID):
+    """Jobs start one round staler than the schedule says."""
+
+    def schedule(self, state, problem, t, streams):
+        clients, delays, shared, wall = super().schedule(state, problem, t, streams)
+        return clients, delays + 1, shared, wall
+
+    def init(self, problem, streams):
+        state = super().init(problem, streams)
+        return self._room_for(state, self.delay.lam + 1)
+
+
+@dataclass(frozen=True)
+class DuplicatesOnce(DeFedAvgNIID):
+    """A client drawn twice counts once: the mean over distinct clients (spec pitfall 3)."""
+
+    def aggregate(self, updates, clients, delays=None):
+        multiplicity = (clients[:, :, None] == clients[:, None, :]).sum(axis=2)
+        weights = 1.0 / multiplicity
+        return np.einsum("rm,rmd->rd", weights, updates) / weights.sum(axis=1)[:, None]
+
+
+@dataclass(frozen=True)
+class MissingOneOverN(DeFedAvgNIID):
+    def aggregate(self, updates, clients, delays=None):
+        return updates.sum(axis=1)
+
+
+@dataclass(frozen=True)
+class WrongSign(DeFedAvgNIID):
+    """eq. (3) copied literally: w + eta * direction (spec pitfall 2)."""
+
+    def server_step(self, x, direction, server, t):
+        return x + self.eta_global * direction, server
+
+
+@dataclass(frozen=True)
+class WithoutReplacement(DeFedAvgNIID):
+    """nIID clients drawn without replacement (n distinct), the sampling the paper does not use."""
+
+    def schedule(self, state, problem, t, streams):
+        clients, delays, shared, wall = super().schedule(state, problem, t, streams)
+        m = clients.shape[1]
+        if m <= problem.num_clients:
+            clients = Participation("without_replacement", m).sample(problem.num_clients, streams["sampling"])
+        return clients, delays, False, wall
+
+
+SAMPLING = [claims_async.SAMPLING_FLOOR_VALUE]  # the slope claim catches most of them too, at twice the cost
+
+
+@pytest.mark.parametrize("broken", [DelayOffByOne, DuplicatesOnce, MissingOneOverN, WrongSign, WithoutReplacement],
+                         ids=lambda cls: cls.__name__)
+def test_broken_niid_is_flagged_by_the_sampling_floor(broken, monkeypatch):
+    assert _unexpected(SAMPLING, "defedavg_niid", broken, monkeypatch)
+
+
+@dataclass(frozen=True)
+class StabilityOffByOne(DelayOffByOne.__mro__[1].__mro__[1]):  # FedAvg with the same one-round shift
+    def schedule(self, state, problem, t, streams):
+        clients, delays, shared, wall = super().schedule(state, problem, t, streams)
+        return clients, delays + 1, shared, wall
+
+    def init(self, problem, streams):
+        return self._room_for(super().init(problem, streams), self.delay.lam + 1)
+
+
+def test_a_delay_off_by_one_breaks_the_stability_thresholds(monkeypatch):
+    assert _unexpected([claims_async.DELAY_STABILITY], "fedavg", StabilityOffByOne, monkeypatch)
+
+
+@dataclass(frozen=True)
+class FirstArrivalsNIID(DeFedAvgNIIDEvents):
+    """DeFedAvg-nIID 'optimised' into first-n arrivals (spec pitfall 4)."""
+
+    policy = "iid"
+
+
+def test_niid_turned_into_first_arrivals_is_biased(monkeypatch):
+    assert _unexpected([claims_async.NIID_UNBIASED], "defedavg_niid_events", FirstArrivalsNIID, monkeypatch)

@@ -1,0 +1,129 @@
+"""Sensitivity of the FedBiO claims: deliberately broken variants of the four algorithms, swapped in for
+the registered ones, must turn some claim unexpected (serial executor, no cache; each test runs only
+the claims that should catch its bug)."""
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+import ratecheck.algorithms.base as base
+from proofs.fedbio import claims as fc
+from ratecheck.algorithms import fedbio as alg
+from ratecheck.algorithms.periodic import average
+from ratecheck.claims import PROFILES
+from ratecheck.sweep import check_claims
+
+
+def _unexpected(monkeypatch, broken, *claims):
+    monkeypatch.setitem(base.REGISTRY, broken.name, broken)
+    outcomes = check_claims(list(claims), PROFILES["quick"], progress=False)
+    return [o for o in outcomes if not o.ok]
+
+
+@dataclass(frozen=True)
+class StormTwoBatches(alg.FedBiOAcc):
+    """STORM with independent minibatches at the old and the new point (pitfall 2)."""
+
+    def sample_pair(self, problem, noise, shape, batch, **kw):
+        return problem.draw(noise, shape, batch, **kw), problem.draw(noise, shape, batch, **kw)
+
+
+@dataclass(frozen=True)
+class StormTwoBatchesLocal(alg.FedBiOAccLocal):
+    def sample_pair(self, problem, noise, shape, batch, **kw):
+        return problem.draw(noise, shape, batch, **kw), problem.draw(noise, shape, batch, **kw)
+
+
+@dataclass(frozen=True)
+class SyncOffByOne(alg.FedBiO):
+    """Averages when t % I == 1 instead of t % I == 0 (with I = 1: never)."""
+
+    def sync(self, iteration):
+        return iteration % self.I == 1
+
+
+@dataclass(frozen=True)
+class USignFlipped(alg.FedBiO):
+    """u += tau (H u - grad_y f): the wrong sign of the quadratic (4)'s gradient (pitfall 7)."""
+
+    def u_direction(self, problem, x, y, u, sample):
+        return -super().u_direction(problem, x, y, u, sample)
+
+
+def _neumann_variant(terms_offset: int, tau_factor: bool):
+    def estimate(self, problem, x, y, sample, copies):
+        R, M, p = x.shape
+        xc = np.broadcast_to(x[:, :, None, :], (R, M, copies, p))
+        yc = np.broadcast_to(y[:, :, None, :], (R, M, copies, y.shape[-1]))
+        v = problem.grad_y_f(xc, yc, sample)
+        total = v.copy()
+        for k in range(1, self.Q + 1 + terms_offset):
+            v = v - self.tau_N * problem.hvp(xc, yc, v, sample, max(self.Q - k, 0))
+            total += v
+        scale = self.tau_N if tau_factor else 1.0
+        return (problem.grad_x_f(xc, yc, sample) - scale * problem.jvp(xc, yc, total, sample)).mean(axis=2)
+
+    return estimate
+
+
+@dataclass(frozen=True)
+class NeumannQTerms(alg.FedBiOLocal):
+    """Q terms (powers 0..Q-1) instead of Q+1 (pitfall 11)."""
+
+    hypergrad_estimate = _neumann_variant(-1, True)
+
+
+@dataclass(frozen=True)
+class NeumannNoTau(alg.FedBiOLocal):
+    """The Neumann sum without its leading tau_N factor."""
+
+    hypergrad_estimate = _neumann_variant(0, False)
+
+
+@dataclass(frozen=True)
+class LocalAveragesY(alg.FedBiOLocal):
+    """Averages y too in the local-lower setting (pitfall 4)."""
+
+    def round(self, state, problem, t, streams):
+        new, costs = super().round(state, problem, t, streams)
+        if self.sync(t + 1):
+            new.y = average(new.y)
+        return new, costs
+
+
+@pytest.mark.parametrize("broken, claim", [
+    (StormTwoBatches, fc.STORM_GLOBAL),
+    (StormTwoBatchesLocal, fc.STORM_LOCAL_CLAIM),
+    (SyncOffByOne, fc.S6_FEDBIO),
+    (USignFlipped, fc.S6_FEDBIO),
+    (NeumannQTerms, fc.S12),
+    (NeumannNoTau, fc.S12),
+    (LocalAveragesY, fc.S12_C2),
+], ids=lambda v: getattr(v, "__name__", getattr(v, "id", "")))
+def test_broken_variant_is_caught(monkeypatch, broken, claim):
+    bad = _unexpected(monkeypatch, broken, claim)
+    assert bad, f"{broken.__name__}: {claim.id} still gives its expected verdict"
+
+
+def test_paper_algorithms_pass_the_same_claims():
+    """The controls: the registered algorithms give the expected verdicts on exactly these claims."""
+    outcomes = check_claims([fc.STORM_GLOBAL, fc.STORM_LOCAL_CLAIM, fc.S6_FEDBIO, fc.S12, fc.S12_C2], PROFILES["quick"],
+                            progress=False)
+    assert all(o.ok for o in outcomes), [(o.claim.id, o.verdict, o.reason) for o in outcomes if not o.ok]
+
+
+@dataclass(frozen=True)
+class AveragesEveryStep(alg.FedBiO):
+    """Ignores I and averages at every iteration: no client drift at all."""
+
+    def sync(self, iteration):
+        return True
+
+
+@pytest.mark.full
+def test_drift_free_variant_is_caught_by_the_drift_slope(monkeypatch):
+    """The one-sided S15 would pass a drift-free bug; the two-sided S3 (+2 in the step scale) catches it."""
+    bad = _unexpected(monkeypatch, AveragesEveryStep, fc.S3)
+    assert bad and bad[0].claim.id == fc.S3.id
