@@ -24,11 +24,13 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from .claims import Claim, Outcome, PointResult, Profile, Verdict
 from .fit import mean_ci
 from .theory import Evaluation, Source, Theorem
 from .trace import RunConfig, Trace
 
-__all__ = ["HuntResult", "HuntSpace", "hunt", "reproduce_command"]
+__all__ = ["Counterexample", "HuntClaim", "HuntResult", "HuntSpace", "NoCounterexample", "hunt",
+           "reproduce_command", "smallest_admissible"]
 
 
 @dataclass(frozen=True)
@@ -203,7 +205,9 @@ def hunt(
             return None
         values = trace.at_end(space.measured)
         values = values[np.isfinite(values)]
-        if values.size < 2:  # diverged under the theorem's conditions: the measure is unbounded
+        if getattr(trace, "exact", False) and values.size == 1:  # an exact expectation: no CI to take
+            mean = lcb = ucb = float(values[0])
+        elif values.size < 2:  # diverged under the theorem's conditions: the measure is unbounded
             mean = lcb = ucb = math.inf
         else:
             mean = float(values.mean())
@@ -282,6 +286,8 @@ def reproduce_command(config: RunConfig) -> str:
     parts += [f"--set {k}={_cli_value(v)}" for k, v in config.params.items()]
     parts += [f"--problem-set {k}={_cli_value(v)}" for k, v in config.problem_params.items()]
     parts += [f"--rounds {int(config.rounds)}", f"--replicas {int(config.replicas)}", f"--seed {int(config.seed)}"]
+    if config.mode != "monte_carlo":
+        parts.append(f"--{config.mode}")  # --exact / --auto
     return " ".join(parts)
 
 
@@ -319,3 +325,82 @@ def smallest_admissible(
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if holds(mid) else (mid, hi)
     return hi
+
+
+# ---------------------------------------------------------------------------------------------
+# Registered hunts: claims whose evidence is a search, not a grid.
+
+
+def _no_grid_runs(value: float, profile: Profile) -> RunConfig:
+    raise ValueError("a hunt claim plans no grid runs: its decision runs the search")
+
+
+@dataclass(frozen=True, kw_only=True)
+class HuntClaim(Claim):
+    """A hunt registered as a claim; it plans no grid runs, its decision runs the search.
+
+    ``NoCounterexample`` states what a theorem states, "the bound holds on every admissible
+    instance": PASS when the search finds no counterexample within its examples, FAIL when it finds
+    one (a printed bound that is wrong is then an expected FAIL, a confirmed erratum, with the
+    counterexample as evidence). ``Counterexample`` states the opposite and decides the other way.
+    The grid is the number of instances searched per profile (``vary="examples"``); ``budget``
+    caps the seconds per profile (a safety net: a truncated search says so in its reason).
+    """
+
+    space: HuntSpace
+    version: str
+    seed: int = 0
+    budget: Mapping[str, float] = field(default_factory=lambda: {"quick": 20.0, "full": 300.0})
+    replicas: int = 16  # per probe, for Monte-Carlo runs (exact runs have one row)
+    vary: str = "examples"
+    configure: Callable[[float, Profile], RunConfig] = field(default=_no_grid_runs)
+    measure: str = ""
+    expects_counterexample: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.space.theorem.bound(self.version)  # an unknown version fails at registration
+
+    def own_runs(self, profile: Profile) -> list[RunConfig]:
+        return []  # the search decides what to run as it goes
+
+    def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
+        examples = int(self.values(profile)[0])
+        result = hunt(self.space, self.version, examples=examples, budget=self.budget.get(profile.name),
+                      seed=self.seed, replicas=self.replicas)
+        points = [PointResult(float(i + 1), result.best.config, np.array([ratio]), 0)
+                  for i, ratio in enumerate(result.history)] if result.best else []
+        evidence = {"hunt": result.to_dict(), "history": [_num(r) for r in result.history]}
+        searched = (f"{result.examples} admissible instances searched ({result.rejected} drawn outside the "
+                    f"theorem's conditions){', truncated by the time budget' if result.truncated else ''}")
+        if result.found:
+            found = (f"counterexample to bound '{self.version}' of {self.space.id}: measure/bound = "
+                     f"{result.ratio:.3g} at {json.dumps(result.best.instance, sort_keys=True, default=str)}; "
+                     f"{searched}; reproduce: {result.command}")
+            verdict = Verdict.PASS if self.expects_counterexample else Verdict.FAIL
+            return Outcome(self, verdict, found, evidence, points)
+        best = f"largest measure/bound {result.ratio:.3g}" if result.best else "no admissible instance"
+        reason = f"no counterexample to bound '{self.version}' of {self.space.id}: {best}; {searched}"
+        verdict = Verdict.FAIL if self.expects_counterexample else Verdict.PASS
+        return Outcome(self, verdict, reason, evidence, points)
+
+    # the report draws the search: measure/bound of every instance tried, the line at 1
+    plot_label = "measure / bound of each instance tried"
+
+    def draw_plot(self, ax: Any, outcome: Outcome, log_y: bool) -> None:
+        history = outcome.evidence.get("history", [])
+        ratios = np.array([float(r) for r in history], dtype=float)
+        ax.set_xscale("linear")
+        ax.plot(np.arange(1, ratios.size + 1), ratios, "o", ms=4, color="C0", label="instance tried (in order)")
+        ax.axhline(1.0, color="C3", ls="--", lw=1.5, label=f"bound '{self.version}' (ratio 1)")
+        ax.set_xlabel("instance (search order; shrinking last)")
+
+
+def NoCounterexample(**kwargs: Any) -> HuntClaim:
+    """The theorem's bound holds on every instance the search tries (kind 'no_counterexample')."""
+    return HuntClaim(kind="no_counterexample", expects_counterexample=False, **kwargs)
+
+
+def Counterexample(**kwargs: Any) -> HuntClaim:
+    """The search finds an admissible instance on which the bound breaks (kind 'counterexample')."""
+    return HuntClaim(kind="counterexample", expects_counterexample=True, **kwargs)

@@ -18,6 +18,7 @@ deterministic points say so instead of a zero-width CI, and a bound equal to 0 i
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 import textwrap
@@ -542,7 +543,9 @@ def _value_plot(ax: Any, o: Outcome, log_y: bool) -> None:
 def _plot(o: Outcome, path: Path) -> bool:
     """Draw the claim's plot into path; False when there is nothing to draw."""
     claim = _drawn(o.claim)
-    draw, ylabel_of = PLOTS.get(claim.kind, PLOTS["slope"])
+    own = getattr(claim, "draw_plot", None)  # a claim kind may draw itself (e.g. ratecheck.hunt)
+    draw, ylabel_of = (lambda ax, o, log_y: own(ax, o, log_y), lambda c: c.plot_label) if own else \
+        PLOTS.get(claim.kind, PLOTS["slope"])
     ylabel = ylabel_of(claim)
     if claim.kind == "limit":
         ys = [v for p in o.points for v in (p.stats.get("distance"), p.stats.get("high"))]
@@ -554,7 +557,7 @@ def _plot(o: Outcome, path: Path) -> bool:
     if not any(v is not None and math.isfinite(v) for v in ys):
         return False
     xs = [p.value for p in o.points]
-    log_x, log_y = _positive(xs), _positive(ys)
+    log_x, log_y = _positive(xs) and own is None, _positive(ys)
     if claim.kind == "rate":  # rounds on a linear axis, the measure on a log axis
         xs = [0.0, max(float(p.trace.checkpoints[-1]) for p in o.points if p.trace is not None)]
         log_x, log_y = False, True
@@ -754,6 +757,38 @@ def _observations(group: Sequence[Outcome]) -> list[Block]:
                            "tightness of the theorem's rate (exact / guaranteed log-contraction)",
                            f"{_g(row['tightness'])} at {o.claim.vary}={_value(row['value'])}"])
     return [table] if table.rows else [Para("None in this run.")]
+
+
+def _hunts(group: Sequence[Outcome], images: Mapping[str, str | None]) -> list[Block]:
+    """One section per hunted theorem and bound (ratecheck.hunt): the best ratio, the counterexample
+    if any with its conditions and the command that reproduces it, the search drawn."""
+    hunted = [o for o in group if "hunt" in o.evidence]
+    if not hunted:
+        return []
+    blocks: list[Block] = [Heading(2, "Counterexample searches")]
+    for o in hunted:
+        h = o.evidence["hunt"]
+        found = "a counterexample (shrunk)" if h["found"] else "no counterexample; the largest ratio seen"
+        blocks.append(Heading(3, [Span(h["theorem"], code=True), f", bound '{h['version']}'"]))
+        items: list[Inline] = [
+            [Span("Claim: ", bold=True), Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
+             f" ({o.verdict}, expected {o.expected})"],
+            [Span("Search: ", bold=True), f"{h['examples']} admissible instances, {h['rejected']} drawn outside "
+             f"the conditions, {h['seconds']}s, seed {h['seed']}" + (", truncated by the budget" if h["truncated"] else "")],
+            [Span("Result: ", bold=True), f"{found}: measure/bound = {_g(h['ratio'])}"],
+        ]
+        if h.get("instance") is not None:
+            items.append([Span("Instance: ", bold=True), Span(json.dumps(h["instance"], sort_keys=True), code=True)])
+            items.append([Span("Reproduce: ", bold=True), Span(h["command"], code=True)])
+        blocks.append(Bullets(items))
+        if h.get("conditions"):
+            table = Table(["condition", "lhs", "rhs", "margin", "holds"])
+            for c in h["conditions"]:
+                table.rows.append([c["name"], _g(c["lhs"]), _g(c["rhs"]), _g(c["margin"]), "yes" if c["holds"] else "no"])
+            blocks.append(table)
+        if images.get(o.claim.id):
+            blocks.append(Image(images[o.claim.id], f"search of {o.claim.id}"))
+    return blocks
 
 
 def _claim_facts(o: Outcome) -> list[Inline]:
@@ -978,6 +1013,7 @@ def _paper_page(paper: str, group: Sequence[Outcome], module: Paper | None,
                            Heading(2, "Verdicts"), _verdict_table(group),
                            Heading(2, "Confirmed errata"), *_errata(group),
                            Heading(2, "Observations"), *_observations(group),
+                           *_hunts(group, images),
                            Heading(2, "Claims")]
     for o in group:
         blocks += _claim_section(o, images.get(o.claim.id))
