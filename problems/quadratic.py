@@ -389,3 +389,37 @@ def make_cosine(dim: int = 10, clients: int = 16, alpha: float = 3.0, zeta: floa
 def p3(**overrides: Any) -> dict[str, Any]:
     """Spec defedavg P3: alpha = 3, d = 10, start next to the local maximum."""
     return {"dim": 10, "alpha": 3.0, "zeta": 0.0, "sigma": 1.0, "x0_offset": 0.01, **overrides}
+def strategy(**fixed: Any):
+    """A hypothesis strategy of quadratic instances (parameters of ``make``), for hunts and property
+    tests; keyword arguments fix a parameter (a value) or replace its strategy.
+
+    Ranges are those the family builds quickly and well-posed: d <= 12, condition number <= 100,
+    noise and heterogeneity over four decades.
+    """
+    from hypothesis import strategies as st
+
+    scales = st.floats(min_value=0.05, max_value=20.0, allow_nan=False, allow_infinity=False)
+    base = {
+        "dim": st.integers(min_value=2, max_value=12),
+        "clients": st.sampled_from([16, 32]),
+        "L": scales,
+        "kappa": st.floats(min_value=1.0, max_value=100.0),
+        "sigma": st.floats(min_value=0.01, max_value=100.0),
+        "zeta": st.floats(min_value=0.0, max_value=10.0),
+        "heterogeneity": st.sampled_from(HETEROGENEITY),
+        "curvature": st.sampled_from(CURVATURE),
+        "x0_offset": st.floats(min_value=0.01, max_value=10.0),
+        "seed": st.integers(min_value=0, max_value=3),
+    }
+    for name, value in fixed.items():
+        base[name] = value if isinstance(value, st.SearchStrategy) else st.just(value)
+
+    def to_params(drawn: dict[str, Any]) -> dict[str, Any]:
+        params = dict(drawn)
+        kappa = params.pop("kappa")
+        params.setdefault("mu", params["L"] / kappa)
+        if params["heterogeneity"] == "none":
+            params["zeta"] = 0.0
+        return params
+
+    return st.fixed_dictionaries(base).map(to_params)

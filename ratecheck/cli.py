@@ -368,6 +368,60 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- hunt (issue #13) ----------------------------------------------------------------------------
+
+
+def cmd_hunt(args: argparse.Namespace) -> int:
+    """Search for an admissible instance on which a theorem's bound breaks; exit 0 either way
+    (a found counterexample is a finding, not a failure of the command)."""
+    from ratecheck.hunt import hunt
+    from ratecheck.sweep import run_configs
+
+    registry = _registry(args)
+    spaces = {s.id: s for paper in registry.papers().values() for s in paper.spaces}
+    if args.theorem not in spaces:
+        raise UsageError(f"no search space for theorem {args.theorem!r}; theorems with one: {sorted(spaces)}")
+    space = spaces[args.theorem]
+    version = args.bound or space.theorem.versions[0]
+    if version not in space.theorem.versions:
+        raise UsageError(f"theorem {space.id} has no bound {version!r}; its bounds: {list(space.theorem.versions)}")
+    if args.examples is not None and args.examples < 1:
+        raise UsageError(f"--examples must be >= 1, got {args.examples}")
+    if args.budget is not None and not args.budget > 0:
+        raise UsageError(f"--budget must be > 0 seconds, got {args.budget}")
+    args.store = _store(args)
+    database = None if args.no_cache else Path(args.cache_dir) / "hunts"
+
+    def run(config):
+        return run_configs([config], store=args.store, progress=False)[config.key()]
+
+    def progress(probe) -> None:
+        if not args.json:
+            mark = "BREAKS" if probe.breaks else ""
+            print(f"  measure/bound {probe.ratio:10.4g}  T={int(probe.config.rounds):<6d} {mark}", file=sys.stderr)
+
+    result = hunt(space, version, examples=args.examples or 100, budget=args.budget, seed=args.seed,
+                  run=run, database=database, progress=progress)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, default=str))
+        return EXIT_OK
+    head = (f"{space.id}, bound '{version}': {result.examples} admissible instances in {result.seconds:.1f}s "
+            f"({result.rejected} drawn outside the conditions){', budget reached' if result.truncated else ''}")
+    print(head)
+    if result.best is None:
+        print("no admissible instance was drawn: the search space misses the theorem's conditions")
+        return EXIT_OK
+    best = result.best
+    what = "COUNTEREXAMPLE (shrunk)" if result.found else "no counterexample; the largest ratio seen"
+    print(f"{what}: measure/bound = {best.ratio:.4g} (mean {best.mean:.4g}, lower confidence bound "
+          f"{best.lcb:.4g}, bound {best.bound:.4g})")
+    print("instance: " + json.dumps(best.instance, sort_keys=True, default=str))
+    print(_table([[c.name, f"{c.lhs:.4g}", f"{c.rhs:.4g}", f"{c.margin:.3g}", "yes" if c.holds else "NO"]
+                  for c in best.evaluation.conditions], ["condition", "lhs", "rhs", "margin", "holds"], width=WIDTH))
+    print(f"reproduce: {result.command}")
+    return EXIT_OK
+
+
 # -- parser ---------------------------------------------------------------------------------------
 
 
@@ -420,6 +474,19 @@ def build_parser() -> argparse.ArgumentParser:
                       help="exact where supported, Monte Carlo otherwise")
     _add_paper_option(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("hunt", help="search for an instance, within a theorem's conditions, that breaks its bound")
+    p.add_argument("theorem", help="theorem id with a search space (see `ratecheck list`)")
+    p.add_argument("--bound", help="bound version (default: the theorem's first)")
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--examples", type=int, help="admissible instances to run (default 100)")
+    limit.add_argument("--budget", type=float, metavar="SECONDS", help="stop running new instances after this")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache-dir", default=DEFAULT_CACHE, help=f"run cache and example database (default {DEFAULT_CACHE})")
+    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--json", action="store_true")
+    _add_paper_option(p)
+    p.set_defaults(func=cmd_hunt)
 
     p = sub.add_parser("cache", help="show or manage the run cache: info, clear, prune")
     p.add_argument("action", choices=("info", "clear", "prune"), nargs="?", default="info",

@@ -34,6 +34,7 @@ class Paper:
     spec: str = ""  # the implementation spec it was written from, if any
     report_sections: ReportSections | None = None
     report_figures: ReportFigures | None = None
+    spaces: Sequence[Any] = ()  # ratecheck.hunt.HuntSpace: where `ratecheck hunt THEOREM` searches
     origin: str = field(default="", compare=False)  # where it was found (entry point, file); set by the registry
 
     def __post_init__(self) -> None:
@@ -41,6 +42,7 @@ class Paper:
             raise ValueError(f"Paper key must be a non-empty identifier, got {self.key!r}")
         object.__setattr__(self, "theorems", tuple(self.theorems))
         object.__setattr__(self, "claims", tuple(self.claims))
+        object.__setattr__(self, "spaces", tuple(self.spaces))
         for claim in self.claims:
             if claim.paper != self.key:
                 raise ValueError(f"claim {claim.id} says paper {claim.paper!r}, registered under {self.key!r}")

@@ -21,7 +21,9 @@ from .report import report_sections as _rate_sections
 from .theorems import *  # noqa: F401,F403
 from .theorems import A1, KEY, SEED, THEOREMS, TITLE  # noqa: F401
 
-CLAIMS = _SCHEDULE_CLAIMS + _ASYNC_CLAIMS
+from .hunts import HUNTS, SPACES  # noqa: E402  (counterexample searches, issue #13)
+
+CLAIMS = _SCHEDULE_CLAIMS + _ASYNC_CLAIMS + HUNTS
 
 
 def report_sections(outcomes):
@@ -38,4 +40,5 @@ PAPER = Paper(
     spec="../shared/spec/defedavg.md",
     report_sections=report_sections,
     report_figures=report_figures,
+    spaces=SPACES,
 )

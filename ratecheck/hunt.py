@@ -1,0 +1,406 @@
+"""ratecheck hunt: search for an instance, satisfying every condition of a theorem, on which its bound breaks.
+
+A grid of hand-picked instances checks a theorem where its authors' intuition points; a hunt looks
+where it does not. hypothesis draws instances from a ``HuntSpace`` (a problem family's strategy
+composed with the algorithm's parameters), keeps those where every condition of the theorem holds,
+runs each, and steers towards large ``measure / bound`` with its targeting. An instance is a
+counterexample when the run decides it, by the one-sided rule of a BoundClaim: the lower confidence
+bound of the mean measure exceeds the bound. hypothesis then shrinks it to a smallest such instance.
+
+Determinism: for a given seed and ``examples`` count the search is the same everywhere. A seconds
+budget only truncates it (a slower machine sees fewer examples): claims use counts. Found
+counterexamples are kept in a hypothesis example database beside the run cache, so a rerun replays
+them first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .claims import Claim, Outcome, PointResult, Profile, Verdict
+from .fit import mean_ci
+from .theory import Evaluation, Source, Theorem
+from .trace import RunConfig, Trace
+
+__all__ = ["Counterexample", "HuntClaim", "HuntResult", "HuntSpace", "NoCounterexample", "hunt",
+           "reproduce_command", "smallest_admissible"]
+
+
+@dataclass(frozen=True)
+class HuntSpace:
+    """Where a hunt searches, for one theorem.
+
+    ``strategy()`` returns a hypothesis strategy of JSON-able instance dicts (compose the problem
+    family's ``strategy()`` with the algorithm's parameters); ``configure(instance, replicas)`` turns
+    an instance into the run whose measure the theorem bounds (with the theorem's schedule where it
+    prescribes one), or None when the instance cannot be run within the space's limits;
+    ``bindings(config, trace)`` gives the theorem's symbols at that run, and must also work with
+    ``trace=None`` (from the configuration alone), so inadmissible instances are skipped unrun.
+    """
+
+    theorem: Theorem
+    strategy: Callable[[], Any]
+    configure: Callable[[Mapping[str, Any], int], RunConfig]
+    bindings: Callable[[RunConfig, Trace], Mapping[str, float]]
+    source: Source
+    measure: str | None = None  # default: the theorem's measure
+    note: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.theorem.id
+
+    @property
+    def measured(self) -> str:
+        return self.measure or self.theorem.measure
+
+
+@dataclass
+class Probe:
+    """One instance tried: its run, the theorem there, and how the measurement compares."""
+
+    instance: dict[str, Any]
+    config: RunConfig
+    evaluation: Evaluation
+    mean: float
+    lcb: float
+    ucb: float
+    bound: float
+    diverged: int
+    trace: Trace | None = field(default=None, repr=False)
+
+    @property
+    def ratio(self) -> float:
+        return self.mean / self.bound if self.bound > 0 else math.inf
+
+    @property
+    def breaks(self) -> bool:
+        return self.lcb > self.bound
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "instance": self.instance,
+            "ratio": _num(self.ratio),
+            "mean": _num(self.mean),
+            "lcb": _num(self.lcb),
+            "ucb": _num(self.ucb),
+            "bound": _num(self.bound),
+            "diverged": self.diverged,
+            "conditions": [c.to_dict() for c in self.evaluation.conditions],
+            "config": self.config.to_dict(),
+        }
+
+
+@dataclass
+class HuntResult:
+    """What a hunt found: the counterexample (shrunk) if any, else the largest ratio seen and where."""
+
+    theorem: str
+    version: str
+    found: bool
+    best: Probe | None  # the counterexample when found, else the probe with the largest ratio
+    examples: int  # instances run (conditions held)
+    rejected: int  # instances drawn whose conditions failed
+    seconds: float
+    truncated: bool  # the seconds budget ended the search before its example count
+    seed: int
+    history: list[float] = field(default_factory=list)  # ratio of each probe, in order
+
+    @property
+    def ratio(self) -> float:
+        return self.best.ratio if self.best is not None else math.nan
+
+    @property
+    def command(self) -> str:
+        return reproduce_command(self.best.config) if self.best is not None else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        best = self.best.to_dict() if self.best is not None else None
+        return {
+            "theorem": self.theorem,
+            "version": self.version,
+            "found": self.found,
+            "ratio": _num(self.ratio),
+            "instance": best["instance"] if best else None,
+            "conditions": best["conditions"] if best else [],
+            "command": self.command,
+            "best": best,
+            "examples": self.examples,
+            "rejected": self.rejected,
+            "seconds": round(self.seconds, 2),
+            "truncated": self.truncated,
+            "seed": self.seed,
+        }
+
+
+class _Breaks(Exception):
+    """Raised inside the hypothesis test on a counterexample, so that hypothesis shrinks it."""
+
+    def __init__(self, probe: Probe):
+        super().__init__(f"measure/bound = {probe.ratio:.3g}")
+        self.probe = probe
+
+
+def hunt(
+    space: HuntSpace,
+    version: str,
+    *,
+    examples: int = 50,
+    budget: float | None = None,
+    seed: int = 0,
+    replicas: int = 16,
+    level: float = 0.95,
+    run: Callable[[RunConfig], Trace] | None = None,
+    database: str | Path | None = None,
+    progress: Callable[[Probe], None] | None = None,
+) -> HuntResult:
+    """Search ``space`` for an instance on which bound ``version`` breaks.
+
+    ``examples``: instances to run (conditions holding); ``budget``: seconds after which no new
+    instance is run (shrinking included); ``run``: how a configuration becomes a Trace (pass a
+    cached runner; default: run in this process); ``database``: a folder for hypothesis's example
+    database, so a rerun starts from what earlier hunts found.
+    """
+    from hypothesis import HealthCheck, Phase, given, reject, settings, target
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis.database import DirectoryBasedExampleDatabase
+    from hypothesis.errors import Flaky
+
+    theorem = space.theorem
+    theorem.bound(version)  # an unknown version fails here, naming the known ones
+    if examples < 1:
+        raise ValueError(f"examples must be an integer >= 1, got {examples!r}")
+    if budget is not None and not budget > 0:
+        raise ValueError(f"budget must be > 0 seconds, got {budget!r}")
+    if run is None:
+        from .engine import run_config as run
+    started = time.perf_counter()
+    memo: dict[str, Probe | None] = {}  # instance -> probe (None: conditions fail), so replays agree
+    state = {"examples": 0, "rejected": 0, "truncated": False, "best": None, "found": None}
+    history: list[float] = []
+
+    def probe(instance: dict[str, Any]) -> Probe | None:
+        key = json.dumps(instance, sort_keys=True, default=str)
+        if key in memo:
+            return memo[key]
+        if budget is not None and time.perf_counter() - started > budget:
+            state["truncated"] = True
+            return None  # past the budget: nothing new is run (not memoized: it was not tried)
+        config = space.configure(instance, replicas)
+        # conditions first, from the configuration alone: an inadmissible instance costs no run
+        admissible = config is not None and theorem.evaluate(space.bindings(config, None), use_schedule=False).all_hold
+        if admissible:
+            trace = run(config)
+            evaluation = theorem.evaluate(space.bindings(config, trace), use_schedule=False)
+        if not admissible or not evaluation.all_hold:
+            memo[key] = None
+            state["rejected"] += 1
+            return None
+        values = trace.at_end(space.measured)
+        values = values[np.isfinite(values)]
+        if getattr(trace, "exact", False) and values.size == 1:  # an exact expectation: no CI to take
+            mean = lcb = ucb = float(values[0])
+        elif values.size < 2:  # diverged under the theorem's conditions: the measure is unbounded
+            mean = lcb = ucb = math.inf
+        else:
+            mean = float(values.mean())
+            lcb = mean_ci(values, level=level, side="lower").low
+            ucb = mean_ci(values, level=level, side="upper").high
+        result = Probe(dict(instance), config, evaluation, mean, lcb, ucb,
+                       float(evaluation.bounds[version]), trace.diverged_count, trace)
+        memo[key] = result
+        state["examples"] += 1
+        history.append(result.ratio)
+        best = state["best"]
+        if best is None or result.ratio > best.ratio:
+            state["best"] = result
+        if result.breaks and (state["found"] is None or _smaller(result.instance, state["found"].instance)):
+            state["found"] = result
+        if progress is not None:
+            progress(result)
+        return result
+
+    # one database folder per theorem and version: hypothesis keys examples on the test function
+    db = DirectoryBasedExampleDatabase(str(Path(database) / f"{theorem.id}-{version}")) if database else None
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=db,
+        derandomize=False,
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
+    @hypothesis_seed(seed)
+    @given(space.strategy())
+    def search(instance: dict[str, Any]) -> None:
+        result = probe(instance)
+        if result is None:
+            reject()
+        target(min(result.ratio, 1e12), label="measure/bound")
+        if result.breaks:
+            raise _Breaks(result)
+
+    try:
+        search()
+    except _Breaks as exc:  # the shrunk counterexample
+        if state["found"] is None or not _smaller(state["found"].instance, exc.probe.instance):
+            state["found"] = exc.probe
+    except Flaky:  # a replay past the budget: what was found stands
+        pass
+    except Exception as exc:  # hypothesis gives up when nearly every draw is rejected
+        if state["examples"] == 0 and type(exc).__name__ == "Unsatisfiable":
+            raise ValueError(
+                f"hunt {theorem.id}: no drawn instance satisfies the theorem's conditions "
+                f"({state['rejected']} rejected); the space's strategy must aim at the admissible region"
+            ) from None
+        if type(exc).__name__ != "Unsatisfiable":
+            raise
+    found = state["found"]
+    best = found if found is not None else state["best"]
+    return HuntResult(
+        theorem=theorem.id, version=version, found=found is not None, best=best,
+        examples=state["examples"], rejected=state["rejected"], seconds=time.perf_counter() - started,
+        truncated=state["truncated"], seed=seed, history=history,
+    )
+
+
+def _smaller(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """A simpler instance: fewer rounds, clients, dimensions (the sum of its integer sizes)."""
+    size = lambda inst: sum(abs(v) for v in inst.values() if isinstance(v, int) and not isinstance(v, bool))  # noqa: E731
+    return size(a) < size(b)
+
+
+def reproduce_command(config: RunConfig) -> str:
+    """The `ratecheck run` command line that reproduces a configuration's run."""
+    parts = ["ratecheck run", config.algorithm, "--problem", config.problem]
+    parts += [f"--set {k}={_cli_value(v)}" for k, v in config.params.items()]
+    parts += [f"--problem-set {k}={_cli_value(v)}" for k, v in config.problem_params.items()]
+    parts += [f"--rounds {int(config.rounds)}", f"--replicas {int(config.replicas)}", f"--seed {int(config.seed)}"]
+    if config.mode != "monte_carlo":
+        parts.append(f"--{config.mode}")  # --exact / --auto
+    return " ".join(parts)
+
+
+def _cli_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value if value and all(ch.isalnum() or ch in "_:.-" for ch in value) else json.dumps(value)
+    return json.dumps(value)
+
+
+def _num(x: float) -> float | str:
+    x = float(x)
+    return x if math.isfinite(x) else str(x)
+
+
+def smallest_admissible(
+    theorem: Theorem, values: Mapping[str, float], var: str, *, low: int = 1, high: int = 10**9,
+    use_schedule: bool = True,
+) -> int | None:
+    """The smallest integer ``var`` (e.g. the horizon T) at which every condition of the theorem holds,
+    the others fixed at ``values``; None when none up to ``high`` does. Conditions are assumed to
+    hold for every larger value once they hold (true of horizon conditions under a schedule in T)."""
+
+    def holds(v: int) -> bool:
+        return theorem.evaluate({**values, var: v}, use_schedule=use_schedule).all_hold
+
+    if holds(low):
+        return low
+    hi = low
+    while not holds(hi):
+        if hi >= high:
+            return None
+        hi = min(high, hi * 2)
+    lo = hi // 2 if hi > low else low
+    while hi - lo > 1:  # holds(hi), not holds(lo)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if holds(mid) else (mid, hi)
+    return hi
+
+
+# ---------------------------------------------------------------------------------------------
+# Registered hunts: claims whose evidence is a search, not a grid.
+
+
+def _no_grid_runs(value: float, profile: Profile) -> RunConfig:
+    raise ValueError("a hunt claim plans no grid runs: its decision runs the search")
+
+
+@dataclass(frozen=True, kw_only=True)
+class HuntClaim(Claim):
+    """A hunt registered as a claim; it plans no grid runs, its decision runs the search.
+
+    ``NoCounterexample`` states what a theorem states, "the bound holds on every admissible
+    instance": PASS when the search finds no counterexample within its examples, FAIL when it finds
+    one (a printed bound that is wrong is then an expected FAIL, a confirmed erratum, with the
+    counterexample as evidence). ``Counterexample`` states the opposite and decides the other way.
+    The grid is the number of instances searched per profile (``vary="examples"``); ``budget``
+    caps the seconds per profile (a safety net: a truncated search says so in its reason).
+    """
+
+    space: HuntSpace
+    version: str
+    seed: int = 0
+    budget: Mapping[str, float] = field(default_factory=lambda: {"quick": 20.0, "full": 300.0})
+    replicas: int = 16  # per probe, for Monte-Carlo runs (exact runs have one row)
+    vary: str = "examples"
+    configure: Callable[[float, Profile], RunConfig] = field(default=_no_grid_runs)
+    measure: str = ""
+    expects_counterexample: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.space.theorem.bound(self.version)  # an unknown version fails at registration
+
+    def own_runs(self, profile: Profile) -> list[RunConfig]:
+        return []  # the search decides what to run as it goes
+
+    def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
+        examples = int(self.values(profile)[0])
+        result = hunt(self.space, self.version, examples=examples, budget=self.budget.get(profile.name),
+                      seed=self.seed, replicas=self.replicas)
+        points = [PointResult(float(i + 1), result.best.config, np.array([ratio]), 0)
+                  for i, ratio in enumerate(result.history)] if result.best else []
+        evidence = {"hunt": result.to_dict(), "history": [_num(r) for r in result.history]}
+        searched = (f"{result.examples} admissible instances searched ({result.rejected} drawn outside the "
+                    f"theorem's conditions){', truncated by the time budget' if result.truncated else ''}")
+        if result.found:
+            found = (f"counterexample to bound '{self.version}' of {self.space.id}: measure/bound = "
+                     f"{result.ratio:.3g} at {json.dumps(result.best.instance, sort_keys=True, default=str)}; "
+                     f"{searched}; reproduce: {result.command}")
+            verdict = Verdict.PASS if self.expects_counterexample else Verdict.FAIL
+            return Outcome(self, verdict, found, evidence, points)
+        best = f"largest measure/bound {result.ratio:.3g}" if result.best else "no admissible instance"
+        reason = f"no counterexample to bound '{self.version}' of {self.space.id}: {best}; {searched}"
+        verdict = Verdict.FAIL if self.expects_counterexample else Verdict.PASS
+        return Outcome(self, verdict, reason, evidence, points)
+
+    # the report draws the search: measure/bound of every instance tried, the line at 1
+    plot_label = "measure / bound of each instance tried"
+
+    def draw_plot(self, ax: Any, outcome: Outcome, log_y: bool) -> None:
+        history = outcome.evidence.get("history", [])
+        ratios = np.array([float(r) for r in history], dtype=float)
+        ax.set_xscale("linear")
+        ax.plot(np.arange(1, ratios.size + 1), ratios, "o", ms=4, color="C0", label="instance tried (in order)")
+        ax.axhline(1.0, color="C3", ls="--", lw=1.5, label=f"bound '{self.version}' (ratio 1)")
+        ax.set_xlabel("instance (search order; shrinking last)")
+
+
+def NoCounterexample(**kwargs: Any) -> HuntClaim:
+    """The theorem's bound holds on every instance the search tries (kind 'no_counterexample')."""
+    return HuntClaim(kind="no_counterexample", expects_counterexample=False, **kwargs)
+
+
+def Counterexample(**kwargs: Any) -> HuntClaim:
+    """The search finds an admissible instance on which the bound breaks (kind 'counterexample')."""
+    return HuntClaim(kind="counterexample", expects_counterexample=True, **kwargs)

@@ -1,0 +1,76 @@
+"""ratecheck hunt (issue #13): the search, its determinism, the CLI, the registered hunts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from problems.quadratic import make, strategy
+from proofs.defedavg.hunts import HUNT_CORRECTED, HUNT_MAIN_TEXT, THEOREM_2_SPACE
+from ratecheck.claims import PROFILES, Verdict
+from ratecheck.cli import main
+from ratecheck.hunt import hunt, reproduce_command, smallest_admissible
+from ratecheck.theory import Bound, Condition, Source, Theorem
+
+T, a = sp.symbols("T a", positive=True)
+SRC = Source("toy.txt", "Thm 1")
+TOY = Theorem(id="toy", title="toy", source=SRC, measure="m", constants=(a,), parameters=(T,),
+              conditions=(Condition("T large", a / T <= 1, SRC),), bounds=(Bound("b", a / T, SRC),))
+
+
+def test_smallest_admissible_is_the_first_horizon_meeting_the_conditions():
+    assert smallest_admissible(TOY, {"a": 37.0}, "T") == 37
+    assert smallest_admissible(TOY, {"a": 0.5}, "T") == 1
+    assert smallest_admissible(TOY, {"a": 1e12}, "T", high=1000) is None
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(strategy())
+def test_quadratic_strategy_draws_buildable_instances(params):
+    problem = make(**params)
+    assert problem.dim == params["dim"] and problem.num_clients == params["clients"]
+
+
+def test_main_text_bound_breaks_and_shrinks_deterministically():
+    first = hunt(THEOREM_2_SPACE, "main_text", examples=24, seed=0)
+    again = hunt(THEOREM_2_SPACE, "main_text", examples=24, seed=0)
+    assert first.found and first.best.breaks and first.ratio > 1
+    assert first.best.instance == again.best.instance  # same seed, same counterexample
+    assert all(c.holds for c in first.best.evaluation.conditions)  # inside the theorem's conditions
+    command = first.command
+    assert command.startswith("ratecheck run defedavg_iid --problem quadratic") and command.endswith("--exact")
+    assert reproduce_command(first.best.config) == command
+
+
+def test_corrected_bound_survives_the_same_search():
+    result = hunt(THEOREM_2_SPACE, "corrected", examples=24, seed=0)
+    assert not result.found and result.examples > 5 and 0 < result.ratio < 1
+
+
+def test_registered_hunts_give_their_expected_verdicts():
+    main_text = HUNT_MAIN_TEXT.decide(PROFILES["quick"], {})
+    assert main_text.verdict == Verdict.FAIL and main_text.ok and main_text.erratum
+    assert "counterexample" in main_text.reason and "reproduce: ratecheck run" in main_text.reason
+    corrected = HUNT_CORRECTED.decide(PROFILES["quick"], {})
+    assert corrected.verdict == Verdict.PASS and corrected.ok
+    json.dumps(corrected.to_dict())  # JSON-able evidence
+
+
+def test_cli_hunt_json_and_bad_input(capsys, tmp_path):
+    assert main(["hunt", "defedavg.theorem2", "--bound", "main_text", "--examples", "12", "--json",
+                 "--cache-dir", str(tmp_path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["found"] is True and out["ratio"] > 1 and out["command"] and out["conditions"]
+    assert {"instance", "conditions", "command", "found", "ratio"} <= set(out)
+    assert main(["hunt", "no.such.theorem", "--cache-dir", str(tmp_path)]) == 2
+    assert main(["hunt", "defedavg.theorem2", "--bound", "nope", "--cache-dir", str(tmp_path)]) == 2
+    assert main(["hunt", "defedavg.theorem2", "--examples", "0", "--cache-dir", str(tmp_path)]) == 2
+
+
+def test_unknown_version_is_refused():
+    with pytest.raises(ValueError, match="no_such_version"):
+        hunt(THEOREM_2_SPACE, "no_such_version", examples=1)
