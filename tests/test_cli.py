@@ -72,9 +72,9 @@ def test_check_unknown_pattern_is_a_usage_error(capsys):
 
 def test_report_writes_pages_from_the_cache(tmp_path, capsys):
     cache, out = str(tmp_path / "cache"), tmp_path / "rep"
-    assert main(["check", "drift", "--cache-dir", cache, "--no-report"]) == 0
+    assert main(["check", "defedavg.fedavg.drift*", "--cache-dir", cache, "--no-report"]) == 0
     capsys.readouterr()
-    assert main(["report", "drift", "--cache-dir", cache, "--report-dir", str(out)]) == 0
+    assert main(["report", "defedavg.fedavg.drift*", "--cache-dir", cache, "--report-dir", str(out)]) == 0
     assert "report:" in capsys.readouterr().out
     page = (out / "defedavg.md").read_text()
     assert "defedavg.fedavg.drift_limit" in page and "negative control" in page
@@ -88,7 +88,7 @@ def test_a_failing_run_is_reported_without_a_traceback(monkeypatch, tmp_path, ca
         raise ValueError("participation without replacement needs m <= N")
 
     monkeypatch.setattr(sweep, "_run_to_arrays", broken)
-    assert main(["check", "drift", "--cache-dir", str(tmp_path), "--no-report", "--jobs", "1"]) == 3
+    assert main(["check", "defedavg.fedavg.drift*", "--cache-dir", str(tmp_path), "--no-report", "--jobs", "1"]) == 3
     assert "a run failed" in capsys.readouterr().err
 
 
@@ -112,7 +112,7 @@ def test_a_failing_run_is_reported_without_a_traceback(monkeypatch, tmp_path, ca
     (["run", "fedavg", "--problem", "quadratic", "--replicas", "100000000"], "replicas"),
     (["run", "fedavg", "--problem", "quadratic", "--rounds", "1e12"], "invalid int value"),
     (["check", "no-such-claim", "--no-cache"], "no claim matches"),
-    (["check", "drift", "--jobs", "0", "--no-cache"], "--jobs"),
+    (["check", "defedavg.fedavg.drift*", "--jobs", "0", "--no-cache"], "--jobs"),
 ])
 def test_bad_usage_and_input_exit_2_with_one_line(argv, message, capsys):
     assert main(argv) == 2
@@ -130,7 +130,7 @@ def test_python_booleans_on_the_command_line_are_booleans():
 def test_a_file_as_cache_dir_is_a_usage_error(tmp_path, capsys):
     path = tmp_path / "file"
     path.write_text("x")
-    assert main(["check", "drift", "--cache-dir", str(path), "--no-report"]) == 2
+    assert main(["check", "defedavg.fedavg.drift*", "--cache-dir", str(path), "--no-report"]) == 2
     assert "not a directory" in capsys.readouterr().err
     assert main(["cache", "info", "--cache-dir", str(path)]) == 2
 
@@ -140,7 +140,7 @@ def test_an_unreachable_dask_scheduler_fails_fast_with_exit_3(tmp_path, capsys):
     import time
 
     started = time.perf_counter()
-    assert main(["check", "drift", "--dask", "127.0.0.1:1", "--no-cache", "--no-report"]) == 3
+    assert main(["check", "defedavg.fedavg.drift*", "--dask", "127.0.0.1:1", "--no-cache", "--no-report"]) == 3
     assert time.perf_counter() - started < 25
     err = capsys.readouterr().err
     assert "Dask scheduler at 127.0.0.1:1" in err and "Traceback" not in err
@@ -159,15 +159,20 @@ def test_ctrl_c_says_how_many_runs_are_stored(monkeypatch, tmp_path, capsys):
 
     monkeypatch.setattr(sweep, "_run_to_arrays", interrupted)
     cache = str(tmp_path / "cache")
-    assert main(["check", "drift", "--cache-dir", cache, "--no-report", "--jobs", "1"]) == 130
+    pattern = "fessgda.A5.drift_bias"  # noise-free runs, five of them
+    assert main(["check", pattern, "--cache-dir", cache, "--no-report", "--jobs", "1"]) == 130
     err = capsys.readouterr().err
     assert "interrupted: 2 runs stored" in err and "rerun to resume" in err and "Traceback" not in err
     monkeypatch.setattr(sweep, "_run_to_arrays", real)
-    assert main(["check", "drift", "--cache-dir", cache, "--no-report", "--jobs", "1", "-v"]) == 0
+    assert main(["check", pattern, "--cache-dir", cache, "--no-report", "--jobs", "1", "-v"]) == 0
     out = capsys.readouterr().out
-    assert "runs: 2 reused from the cache, 5 computed" in out
+    from ratecheck import registry
+    from ratecheck.claims import PROFILES
+
+    total = len(registry.default().plan(registry.default().select_claims(pattern), PROFILES["quick"]))
+    assert f"runs: 2 reused from the cache, {total - 2} computed" in out
     assert max(len(line) for line in out.splitlines()) <= 100
-    assert "deterministic (" in out  # fessgda.A5.drift_bias is noise-free: no zero-width CI
+    assert "(deterministic)" in out  # fessgda.A5.drift_bias is noise-free: no zero-width CI
     # the cache command sees them all, none stale; prune keeps them, clear removes them
     assert main(["cache", "info", "--cache-dir", cache, "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
