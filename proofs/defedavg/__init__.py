@@ -15,7 +15,7 @@ from ratecheck.paper import Paper
 from .asynchronous import CLAIMS as _ASYNC_CLAIMS
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS as _SCHEDULE_CLAIMS
-from .claims import lyapunov_noise_floor, problem_constants, t2_config  # noqa: F401
+from .claims import lyapunov_noise_floor, t2_config  # noqa: F401
 from .report import bound_sections, report_figures, timeline_sections
 from .report import report_sections as _rate_sections
 from .theorems import *  # noqa: F401,F403

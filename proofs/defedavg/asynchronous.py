@@ -17,7 +17,6 @@ from typing import Callable
 
 import numpy as np
 
-from problems import make_problem
 from problems.quadratic import p1, p2, p3
 from ratecheck.claims import (
     BoundClaim,
@@ -36,6 +35,7 @@ from ratecheck.claims import (
     tail_average,
 )
 from ratecheck.fit import mean_ci
+from ratecheck.inspection import problem_of, view
 from ratecheck.trace import RunConfig, Trace
 
 from .claims import LAM_T2, P1_LOUD, K_T2, T2_TRANSIENT_SMALL, bindings, scheduled_config
@@ -188,7 +188,7 @@ def flat_config(delay_text: str, profile: Profile) -> RunConfig:
 def flat_floor(delay: int) -> float:
     from .claims import lyapunov_noise_floor
 
-    problem = make_problem("quadratic", FLAT_PROBLEM)
+    problem = problem_of(flat_config("none", Profile("quick", 1)))
     return lyapunov_noise_floor(np.linalg.eigvalsh(problem.h_bar), eta=FLAT_STEPS["eta_global"],
                                 etabar=FLAT_STEPS["eta_local"], K=FLAT_STEPS["local_steps"], n=FLAT_N,
                                 delay=delay, sigma2=problem.sigma**2, dim=problem.dim)
@@ -205,7 +205,7 @@ FLOOR_VS_DELAY = ValueClaim(
     vary="delay",
     grid=FLAT_GRID,
     configure=lambda value, profile: flat_config(f"constant:{int(value)}" if value else "none", profile),
-    predict=lambda config: flat_floor(int(str(config.params["delay"]).partition(":")[2] or 0)),
+    predict=lambda config: flat_floor(view(config).delay_lambda),
     prediction="exact Lyapunov noise floor",
     # tail average over ~1100 rounds with correlation time ~1/beta ~ 18 rounds over 10 directions:
     # ~6% scatter per replica, so the 95% CI of a 16-replica mean is ~ +-3%; a 10% band decides.
@@ -268,14 +268,12 @@ def sampling_config(n_clients: float, profile: Profile) -> RunConfig:
 
 def sampling_floor(config: RunConfig) -> float:
     """Exact stationary E||grad F||^2 of the P2-d instance (only e_d moves; h_d = 1)."""
-    problem = make_problem(config.problem, config.problem_params)
-    p = config.params
+    run = view(config)
+    problem = run.problem
     top = float(np.max(np.diag(problem.h_bar)))
-    beta = p["eta_global"] * (1.0 - (1.0 - p["eta_local"] * top) ** p["local_steps"])
+    beta = run.param("eta_global") * (1.0 - (1.0 - run.param("eta_local") * top) ** run.local_steps)
     spread = float(np.mean(np.sum((problem.centers - problem.x_star) ** 2, axis=1)))  # (1/N) sum ||c_i - c||^2
-    n_draws = int(str(p["participation"]).split(":")[1])
-    delay = int(str(p["delay"]).partition(":")[2] or 0)
-    return top**2 * delayed_floor(beta, delay, beta**2 * spread / n_draws)
+    return top**2 * delayed_floor(beta, run.delay_lambda, beta**2 * spread / run.participating)
 
 
 def _sampling_exponent() -> float:
@@ -334,7 +332,7 @@ def bias_config(algorithm: str, profile: Profile) -> RunConfig:
 
 def speed_biased_point(config: RunConfig, trace: Trace) -> np.ndarray:
     """x* + sum_i p_i (c_i - x*), p_i the measured share of client i in the aggregated updates."""
-    problem = make_problem(config.problem, config.problem_params)
+    problem = problem_of(config)
     share = np.asarray(trace.info["timeline"]["participation"], dtype=float)
     share = share / share.sum()
     return problem.x_star + share @ (problem.centers - problem.x_star)
@@ -355,15 +353,14 @@ class TraceLimitClaim(LimitClaim):
             target = self.target_of_run(config, trace)
             est, low, high = _bootstrap_distance(final, target, self.level)
             stats = {"distance": est, "low": low, "high": high,
-                     "target_offset": float(np.linalg.norm(target - make_problem(
-                         config.problem, config.problem_params).x_star))}
+                     "target_offset": float(np.linalg.norm(target - problem_of(config).x_star))}
             out.append(PointResult(value, config, np.linalg.norm(final - target, axis=1), trace.diverged_count,
                                    stats=stats, first_divergence=_first_divergence(trace), trace=trace))
         return out
 
 
 def _exact_minimizer(config: RunConfig) -> np.ndarray:
-    return make_problem(config.problem, config.problem_params).x_star
+    return problem_of(config).x_star
 
 
 _BIAS_COMMON = dict(paper=KEY, vary="n", grid={"quick": (BIAS_N,), "full": (BIAS_N,)}, measure="dist_sq",

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import functools
-import json
+import dataclasses
 from typing import Mapping
 
 import numpy as np
 
-from problems import make_problem
 from problems.quadratic import p1, p2
 from ratecheck.claims import (
     PROFILES,
@@ -22,6 +20,7 @@ from ratecheck.claims import (
     tail_average,
     term_negligible,
 )
+from ratecheck.inspection import constants_of, problem_of, view
 from ratecheck.theory import Theorem
 from ratecheck.trace import RunConfig, Trace
 
@@ -32,24 +31,14 @@ from .theorems import KEY, THEOREM_1, THEOREM_2, K, L, T, etabar, nu, sigma, src
 # Binding runs to theorem symbols
 
 
-@functools.lru_cache(maxsize=64)
-def _constants(problem: str, params_json: str) -> dict[str, float]:
-    problem_obj = make_problem(problem, json.loads(params_json))
-    return {k: c.value for k, c in problem_obj.constants().items()}
-
-
-def problem_constants(config: RunConfig) -> dict[str, float]:
-    return _constants(config.problem, json.dumps(dict(config.problem_params), sort_keys=True))
-
-
 def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
     """Theorem symbols at a run: the problem's exact constants and the run's parameters.
 
     lambda is max(1, largest delay actually used) (Assumption 4 needs lambda >= 1, spec §4.7 item 7).
     """
-    const = problem_constants(config)
-    p = config.params
-    lam_used = trace.info["lambda_used"] if trace is not None else max(1, _delay_lambda(p["delay"]))
+    run = view(config)
+    const, p = run.constants, config.params
+    lam_used = trace.info["lambda_used"] if trace is not None else max(1, run.delay_lambda)
     if lam_used < 1:  # Assumption 4: lambda is an integer >= 1 (a delay of 0 is plugged in as 1)
         raise ValueError(f"lambda = {lam_used} is invalid in a theorem of DeFedAvg: Assumption 4 needs lambda >= 1")
     return {
@@ -58,18 +47,13 @@ def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
         "nu": const["nu"],
         "G": const["G"],
         "Delta": const["Delta"],
-        "n": float(str(p["participation"]).split(":")[1]),
-        "K": float(p["local_steps"]),
-        "T": float(config.rounds),
+        "n": float(run.participating),
+        "K": float(run.local_steps),
+        "T": float(run.rounds),
         "lam": float(lam_used),
         "eta": float(p["eta_global"]),
         "etabar": float(p["eta_local"]),
     }
-
-
-def _delay_lambda(delay: str) -> int:
-    kind, _, lam_text = str(delay).partition(":")
-    return int(lam_text) if lam_text else 0
 
 
 def scheduled_config(
@@ -85,28 +69,19 @@ def scheduled_config(
     replicas: int,
     seed: int = 0,
     problem: str = "quadratic",
+    mode: str = "monte_carlo",
 ) -> RunConfig:
     """A run whose step sizes are the theorem's schedule at the problem's constants."""
-    draft = RunConfig(algorithm, {"delay": delay}, problem, dict(problem_params), rounds)
-    values = {k: v for k, v in problem_constants(draft).items() if k in theorem.symbols}
-    values.update(n=n_clients, K=local_steps, T=rounds, lam=max(1, _delay_lambda(delay)))
+    params = {"eta_global": 1.0, "eta_local": 1.0, "local_steps": local_steps, "participation": participation,
+              "delay": delay, "duplicates": "shared"}
+    # the draft (unit steps) is inspected for the constants and lambda; the schedule then sets the steps
+    draft = RunConfig(algorithm, params, problem, dict(problem_params), rounds, replicas=replicas, seed=seed,
+                      mode=mode)
+    run = view(draft)
+    values = {k: v for k, v in run.constants.items() if k in theorem.symbols}
+    values.update(n=n_clients, K=local_steps, T=rounds, lam=max(1, run.delay_lambda))
     steps = theorem.schedule_values(values)
-    return RunConfig(
-        algorithm=algorithm,
-        params={
-            "eta_global": steps["eta"],
-            "eta_local": steps["etabar"],
-            "local_steps": local_steps,
-            "participation": participation,
-            "delay": delay,
-            "duplicates": "shared",
-        },
-        problem=problem,
-        problem_params=dict(problem_params),
-        rounds=rounds,
-        replicas=replicas,
-        seed=seed,
-    )
+    return draft.with_(params={**params, "eta_global": steps["eta"], "eta_local": steps["etabar"]})
 
 
 # --------------------------------------------------------------------------------------------
@@ -364,7 +339,7 @@ def drift_config(eta_local: float, profile: Profile) -> RunConfig:
 
 def drift_fixed_point(config: RunConfig) -> np.ndarray:
     """x~ = (sum_i M_i)^-1 sum_i M_i c_i, M_i = I - (I - etabar H_i)^K (closed form)."""
-    problem = make_problem(config.problem, config.problem_params)
+    problem = problem_of(config)
     eye = np.eye(problem.dim)
     steps, lr = config.params["local_steps"], config.params["eta_local"]
     hess = np.broadcast_to(problem.hessians, (problem.num_clients, problem.dim, problem.dim))
@@ -373,7 +348,7 @@ def drift_fixed_point(config: RunConfig) -> np.ndarray:
 
 
 def exact_minimizer(config: RunConfig) -> np.ndarray:
-    return make_problem(config.problem, config.problem_params).x_star
+    return problem_of(config).x_star
 
 
 _DRIFT_COMMON = dict(paper=KEY, vary="etabar", grid=DRIFT_GRID, configure=drift_config, measure="dist_sq",
@@ -439,12 +414,11 @@ def floor_config(n_clients: float, profile: Profile) -> RunConfig:
 
 
 def predicted_floor(config: RunConfig) -> float:
-    problem = make_problem(config.problem, config.problem_params)
-    p = config.params
+    run = view(config)
+    problem = run.problem
     return lyapunov_noise_floor(
-        np.linalg.eigvalsh(problem.h_bar), eta=p["eta_global"], etabar=p["eta_local"], K=p["local_steps"],
-        n=int(str(p["participation"]).split(":")[1]), delay=_delay_lambda(p["delay"]),
-        sigma2=problem.sigma**2, dim=problem.dim,
+        np.linalg.eigvalsh(problem.h_bar), eta=run.param("eta_global"), etabar=run.param("eta_local"),
+        K=run.local_steps, n=run.participating, delay=run.delay_lambda, sigma2=problem.sigma**2, dim=problem.dim,
     )
 
 
