@@ -539,7 +539,8 @@ class ValueClaim(Claim):
                 unsure.append(p.value)
         evidence = {"prediction": self.prediction, "rel_tolerance": self.rel_tolerance, "rows": rows}
         worst = max(rows, key=lambda r: abs(r["ratio"] - 1))
-        tag = (f"{self.prediction} within {self.rel_tolerance:.0%}; worst mean/predicted = {worst['ratio']:.4g} "
+        tag = (f"{self.prediction} within {relative(self.rel_tolerance)}; worst mean/predicted = "
+               f"{_ratio(worst['ratio'], self.rel_tolerance)} "
                f"at {self.vary}={_fmt(worst['value'])}") + _deterministic_note(points)
         if outside:
             return Verdict.FAIL, f"CI outside {tag} (at {self.vary}={', '.join(map(_fmt, outside))})", evidence
@@ -805,7 +806,7 @@ class RateClaim(Claim):
         det = deterministic(points)
         measured = (f"log-contraction per round {worst['rate']:.5g}" +
                     (" (exact)" if all(p.exact for p in points) else " (deterministic)" if det else f" (CI [{worst['low']:.5g}, {worst['high']:.5g}])"))
-        tag = (f"{measured} vs {self.exact_name} {worst['exact']:.5g} within {self.rel_tolerance:.0%} "
+        tag = (f"{measured} vs {self.exact_name} {worst['exact']:.5g} within {relative(self.rel_tolerance)} "
                f"at {self.vary}={_fmt(worst['value'])}")
         if "guaranteed" in worst:
             tag += f"; {self.guaranteed_name} {worst['guaranteed']:.3g} ({worst['tightness']:.3g}x slower than exact)"
@@ -1019,6 +1020,16 @@ def point_ci(point: PointResult, *, level: float = 0.95, side: str = "two-sided"
         m = float(point.samples[0])
         return MeanCI(mean=m, low=m, high=m, level=level, n=1)
     return mean_ci(point.samples, level=level, side=side)
+
+
+def _ratio(ratio: float, tolerance: float) -> str:
+    """A measured/predicted ratio with as many digits as the tolerance needs."""
+    return f"{ratio:.4g}" if tolerance >= 0.01 else f"1{ratio - 1:+.2g}"
+
+
+def relative(tolerance: float) -> str:
+    """A relative tolerance in words: '10%', or '1e-09 (relative)' for the tiny ones exact values allow."""
+    return f"{tolerance:.0%}" if tolerance >= 0.01 else f"{tolerance:.1g} (relative)"
 
 
 def exact_state(points: Sequence[PointResult]) -> bool | str:
