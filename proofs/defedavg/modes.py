@@ -7,7 +7,10 @@ Claims on those runs are decided on exact numbers, with tolerances that come fro
 finite-grid asymptotics rather than from noise. The question "does Monte Carlo agree?" stays: each
 such claim has a Monte-Carlo twin (``<id>.monte_carlo``) that draws replicas in the full profile,
 with the tolerance its noise needs, so both verdicts sit in one full report. In the quick profile
-the twin reads the exact runs (the same run keys: no extra cost), so the quick check stays exact.
+the twin reads the exact runs (the same run keys: no extra cost), except for claims whose question
+is the randomness of client sampling or delays (``monte_carlo_twin(..., quick=True)``): exact mode
+computes those expectations from its own skeleton, not from the algorithm's ``schedule()``, so the
+draws must be checked too.
 
 Not exact, on purpose: the nonconvex P3 (cosine terms), the event-timeline and wall-clock claims
 (their question is the random timeline itself), and the stability claim (already deterministic).
@@ -73,14 +76,20 @@ class ExactValueClaim(ValueClaim):
                                                     self.mc_tolerance_reason)
 
 
-def monte_carlo_twin(claim: Claim) -> Claim:
-    """The claim on Monte-Carlo runs in the full profile (its own tolerance applies: the points are
-    not exact), and on the claim's exact runs in the quick profile (no extra cost)."""
+def monte_carlo_twin(claim: Claim, *, quick: bool = False) -> Claim:
+    """The claim on Monte-Carlo runs in the full profile (its own Monte-Carlo tolerance applies: the
+    points are not exact), and on the claim's exact runs in the quick profile (no extra cost).
+
+    ``quick=True``: Monte Carlo in the quick profile too, for claims whose question is the sampling
+    or delay randomness. Exact mode takes who is sampled and which delay a job has from its own
+    skeleton (the participation's multiplicity moments, the delay schedule's distribution), not from
+    the algorithm's ``schedule()``: a bug there is invisible to it, and only the draws show it
+    (tests/test_sensitivity_defedavg.py)."""
     base = claim.configure
 
     def configure(value: float, profile: Profile) -> RunConfig:
         config = base(value, profile)
-        return config if profile.name == "quick" else config.with_(mode=MONTE_CARLO)
+        return config if profile.name == "quick" and not quick else config.with_(mode=MONTE_CARLO)
 
     return dataclasses.replace(
         claim, id=f"{claim.id}.monte_carlo", title=f"{claim.title} (Monte Carlo in the full profile)",
