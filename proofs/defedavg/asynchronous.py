@@ -334,13 +334,16 @@ SAMPLING_FLOOR_SLOPE = ExactSlopeClaim(
     **_SAMPLING_COMMON,
 )
 
-# Monte-Carlo twins, drawn in the quick profile too: these claims are about the delays and the
-# client sampling, whose expectations exact mode computes from its own skeleton rather than from the
-# algorithm's schedule() (modes.py); the exact claims check the formulas to 1e-9, the twins the draws.
+# Monte-Carlo twins. The constant-delay floor and the sampling floor are drawn in the quick profile
+# too: exact mode computes the delays' and the sampling's expectations from its own skeleton rather
+# than from the algorithm's schedule() (modes.py), so the exact claims check the formulas to 1e-9 and
+# these twins the draws (they catch a delay off by one and sampling without replacement,
+# tests/test_sensitivity_defedavg.py). The uniform, cyclic and per-client schedules are read by exact
+# mode from the schedule's own sample() (exact quadrature), so their twins draw in the full profile only.
 FLOOR_VS_DELAY_MC = monte_carlo_twin(FLOOR_VS_DELAY, quick=True)
-FLOOR_UNIFORM_MC = monte_carlo_twin(FLOOR_UNIFORM, quick=True)
-FLOOR_CYCLIC_MC = monte_carlo_twin(FLOOR_CYCLIC, quick=True)
-FLOOR_PER_CLIENT_MC = monte_carlo_twin(FLOOR_PER_CLIENT, quick=True)
+FLOOR_UNIFORM_MC = monte_carlo_twin(FLOOR_UNIFORM)
+FLOOR_CYCLIC_MC = monte_carlo_twin(FLOOR_CYCLIC)
+FLOOR_PER_CLIENT_MC = monte_carlo_twin(FLOOR_PER_CLIENT)
 SAMPLING_FLOOR_VALUE_MC = monte_carlo_twin(SAMPLING_FLOOR_VALUE, quick=True)
 SAMPLING_FLOOR_SLOPE_MC = monte_carlo_twin(SAMPLING_FLOOR_SLOPE, quick=True)
 
