@@ -10,6 +10,10 @@ Verdict semantics (the rules every claim follows; README-ready):
   log-contraction per round.
 * Deterministic runs (no spread across replicas) have no CI: the text says "deterministic" and the
   comparison is exact.
+* Exact runs (issue #8: ``RunConfig(mode="exact")``, a Trace with one row of exact expectations,
+  ``trace.exact``) are deterministic too: ``min_replicas`` does not apply, every CI has zero width,
+  and the reason, the evidence (``"exact"``) and ``Outcome.to_dict()`` say "exact". An ``auto`` run
+  that fell back to Monte Carlo is judged as Monte Carlo, its fallback reason in the evidence.
 * A slope fit needs at least ``min_points`` (5) distinct grid points spanning ``min_decades`` (1)
   decade, unless the claim declares why not (``design_reason``); otherwise it is INCONCLUSIVE with
   that reason. A fit whose residuals show a regime change is INCONCLUSIVE: R^2 below ``r2_floor``
@@ -44,7 +48,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from .fit import SlopeFit, fit_slope, log_rate, mean_ci
+from .fit import MeanCI, SlopeFit, fit_slope, log_rate, mean_ci
 from .theory import Evaluation, Source, Theorem
 from .trace import RunConfig, Trace
 
@@ -117,6 +121,7 @@ class Outcome:
             "negative_control": self.claim.negative_control,
             "erratum": self.erratum,
             "observation": self.observation,
+            "exact": exact_state(self.points),  # issue #8
             "controls": self.claim.controls.id if self.claim.controls is not None else None,
             "source": str(self.claim.source),
             "evidence": _jsonable(self.evidence),
@@ -137,9 +142,15 @@ class PointResult:
     first_divergence: int | None = None  # earliest round at which a replica diverged
     trace: Trace | None = field(default=None, repr=False)  # the run itself, for paper-specific figures
 
+    @property
+    def exact(self) -> bool:
+        """Issue #8: the samples are exact expectations (an exact-mode run), not replica draws."""
+        return self.trace is not None and self.trace.exact
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "value": self.value,
+            "exact": self.exact,
             "mean": float(np.mean(self.samples)) if self.samples.size else None,
             "replicas_used": int(self.samples.size),
             "diverged": self.diverged,
@@ -234,6 +245,9 @@ class Claim:
         if reason:
             return Outcome(self, Verdict.INCONCLUSIVE, reason, {}, points)
         verdict, reason, evidence = self._decide(points)
+        evidence = {**evidence, **exact_evidence(points)}  # issue #8
+        if evidence["exact"] is True and "exact" not in reason:
+            reason = f"{reason} (exact expectations)"
         if self.controls is not None:
             other = self.controls.decide(profile, traces)
             evidence = {**evidence, "controlled": {"claim": self.controls.id, "verdict": str(other.verdict),
@@ -247,7 +261,11 @@ class Claim:
 
     def _precheck(self, points: Sequence[PointResult]) -> str:
         """Reasons that make any verdict premature, in words."""
-        few = [p for p in points if p.samples.size < self.min_replicas]
+        # an exact point is one row of expectations: it needs that row, not min_replicas (issue #8)
+        few = [p for p in points if p.samples.size < (1 if p.exact else self.min_replicas)]
+        if few and all(p.exact for p in few):
+            where = ", ".join(f"{self.vary}={_fmt(p.value)} (at round {p.first_divergence})" for p in few)
+            return f"the exact expectations diverged: {where}"
         if few:
             where = ", ".join(
                 f"{self.vary}={_fmt(p.value)} ({p.samples.size} left, {p.diverged} diverged"
@@ -398,7 +416,8 @@ class SlopeClaim(Claim):
             why = self.regime(points)
             if why:
                 return Verdict.INCONCLUSIVE, f"regime not reached: {why}", {}
-        fit = fit_slope([p.value for p in points], [p.samples for p in points], level=self.level)
+        fit = fit_slope([p.value for p in points], [p.samples for p in points], level=self.level,
+                        exact=[p.exact for p in points])
         e = self.expected.exponent()
         lo, hi = e - self.tolerance, e + self.tolerance
         band = {"two-sided": (lo, hi), "at_most": (-math.inf, hi), "at_least": (lo, math.inf)}[self.side]
@@ -431,6 +450,8 @@ class SlopeClaim(Claim):
 
 def slope_text(fit: SlopeFit) -> str:
     """'slope +0.500, 95% CI [+0.49, +0.51]', or 'slope +0.500 (deterministic)' without spread."""
+    if fit.exact:
+        return f"slope {fit.slope:+.4f} (exact expectations, no CI)"
     if fit.deterministic:
         return f"slope {fit.slope:+.3f} (deterministic)"
     return f"slope {fit.slope:+.3f}, {int(round(fit.level * 100))}% CI [{fit.ci_low:+.3f}, {fit.ci_high:+.3f}]"
@@ -480,8 +501,8 @@ def _compare_to_ceiling(points, level: float, ceiling_of):
     """
     rows, above, unsure = [], [], []
     for p in points:
-        upper = mean_ci(p.samples, level=level, side="upper")
-        lower = mean_ci(p.samples, level=level, side="lower")
+        upper = point_ci(p, level=level, side="upper")
+        lower = point_ci(p, level=level, side="lower")
         ceiling = float(ceiling_of(p))
         rows.append({"value": p.value, "mean": upper.mean, "ucb": upper.high, "lcb": lower.low, "ceiling": ceiling})
         if lower.low > ceiling:
@@ -507,7 +528,7 @@ class ValueClaim(Claim):
     def _decide(self, points):
         rows, outside, unsure = [], [], []
         for p in points:
-            ci = mean_ci(p.samples, level=self.level)
+            ci = point_ci(p, level=self.level)
             pred = float(self.predict(p.config))
             lo, hi = pred * (1 - self.rel_tolerance), pred * (1 + self.rel_tolerance)
             rows.append({"value": p.value, "mean": ci.mean, "low": ci.low, "high": ci.high,
@@ -518,7 +539,8 @@ class ValueClaim(Claim):
                 unsure.append(p.value)
         evidence = {"prediction": self.prediction, "rel_tolerance": self.rel_tolerance, "rows": rows}
         worst = max(rows, key=lambda r: abs(r["ratio"] - 1))
-        tag = (f"{self.prediction} within {self.rel_tolerance:.0%}; worst mean/predicted = {worst['ratio']:.4g} "
+        tag = (f"{self.prediction} within {relative(self.rel_tolerance)}; worst mean/predicted = "
+               f"{_ratio(worst['ratio'], self.rel_tolerance)} "
                f"at {self.vary}={_fmt(worst['value'])}") + _deterministic_note(points)
         if outside:
             return Verdict.FAIL, f"CI outside {tag} (at {self.vary}={', '.join(map(_fmt, outside))})", evidence
@@ -549,6 +571,8 @@ class LimitClaim(Claim):
             final = final[np.isfinite(final).all(axis=1)]
             target = self.target(config)
             est, low, high = _bootstrap_distance(final, target, self.level)
+            if trace.exact and final.shape[0] == 1:  # issue #8: the mean itself, no bootstrap
+                est = low = high = float(np.linalg.norm(final[0] - target))
             per_replica = np.linalg.norm(final - target, axis=1)
             stats = {"distance": est, "low": low, "high": high}
             out.append(PointResult(value, config, per_replica, trace.diverged_count, stats=stats,
@@ -586,6 +610,8 @@ def deterministic(points: Sequence[PointResult]) -> bool:
 
 
 def _deterministic_note(points: Sequence[PointResult]) -> str:
+    if points and all(p.exact for p in points):
+        return " (exact expectations: no Monte-Carlo error, no CI)"
     return " (deterministic: replicas identical, no CI)" if deterministic(points) else ""
 
 
@@ -754,7 +780,7 @@ class RateClaim(Claim):
             if p.stats["window_points"] < self.min_window_points:
                 return (Verdict.INCONCLUSIVE, f"only {p.stats['window_points']} checkpoints in the fit window at "
                         f"{self.vary}={_fmt(p.value)} (need {self.min_window_points})", {})
-            ci = mean_ci(p.samples, level=self.level)
+            ci = point_ci(p, level=self.level)
             e = p.stats["exact"]
             lo, hi = sorted((e * (1 - self.rel_tolerance), e * (1 + self.rel_tolerance)))
             row = {"value": p.value, "rate": ci.mean, "low": ci.low, "high": ci.high, "exact": e,
@@ -779,8 +805,8 @@ class RateClaim(Claim):
         worst = max(rows, key=lambda r: abs(r["ratio"] - 1))
         det = deterministic(points)
         measured = (f"log-contraction per round {worst['rate']:.5g}" +
-                    (" (deterministic)" if det else f" (CI [{worst['low']:.5g}, {worst['high']:.5g}])"))
-        tag = (f"{measured} vs {self.exact_name} {worst['exact']:.5g} within {self.rel_tolerance:.0%} "
+                    (" (exact)" if all(p.exact for p in points) else " (deterministic)" if det else f" (CI [{worst['low']:.5g}, {worst['high']:.5g}])"))
+        tag = (f"{measured} vs {self.exact_name} {worst['exact']:.5g} within {relative(self.rel_tolerance)} "
                f"at {self.vary}={_fmt(worst['value'])}")
         if "guaranteed" in worst:
             tag += f"; {self.guaranteed_name} {worst['guaranteed']:.3g} ({worst['tightness']:.3g}x slower than exact)"
@@ -894,7 +920,8 @@ class ExponentComparisonClaim(Claim):
         z = float(norm.ppf(0.5 + self.level / 2))
         for label, expected in zip(self.labels, self.expected):
             pts = [p for p in points if p.stats["series"] == label]
-            fit = fit_slope([p.value for p in pts], [p.samples for p in pts], level=self.level)
+            fit = fit_slope([p.value for p in pts], [p.samples for p in pts], level=self.level,
+                            exact=[p.exact for p in pts])
             fits.append(fit)
             evidence[f"fit_{label}"] = fit.to_dict()
             if expected is not None:
@@ -943,7 +970,7 @@ class IntervalClaim(Claim):
     def _decide(self, points):
         rows, outside, unsure = [], [], []
         for p in points:
-            ci = mean_ci(p.samples, level=self.level)
+            ci = point_ci(p, level=self.level)
             lo, hi = float(p.evaluation.bounds[self.lower]), float(p.evaluation.bounds[self.upper])
             rows.append({"value": p.value, "mean": ci.mean, "low": ci.low, "high": ci.high, "lower": lo, "upper": hi,
                          "conditions_hold": p.evaluation.all_hold,
@@ -979,3 +1006,45 @@ class AbscissaSlopeClaim(SlopeClaim):
             if self.magnitude:
                 point.samples = np.abs(point.samples)
         return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue #8: claims on exact traces (RunConfig(mode="exact"/"auto"): one row of exact expectations).
+# The hooks above call these; everything else in a claim is unchanged.
+
+
+def point_ci(point: PointResult, *, level: float = 0.95, side: str = "two-sided") -> MeanCI:
+    """The CI of a grid point's mean: Student-t over replicas, or zero width for an exact point (its
+    single sample is the expectation itself, with no Monte-Carlo error)."""
+    if point.exact and point.samples.size == 1:
+        m = float(point.samples[0])
+        return MeanCI(mean=m, low=m, high=m, level=level, n=1)
+    return mean_ci(point.samples, level=level, side=side)
+
+
+def _ratio(ratio: float, tolerance: float) -> str:
+    """A measured/predicted ratio with as many digits as the tolerance needs."""
+    return f"{ratio:.4g}" if tolerance >= 0.01 else f"1{ratio - 1:+.2g}"
+
+
+def relative(tolerance: float) -> str:
+    """A relative tolerance in words: '10%', or '1e-09 (relative)' for the tiny ones exact values allow."""
+    return f"{tolerance:.0%}" if tolerance >= 0.01 else f"{tolerance:.1g} (relative)"
+
+
+def exact_state(points: Sequence[PointResult]) -> bool | str:
+    """True when every point is exact, False when none is, "partial" otherwise (an auto fallback)."""
+    flags = [p.exact for p in points]
+    if flags and all(flags):
+        return True
+    return "partial" if any(flags) else False
+
+
+def exact_evidence(points: Sequence[PointResult]) -> dict[str, Any]:
+    """What a verdict's evidence says about exactness: the state and any auto fallback's reason."""
+    out: dict[str, Any] = {"exact": exact_state(points)}
+    fallbacks = sorted({str(p.trace.info["exact_fallback"]) for p in points
+                        if p.trace is not None and "exact_fallback" in p.trace.info})
+    if fallbacks:
+        out["exact_fallback"] = fallbacks
+    return out

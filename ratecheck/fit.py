@@ -45,6 +45,7 @@ class SlopeFit:
     curvature: float = math.nan
     curvature_low: float = math.nan  # bootstrap percentile CI of the curvature
     curvature_high: float = math.nan
+    exact: bool = False  # issue #8: every mean is an exact expectation (no Monte-Carlo error)
 
     @property
     def decades(self) -> float:
@@ -75,6 +76,7 @@ class SlopeFit:
             "curvature_high": _finite_or_none(self.curvature_high),
             "decades": self.decades,
             "deterministic": self.deterministic,
+            "exact": self.exact,
         }
 
     def predict(self, x: Any) -> np.ndarray:
@@ -100,6 +102,7 @@ def fit_slope(
     level: float = 0.95,
     n_boot: int = 2000,
     seed: int = 0,
+    exact: bool | Sequence[bool] = False,
 ) -> SlopeFit:
     """Fit log(mean y) = intercept + slope * log(x) and bootstrap the slope over replicas.
 
@@ -111,6 +114,9 @@ def fit_slope(
     The CI reflects replica noise only: a curve that is not a power law over the grid shows up in
     ``r2``, not in the CI. Like any bootstrap it is slightly narrow for few replicas (the resampled
     variance is (R-1)/R of the sample variance).
+
+    ``exact`` (one flag, or one per grid point) marks samples that are exact expectations (issue #8:
+    one value each, no noise): such a point is not warned about, and it adds nothing to the CI.
     """
     level = _check_level(level)
     try:
@@ -136,6 +142,9 @@ def fit_slope(
     if np.unique(grid).size < 2:
         raise ValueError(f"x needs at least 2 distinct grid points for a slope, got {grid.tolist()}")
 
+    flags = [bool(exact)] * grid.size if isinstance(exact, (bool, np.bool_)) else [bool(e) for e in exact]
+    if len(flags) != grid.size:
+        raise ValueError(f"exact must be one flag or one per grid point, got {len(flags)} for {grid.size} points")
     finite: list[np.ndarray] = []
     for g, raw in enumerate(samples):
         arr = np.asarray(raw, dtype=float)
@@ -154,7 +163,7 @@ def fit_slope(
                 f"samples[{g}] at grid value x={grid[g]:g} has mean {kept.mean():g} <= 0; "
                 f"log(mean) is undefined, so samples must have a positive mean"
             )
-        if kept.size == 1:
+        if kept.size == 1 and not flags[g]:
             warnings.warn(
                 f"only one finite replica at x={grid[g]:g}: the bootstrap cannot see its noise, "
                 f"so the slope CI is too narrow",
@@ -223,6 +232,7 @@ def fit_slope(
         curvature=curv,
         curvature_low=curv_low,
         curvature_high=curv_high,
+        exact=all(flags),
     )
 
 

@@ -7,6 +7,7 @@ import pytest
 import sympy as sp
 
 from proofs import defedavg as d
+from ratecheck.inspection import constants_of
 
 
 def test_theorem1_general_form_at_the_schedule_is_10_sqrt_not_32_sqrt():
@@ -49,7 +50,7 @@ def test_lyapunov_floor_matches_the_spec_prototype():
 
 def test_scheduled_config_uses_the_theorem_schedule():
     config = d.t2_config(4, 2000, d.PROFILES["quick"])
-    const = d.problem_constants(config)
+    const = constants_of(config)
     eta = math.sqrt(4 * 5 * const["Delta"] / 2)
     etabar = 1 / (5 * math.sqrt(const["sigma"] ** 2 * const["L"] * 2000))
     assert config.params["eta_global"] == pytest.approx(eta)

@@ -14,7 +14,7 @@ from proofs.defedavg import asynchronous as claims_async
 from ratecheck.algorithms.asynchronous import DeFedAvgNIIDEvents
 from ratecheck.algorithms.fedavg import DeFedAvgNIID
 from ratecheck.claims import PROFILES
-from ratecheck.executors import SerialExecutor
+from ratecheck.executors import JobError, SerialExecutor
 from ratecheck.participation import Participation
 from ratecheck.sweep import check_claims
 
@@ -29,7 +29,7 @@ def _unexpected(claims, name, broken, monkeypatch) -> list[str]:
     for claim in claims:
         try:
             (outcome,) = check_claims([claim], QUICK, executor=SerialExecutor(), progress=False)
-        except ValueError as exc:
+        except (ValueError, JobError) as exc:  # JobError: e.g. exact mode refuses a non-exchangeable aggregate
             flagged.append(f"{claim.id}: error ({exc})")
             continue
         if not outcome.ok:
@@ -86,7 +86,9 @@ class WithoutReplacement(DeFedAvgNIID):
         return clients, delays, False, wall
 
 
-SAMPLING = [claims_async.SAMPLING_FLOOR_VALUE]  # the slope claim catches most of them too, at twice the cost
+# The Monte-Carlo twin: exact mode takes sampling and delays from its own skeleton, not from schedule(),
+# so the draws are what catch DelayOffByOne and WithoutReplacement (the slope claim catches most too).
+SAMPLING = [claims_async.SAMPLING_FLOOR_VALUE_MC]
 
 
 @pytest.mark.parametrize("broken", [DelayOffByOne, DuplicatesOnce, MissingOneOverN, WrongSign, WithoutReplacement],
@@ -118,3 +120,17 @@ class FirstArrivalsNIID(DeFedAvgNIIDEvents):
 
 def test_niid_turned_into_first_arrivals_is_biased(monkeypatch):
     assert _unexpected([claims_async.NIID_UNBIASED], "defedavg_niid_events", FirstArrivalsNIID, monkeypatch)
+
+
+@pytest.mark.parametrize("broken", [DuplicatesOnce, MissingOneOverN, WrongSign], ids=lambda cls: cls.__name__)
+def test_broken_seams_are_flagged_by_the_exact_sampling_floor(broken, monkeypatch):
+    """Exact mode reads aggregate and server_step from the code: a wrong factor or sign moves the exact
+    floor (or, for a non-exchangeable aggregate, exact mode refuses the run)."""
+    assert _unexpected([claims_async.SAMPLING_FLOOR_VALUE], "defedavg_niid", broken, monkeypatch)
+
+
+@pytest.mark.parametrize("broken", [DelayOffByOne, WithoutReplacement], ids=lambda cls: cls.__name__)
+def test_exact_mode_does_not_see_schedule_bugs(broken, monkeypatch):
+    """Documented limit (why the sampling and delay claims keep Monte-Carlo twins in the quick profile):
+    exact mode takes who is sampled and the delays from its own skeleton, not from schedule()."""
+    assert not _unexpected([claims_async.SAMPLING_FLOOR_VALUE], "defedavg_niid", broken, monkeypatch)

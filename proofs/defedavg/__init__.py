@@ -4,7 +4,8 @@ Paper: ../shared/seeds/003_2fcc6b9d543c5aab.txt (arXiv:2402.11198v1, Wang, Li, J
 Spec:  ../shared/spec/defedavg.md (§4.1 Theorem 1, §4.2 Theorem 2, §4.7 errata, §6 test problems).
 
 theorems.py: Theorems 1-2 in sympy; claims.py: delay-schedule claims (P1, P2);
-asynchronous.py: event-timeline, stability, sampling-noise and wall-clock claims; report.py: the page.
+asynchronous.py: event-timeline, stability, sampling-noise and wall-clock claims; interpolation.py: P4;
+modes.py: exact expectations in the quick profile and Monte-Carlo twins; report.py: the page.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from ratecheck.paper import Paper
 from .asynchronous import CLAIMS as _ASYNC_CLAIMS
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS as _SCHEDULE_CLAIMS
-from .claims import lyapunov_noise_floor, problem_constants, t2_config  # noqa: F401
+from .interpolation import CLAIMS as _INTERPOLATION_CLAIMS
+from .claims import lyapunov_noise_floor, t2_config  # noqa: F401
 from .report import bound_sections, report_figures, timeline_sections
 from .report import report_sections as _rate_sections
 from .theorems import *  # noqa: F401,F403
@@ -23,7 +25,7 @@ from .theorems import A1, KEY, SEED, THEOREMS, TITLE  # noqa: F401
 
 from .hunts import HUNTS, SPACES  # noqa: E402  (counterexample searches, issue #13)
 
-CLAIMS = _SCHEDULE_CLAIMS + _ASYNC_CLAIMS + HUNTS
+CLAIMS = _SCHEDULE_CLAIMS + _ASYNC_CLAIMS + _INTERPOLATION_CLAIMS + HUNTS
 
 
 def report_sections(outcomes):

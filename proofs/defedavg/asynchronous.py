@@ -17,7 +17,6 @@ from typing import Callable
 
 import numpy as np
 
-from problems import make_problem
 from problems.quadratic import p1, p2, p3
 from ratecheck.claims import (
     BoundClaim,
@@ -28,7 +27,6 @@ from ratecheck.claims import (
     PointResult,
     Profile,
     SlopeClaim,
-    ValueClaim,
     Verdict,
     _bootstrap_distance,
     _first_divergence,
@@ -36,9 +34,21 @@ from ratecheck.claims import (
     tail_average,
 )
 from ratecheck.fit import mean_ci
+from ratecheck.inspection import problem_of, view
 from ratecheck.trace import RunConfig, Trace
 
-from .claims import LAM_T2, P1_LOUD, K_T2, T2_TRANSIENT_SMALL, bindings, scheduled_config
+from .claims import (
+    FLOOR_REL_TOLERANCE,
+    FLOOR_REL_TOLERANCE_WHY,
+    FLOOR_SLOPE_TOLERANCE,
+    K_T2,
+    LAM_T2,
+    P1_LOUD,
+    T2_TRANSIENT_SMALL,
+    bindings,
+    scheduled_config,
+)
+from .modes import EXACT, ExactSlopeClaim, ExactValueClaim, monte_carlo_twin
 from .theorems import KEY, THEOREM_2, src
 
 
@@ -178,17 +188,17 @@ FLAT_GRID = {"quick": (0, 2, 8), "full": (0, 1, 2, 4, 8, 16)}
 FLAT_ROUNDS = {"quick": 1500, "full": 12000}
 
 
-def flat_config(delay_text: str, profile: Profile) -> RunConfig:
+def flat_config(delay_text: str, profile: Profile, mode: str = EXACT) -> RunConfig:
     params = {**FLAT_STEPS, "participation": f"without_replacement:{FLAT_N}", "delay": delay_text,
               "duplicates": "shared"}
     return RunConfig("defedavg_iid", params, "quadratic", dict(FLAT_PROBLEM), rounds=FLAT_ROUNDS[profile.name],
-                     replicas=profile.replicas)
+                     replicas=profile.replicas, mode=mode)
 
 
 def flat_floor(delay: int) -> float:
     from .claims import lyapunov_noise_floor
 
-    problem = make_problem("quadratic", FLAT_PROBLEM)
+    problem = problem_of(flat_config("none", Profile("quick", 1)))
     return lyapunov_noise_floor(np.linalg.eigvalsh(problem.h_bar), eta=FLAT_STEPS["eta_global"],
                                 etabar=FLAT_STEPS["eta_local"], K=FLAT_STEPS["local_steps"], n=FLAT_N,
                                 delay=delay, sigma2=problem.sigma**2, dim=problem.dim)
@@ -196,7 +206,7 @@ def flat_floor(delay: int) -> float:
 
 _FLAT_COMMON = dict(paper=KEY, measure="grad_norm_sq", summary=tail_average("grad_norm_sq", 0.25))
 
-FLOOR_VS_DELAY = ValueClaim(
+FLOOR_VS_DELAY = ExactValueClaim(
     id="defedavg.delay.floor_flat",
     title="Noise floor is nearly flat in the delay (exact Lyapunov value at each d)",
     statement="At a fixed small step the stationary E||grad F||^2 under a constant delay d is the Lyapunov "
@@ -205,11 +215,15 @@ FLOOR_VS_DELAY = ValueClaim(
     vary="delay",
     grid=FLAT_GRID,
     configure=lambda value, profile: flat_config(f"constant:{int(value)}" if value else "none", profile),
-    predict=lambda config: flat_floor(int(str(config.params["delay"]).partition(":")[2] or 0)),
+    predict=lambda config: flat_floor(view(config).delay_lambda),
     prediction="exact Lyapunov noise floor",
+    # exact: the build-up from x* is (1 - 0.056)^(2 x 375) < e^-40 when the tail window opens
+    rel_tolerance=FLOOR_REL_TOLERANCE,
+    tolerance_reason=FLOOR_REL_TOLERANCE_WHY,
     # tail average over ~1100 rounds with correlation time ~1/beta ~ 18 rounds over 10 directions:
     # ~6% scatter per replica, so the 95% CI of a 16-replica mean is ~ +-3%; a 10% band decides.
-    rel_tolerance=0.1,
+    mc_rel_tolerance=0.1,
+    mc_tolerance_reason="16-replica CI of a tail average: about +-3%",
     **_FLAT_COMMON,
 )
 
@@ -217,15 +231,15 @@ SCHEDULE_LAMBDA = 4
 
 
 def _schedule_band() -> tuple[float, float]:
-    """Midpoint and relative half-width of [floor(0), floor(lambda)] widened by the MC band (8%)."""
+    """Midpoint and relative half-width of [floor(0), floor(lambda)] (exact Lyapunov values)."""
     low, high = flat_floor(0), flat_floor(SCHEDULE_LAMBDA)
     mid = 0.5 * (low + high)
-    return mid, (high - low) / (2 * mid) + 0.08
+    return mid, (high - low) / (2 * mid)
 
 
-def _schedule_claim(kind: str, how: str) -> ValueClaim:
+def _schedule_claim(kind: str, how: str) -> ExactValueClaim:
     mid, tol = _schedule_band()
-    return ValueClaim(
+    return ExactValueClaim(
         id=f"defedavg.delay.floor_{kind}",
         title=f"Noise floor under the {kind.replace('_', '-')} delay schedule stays within the constant-delay range",
         statement=f"With delays {how} (0 <= d <= {SCHEDULE_LAMBDA}), the floor lies between the exact floors of "
@@ -235,9 +249,12 @@ def _schedule_claim(kind: str, how: str) -> ValueClaim:
         grid={"quick": (FLAT_N,), "full": (FLAT_N,)},
         configure=lambda value, profile: flat_config(f"{kind}:{SCHEDULE_LAMBDA}", profile),
         predict=lambda config: mid,
-        prediction=f"middle of [floor(d=0), floor(d={SCHEDULE_LAMBDA})] (exact Lyapunov values), half-width "
-                   f"plus an 8% Monte Carlo band",
+        prediction=f"middle of [floor(d=0), floor(d={SCHEDULE_LAMBDA})] (exact Lyapunov values)",
+        # exact: the range itself, nothing added
         rel_tolerance=tol,
+        tolerance_reason="the half-width of the constant-delay range; exact values carry no noise",
+        mc_rel_tolerance=tol + 0.08,
+        mc_tolerance_reason="the half-width plus an 8% Monte Carlo band (16-replica CI of a tail average ~ +-3%)",
         **_FLAT_COMMON,
     )
 
@@ -260,22 +277,20 @@ SAMPLING_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32, 64)}
 SAMPLING_ROUNDS = {"quick": 2000, "full": 16000}
 
 
-def sampling_config(n_clients: float, profile: Profile) -> RunConfig:
+def sampling_config(n_clients: float, profile: Profile, mode: str = EXACT) -> RunConfig:
     params = {**SAMPLING_STEPS, "participation": f"with_replacement:{int(n_clients)}", "duplicates": "shared"}
     return RunConfig("defedavg_niid", params, "quadratic", dict(SAMPLING_PROBLEM),
-                     rounds=SAMPLING_ROUNDS[profile.name], replicas=profile.replicas)
+                     rounds=SAMPLING_ROUNDS[profile.name], replicas=profile.replicas, mode=mode)
 
 
 def sampling_floor(config: RunConfig) -> float:
     """Exact stationary E||grad F||^2 of the P2-d instance (only e_d moves; h_d = 1)."""
-    problem = make_problem(config.problem, config.problem_params)
-    p = config.params
+    run = view(config)
+    problem = run.problem
     top = float(np.max(np.diag(problem.h_bar)))
-    beta = p["eta_global"] * (1.0 - (1.0 - p["eta_local"] * top) ** p["local_steps"])
+    beta = run.param("eta_global") * (1.0 - (1.0 - run.param("eta_local") * top) ** run.local_steps)
     spread = float(np.mean(np.sum((problem.centers - problem.x_star) ** 2, axis=1)))  # (1/N) sum ||c_i - c||^2
-    n_draws = int(str(p["participation"]).split(":")[1])
-    delay = int(str(p["delay"]).partition(":")[2] or 0)
-    return top**2 * delayed_floor(beta, delay, beta**2 * spread / n_draws)
+    return top**2 * delayed_floor(beta, run.delay_lambda, beta**2 * spread / run.participating)
 
 
 def _sampling_exponent() -> float:
@@ -287,28 +302,50 @@ _SAMPLING_COMMON = dict(paper=KEY, vary="n", grid=SAMPLING_GRID, configure=sampl
                         measure="grad_norm_sq", summary=tail_average("grad_norm_sq", 0.25),
                         source=src("eq. (16) and Lemma 2 (sampling with replacement); spec §6 P2-d"))
 
-SAMPLING_FLOOR_VALUE = ValueClaim(
+SAMPLING_FLOOR_VALUE = ExactValueClaim(
     id="defedavg.T1.sampling_floor_value",
     title="Client-sampling noise floor (sigma = 0) equals its exact value",
     statement="With no gradient noise, the floor of DeFedAvg-nIID comes only from sampling n heterogeneous "
               "clients with replacement: beta^2 zeta^2/n fed through the delayed recursion.",
     predict=sampling_floor,
     prediction="exact floor of with-replacement client sampling",
+    # exact: the expectation over the clients drawn is computed from the multiplicity moments, so the
+    # floor is met to round-off; a wrong delay (x0.73, x1.49) or sampling without replacement (x0.53
+    # at n = 8) misses by far more than 1e-9.
+    rel_tolerance=FLOOR_REL_TOLERANCE,
+    tolerance_reason=FLOOR_REL_TOLERANCE_WHY,
     # correlation time ~ 1/beta ~ 4 rounds against a 1500-round tail: ~7% scatter per replica, the
     # 95% CI of 16 replicas ~ +-4%. A 10% band separates the delay d+-1 (floor x0.73, x1.49) and
     # sampling without replacement (x0.53 at n = 8).
-    rel_tolerance=0.1,
+    mc_rel_tolerance=0.1,
+    mc_tolerance_reason="16-replica CI of a tail average: about +-4%",
     **_SAMPLING_COMMON,
 )
 
-SAMPLING_FLOOR_SLOPE = SlopeClaim(
+SAMPLING_FLOOR_SLOPE = ExactSlopeClaim(
     id="defedavg.T1.sampling_floor_slope",
     title="Client-sampling noise floor falls like 1/n",
     statement="Averaging n i.i.d. draws divides the sampling variance by n: the floor's slope in n is -1.",
     expected=ExpectedOrder(value=_sampling_exponent(), why="log-log slope of the exact floor over n (computed)"),
-    tolerance=0.1,
+    tolerance=FLOOR_SLOPE_TOLERANCE,
+    tolerance_reason="the exact floor is c/n: the slope equals the computed one up to round-off",
+    mc_tolerance=0.1,
+    mc_tolerance_reason="16-replica bootstrap CI of tail averages (+-4% per point)",
     **_SAMPLING_COMMON,
 )
+
+# Monte-Carlo twins. The constant-delay floor and the sampling floor are drawn in the quick profile
+# too: exact mode computes the delays' and the sampling's expectations from its own skeleton rather
+# than from the algorithm's schedule() (modes.py), so the exact claims check the formulas to 1e-9 and
+# these twins the draws (they catch a delay off by one and sampling without replacement,
+# tests/test_sensitivity_defedavg.py). The uniform, cyclic and per-client schedules are read by exact
+# mode from the schedule's own sample() (exact quadrature), so their twins draw in the full profile only.
+FLOOR_VS_DELAY_MC = monte_carlo_twin(FLOOR_VS_DELAY, quick=True)
+FLOOR_UNIFORM_MC = monte_carlo_twin(FLOOR_UNIFORM)
+FLOOR_CYCLIC_MC = monte_carlo_twin(FLOOR_CYCLIC)
+FLOOR_PER_CLIENT_MC = monte_carlo_twin(FLOOR_PER_CLIENT)
+SAMPLING_FLOOR_VALUE_MC = monte_carlo_twin(SAMPLING_FLOOR_VALUE, quick=True)
+SAMPLING_FLOOR_SLOPE_MC = monte_carlo_twin(SAMPLING_FLOOR_SLOPE, quick=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -334,7 +371,7 @@ def bias_config(algorithm: str, profile: Profile) -> RunConfig:
 
 def speed_biased_point(config: RunConfig, trace: Trace) -> np.ndarray:
     """x* + sum_i p_i (c_i - x*), p_i the measured share of client i in the aggregated updates."""
-    problem = make_problem(config.problem, config.problem_params)
+    problem = problem_of(config)
     share = np.asarray(trace.info["timeline"]["participation"], dtype=float)
     share = share / share.sum()
     return problem.x_star + share @ (problem.centers - problem.x_star)
@@ -355,15 +392,14 @@ class TraceLimitClaim(LimitClaim):
             target = self.target_of_run(config, trace)
             est, low, high = _bootstrap_distance(final, target, self.level)
             stats = {"distance": est, "low": low, "high": high,
-                     "target_offset": float(np.linalg.norm(target - make_problem(
-                         config.problem, config.problem_params).x_star))}
+                     "target_offset": float(np.linalg.norm(target - problem_of(config).x_star))}
             out.append(PointResult(value, config, np.linalg.norm(final - target, axis=1), trace.diverged_count,
                                    stats=stats, first_divergence=_first_divergence(trace), trace=trace))
         return out
 
 
 def _exact_minimizer(config: RunConfig) -> np.ndarray:
-    return make_problem(config.problem, config.problem_params).x_star
+    return problem_of(config).x_star
 
 
 _BIAS_COMMON = dict(paper=KEY, vary="n", grid={"quick": (BIAS_N,), "full": (BIAS_N,)}, measure="dist_sq",
@@ -605,4 +641,10 @@ CLAIMS = (
     T2_BOUND_EVENTS,
     WALL_IID,
     WALL_NIID,
+    FLOOR_VS_DELAY_MC,
+    FLOOR_UNIFORM_MC,
+    FLOOR_CYCLIC_MC,
+    FLOOR_PER_CLIENT_MC,
+    SAMPLING_FLOOR_VALUE_MC,
+    SAMPLING_FLOOR_SLOPE_MC,
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ratecheck.inspection import view
+
 from .asynchronous import P3_SPEEDUP
 from .claims import T1_SPEEDUP_N, T2_RATE_T, T2_SPEEDUP_K, T2_SPEEDUP_N
 from .theorems import THEOREM_1, THEOREM_2
@@ -116,7 +118,7 @@ def report_figures(outcomes):
         outcome = by_id.get(claim_id)
         for point in (outcome.points if outcome else []):
             if point.trace is not None and "timeline" in point.trace.info:
-                part = str(point.trace.config.params.get("participation", "")).partition(":")[2]
+                part = view(point.trace.config).participating
                 histograms.append((f"{point.trace.config.algorithm}, n = {part}",
                                    np.asarray(point.trace.info["timeline"]["delay_histogram"], dtype=float)))
     figures = []
@@ -138,7 +140,7 @@ def report_figures(outcomes):
             trace = point.trace
             if trace is None or "wall_time" not in trace.counters:
                 continue
-            part = str(trace.config.params.get("participation", "")).partition(":")[2]
+            part = view(trace.config).participating
             curves.append((f"{trace.config.algorithm}, n = {part} ({claim_id.rsplit('.', 1)[1]})",
                            trace.counters["wall_time"], np.nanmean(trace.measures["grad_norm_sq"], axis=1)))
     if curves:

@@ -1,0 +1,97 @@
+"""Run modes of DeFedAvg's claims (issue #8): exact expectations where the runs allow them.
+
+Runs on the quadratics P1/P2 with Gaussian noise under delay schedules are linear-Gaussian: every
+round is an affine map of the state and the noise given the clients drawn and their delays, so
+``mode="exact"`` computes E[measure] exactly (one row, no Monte-Carlo error; ratecheck/exact.py).
+Claims on those runs are decided on exact numbers, with tolerances that come from the theory's
+finite-grid asymptotics rather than from noise. The question "does Monte Carlo agree?" stays: each
+such claim has a Monte-Carlo twin (``<id>.monte_carlo``) that draws replicas in the full profile,
+with the tolerance its noise needs, so both verdicts sit in one full report. In the quick profile
+the twin reads the exact runs (the same run keys: no extra cost), except for claims whose question
+is the randomness of client sampling or delays (``monte_carlo_twin(..., quick=True)``): exact mode
+computes those expectations from its own skeleton, not from the algorithm's ``schedule()``, so the
+draws must be checked too.
+
+Not exact, on purpose: the nonconvex P3 (cosine terms), the event-timeline and wall-clock claims
+(their question is the random timeline itself), and the stability claim (already deterministic).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ratecheck.claims import Claim, Profile, SlopeClaim, ValueClaim
+from ratecheck.trace import RunConfig
+
+EXACT = "exact"
+MONTE_CARLO = "monte_carlo"
+
+
+def exact_when_quick(profile: Profile) -> str:
+    """Bound and limit claims: exact in the quick profile, Monte Carlo in the full one (their
+    decision rule is the same either way; the full report then shows the Monte-Carlo check)."""
+    return EXACT if profile.name == "quick" else MONTE_CARLO
+
+
+def _tolerance_evidence(evidence: dict[str, Any], name: str, value: float, why: str) -> dict[str, Any]:
+    return {**evidence, "tolerance_used": {"name": name, "value": value, "why": why}}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactSlopeClaim(SlopeClaim):
+    """A slope claim with two tolerances: ``tolerance`` on exact points (from the asymptotics, said in
+    ``tolerance_reason``) and ``mc_tolerance`` on Monte-Carlo points (asymptotics plus noise)."""
+
+    tolerance_reason: str
+    mc_tolerance: float
+    mc_tolerance_reason: str
+
+    def _decide(self, points):
+        if points and all(p.exact for p in points):
+            verdict, reason, evidence = super()._decide(points)
+            return verdict, reason, _tolerance_evidence(evidence, "exact", self.tolerance, self.tolerance_reason)
+        mc = dataclasses.replace(self, tolerance=self.mc_tolerance)
+        verdict, reason, evidence = SlopeClaim._decide(mc, points)
+        return verdict, reason, _tolerance_evidence(evidence, "monte_carlo", self.mc_tolerance,
+                                                    self.mc_tolerance_reason)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactValueClaim(ValueClaim):
+    """A value claim with ``rel_tolerance`` on exact points and ``mc_rel_tolerance`` on Monte-Carlo ones."""
+
+    tolerance_reason: str
+    mc_rel_tolerance: float
+    mc_tolerance_reason: str
+
+    def _decide(self, points):
+        if points and all(p.exact for p in points):
+            verdict, reason, evidence = super()._decide(points)
+            return verdict, reason, _tolerance_evidence(evidence, "exact", self.rel_tolerance, self.tolerance_reason)
+        mc = dataclasses.replace(self, rel_tolerance=self.mc_rel_tolerance)
+        verdict, reason, evidence = ValueClaim._decide(mc, points)
+        return verdict, reason, _tolerance_evidence(evidence, "monte_carlo", self.mc_rel_tolerance,
+                                                    self.mc_tolerance_reason)
+
+
+def monte_carlo_twin(claim: Claim, *, quick: bool = False) -> Claim:
+    """The claim on Monte-Carlo runs in the full profile (its own Monte-Carlo tolerance applies: the
+    points are not exact), and on the claim's exact runs in the quick profile (no extra cost).
+
+    ``quick=True``: Monte Carlo in the quick profile too, for claims whose question is the sampling
+    or delay randomness. Exact mode takes who is sampled and which delay a job has from its own
+    skeleton (the participation's multiplicity moments, the delay schedule's distribution), not from
+    the algorithm's ``schedule()``: a bug there is invisible to it, and only the draws show it
+    (tests/test_sensitivity_defedavg.py)."""
+    base = claim.configure
+
+    def configure(value: float, profile: Profile) -> RunConfig:
+        config = base(value, profile)
+        return config if profile.name == "quick" and not quick else config.with_(mode=MONTE_CARLO)
+
+    return dataclasses.replace(
+        claim, id=f"{claim.id}.monte_carlo", title=f"{claim.title} (Monte Carlo in the full profile)",
+        configure=configure,
+    )
