@@ -240,7 +240,7 @@ def test_index_summary(report):
     row = next(line for line in md.splitlines() if line.startswith("| `toy`"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     # claims, PASS, FAIL, INCONCLUSIVE, as expected, unexpected, errata
-    assert cells[2:9] == ["5", "3", "1", "1", "4/5", "**1**", "1"], row
+    assert cells[2:10] == ["5", "3", "1", "1", "0", "4/5", "**1**", "1"], row  # claims, verdicts, observed, ...
     assert f"[{PAPER}]({PAPER}.md)" in md
     assert "wall_seconds" in md and "12.5" in md and "9.9.9" in md and "quick" in md
     assert "toy.slope_early" in section(md, "Unexpected verdicts")
@@ -279,7 +279,7 @@ def test_negative_control_is_not_listed_as_erratum(tmp_path):
     md = (tmp_path / f"{PAPER}.md").read_text()
     assert "OK (negative control)" in section(md, "Verdicts")
     assert "toy.control" not in section(md, "Confirmed errata")
-    assert "| 1 | 0 | 1 | 0 | 1/1 | 0 | 0 |" in (tmp_path / "index.md").read_text()
+    assert "| 1 | 0 | 1 | 0 | 0 | 1/1 | 0 | 0 |" in (tmp_path / "index.md").read_text()
 
 
 def test_paper_specific_sections_are_rendered():

@@ -404,9 +404,10 @@ def _index_page(groups: Mapping[str, list[Outcome]], stems: Mapping[str, str],
     head: list[Inline] = [[Span("Generated: ", bold=True), generated],
                           [Span("Profile: ", bold=True), _profile_text(profile)], *_meta_items(meta)]
     status = (f"{total['claims']} claims: {total['ok']} as expected, {total['unexpected']} unexpected; "
-              f"{total['errata']} errata confirmed.")
-    table = Table(["paper", "title", "claims", "PASS", "FAIL", "INCONCLUSIVE", "as expected", "unexpected",
-                   "errata confirmed", "page"])
+              f"{total['errata']} errata confirmed; {total['OBSERVED']} of them observations (numbers with no "
+              "verdict).")
+    table = Table(["paper", "title", "claims", "PASS", "FAIL", "INCONCLUSIVE", "observed", "as expected",
+                   "unexpected", "errata confirmed", "page"])
     for paper, group in groups.items():
         c = _counts(group)
         module = papers.get(paper)
@@ -414,11 +415,12 @@ def _index_page(groups: Mapping[str, list[Outcome]], stems: Mapping[str, str],
         unexpected_cell: Inline = (Span(str(c["unexpected"]), bold=True, cls="unexpected")
                                    if c["unexpected"] else "0")
         table.rows.append([Span(paper, code=True), title, str(c["claims"]), str(c["PASS"]), str(c["FAIL"]),
-                           str(c["INCONCLUSIVE"]), f"{c['ok']}/{c['claims']}", unexpected_cell,
+                           str(c["INCONCLUSIVE"]), str(c["OBSERVED"]), f"{c['ok']}/{c['claims']}", unexpected_cell,
                            str(c["errata"]), Span(stems[paper], page=stems[paper])])
     if len(groups) > 1:
         table.rows.append([Span("total", bold=True), "", str(total["claims"]), str(total["PASS"]),
-                           str(total["FAIL"]), str(total["INCONCLUSIVE"]), f"{total['ok']}/{total['claims']}",
+                           str(total["FAIL"]), str(total["INCONCLUSIVE"]), str(total["OBSERVED"]),
+                           f"{total['ok']}/{total['claims']}",
                            str(total["unexpected"]), str(total["errata"]), ""])
     blocks: list[Block] = [Heading(1, "ratecheck report"), Bullets(head), Para(status),
                            Heading(2, "Papers"), table]
