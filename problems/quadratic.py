@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from ratecheck.params import Param, declare
-from ratecheck.problem import Constant, SmoothFederatedProblem, check_int, check_positive
+from ratecheck.problem import Constant, SmoothFederatedProblem, check_positive
 
 HETEROGENEITY = ("none", "alternating", "random")
 CURVATURE = ("shared", "per_client")
@@ -209,20 +209,11 @@ def make(
     curvature (spec P2, N even); 'random': u_i i.i.d. Gaussian directions, centred and scaled so
     that max_i ||u_i|| = 1. x* = c_bar = 0 for shared curvature; x0 = x* + x0_offset 1_d.
     """
-    params = dict(locals())
-    dim = check_int("dim", dim)
-    clients = check_int("clients", clients)
-    check_positive("mu", mu)
-    check_positive("L", L)
+    params = dict(locals())  # every value already checked by its declaration above (@declare)
     if mu > L:
         raise ValueError(f"mu must be <= L, got mu={mu} > L={L}")
     if dim == 1 and mu != L:
         raise ValueError(f"dim=1 has a single eigenvalue, so it needs mu == L, got mu={mu}, L={L}")
-    check_positive("zeta", zeta, strict=False)
-    if heterogeneity not in HETEROGENEITY:
-        raise ValueError(f"heterogeneity must be one of {HETEROGENEITY}, got {heterogeneity!r}")
-    if curvature not in CURVATURE:
-        raise ValueError(f"curvature must be one of {CURVATURE}, got {curvature!r}")
     rng = np.random.default_rng(seed)  # instance construction only; runs have their own streams
     h = spectrum(dim, mu, L)
     if curvature == "shared":

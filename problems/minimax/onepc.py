@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ratecheck.params import Param, declare
-from ratecheck.problem import Constant, check_int, check_positive
+from ratecheck.problem import Constant
 from ratecheck.projections import project_box
 
 from .base import DIM, MOREAU, SHARED, MinimaxProblem, _sin_sigma_g, _min_1d, _shared_fields
@@ -165,11 +165,7 @@ def make_onepc(
 ) -> OnePointConcave:
     """Spec §6.6 (e): l = 10.52 for (lam, alpha, a, R) = (1, 1, 1.5, 2)."""
     params = {"kind": "onepc", **locals()}
-    dim = check_int("dim", dim)
-    for name in ("lam", "R"):
-        check_positive(name, params[name])
-    check_positive("alpha", alpha, strict=False)
-    check_positive("a", a, strict=False)
+    # every value is checked by its declaration (@declare above); only cross-parameter rules remain here
     if a > OnePointConcave.a_star:
         raise ValueError(f"a must be <= {OnePointConcave.a_star} (q star-convex: Assumption 3.4), got a={a}")
     if R < 1:

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ratecheck.params import Param, declare
-from ratecheck.problem import Constant, check_int, check_positive
+from ratecheck.problem import Constant
 from ratecheck.projections import project_box
 
 from .base import DIM, MOREAU, SHARED, MinimaxProblem, _sin_sigma_g, _shared_fields
@@ -151,10 +151,6 @@ def make_tanh(
 ) -> TanhBox:
     """Spec §6.5 (d): l = 1.742 for (lam, alpha, b, R) = (1, 1, 1, 1)."""
     params = {"kind": "tanh", **locals()}
-    dim = check_int("dim", dim)
-    for name in ("b", "R"):
-        check_positive(name, params[name])
-    for name in ("lam", "alpha", "reg_eps"):
-        check_positive(name, params[name], strict=False)
+    # every value is checked by its declaration (@declare above); only cross-parameter rules remain here
     return TanhBox(lam=float(lam), alpha=float(alpha), b=float(b), R=float(R), reg_eps=float(reg_eps), moreau=bool(moreau),
                    **_shared_fields(params, dim, dim))
