@@ -124,6 +124,8 @@ class LeastSquares(CompositeFederatedProblem):
     """Federated least squares h (possibly with an outer selection loss f); see the module doc."""
 
     family: ClassVar[str] = "least_squares"
+    non_quadratic_measures: ClassVar[frozenset[str]] = frozenset(
+        {"dist", "abs_f_gap", "inner_feas", "y_feas"})
 
     A: np.ndarray  # (N, rows, n)
     b: np.ndarray  # (N, rows)

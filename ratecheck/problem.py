@@ -34,6 +34,9 @@ class Problem:
     """
 
     family: ClassVar[str] = "problem"
+    # measures that are not quadratic forms of the output (a norm, an absolute value): exact mode
+    # (ratecheck.exact) has no expectation for them from the moments and leaves them out, saying so
+    non_quadratic_measures: ClassVar[frozenset[str]] = frozenset()
     num_clients: int
     dim: int
 

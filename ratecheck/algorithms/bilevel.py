@@ -216,6 +216,7 @@ class SimFBO(Algorithm):
     source: ClassVar[str] = "000_66e1ccf0a50396e9.txt Algorithm 1 (SimFBO), eqs. (3)-(5)"
     normalized: ClassVar[bool] = False  # ShroFBO: h_i = q_i/||a_i||_1 and the rho step
     problem_kinds: ClassVar[tuple[str, ...]] = ("quadratic_bilevel",)  # issue #7: problem contract
+    monitors: ClassVar[tuple[str, ...]] = ("local_v_max",)  # a running max of the iterates: exact mode skips it
 
     eta_x: float = real(0.01, "local step of x (eta_x, eq. (3))", positive=True)
     eta_y: float = real(0.01, "local step of y (eta_y, eq. (3))", positive=True)

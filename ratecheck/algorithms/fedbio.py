@@ -63,6 +63,7 @@ class FedBiOBase(Algorithm):
     """Shared fields and checks of the four algorithms."""
 
     local: ClassVar[bool] = False  # Alg. 3/4: y never averaged, Neumann x-direction
+    monitors: ClassVar[tuple[str, ...]] = ("max_u_norm",)  # a running max of the iterates: exact mode skips it
 
     I: int = integer(1, "communication period I: average when t % I == 0, t = 1, 2, ...", low=1, high=10**6)
     eta: float = real(0.01, "x step eta", positive=True)

@@ -263,6 +263,7 @@ class IPIRFedAvg(Algorithm):
 
     name: ClassVar[str] = "ipir_fedavg"
     source: ClassVar[str] = "001_511a8e816d499631.txt Algorithm 2 (spec strfedavg §2.2)"
+    monitors: ClassVar[tuple[str, ...]] = ("max_dist",)  # a running sup of the iterates: exact mode skips it
 
     lam: float | None = real(None, "Moreau parameter lambda (default: the problem's)", positive=True, nullable=True)
     gamma: float | None = real(None, "outer step (default: the corrected max lam/(4(L_f lam + 2)), I19)",
