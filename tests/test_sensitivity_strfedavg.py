@@ -42,7 +42,7 @@ class Unnormalized(TikhonovFedAvg):
     def output(self, state):
         out = super().output(state)
         if state.t == self.horizon:
-            out["x"] = state.acc / (state.weight - 1.0)  # the r = R weight is theta^(R - R) = 1
+            out["x"] = state.average * state.weight / (state.weight - 1.0)  # the r = R weight is theta^0 = 1
         return out
 
 

@@ -63,7 +63,7 @@ def federated_round(problem: CompositeFederatedProblem, x: np.ndarray, *, partic
 @dataclass
 class StRState:
     x: np.ndarray  # x^r (R, n)
-    acc: np.ndarray  # sum_{s <= r} theta^(s - R) x^{s-1}
+    average: np.ndarray  # sum_{s <= r} theta^s x^{s-1} / sum_{s <= r} theta^s (x^0 before round 1)
     weight: float  # sum_{s <= r} theta^(s - R)
     t: int
     controls: Any = None  # SCAFFOLD's (c, c_i)
@@ -147,7 +147,7 @@ class StRFedAvg(Algorithm):
 
     def init(self, problem: CompositeFederatedProblem, streams: Streams) -> StRState:
         x0 = np.broadcast_to(problem.initial_point(), (len(streams.replicas), problem.dim)).astype(float)
-        return StRState(x=x0, acc=np.zeros_like(x0), weight=0.0, t=0)
+        return StRState(x=x0, average=x0.copy(), weight=0.0, t=0)
 
     def oracle(self, problem: CompositeFederatedProblem, eta: float) -> Callable:
         return lambda batch, w, noise: problem.composite_grad(batch, w, eta, noise)
@@ -156,15 +156,21 @@ class StRFedAvg(Algorithm):
         """The weight of x^{r-1} in the output, scaled by theta^-R (no overflow): theta^(r - R)."""
         return math.exp((r - self.horizon) * math.log(theta))
 
+    def accumulate(self, state: StRState, theta: float) -> tuple[np.ndarray, float]:
+        """The output average with x^{r-1} entered at weight theta^r, kept normalized (a running
+        weighted mean, so the output is the state itself: exact mode needs no per-round re-probe)."""
+        w = self.output_weight(theta, state.t + 1)
+        weight = state.weight + w
+        return state.average + (w / weight) * (state.x - state.average), weight
+
     def round(self, state: StRState, problem: CompositeFederatedProblem, t: int, streams: Streams):
         par = self._params(problem)
-        w = self.output_weight(par["theta"], t + 1)
-        acc = state.acc + w * state.x  # x^{r-1} enters the average with weight theta^r
+        average, weight = self.accumulate(state, par["theta"])
         x, S = federated_round(problem, state.x, participation=self.participation, local_steps=self.local_steps,
                                gamma_local=par["gamma_l"], gamma_global=self.gamma_g, streams=streams,
                                oracle=self.oracle(problem, par["eta"]))
         costs: Costs = {"oracle_calls": float(S * self.local_steps), "vectors_up": float(S), "vectors_down": float(S)}
-        return StRState(x, acc, state.weight + w, t + 1), costs
+        return StRState(x, average, weight, t + 1), costs
 
     def _params(self, problem: CompositeFederatedProblem) -> dict[str, float]:
         """``parameters(problem)``, computed once per problem (the cache keeps the problem alive, so
@@ -176,8 +182,7 @@ class StRFedAvg(Algorithm):
         return held[1]
 
     def output(self, state: StRState) -> dict[str, np.ndarray]:
-        average = state.acc / state.weight if state.weight > 0 else state.x
-        return {"x": average, "last": state.x}
+        return {"x": state.average, "last": state.x}
 
     def info(self, state: StRState) -> dict[str, Any]:
         return {"rounds_done": state.t}
@@ -233,10 +238,9 @@ class Scaffold(StRFedAvg):
         ci[rows, clients] = new_ci
         S = clients.shape[1]
         c = c + (S / problem.num_clients) * delta_c.mean(axis=1)
-        w = self.output_weight(par["theta"], t + 1)
-        acc = state.acc + w * state.x
+        average, weight = self.accumulate(state, par["theta"])
         x = state.x + self.gamma_g * (end - start).mean(axis=1)
-        new = StRState(x, acc, state.weight + w, t + 1, (c, ci))
+        new = StRState(x, average, weight, t + 1, (c, ci))
         return new, {"oracle_calls": float(S * self.local_steps), "vectors_up": 2.0 * S, "vectors_down": 2.0 * S}
 
 
