@@ -254,7 +254,7 @@ class IPIRState:
     x: np.ndarray  # x^{t-1}, the inner output that approximates Pi(anchor)
     t: int
     max_dist: float = 0.0  # sup_t dist(y^t, X*_h) over the run (enters G^2_ncvx, spec §3.5)
-    anchor: np.ndarray | None = None  # y^{t-1}, the point x^{t-1} projects
+    anchor: np.ndarray | None = None  # y^{t-1}, the point x^{t-1} projects (y^0 before the first step)
 
 
 MOREAU = ("algorithm_2", "definition")
@@ -320,7 +320,9 @@ class IPIRFedAvg(Algorithm):
 
     def init(self, problem: Any, streams: Streams) -> IPIRState:
         y0 = np.broadcast_to(problem.initial_point(), (len(streams.replicas), problem.dim)).astype(float)
-        return IPIRState(y=y0, x=y0.copy(), t=0)
+        # the anchor is an array from the start (y^0, what the output showed before), so the state's
+        # arrays keep their type and exact mode can track them
+        return IPIRState(y=y0, x=y0.copy(), t=0, anchor=y0.copy())
 
     def inner(self, problem: Any, y: np.ndarray, start: np.ndarray, t: int, streams: Streams) -> tuple[np.ndarray, int]:
         """x^t: StR-FedAvg for R_t rounds on h + eta_t/2||x - y||^2, theta-weighted average output."""
@@ -351,8 +353,7 @@ class IPIRFedAvg(Algorithm):
         return IPIRState(y, x, t + 1, max(state.max_dist, dist), state.y), costs
 
     def output(self, state: IPIRState) -> dict[str, np.ndarray]:
-        anchor = state.y if state.anchor is None else state.anchor
-        return {"y": state.y, "x": state.x, "anchor": anchor}
+        return {"y": state.y, "x": state.x, "anchor": state.anchor}
 
     def info(self, state: IPIRState) -> dict[str, Any]:
         return {"sup_dist_y": state.max_dist}
