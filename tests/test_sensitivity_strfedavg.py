@@ -10,7 +10,7 @@ import pytest
 
 import ratecheck.algorithms.base
 from proofs.strfedavg import claims as C
-from ratecheck.algorithms.strfedavg import StRFedAvg, TikhonovFedAvg
+from ratecheck.algorithms.strfedavg import IPIRFedAvg, StRFedAvg, TikhonovFedAvg
 from ratecheck.claims import PROFILES
 from ratecheck.participation import Participation
 from ratecheck.sweep import check_claims
@@ -63,6 +63,31 @@ class WrongSign(StRFedAvg):
             problem.composite_grad(batch, w, eta, noise)
 
 
+@dataclasses.dataclass(frozen=True)
+class MoreauTwice(IPIRFedAvg):
+    """Outer step with 2 (y - x)/lam: the gradient of the paper's F_lambda = f + dist^2/lam, not the
+    (y - x)/lam Algorithm 2 prints (I18's factor 2 taken the other way)."""
+
+    def round(self, state, problem, t, streams):
+        return IPIRFedAvg.round(dataclasses.replace(self, moreau_gradient="definition"), state, problem, t, streams)
+
+
+@dataclasses.dataclass(frozen=True)
+class InnerOneMore(IPIRFedAvg):
+    """Inner horizon off by one: R_t + 1 inner rounds with the schedule (eta_t, gamma_tilde_t, theta_t) of R_t."""
+
+    def inner_schedule(self, t):
+        s = super().inner_schedule(t)
+        return {**s, "R": s["R"] + 1} if getattr(self, "_running", False) else s
+
+    def inner(self, problem, y, start, t, streams):
+        object.__setattr__(self, "_running", True)
+        try:
+            return super().inner(problem, y, start, t, streams)
+        finally:
+            object.__setattr__(self, "_running", False)
+
+
 def _swap(monkeypatch, name, cls):
     broken = type(cls.__name__, (cls,), {"name": name, "__module__": __name__})
     broken = dataclasses.dataclass(frozen=True)(broken)
@@ -88,3 +113,13 @@ def test_eta_off_by_a_factor_is_caught(monkeypatch):
 def test_wrong_sign_of_the_f_step_is_caught(monkeypatch):
     _swap(monkeypatch, "strfedavg", WrongSign)
     assert "strfedavg.selection.strfedavg" in _unexpected([C.SELECTION_STR])
+
+
+def test_ipir_moreau_gradient_factor_two_is_caught(monkeypatch):
+    _swap(monkeypatch, "ipir_fedavg", MoreauTwice)
+    assert "strfedavg.T3.ipir_stationary_point" in _unexpected([C.T3_IPIR_STATIONARY])
+
+
+def test_ipir_inner_horizon_off_by_one_is_caught(monkeypatch):
+    _swap(monkeypatch, "ipir_fedavg", InnerOneMore)
+    assert "strfedavg.T3.inner_output_closed_form" in _unexpected([C.T3_INNER_CLOSED_FORM])
