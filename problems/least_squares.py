@@ -670,3 +670,49 @@ def tp0(eta_ref: float | None = None) -> LeastSquares:
     outer = QuadraticOuter(np.eye(4), np.tile(c, (3, 1)), np.full(3, 0.5 * c @ c))
     # row_scale 1/3 * 3: h = (1/3) sum 1/2 (a_i^T x - b_i)^2 is the package's (1/N) sum h_i
     return from_data(A, b, outer=outer, x0=np.zeros(4), spec_params={"instance": "tp0"}, eta_ref=eta_ref)
+
+
+def strategy(**fixed: Any):
+    """A hypothesis strategy of least-squares instances (parameters of ``make``), for hunts and property
+    tests; keyword arguments fix a parameter (a value) or replace its strategy.
+
+    Small, quickly built and well-posed: n <= 6, the row rank r < n, every client consistent
+    (rows <= r, clients * rows >= r), lam_min <= lam_max; spectra, heterogeneity, outer scale, start
+    and noise over two to three decades.
+    """
+    from hypothesis import strategies as st
+
+    def real(low: float, high: float):
+        return st.floats(min_value=low, max_value=high, allow_nan=False, allow_infinity=False)
+
+    base = {
+        "dim": st.integers(min_value=2, max_value=6),
+        "rank_fraction": real(0.0, 1.0),
+        "rows_fraction": real(0.0, 1.0),
+        "clients": st.integers(min_value=1, max_value=4),
+        "lam_max": real(0.001, 1.0),
+        "lam_ratio": real(1.0, 10.0),
+        "delta": real(0.0, 1.0),
+        "outer": st.just("tp1"),
+        "mu": real(0.01, 1.0),
+        "rho": real(0.0, 1.0),
+        "c_scale": real(0.0, 2.0),
+        "x0_scale": real(0.1, 10.0),
+        "sigma_h": st.just(0.0),
+        "sigma_f": st.just(0.0),
+        "seed": st.integers(min_value=0, max_value=3),
+    }
+    for name, value in fixed.items():
+        base[name] = value if isinstance(value, st.SearchStrategy) else st.just(value)
+
+    def to_params(drawn: dict[str, Any]) -> dict[str, Any]:
+        params = dict(drawn)
+        dim = params["dim"]
+        rank_fraction = params.pop("rank_fraction")
+        rank = 1 + int(rank_fraction * (dim - 2) + 0.5) if dim > 2 else 1  # 1 <= r < n
+        rows = 1 + int(params.pop("rows_fraction") * (rank - 1) + 0.5)  # 1 <= rows <= r
+        params.update(rank=rank, rows=rows, clients=max(params["clients"], -(-rank // rows)))
+        params["lam_min"] = params["lam_max"] / params.pop("lam_ratio")
+        return params
+
+    return st.fixed_dictionaries(base).map(to_params)

@@ -5,12 +5,13 @@ Paper: ../shared/seeds/001_511a8e816d499631.txt (arXiv 2503.08634v2).
 Spec:  ../shared/spec/strfedavg.md (§4.10 errata I1-I31, §4.11 sympy encoding, §6 TP0-TP4, §8 pitfalls).
 
 theorems.py: Theorems 1-3 (stated and corrected) and Table 1 derived; claims.py: the runs and verdicts;
-report.py: the report page.
+hunts.py: counterexample searches for Theorem 1 (erratum I10); report.py: the report page.
 """
 
 from ratecheck.paper import Paper
 
 from .claims import CLAIMS, KEY
+from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .report import report_figures, report_sections
 from .theorems import SEED, THEOREMS
 
@@ -19,8 +20,9 @@ PAPER = Paper(
     title="StR-FedAvg / IPIR-FedAvg (arXiv 2503.08634): optimal solution selection",
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS,
+    claims=CLAIMS + HUNTS,
     spec="../shared/spec/strfedavg.md",
     report_sections=report_sections,
     report_figures=report_figures,
+    spaces=SPACES,
 )

@@ -8,6 +8,8 @@ exponents are derived from these bounds by ``table1()``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import sympy as sp
 
 from ratecheck.theory import Bound, Condition, Source, Theorem
@@ -63,6 +65,9 @@ _SC_CONDITIONS = (
     Condition("Prop. 3: R >= 16 (L_h + eta_hat L_f)^2 (1+B^2)/mu_f",
               16 * (Lh + ETA_HAT_SC * Lf) ** 2 * (1 + B2) / muf <= R, src("Proposition 3", "omitted from Theorem 1 (I6)")),
     Condition("a + b <= 1", a + b <= 1, src("proof of Theorem 1", "needed, not stated (I10)")),
+    # (1 - mu_f R)(1 - a - b) <= 0 written so that a + b = 1 in floating point counts as a + b = 1
+    Condition("mu_f R >= 1 if a + b < 1", 1 <= sp.Max(muf * R, a + b),
+              src("proof of Theorem 1", "bounds (1 - eta mu_f gamma_tilde/2)^R by R^(-p/2): needed, not stated (I10)")),
 )
 
 THEOREM_1 = Theorem(
@@ -185,7 +190,15 @@ THEOREM_3_DESCENT = Theorem(
     bounds=(Bound("stated", DESCENT, src("proof of Theorem 3 (i-1)", "before Prop. 7 bounds E2")),),
 )
 
-THEOREMS = (THEOREM_1, THEOREM_2, THEOREM_3, THEOREM_3_DESCENT)
+# Theorem 1 over the exponent range it prints (0 < b < a <= 1): every condition of THEOREM_1 but the
+# two I10 adds. The hunts (hunts.py) search both: this one breaks where a + b > 1 (the initialization
+# term then decays like exp(-(p/2) ln R (mu_f R)^(1 - a - b)), not R^(-p/2)), THEOREM_1 must not.
+THEOREM_1_PRINTED = dataclasses.replace(
+    THEOREM_1, id="strfedavg.theorem1_printed_range",
+    title="Theorem 1 over its printed range 0 < b < a <= 1 (without I10's a + b <= 1)",
+    conditions=tuple(c for c in _SC_CONDITIONS if "I10" not in (c.source.note or "")))
+
+THEOREMS = (THEOREM_1, THEOREM_2, THEOREM_3, THEOREM_3_DESCENT, THEOREM_1_PRINTED)
 
 # ---------------------------------------------------------------------------------------------
 # Table 1: rounds to accuracy eps, printed and derived (exponent e of eps^-e = 1/(decay rate in R))

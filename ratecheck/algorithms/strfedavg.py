@@ -97,13 +97,16 @@ class StRFedAvg(Algorithm):
                                      nullable=True)
     offset: float = real(10.0, "Gamma in (R + Gamma) (schedule 'paper_experiment'; the paper gives no value)",
                          low=0.0)
+    exponents: str = choice("proof", "admitted (a, b): 'proof' needs a + b <= 1 as Theorem 1's proof does (I10); "
+                            "'printed' admits every 0 < b < a <= 1 as Theorem 1 states (to show I10 by running it)",
+                            ("proof", "printed"))
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.schedule in ("strongly_convex", "convex", "paper_experiment"):
             if not self.b < self.a:
                 raise ParamError(self.name, "b", self.b, f"must be < a = {self.a} (0 < b < a <= 1)")
-            if self.schedule == "strongly_convex" and self.a + self.b > 1 + 1e-12:
+            if self.schedule == "strongly_convex" and self.exponents == "proof" and self.a + self.b > 1 + 1e-12:
                 raise ParamError(self.name, "a", self.a, f"a + b = {self.a + self.b:g} must be <= 1 (Thm 1 proof, I10)")
             if self.schedule == "convex" and self.a + self.b >= 1:
                 raise ParamError(self.name, "a", self.a, f"a + b = {self.a + self.b:g} must be < 1 (Thm 2)")

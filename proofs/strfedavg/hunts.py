@@ -1,0 +1,130 @@
+"""Registered hunts (issue #13): counterexample searches for Theorem 1's upper bound on f - f*.
+
+Erratum I10 (spec §4.4, §4.10): Theorem 1 states 0 < b < a <= 1, but its proof bounds the
+initialization term with (1 - eta mu_f gamma_tilde/2)^R <= R^(-p/2), which needs a + b <= 1 (and
+mu_f R >= 1 when a + b < 1). With a + b > 1 the theta-weighted output keeps a fixed fraction of the
+start's null-space offset, and f - f* exceeds the bound however large R is. The search space: TP1
+instances of the least-squares family (problems.least_squares.strategy: n <= 6, mu_f <= 1, a start
+x0 of any size), the exponents a, b = b_fraction a, p, K local steps, full participation, no noise
+(the erratum is about the initialization term; replicas then coincide, so each probe is exact up to
+rounding and costs one run), and a horizon R = ceil(h R_min), h in [1, 2], R_min the smallest horizon
+at which every condition of the searched theorem holds.
+
+* over Theorem 1's printed range (THEOREM_1_PRINTED: every condition but I10's two) the corrected
+  bound f_up_corrected breaks: a confirmed erratum, expected FAIL with the shrunk counterexample;
+* over the range the proof needs (THEOREM_1, I10's conditions included) the same search finds none.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from problems.least_squares import strategy as least_squares_strategy
+from ratecheck.claims import Verdict
+from ratecheck.hunt import HuntSpace, NoCounterexample, smallest_admissible
+from ratecheck.inspection import constants_of
+from ratecheck.params import ParamError
+from ratecheck.theory import Theorem
+from ratecheck.trace import RunConfig
+
+from .claims import KEY, theorem1_bindings
+from .theorems import THEOREM_1, THEOREM_1_PRINTED, src
+
+R_CAP = 800  # the search's largest horizon: beyond it an instance is skipped (no run), not refuted
+PROBE_REPLICAS = 2  # noise-free runs: the replicas coincide (the hunt's rule needs two to read a CI)
+# symbols only the bounds read: any value while the conditions alone decide admissibility
+_BOUND_ONLY = {"sigma_f": 0.0, "sigma_h": 0.0, "G2": 0.0, "Q": 0.0, "M": 0.0, "alpha": 1.0, "kappa": 2.0,
+               "gradf_star": 0.0}
+
+
+def _strategy():
+    from hypothesis import strategies as st
+
+    # aimed at the admissible region: Theorem 1's R-conditions exceed R_CAP for mu_f near 1 (the
+    # (32 sqrt(1 + B^2) p L_f / ...)^(4/(a+2b)) threshold), for L_h = N lam_max above ~0.3, and for a + 2b small
+    return st.fixed_dictionaries({
+        "problem": least_squares_strategy(mu=st.floats(0.01, 0.3), lam_max=st.floats(0.001, 0.1)),
+        "a": st.floats(0.5, 1.0),
+        "b_fraction": st.floats(0.3, 0.95),
+        "p": st.floats(1.0, 2.0),
+        "K": st.integers(1, 2),
+        "horizon": st.floats(1.0, 2.0),
+    })
+
+
+def _run(instance: Mapping[str, Any], rounds: int, replicas: int) -> RunConfig:
+    a = float(instance["a"])
+    params = {"horizon": rounds, "schedule": "strongly_convex", "a": a, "b": a * float(instance["b_fraction"]),
+              "p": float(instance["p"]), "local_steps": int(instance["K"]), "participation": "full",
+              "gamma_g": 1.0, "exponents": "printed"}
+    return RunConfig("strfedavg", params, "least_squares", dict(instance["problem"]), rounds=rounds,
+                     replicas=replicas)
+
+
+def _configure_for(theorem: Theorem):
+    def configure(instance: Mapping[str, Any], replicas: int) -> RunConfig | None:
+        config = _run(instance, 2, PROBE_REPLICAS)
+        c = constants_of(config)
+        a, b, p = config.params["a"], config.params["b"], config.params["p"]
+        eta_hat = p / (math.e * b * c["mu_f"] ** b)
+        values = {"mu_f": c["mu_f"], "L_f": c["L_f"], "L_h": c["L_h"], "B2": max(4 * eta_hat * c["L_f"], 4 * c["L_h"]),
+                  "N": c["N"], "K": float(instance["K"]), "S": c["N"], "gamma_g": 1.0, "a": a, "b": b, "p": p,
+                  **_BOUND_ONLY}
+        if not theorem.evaluate({**values, "R": R_CAP}, use_schedule=False).all_hold:
+            return None  # one evaluation rejects most draws (conditions only get easier as R grows)
+        r_min = smallest_admissible(theorem, values, "R", low=2, high=R_CAP, use_schedule=False)
+        if r_min is None:
+            return None
+        rounds = int(math.ceil(r_min * float(instance["horizon"])))
+        if rounds > R_CAP:
+            return None
+        try:
+            config = _run(instance, rounds, PROBE_REPLICAS)
+            theorem1_bindings(config)  # the schedule at this horizon must exist (theta finite)
+        except ParamError:
+            return None
+        return config
+
+    return configure
+
+
+def _space(theorem: Theorem, note: str) -> HuntSpace:
+    return HuntSpace(theorem=theorem, strategy=_strategy, configure=_configure_for(theorem),
+                     bindings=theorem1_bindings, source=src("Theorem 1 (i-1), explicit form", "spec §4.4, I10"),
+                     note=note)
+
+
+THEOREM_1_PRINTED_SPACE = _space(THEOREM_1_PRINTED, "TP1 least squares, 0 < b < a <= 1 as printed, R >= R_min")
+THEOREM_1_SPACE = _space(THEOREM_1, "TP1 least squares, a + b <= 1 (and mu_f R >= 1 if a + b < 1), R >= R_min")
+
+# quick: 8 instances; the printed-range search finds its counterexample at the second, and the 8 s
+# budget (issue #13: a registered quick hunt costs at most 8 s) then only cuts its shrinking short
+_HUNT = dict(paper=KEY, version="f_up_corrected", grid={"quick": (8,), "full": (150,)}, seed=0,
+             replicas=PROBE_REPLICAS, budget={"quick": 8.0, "full": 300.0})
+
+HUNT_PRINTED_RANGE = NoCounterexample(
+    id="strfedavg.hunt.T1_printed_range",
+    title="Hunt: Theorem 1's f_up over its printed exponent range 0 < b < a <= 1",
+    statement="E f(x^) - f* <= f_up (with Prop. 1's factor 3) on every TP1 instance satisfying Theorem 1's stated "
+              "conditions, for any 0 < b < a <= 1.",
+    source=src("Theorem 1 (i-1)", "spec §4.4, I10"),
+    space=THEOREM_1_PRINTED_SPACE,
+    expect=Verdict.FAIL,
+    expect_reason="with a + b > 1 the initialization term decays like exp(-(p/2) ln R (mu_f R)^(1-a-b)), not "
+                  "R^(-p/2) (I10): a start far from X*_h breaks the bound, and the search must find one",
+    **_HUNT,
+)
+
+HUNT_CORRECTED_RANGE = NoCounterexample(
+    id="strfedavg.hunt.T1_proof_range",
+    title="Hunt: Theorem 1's f_up where its proof holds (a + b <= 1, I10)",
+    statement="E f(x^) - f* <= f_up (with Prop. 1's factor 3) on every TP1 instance satisfying Theorem 1's "
+              "conditions with a + b <= 1 (and mu_f R >= 1 when a + b < 1).",
+    source=src("proof of Theorem 1", "spec §4.4, I10"),
+    space=THEOREM_1_SPACE,
+    **_HUNT,
+)
+
+HUNTS = (HUNT_PRINTED_RANGE, HUNT_CORRECTED_RANGE)
+SPACES = (THEOREM_1_PRINTED_SPACE, THEOREM_1_SPACE)
