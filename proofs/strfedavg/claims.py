@@ -26,6 +26,7 @@ from ratecheck.claims import (
     ThresholdClaim,
     ValueClaim,
     Verdict,
+    observe,
     tail_average,
 )
 from ratecheck.inspection import algorithm_of, constants_of, problem_of, view
@@ -102,6 +103,46 @@ T1_INTERVAL_STATED = IntervalClaim(
 
 # h - h* <= h_up (Theorem 1 (i-2)) holds here but 50x-700x loose: reported in the report section from
 # the interval claim's runs, not claimed (a bound that far above the measurement tests nothing).
+
+
+# Theorem 1 with oracle noise (sigma_h = sigma_f > 0): the interval holds, but far from tight, so it is an
+# observation, not a claim. Measured on a small TP1 instance (n = 8, N = 4): E f - f* is positive (the
+# noise term) and about 10^-3 of f_up (which carries 2 eta_hat^2 sigma_f^2 + 2 sigma_h^2 with eta_hat >= eta,
+# the factor 3 and the drift constant W at gamma_tilde = (mu_f R)^(-2/3) > 1), while f_lo is 10-40x below.
+# Quick: Monte Carlo (16 replicas: exact mode re-probes StR-FedAvg's round every round, the output average's
+# weight changes, which costs more here); full: exact expectations (f_gap is quadratic: E[f - f*] exactly).
+TP1_NOISY = {**TP1, "dim": 8, "rank": 4, "clients": 4, "rows": 2, "sigma_h": 0.1, "sigma_f": 0.1}
+
+
+def tp1_noisy_config(R: float, profile: Profile) -> RunConfig:
+    config = tp1_config(R, profile).with_(problem_params=dict(TP1_NOISY))
+    return config.with_(mode="exact", replicas=1) if profile.name == "full" else config
+
+
+def _interval_tightness(points, evidence) -> dict[str, float]:
+    rows = evidence.get("rows", [])
+    if not rows:
+        return {}
+    inside = all(r["lower"] <= r["mean"] <= r["upper"] for r in rows)
+    return {"inside at every R (1 = yes)": float(inside),
+            "largest E(f - f*)/f_up": max(r["mean"] / r["upper"] for r in rows),
+            "smallest |f_lo| / |E(f - f*)|": min(abs(r["lower"]) / abs(r["mean"]) for r in rows if r["mean"])}
+
+
+T1_INTERVAL_NOISY = observe(
+    IntervalClaim(
+        id="strfedavg.T1.interval_noisy_runs", paper=KEY, title="", statement="", measure="f_gap",
+        source=src("Theorem 1 (i-1), (ii-1)", "spec §6 TP1 with sigma_f = sigma_h = 0.1"),
+        vary="R", grid={"quick": (400, 1600), "full": (400, 1600, 6400)}, configure=tp1_noisy_config,
+        theorem=th.THEOREM_1, bindings=theorem1_bindings, require_conditions=False,
+        lower="f_lo_corrected", upper="f_up_corrected"),
+    id="strfedavg.T1.interval_noisy",
+    title="Theorem 1 with oracle noise: f_lo <= E f(x^) - f* <= f_up, and how far from tight",
+    quantity="the interval on noisy runs (sigma_h = sigma_f = 0.1) and its tightness",
+    statement="With additive oracle noise the signed E f(x^) - f* of the theta-weighted output stays inside Theorem "
+              "1's corrected interval; the report gives how far inside (the sides are 10^3 and 10-40x away, so no "
+              "verdict is drawn from them).",
+    compute=_interval_tightness)
 
 
 def eta_bias(config: RunConfig) -> float:
@@ -606,6 +647,7 @@ CLAIMS = (
     T1_INTERVAL_CORRECTED,
     T1_INTERVAL_STATED,
     T1_ETA_BIAS,
+    T1_INTERVAL_NOISY,
     T2_F_SLOPE,
     T2_H_SLOPE,
     T2_DIST_SLOPE,
