@@ -355,6 +355,7 @@ class LeastSquares(CompositeFederatedProblem):
                 "inner_err_sq": np.einsum("ri,ri->r", dx, dx),
                 "inner_feas": np.sqrt(self.dist_sq(x)),
                 "y_feas": np.sqrt(self.dist_sq(y)),
+                "y_feas_sq": self.dist_sq(y),  # dist^2(y, X*_h): quadratic, so exact runs have it
             }
         out = self.point_measures(point["x"])
         if "last" in point:  # the last iterate enters Q~^2 (Thm 2); two measures keep rounds cheap
