@@ -158,3 +158,29 @@ def test_inconsistent_or_rank_deficient_clients_are_refused():
         ls.from_data(A, np.array([[1.0, 0.0]]))
     with pytest.raises(ParamError, match="over-parameterized"):
         ls.from_data(np.eye(3)[None], np.ones((1, 3)))
+
+
+def test_strategy_draws_valid_small_instances():
+    from hypothesis import given, settings
+
+    @settings(max_examples=40, deadline=None, database=None)
+    @given(ls.strategy())
+    def build(params):
+        p = make_problem("least_squares", params)
+        assert p.dim <= 6 and p.V1.shape[1] < p.dim
+        assert params["lam_min"] <= params["lam_max"]
+
+    build()
+    fixed = ls.strategy(mu=0.2, outer="tp1")
+    from hypothesis import find
+
+    assert find(fixed, lambda params: True)["mu"] == 0.2
+
+
+def test_y_feas_sq_is_the_squared_distance_to_the_solution_set():
+    p = make_problem("least_squares", {"dim": 6, "rank": 3, "clients": 3, "rows": 1, "outer": "tp3b", "lam": 0.25,
+                                       "mu": 1.0, "lam_min": 1.0, "lam_max": 2.0})
+    y = np.random.default_rng(0).standard_normal((4, 6))
+    m = p.measures({"y": y, "x": y, "anchor": y})
+    np.testing.assert_allclose(m["y_feas_sq"], np.sum((y - p.project(y)) ** 2, axis=1), atol=1e-12)
+    np.testing.assert_allclose(m["y_feas"] ** 2, m["y_feas_sq"], atol=1e-12)

@@ -53,3 +53,19 @@ def test_abscissa_slope_claim_fits_magnitudes_against_another_axis():
     outcome = claim.decide(PROFILE, _traces(lambda v: -1.0 / v**2, noise=1e-6))
     assert outcome.verdict == Verdict.PASS  # |m| = x^-2 = (abscissa/10)^2
     assert outcome.evidence["fit"]["x"][0] == 10.0
+
+
+def test_hunt_spaces_differ_only_by_the_i10_conditions():
+    """The same instance with a + b > 1: admissible over the printed range (a run at R >= R_min), refused where
+    the proof holds (no run)."""
+    from proofs.strfedavg import hunts as H
+
+    instance = {"problem": {"dim": 4, "rank": 1, "rows": 1, "clients": 2, "lam_max": 0.0625, "lam_min": 0.0625,
+                            "delta": 0.0, "outer": "tp1", "mu": 0.25, "rho": 0.0, "c_scale": 0.0, "x0_scale": 1.0,
+                            "sigma_h": 0.0, "sigma_f": 0.0, "seed": 0},
+                "a": 1.0, "b_fraction": 0.75, "p": 1.0, "K": 1, "horizon": 1.0}
+    config = H.THEOREM_1_PRINTED_SPACE.configure(instance, 2)
+    assert config is not None and config.params["exponents"] == "printed"
+    assert H.THEOREM_1_PRINTED.evaluate(H.theorem1_bindings(config), use_schedule=False).all_hold
+    assert H.THEOREM_1_SPACE.configure(instance, 2) is None
+    assert H.THEOREM_1_SPACE.configure({**instance, "b_fraction": 0.5, "a": 2 / 3}, 2) is not None

@@ -63,3 +63,27 @@ def test_table1_derived_exponents():
     assert rows[("StR-FedAvg, cvx f, kappa > 1", "E f - f* (L.B.)")]["agrees"]
     ipir = rows[("IPIR-FedAvg, kappa = 2", "stationarity (rounds = sum_t R_t ~ T^2)")]
     assert ipir["derived"] == "12" and not ipir["agrees"]  # I21
+
+
+def _holds(theorem, values) -> dict:
+    return {c.name: c.holds for c in theorem.evaluate(values, use_schedule=False).conditions}
+
+
+def test_theorem1_i10_conditions_and_the_printed_range():
+    v, _ = _sc_values(10)  # mu_f R = 0.5 < 1
+    assert _holds(th.THEOREM_1, v)["mu_f R >= 1 if a + b < 1"]  # a + b = 2/3 + 1/3 is 1 in floating point
+    assert not _holds(th.THEOREM_1, {**v, "b": 0.2})["mu_f R >= 1 if a + b < 1"]
+    assert _holds(th.THEOREM_1, {**v, "b": 0.2, "R": 2000.0})["mu_f R >= 1 if a + b < 1"]
+    printed = {c.name for c in th.THEOREM_1_PRINTED.conditions}
+    assert printed == {c.name for c in th.THEOREM_1.conditions} - {"a + b <= 1", "mu_f R >= 1 if a + b < 1"}
+    wide = {**_sc_values(5000)[0], "a": 0.9, "b": 0.5}
+    assert not _holds(th.THEOREM_1, wide)["a + b <= 1"]
+    assert th.THEOREM_1_PRINTED.evaluate(wide, use_schedule=False).all_hold
+
+
+def test_theorem3_descent_step_at_a_worked_instance():
+    # 2 dF/(gamma T) + (2/lam^2 + 2 gamma (L_f lam + 2)/lam^3) E2 = 2 + (32 + 8) 0.1
+    values = {"F0_minus_Fstar": 1.0, "gamma": 0.025, "T": 40.0, "lambda": 0.25, "L_f": 2.0, "E2_inner": 0.1}
+    ev = th.THEOREM_3_DESCENT.evaluate(values, use_schedule=False)
+    assert ev.bounds["stated"] == pytest.approx(6.0)
+    assert ev.all_hold  # gamma = lam/(4(L_f lam + 2)) exactly
