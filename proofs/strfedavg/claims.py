@@ -4,6 +4,14 @@ Every run is a closed-form least-squares instance (problems/least_squares.py). H
 use one independent run per horizon R (spec pitfall 1). Runs without noise and with full
 participation are deterministic: their 16 replicas coincide and the confidence intervals have zero
 width, so those verdicts are exact up to rounding.
+
+Modes. IPIR-FedAvg's claims on TP3b run exact (ratecheck.exact: one row of expectations, as cheap as
+the Monte-Carlo runs, Monte-Carlo twins in the full profile). The StR-FedAvg and Tikhonov runs stay
+Monte Carlo: the theta-weighted output average's weight changes every round, so exact mode probes the
+round afresh every round (n + 1 probe replicas, and one per noise draw), and measured on TP1 (n = 40)
+it was 5-30x slower than the 16 replicas, which are exact up to rounding anyway where sigma = 0 and
+S = N; the sampling and noise claims (S < N) are about the draws themselves. Huber (TP2b) and
+Geman-McClure (TP3a) rounds are not affine: noise-free Monte Carlo.
 """
 
 from __future__ import annotations
