@@ -243,7 +243,8 @@ T2B_F_SLOPE = AbscissaSlopeClaim(
     measure="f_gap", magnitude=True,
     expected=ExpectedOrder(value=F_UP_CVX_RATE, why="sympy: decay rate in R of Theorem 2's f_up at a = 1/2, b = 1/4"),
     expect_reason="deterministic runs; local slopes -0.267 .. -0.261 over the grid (the uniform average's "
-                  "row-space transient, O(R^-1/2) relative to the eta-bias, bends it): 0.05 covers that and nothing else",
+                  "row-space transient, O(R^-1/2) relative to the eta-bias, bends it): 0.05 covers that and "
+                  "nothing else",
     **_TP2B)
 
 T2B_H_SLOPE = SlopeClaim(

@@ -212,8 +212,8 @@ def _huber_and_noise(outcomes: Sequence[Any]) -> str:
     for claim in (C.T2B_F_SLOPE, C.T2B_H_SLOPE):
         o = by_id.get(claim.id)
         fit = (o.evidence or {}).get("fit") if o is not None else None
-        lines.append(f"- {claim.id}: {o.verdict if o is not None else 'not run'}"
-                     + (f", R-slope {fit['slope']:+.3f} (expected {o.evidence['expected_exponent']:+.3f})" if fit else ""))
+        slope = f", R-slope {fit['slope']:+.3f} (expected {o.evidence['expected_exponent']:+.3f})" if fit else ""
+        lines.append(f"- {claim.id}: {o.verdict if o is not None else 'not run'}{slope}")
     o = by_id.get(C.T1_INTERVAL_NOISY.id)
     if o is not None:
         lines.append(f"- {C.T1_INTERVAL_NOISY.id} (observation): {o.reason}")
