@@ -49,20 +49,20 @@ C_GAMMA_MARGIN = 1.001  # c_gamma_y, c_gamma_v just above their closed-form mini
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled() -> dict[str, Any]:
-    """The rho gamma_x cap (min of the twelve terms) and c_gamma_y,min, c_gamma_v,min as numpy functions."""
-    exprs = {"cap": sp.Min(*STEP_TERMS), "c_gy_min": c_gy_min, "c_gv_min": c_gv_min}
-    out = {}
-    for name, expr in exprs.items():
+def _compiled() -> dict[str, list[tuple[Any, tuple[str, ...]]]]:
+    """The twelve terms of the rho gamma_x cap and c_gamma_y,min, c_gamma_v,min as numpy functions (each term
+    on its own: sympy's Min of the twelve would spend seconds comparing them symbolically)."""
+    def compile_(expr: sp.Expr) -> tuple[Any, tuple[str, ...]]:
         args = tuple(sorted(expr.free_symbols, key=lambda s: s.name))
-        out[name] = (sp.lambdify(args, expr, modules="numpy"), tuple(a.name for a in args))
-    return out
+        return sp.lambdify(args, expr, modules="numpy"), tuple(a.name for a in args)
+
+    return {"cap": [compile_(t) for t in STEP_TERMS], "c_gy_min": [compile_(c_gy_min)], "c_gv_min": [compile_(c_gv_min)]}
 
 
 def _value(name: str, values: Mapping[str, float]) -> float:
-    fn, args = _compiled()[name]
+    """The smallest of the compiled terms of ``name`` at these values."""
     with np.errstate(all="ignore"):  # L_2 = 0 on P1: terms dividing by it are +inf (no constraint)
-        return float(fn(*[np.float64(values[a]) for a in args]))
+        return min(float(fn(*[np.float64(values[a]) for a in args])) for fn, args in _compiled()[name])
 
 
 def _strategy():
@@ -70,7 +70,7 @@ def _strategy():
 
     return st.fixed_dictionaries({
         "problem": simfbo_strategy(upper="quadratic", dim_x=st.integers(1, 2), dim_y=st.integers(1, 2),
-                                   clients=st.integers(2, 4), a_min=st.floats(0.5, 2.0),
+                                   clients=st.integers(2, 4), a_min=st.floats(0.5, 2.0), delta=1.0,
                                    a_ratio=st.floats(1.0, 4.0), b=None, hessian_spread=0.0, sigma_h=0.0,
                                    weights=None),
         "tau": st.integers(2, 6),
