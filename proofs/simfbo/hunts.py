@@ -8,7 +8,8 @@ iterates with (1 - eta_v a mu_g), which silently needs eta_v alpha_max L_1 <= 1 
 package's Theorem 1 encodes C6 as a condition; the theorem AS STATED is the same theorem without it.
 
 The space: P1 quadratic bilevel instances of the SimFBO family (d <= 2, 2..4 clients, full
-participation, a = 1, uniform p, no projection of v: P1 has no global L_f, spec C7), tau local steps,
+participation, a = 1, uniform p, no projection of v: P1 has no global L_f, spec C7), tau in 2..6 local
+steps, T in 10..100 rounds,
 and step sizes that satisfy every stated condition of §4.3 at a drawn fraction of their caps:
 c_gamma_y, c_gamma_v at their closed-form minima, rho gamma_x below the twelve-term cap, eta_x and
 eta_y below their local caps, and eta_v = 2^u / (alpha_max L_1) with u in -3..8 (C6 holds iff u <= 0).
@@ -40,7 +41,8 @@ THEOREM_1_AS_STATED = dataclasses.replace(
     THEOREM_1,
     id="simfbo.theorem1.as_stated",
     title="Theorem 1 as stated: the step sizes of §D.5 without the hidden condition C6 (eta_v alpha_max L_1 <= 1)",
-    source=src("Theorem 1; §D.5", "conditions as stated: C6 is used in Prop. 1 / Lemma 2 but stated nowhere (spec §4.8 item 19)"),
+    source=src("Theorem 1; §D.5",
+               "conditions as stated: C6 is used in Prop. 1 / Lemma 2 but stated nowhere (spec §4.8 item 19)"),
     conditions=tuple(c for c in THEOREM_1.conditions if not c.name.startswith("C6")),
 )
 
@@ -56,7 +58,8 @@ def _compiled() -> dict[str, list[tuple[Any, tuple[str, ...]]]]:
         args = tuple(sorted(expr.free_symbols, key=lambda s: s.name))
         return sp.lambdify(args, expr, modules="numpy"), tuple(a.name for a in args)
 
-    return {"cap": [compile_(t) for t in STEP_TERMS], "c_gy_min": [compile_(c_gy_min)], "c_gv_min": [compile_(c_gv_min)]}
+    return {"cap": [compile_(t) for t in STEP_TERMS], "c_gy_min": [compile_(c_gy_min)],
+            "c_gv_min": [compile_(c_gv_min)]}
 
 
 def _value(name: str, values: Mapping[str, float]) -> float:
