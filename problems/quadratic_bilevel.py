@@ -1071,3 +1071,63 @@ def make_fedbio(test: str = "A", setting: str | None = None, dim_x: int = 2, dim
     return FedBilevel(test=test, setting=setting, upper=upper, A=A, B=B, c=c, d_m=d_m, e_m=e_m, rho=float(rho),
                       delta=float(delta), sigma_f=float(sigma_f), sigma_g=float(sigma_g), sigma_J=float(sigma_J),
                       sigma_H=float(sigma_H), start=start, spec_params=params)
+
+
+# =============================================================================================
+# Search space of the SimFBO family (issue #13): hypothesis strategies for hunts and property tests.
+
+
+def simfbo_strategy(**fixed: Any):
+    """A hypothesis strategy of SimFBO-family instances (parameters of ``make``), for hunts and property
+    tests; keyword arguments fix a parameter (a value) or replace its strategy.
+
+    Ranges are those the family builds quickly and well-posed: d_x, d_y <= 3, 1..8 clients, mu_g in
+    [0.1, 5] with a_max/a_min <= 10, noise and heterogeneity up to 2. Relative draws keep every
+    instance valid: the Hessian spread stays below mu_g/2 (so every A_i is positive definite) and the
+    Hessian noise sigma_h below the smallest client curvature; the pseudo-Huber and nonconvex shapes
+    get B = b I with b != 0 and d_x = d_y, as ``make`` requires.
+    """
+    from hypothesis import strategies as st
+
+    def number(lo: float, hi: float) -> Any:
+        return st.floats(min_value=lo, max_value=hi, allow_nan=False, allow_infinity=False)
+
+    base = {
+        "upper": st.sampled_from(UPPERS),
+        "dim_x": st.integers(min_value=1, max_value=3),
+        "dim_y": st.integers(min_value=1, max_value=3),
+        "clients": st.integers(min_value=1, max_value=8),
+        "a_min": number(0.1, 5.0),
+        "a_ratio": number(1.0, 10.0),  # a_max / a_min
+        "b": st.one_of(st.none(), number(0.2, 3.0)),
+        # lam > 0: with lam = 0 and d_x > d_y P1's Hessian M'M is singular (no unique x*; make accepts it)
+        "lam": number(0.05, 2.0),
+        "delta": number(0.2, 5.0),
+        "zeta": number(0.0, 2.0),
+        "spread_fraction": number(0.0, 0.45),  # hessian_spread / a_min
+        "sigma_f": number(0.0, 2.0),
+        "sigma_g": number(0.0, 2.0),
+        "sigma_h_fraction": number(0.0, 0.9),  # sigma_h / (smallest client curvature)
+        "start": st.one_of(st.just("zero"), number(-3.0, 3.0)),
+        "seed": st.integers(min_value=0, max_value=3),
+    }
+    for name, value in fixed.items():
+        base[name] = value if isinstance(value, st.SearchStrategy) else st.just(value)
+
+    def to_params(drawn: dict[str, Any]) -> dict[str, Any]:
+        params = dict(drawn)
+        a_min = params["a_min"]
+        params["a_max"] = a_min * params.pop("a_ratio")
+        spread = a_min * params.pop("spread_fraction")
+        params.setdefault("hessian_spread", spread)
+        # client curvatures are >= a_min - 2 spread (p-centred u_i in [-1, 1]); N2 noise must stay below
+        params.setdefault("sigma_h", params.pop("sigma_h_fraction") * (a_min - 2 * params["hessian_spread"]))
+        params.pop("sigma_h_fraction", None)
+        if params["upper"] != "quadratic":  # B = b I with b != 0 and d_x = d_y (make's rule)
+            params["b"] = params["b"] if params["b"] else 1.0
+            params["dim_x"] = params["dim_y"]
+        elif params["b"] is not None:
+            params["dim_x"] = params["dim_y"]
+        return params
+
+    return st.fixed_dictionaries(base).map(to_params)

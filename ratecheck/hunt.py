@@ -368,7 +368,10 @@ class HuntClaim(Claim):
         examples = int(self.values(profile)[0])
         result = hunt(self.space, self.version, examples=examples, budget=self.budget.get(profile.name),
                       seed=self.seed, replicas=self.replicas)
-        points = [PointResult(float(i + 1), result.best.config, np.array([ratio]), 0)
+        # issue #13 (hunts helper): a diverged probe has ratio inf; PointResult samples must be finite (the
+        # report's CI and the --json output refuse inf), so it is a diverged point with no sample
+        points = [PointResult(float(i + 1), result.best.config,
+                              np.array([ratio]) if math.isfinite(ratio) else np.empty(0), int(not math.isfinite(ratio)))
                   for i, ratio in enumerate(result.history)] if result.best else []
         evidence = {"hunt": result.to_dict(), "history": [_num(r) for r in result.history]}
         searched = (f"{result.examples} admissible instances searched ({result.rejected} drawn outside the "

@@ -265,3 +265,41 @@ def make_quadratic_pl(
         x0=_vector("x0", x0, dim), y0=_vector("y0", y0, dim), noise=float(noise), zeta=0.0, omega=1.0,
         spec_params=params,
     )
+
+
+def strategy(**fixed: Any):
+    """A hypothesis strategy of (a1) quadratic instances (parameters of ``make(kind="quadratic", ...)``),
+    for hunts and property tests; keyword arguments fix a parameter (a value) or replace its strategy.
+
+    Ranges are those the kind builds quickly and well-posed: d <= 3, curvatures a, c in [0.02, 5]
+    (condition numbers l/mu up to a few hundred), coupling in [-5, 5], starts over [-20, 20] per
+    coordinate, noise and heterogeneity up to 1, 2..8 clients. ``d`` is drawn first and the vector
+    parameters follow it; fixing ``d`` (a value) fixes the dimension.
+    """
+    from hypothesis import strategies as st
+
+    def number(lo: float, hi: float) -> Any:
+        return st.floats(min_value=lo, max_value=hi, allow_nan=False, allow_infinity=False)
+
+    chosen = {name: value if isinstance(value, st.SearchStrategy) else st.just(value) for name, value in fixed.items()}
+    dims = chosen.pop("d", st.integers(min_value=1, max_value=3))
+
+    @st.composite
+    def instances(draw: Any) -> dict[str, Any]:
+        d = draw(dims)
+        vector = lambda lo, hi: st.lists(number(lo, hi), min_size=d, max_size=d)  # noqa: E731
+        base = {
+            "a": vector(0.02, 5.0),
+            "c": vector(0.02, 5.0),
+            "coupling": number(-5.0, 5.0),
+            "clients": st.integers(min_value=2, max_value=8),
+            "zeta": number(0.0, 1.0),
+            "noise": number(0.0, 1.0),
+            "x0": vector(-20.0, 20.0),
+            "y0": vector(-20.0, 20.0),
+            "seed": st.integers(min_value=0, max_value=3),
+            **chosen,
+        }
+        return {"kind": "quadratic", **{name: draw(s) for name, s in base.items()}}
+
+    return instances()

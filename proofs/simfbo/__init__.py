@@ -21,14 +21,16 @@ from .theorems import *  # noqa: F401,F403
 from .claims import CLAIMS
 from .report import report_figures, report_sections
 from .theorems import KEY, SEED, THEOREMS, TITLE
+from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 
 PAPER = Paper(
     key=KEY,
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS,
+    claims=CLAIMS + HUNTS,  # issue #13: registered hunts
     spec="../shared/spec/simfbo.md",
+    spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,
     report_figures=report_figures,
 )
