@@ -136,12 +136,27 @@ def test_claim_ids_are_unique_and_every_claim_cites_its_source():
 # -- the registered claims, in the active profile ------------------------------------------------
 
 
+def _selected_claims(session: pytest.Session) -> list:
+    """The registered claims the collected tests need: all of them if a test other than
+    test_registered_claim uses the traces, else only those selected (so `-k <paper>` runs one paper)."""
+    needed, everything = set(), False
+    for item in session.items:
+        if "registered_traces" not in getattr(item, "fixturenames", ()):
+            continue
+        if getattr(item, "originalname", "") == "test_registered_claim":
+            needed.add(item.callspec.params["claim"].id)
+        else:
+            everything = True
+    claims = proofs.all_claims()
+    return claims if everything else [c for c in claims if c.id in needed]
+
+
 @pytest.fixture(scope="session")
-def registered_traces(ratecheck_profile, ratecheck_store):
-    """Every run the registered claims need, computed once (deduplicated) on a 2-process pool."""
+def registered_traces(request, ratecheck_profile, ratecheck_store):
+    """The runs the selected registered claims need, computed once (deduplicated) on a 2-process pool."""
     from ratecheck.executors import make_executor
 
-    configs = [c for claim in proofs.all_claims() for c in claim.runs(ratecheck_profile)]
+    configs = [c for claim in _selected_claims(request.session) for c in claim.runs(ratecheck_profile)]
     with make_executor(jobs=2) as executor:
         return run_configs(configs, store=ratecheck_store, executor=executor, progress=False)
 
