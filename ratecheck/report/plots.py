@@ -231,7 +231,7 @@ def _plot(o: Outcome, path: Path) -> bool:
     if not any(v is not None and math.isfinite(v) for v in ys):
         return False
     xs = [p.value for p in o.points]
-    log_x, log_y = _positive(xs) and own is None, _positive(ys)
+    log_x, log_y = _positive(xs) and (own is None or getattr(claim, "plot_log_x", False)), _positive(ys)
     if claim.kind == "rate":  # rounds on a linear axis, the measure on a log axis
         xs = [0.0, max(float(p.trace.checkpoints[-1]) for p in o.points if p.trace is not None)]
         log_x, log_y = False, True
