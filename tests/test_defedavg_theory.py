@@ -106,3 +106,16 @@ def test_sampling_floor_is_the_delayed_recursion_with_variance_beta2_zeta2_over_
     for t in range(rounds):
         x[t + 1] = x[t] - beta * x[max(0, t - delay)] + beta * u_bar[t]
     assert np.mean(x[1000:] ** 2) == pytest.approx(delayed_floor(beta, delay, beta**2 / n_draws), rel=0.03)
+
+
+def test_p2c_band_covers_the_finite_grid_departures_from_minus_one_half():
+    """P2-c (spec §6): on the grid the sigma-regime slope departs from -1/2 by the leading term's own
+    bending and the noise floor's build-up; both are computed, and together stay inside the band."""
+    from proofs.defedavg.claims import P2C_TOLERANCE, T1_K_REGIMES, p2c_slope_corrections
+    from ratecheck.claims import PROFILES
+
+    for profile in PROFILES.values():
+        fix = p2c_slope_corrections(profile)
+        assert fix["beta_T"] > 5 and fix["r"] < 0.02  # converged modes, sigma^2 >> G^2 K on the whole grid
+        assert fix["bending"] + fix["build_up"] < P2C_TOLERANCE == T1_K_REGIMES.tolerance
+    assert T1_K_REGIMES.expected[0].exponent() == -0.5 and T1_K_REGIMES.expected[1].exponent() == 0.0
