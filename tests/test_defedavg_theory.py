@@ -119,3 +119,33 @@ def test_p2c_band_covers_the_finite_grid_departures_from_minus_one_half():
         assert fix["beta_T"] > 5 and fix["r"] < 0.02  # converged modes, sigma^2 >> G^2 K on the whole grid
         assert fix["bending"] + fix["build_up"] < P2C_TOLERANCE == T1_K_REGIMES.tolerance
     assert T1_K_REGIMES.expected[0].exponent() == -0.5 and T1_K_REGIMES.expected[1].exponent() == 0.0
+
+
+def test_theorem1_general_form_is_decided_where_it_can_be_tight():
+    """At the schedule no quadratic run gets within 10x of (46) (the ceiling is computed); at the edge
+    of (11) a transient-dominated run sits within the bound's factor 4, and an algorithm that runs one
+    local step where K = 5 are configured (a transient 5x slower than the bound assumes) breaks it."""
+    import dataclasses
+
+    from proofs.defedavg.claims import T1_BOUND_EDGE, T1_BOUND_TIGHTNESS, edge_config
+    from ratecheck.claims import PROFILES, Verdict
+    from ratecheck.sweep import check_claims
+
+    quick = PROFILES["quick"]
+    edge, seen = check_claims([T1_BOUND_EDGE, T1_BOUND_TIGHTNESS], quick, progress=False)
+    assert edge.verdict == Verdict.PASS and min(r["ratio"] for r in edge.evidence["rows"]) > 0.2
+    assert seen.verdict == Verdict.OBSERVED
+    observed = seen.evidence["observed"]
+    assert observed["general/ceiling"] > 9 and observed["stated/ceiling"] > 30
+    assert observed["general/measure"] >= observed["general/ceiling"]  # the runs sit below the ceiling
+
+    from proofs.defedavg.claims import bindings
+
+    def one_step(lam, profile):
+        config = edge_config(lam, profile)
+        return config.with_(params={**config.params, "local_steps": 1})
+
+    broken = dataclasses.replace(T1_BOUND_EDGE, configure=one_step,
+                                 bindings=lambda config, trace: {**bindings(config, trace), "K": 5.0})
+    outcome = check_claims([broken], quick, progress=False)[0]
+    assert outcome.verdict == Verdict.FAIL, outcome.reason
