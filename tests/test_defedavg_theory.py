@@ -149,3 +149,24 @@ def test_theorem1_general_form_is_decided_where_it_can_be_tight():
                                  bindings=lambda config, trace: {**bindings(config, trace), "K": 5.0})
     outcome = check_claims([broken], quick, progress=False)[0]
     assert outcome.verdict == Verdict.FAIL, outcome.reason
+
+
+def test_p2c_fails_when_the_local_steps_are_ignored():
+    """The claim's comment says a K that is ignored FAILS: the runs take one local step whatever the
+    schedule was computed for, so both series leave their bands."""
+    import dataclasses
+
+    from proofs.defedavg.claims import P2C_SIGMA, T1_K_REGIMES, p2c_config
+    from ratecheck.claims import PROFILES, Verdict
+    from ratecheck.sweep import check_claims
+
+    def one_step(sigma):
+        def configure(value, profile):
+            config = p2c_config(value, profile, sigma=sigma)
+            return config.with_(params={**config.params, "local_steps": 1})
+        return configure
+
+    broken = dataclasses.replace(T1_K_REGIMES, configure=one_step(P2C_SIGMA["sigma"]),
+                                 configure_other=one_step(P2C_SIGMA["G"]))
+    outcome = check_claims([broken], PROFILES["quick"], progress=False)[0]
+    assert outcome.verdict == Verdict.FAIL, outcome.reason
