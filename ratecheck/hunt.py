@@ -30,7 +30,7 @@ from .theory import Evaluation, Source, Theorem
 from .trace import RunConfig, Trace
 
 __all__ = ["Counterexample", "HuntClaim", "HuntResult", "HuntSpace", "NoCounterexample", "hunt",
-           "reproduce_command", "smallest_admissible"]
+           "reproduce_command", "smallest_admissible", "trajectory"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,8 @@ class HuntResult:
     truncated: bool  # the seconds budget ended the search before its example count
     seed: int
     history: list[float] = field(default_factory=list)  # ratio of each probe, in order
+    # the best instance's run checkpoint by checkpoint: the measure and the bound at each T (issue #13)
+    trajectory: dict[str, Any] | None = None
 
     @property
     def ratio(self) -> float:
@@ -137,6 +139,7 @@ class HuntResult:
             "seconds": round(self.seconds, 2),
             "truncated": self.truncated,
             "seed": self.seed,
+            "trajectory": self.trajectory,
         }
 
 
@@ -271,7 +274,39 @@ def hunt(
         theorem=theorem.id, version=version, found=found is not None, best=best,
         examples=state["examples"], rejected=state["rejected"], seconds=time.perf_counter() - started,
         truncated=state["truncated"], seed=seed, history=history,
+        trajectory=trajectory(space, best, version, level=level) if best is not None else None,
     )
+
+
+def trajectory(space: HuntSpace, probe: Probe, version: str, *, level: float = 0.95) -> dict[str, Any] | None:
+    """The measure along ``probe``'s run against the bound evaluated at each checkpoint's T, with the
+    instance's constants and step sizes (the run's own, as the search judged it): the evidence behind
+    the report's plot of a hunt. None when the probe kept no trace. Checkpoint 0 (no round yet) has
+    no bound and is left out."""
+    trace = probe.trace
+    if trace is None:
+        return None
+    values = space.bindings(probe.config, trace)
+    measures = np.asarray(trace.measures[space.measured], dtype=float)
+    rounds, mean, low, high, bound = [], [], [], [], []
+    for t, row in zip(np.asarray(trace.checkpoints), measures):
+        finite = row[np.isfinite(row)]
+        if t < 1 or finite.size == 0:
+            continue
+        if finite.size > 1 and not getattr(trace, "exact", False):
+            ci = mean_ci(finite, level=level)
+            m, lo, hi = ci.mean, ci.low, ci.high
+        else:
+            m = lo = hi = float(finite.mean())
+        evaluation = space.theorem.evaluate({**values, "T": float(t)}, use_schedule=False)
+        rounds.append(int(t))
+        mean.append(_num(m))
+        low.append(_num(lo))
+        high.append(_num(hi))
+        bound.append(_num(evaluation.bounds[version]))
+    return {"measure": space.measured, "version": version, "rounds": rounds, "mean": mean, "low": low,
+            "high": high, "bound": bound, "exact": bool(getattr(trace, "exact", False)),
+            "horizon": int(probe.config.rounds), "found": bool(probe.breaks)}
 
 
 def _smaller(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -373,7 +408,8 @@ class HuntClaim(Claim):
         points = [PointResult(float(i + 1), result.best.config,
                               np.array([ratio]) if math.isfinite(ratio) else np.empty(0), int(not math.isfinite(ratio)))
                   for i, ratio in enumerate(result.history)] if result.best else []
-        evidence = {"hunt": result.to_dict(), "history": [_num(r) for r in result.history]}
+        evidence = {"hunt": result.to_dict(), "history": [_num(r) for r in result.history],
+                    "trajectory": result.trajectory}
         searched = (f"{result.examples} admissible instances searched ({result.rejected} drawn outside the "
                     f"theorem's conditions){', truncated by the time budget' if result.truncated else ''}")
         if result.found:

@@ -106,3 +106,67 @@ def test_sampling_floor_is_the_delayed_recursion_with_variance_beta2_zeta2_over_
     for t in range(rounds):
         x[t + 1] = x[t] - beta * x[max(0, t - delay)] + beta * u_bar[t]
     assert np.mean(x[1000:] ** 2) == pytest.approx(delayed_floor(beta, delay, beta**2 / n_draws), rel=0.03)
+
+
+def test_p2c_band_covers_the_finite_grid_departures_from_minus_one_half():
+    """P2-c (spec §6): on the grid the sigma-regime slope departs from -1/2 by the leading term's own
+    bending and the noise floor's build-up; both are computed, and together stay inside the band."""
+    from proofs.defedavg.claims import P2C_TOLERANCE, T1_K_REGIMES, p2c_slope_corrections
+    from ratecheck.claims import PROFILES
+
+    for profile in PROFILES.values():
+        fix = p2c_slope_corrections(profile)
+        assert fix["beta_T"] > 5 and fix["r"] < 0.02  # converged modes, sigma^2 >> G^2 K on the whole grid
+        assert fix["bending"] + fix["build_up"] < P2C_TOLERANCE == T1_K_REGIMES.tolerance
+    assert T1_K_REGIMES.expected[0].exponent() == -0.5 and T1_K_REGIMES.expected[1].exponent() == 0.0
+
+
+def test_theorem1_general_form_is_decided_where_it_can_be_tight():
+    """At the schedule no quadratic run gets within 10x of (46) (the ceiling is computed); at the edge
+    of (11) a transient-dominated run sits within the bound's factor 4, and an algorithm that runs one
+    local step where K = 5 are configured (a transient 5x slower than the bound assumes) breaks it."""
+    import dataclasses
+
+    from proofs.defedavg.claims import T1_BOUND_EDGE, T1_BOUND_TIGHTNESS, edge_config
+    from ratecheck.claims import PROFILES, Verdict
+    from ratecheck.sweep import check_claims
+
+    quick = PROFILES["quick"]
+    edge, seen = check_claims([T1_BOUND_EDGE, T1_BOUND_TIGHTNESS], quick, progress=False)
+    assert edge.verdict == Verdict.PASS and min(r["ratio"] for r in edge.evidence["rows"]) > 0.2
+    assert seen.verdict == Verdict.OBSERVED
+    observed = seen.evidence["observed"]
+    assert observed["general/ceiling"] > 9 and observed["stated/ceiling"] > 30
+    assert observed["general/measure"] >= observed["general/ceiling"]  # the runs sit below the ceiling
+
+    from proofs.defedavg.claims import bindings
+
+    def one_step(lam, profile):
+        config = edge_config(lam, profile)
+        return config.with_(params={**config.params, "local_steps": 1})
+
+    broken = dataclasses.replace(T1_BOUND_EDGE, configure=one_step,
+                                 bindings=lambda config, trace: {**bindings(config, trace), "K": 5.0})
+    outcome = check_claims([broken], quick, progress=False)[0]
+    assert outcome.verdict == Verdict.FAIL, outcome.reason
+
+
+def test_p2c_fails_when_the_local_steps_are_ignored():
+    """The claim's comment says a K that is ignored FAILS: the runs take one local step whatever the
+    schedule was computed for, so both series leave their bands."""
+    import dataclasses
+
+    from proofs.defedavg.claims import P2C_SIGMA, T1_K_REGIMES, p2c_config
+    from ratecheck.claims import PROFILES, Verdict
+    from ratecheck.sweep import check_claims
+
+    def one_step(sigma):
+        def configure(value, profile):
+            config = p2c_config(value, profile, sigma=sigma)
+            return config.with_(params={**config.params, "local_steps": 1})
+        return configure
+
+    broken = dataclasses.replace(T1_K_REGIMES, configure=one_step(P2C_SIGMA["sigma"]),
+                                 configure_other=one_step(P2C_SIGMA["G"]))
+    outcome = check_claims([broken], PROFILES["quick"], progress=False)[0]
+    assert outcome.verdict == Verdict.FAIL, outcome.reason

@@ -74,3 +74,29 @@ def test_cli_hunt_json_and_bad_input(capsys, tmp_path):
 def test_unknown_version_is_refused():
     with pytest.raises(ValueError, match="no_such_version"):
         hunt(THEOREM_2_SPACE, "no_such_version", examples=1)
+
+
+def test_best_instance_trajectory_is_in_the_evidence_and_drawn_in_the_report(tmp_path):
+    """Issue #13 item 3: the report plots measure against bound along the best instance's run."""
+    from proofs.defedavg import PAPER
+    from ratecheck.report import write_report
+
+    outcome = HUNT_MAIN_TEXT.decide(PROFILES["quick"], {})
+    tr = outcome.evidence["trajectory"]
+    hunt_best = outcome.evidence["hunt"]["best"]
+    assert tr["found"] and tr["version"] == "main_text" and tr["exact"]
+    assert tr["horizon"] == hunt_best["config"]["rounds"] == tr["rounds"][-1]
+    assert len(tr["rounds"]) == len(tr["mean"]) == len(tr["bound"]) >= 5
+    # the last checkpoint is the run the search judged: its measure and bound are the hunt's
+    assert tr["mean"][-1] == pytest.approx(hunt_best["mean"]) and tr["bound"][-1] == pytest.approx(hunt_best["bound"])
+    assert tr["mean"][-1] > tr["bound"][-1]  # a counterexample: above the bound at its horizon
+    # the bound at T = t with the instance's own constants (L, sigma, Delta, n, K, lambda): it falls with t
+    assert all(a > b for a, b in zip(tr["bound"], tr["bound"][1:]))
+    json.dumps(outcome.to_dict())
+
+    index = write_report([outcome], tmp_path, profile=PROFILES["quick"], papers={"defedavg": PAPER}, jobs=1)
+    page = (index.parent / "defedavg.md").read_text()
+    figure = tmp_path / "defedavg" / "defedavg_hunt_T2_main_text_trajectory.png"
+    assert figure.exists() and figure.stat().st_size > 1000
+    assert "defedavg/defedavg_hunt_T2_main_text_trajectory.png" in page
+    assert "along the run of the counterexample" in page

@@ -32,7 +32,7 @@ from .document import (
 )
 from .format import _safe
 from .pages import _group, _index_page, _paper_page
-from .plots import PLOTS, paper_figures, plot_all
+from .plots import PLOTS, extra_figures, paper_figures, plot_all
 
 # write_report, and the document model and plot table for paper modules and tests
 __all__ = ["Bullets", "Heading", "Image", "PLOTS", "Para", "Span", "Table", "formula", "markdown_blocks",
@@ -77,10 +77,16 @@ def write_report(
         stems[paper] = stem
 
     tasks = [(o, out / stems[paper] / f"{_safe(o.claim.id)}.png") for paper, group in groups.items() for o in group]
-    drawn = dict(zip((id(o) for o, _ in tasks), plot_all(tasks, jobs)))
+    # extra figures (a hunt's best run against its bound): images keyed "<claim id>:<name>"
+    extra = [(o, out / stems[paper] / f"{_safe(o.claim.id)}_{name}.png", name, f"{o.claim.id}:{name}")
+             for paper, group in groups.items() for o in group for name in extra_figures(o)]
+    done = plot_all(tasks + [task[:3] for task in extra], jobs)
+    drawn = dict(zip((id(o) for o, _ in tasks), done))
+    extra_drawn = {key: f"{path.parent.name}/{path.name}" for (_, path, _, key), ok in zip(extra, done[len(tasks):]) if ok}
     for paper, group in groups.items():
         stem = stems[paper]
         images = {o.claim.id: (f"{stem}/{_safe(o.claim.id)}.png" if drawn[id(o)] else None) for o in group}
+        images.update({key: src for key, src in extra_drawn.items() if src.startswith(f"{stem}/")})
         module = papers.get(paper)
         figures = paper_figures(module, group, out, stem)
         blocks = _paper_page(paper, group, module, images, profile, generated, figures)

@@ -153,6 +153,11 @@ def _hunts(group: Sequence[Outcome], images: Mapping[str, str | None]) -> list[B
             blocks.append(table)
         if images.get(o.claim.id):
             blocks.append(Image(images[o.claim.id], f"search of {o.claim.id}"))
+        if images.get(f"{o.claim.id}:trajectory"):
+            which = "the counterexample" if h["found"] else "the instance with the largest ratio"
+            blocks.append(Para(f"Measure against bound '{h['version']}' along the run of {which}, the bound "
+                               "evaluated at each checkpoint's T with the instance's constants and step sizes:"))
+            blocks.append(Image(images[f"{o.claim.id}:trajectory"], f"measure against bound along the run of {o.claim.id}"))
     return blocks
 
 

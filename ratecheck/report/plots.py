@@ -231,7 +231,7 @@ def _plot(o: Outcome, path: Path) -> bool:
     if not any(v is not None and math.isfinite(v) for v in ys):
         return False
     xs = [p.value for p in o.points]
-    log_x, log_y = _positive(xs) and own is None, _positive(ys)
+    log_x, log_y = _positive(xs) and (own is None or getattr(claim, "plot_log_x", False)), _positive(ys)
     if claim.kind == "rate":  # rounds on a linear axis, the measure on a log axis
         xs = [0.0, max(float(p.trace.checkpoints[-1]) for p in o.points if p.trace is not None)]
         log_x, log_y = False, True
@@ -290,6 +290,58 @@ def _save(fig: Any, path: Path) -> None:
     fig.savefig(path)
 
 
+def _trajectory_plot(o: Outcome, path: Path) -> bool:
+    """A hunt's best instance (the counterexample if any) along its run: the measure at each checkpoint
+    against the bound evaluated at that checkpoint's T with the instance's constants (ratecheck.hunt)."""
+    tr = o.evidence.get("trajectory")
+    if not tr or not tr.get("rounds"):
+        return False
+    t = np.asarray(tr["rounds"], dtype=float)
+    mean, low, high = (np.asarray(tr[k], dtype=float) for k in ("mean", "low", "high"))
+    bound = np.asarray(tr["bound"], dtype=float)
+    fig, ax = plt.subplots(figsize=(6.6, 4.3), dpi=110)
+    try:
+        ax.set_xscale("log")
+        if _positive(np.concatenate([mean, bound])):
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
+            ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+        what = "expectation (exact)" if tr.get("exact") else "replica mean"
+        ax.plot(t, mean, "o-", color="C0", ms=4, lw=1.6, label=f"{tr['measure']}: {what}")
+        if not tr.get("exact"):
+            ax.fill_between(t, low, high, color="C0", alpha=0.18, lw=0, label="95% CI")
+        ax.plot(t, bound, "--", color="C3", lw=1.8, label=f"bound '{tr['version']}' at T = checkpoint")
+        above = mean > bound
+        if above.any():
+            ax.plot(t[above], mean[above], "s", color="C3", ms=7, mfc="none", mew=1.6, label="measure above the bound")
+        kind = "counterexample" if tr.get("found") else "largest measure/bound found"
+        ax.set_xlabel(f"round T (log scale; the run's horizon {tr.get('horizon')})")
+        ax.set_ylabel(f"{tr['measure']} and the bound")
+        ax.set_title(f"{o.claim.id}\n{kind}: measure against the bound along its run", fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        handles, labels = ax.get_legend_handles_labels()
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, frameon=False)
+        _save(fig, path)
+    finally:
+        plt.close(fig)
+    return True
+
+
+# extra figures an outcome may ask for, by name (write_report adds a task per outcome that has one)
+FIGURES = {"trajectory": _trajectory_plot}
+
+
+def extra_figures(o: Outcome) -> list[str]:
+    """Names of the extra figures (FIGURES) this outcome's evidence can be drawn as."""
+    return ["trajectory"] if o.evidence.get("trajectory") else []
+
+
+def _draw_task(task: tuple) -> bool:
+    outcome, path, *kind = task
+    return FIGURES[kind[0]](outcome, path) if kind else _plot(outcome, path)
+
+
 # Figures are independent: drawn in forked worker processes when the platform has fork (they inherit
 # the outcomes, whose claims hold lambdas and cannot be pickled); serially otherwise. No number in
 # the report depends on this.
@@ -297,19 +349,19 @@ _PENDING: list[tuple[Outcome, Path]] = []
 
 
 def _plot_pending(index: int) -> bool:
-    outcome, path = _PENDING[index]
     with np.errstate(all="ignore"):
-        return _plot(outcome, path)
+        return _draw_task(_PENDING[index])
 
 
-def plot_all(tasks: Sequence[tuple[Outcome, Path]], jobs: int | None = None) -> list[bool]:
-    """Draw every (outcome, path); ``jobs`` worker processes (default: all cores)."""
+def plot_all(tasks: Sequence[tuple], jobs: int | None = None) -> list[bool]:
+    """Draw every (outcome, path) claim plot, or (outcome, path, name) extra figure (FIGURES);
+    ``jobs`` worker processes (default: all cores)."""
     import multiprocessing
     import os
 
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks)))
     if jobs == 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [_plot(o, path) for o, path in tasks]
+        return [_draw_task(task) for task in tasks]
     _PENDING[:] = list(tasks)
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:

@@ -1,0 +1,250 @@
+"""Rounds to a target accuracy, found by bisection on the horizon T (issue #12, spec defedavg P1-f).
+
+When a theorem prescribes step sizes that depend on the horizon T, "rounds to eps" is not read off
+one run: each T is its own run (its own step sizes), and the smallest T whose measure reaches eps
+is found by a search over T. ``smallest_horizon`` brackets it and bisects (the midpoint interpolated
+in log-log, which is nearly linear for a power-law rate; a plain midpoint whenever interpolation
+would not halve the bracket), down to one round. It needs the measure to be a noise-free function
+of T: exact expectations (ratecheck.exact), not Monte Carlo, whose noise would make the predicate
+flicker near eps.
+
+``HorizonSlopeClaim`` fits log(rounds to eps) against log(grid value), keeping only the grid points
+where the theorem's conditions hold at the rounds found (its own formula decides the regime, e.g.
+T >= T_min), and shows the excluded points with the smallest admissible T in its evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from .claims import Outcome, PointResult, Profile, SlopeClaim, Verdict, _first_divergence, exact_evidence
+from .trace import RunConfig, Trace
+
+__all__ = ["HorizonSearch", "HorizonSlopeClaim", "smallest_horizon"]
+
+
+@dataclass
+class HorizonSearch:
+    """The smallest T with measure(T) <= target, the last runs on each side, and what it cost."""
+
+    rounds: int  # the smallest T found (measure(T) <= target < measure(T - 1))
+    value: float  # measure at that T
+    below: float | None  # measure at T - 1 (None when T is the lower limit)
+    evaluations: list[tuple[int, float]]  # (T, measure) in the order tried
+    capped: bool = False  # the upper limit was reached without meeting the target
+
+    @property
+    def runs(self) -> int:
+        return len(self.evaluations)
+
+    @property
+    def rounds_run(self) -> int:
+        return int(sum(t for t, _ in self.evaluations))
+
+
+def smallest_horizon(measure_at: Callable[[int], float], target: float, guess: int, *, low: int = 1,
+                     high: int = 10**7) -> HorizonSearch:
+    """The smallest integer T in [low, high] with measure_at(T) <= target, for a measure that falls
+    with T: bracket from ``guess`` (log-log secant steps), then bisect to one round.
+
+    A non-finite measure (a diverged run) counts as above the target. When even ``high`` does not
+    reach it, the result has ``capped`` set and ``rounds = high``.
+    """
+    if not (math.isfinite(target) and target > 0):
+        raise ValueError(f"target must be a positive number, got {target!r}")
+    if not 1 <= low <= high:
+        raise ValueError(f"need 1 <= low <= high, got low={low}, high={high}")
+    seen: dict[int, float] = {}
+    order: list[tuple[int, float]] = []
+
+    def m(t: int) -> float:
+        if t not in seen:
+            value = float(measure_at(int(t)))
+            seen[t] = value if math.isfinite(value) else math.inf
+            order.append((int(t), seen[t]))
+        return seen[t]
+
+    t = min(max(int(guess), low), high)
+    lo: int | None = None  # largest T known above the target
+    hi: int | None = None  # smallest T known at or below it
+    while lo is None or hi is None:
+        if m(t) <= target:
+            hi = t
+            if t == low:
+                return HorizonSearch(low, m(low), None, order)
+        else:
+            lo = t
+            if t == high:
+                return HorizonSearch(high, m(high), None, order, capped=True)
+        if lo is not None and hi is not None:
+            break
+        t = _next_bracket(order, target, t, up=hi is None, low=low, high=high)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        a, b = m(lo), m(hi)
+        if math.isfinite(a) and a > 0 and b > 0:
+            # log-log interpolation: exact for a power law; kept only if it lands strictly inside
+            x = math.log(lo) + (math.log(a) - math.log(target)) * (math.log(hi) - math.log(lo)) / (math.log(a) - math.log(b))
+            guess_mid = int(round(math.exp(x)))
+            if lo < guess_mid < hi:
+                mid = guess_mid
+        if m(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+        # the other side of the interpolated point, one round away: brackets the root in two runs
+        if hi - lo > 1:
+            probe = hi - 1 if mid == hi else lo + 1
+            if m(probe) <= target:
+                hi = probe
+            else:
+                lo = probe
+    return HorizonSearch(hi, m(hi), m(lo) if lo >= low else None, order)
+
+
+def _next_bracket(tried: list[tuple[int, float]], target: float, t: int, *, up: bool, low: int, high: int) -> int:
+    """The next T while bracketing: the log-log secant through the last two runs, extrapolated to the
+    target and 2% beyond (a power law is crossed in one step), kept between x1.05 and x10 from t; the
+    first step (one run only) is x1.05, a step where the measure does not fall is x2."""
+    factor = 1.05
+    if len(tried) >= 2:
+        (t1, m1), (t2, m2) = tried[-2:]
+        if t1 != t2 and all(math.isfinite(v) and v > 0 for v in (m1, m2)):
+            slope = (math.log(m2) - math.log(m1)) / (math.log(t2) - math.log(t1))
+            ratio = (target / m2) ** (1.0 / slope) if slope < 0 else math.nan
+            factor = min(10.0, max(1.05, 1.02 * (ratio if up else 1.0 / ratio))) if slope < 0 else 2.0
+    step = int(math.ceil(t * factor)) if up else int(t / factor)
+    return min(high, max(step, t + 1)) if up else max(low, min(step, t - 1))
+
+
+@dataclass(frozen=True, kw_only=True)
+class HorizonSlopeClaim(SlopeClaim):
+    """Rounds until ``measure`` (after the run's last round) reaches ``target``, against the grid, as a
+    log-log slope; every grid value's rounds found by ``smallest_horizon`` on exact runs.
+
+    ``configure_at(value, rounds, profile)`` is the run at one horizon (with the theorem's schedule
+    for that horizon); ``first_guess(value, profile)`` starts the search at the first grid value, the
+    next ones start from the previous result scaled by the expected exponent (a guess only: the
+    search ends on the same integer from any start). A grid point is in the fit when the theorem's
+    conditions hold at the rounds found; the others are shown, with ``smallest_admissible`` (the
+    smallest T where the conditions hold under the schedule), and excluded by the theorem's own
+    formula. ``regime`` then judges the points kept, as for any slope claim.
+    """
+
+    target: float
+    configure_at: Callable[[float, int, Profile], RunConfig]
+    first_guess: Callable[[float, Profile], int]
+    smallest_admissible: Callable[[float, Profile], int | None] | None = None
+    high: int = 10**6
+    runner: Callable[[RunConfig], Trace] | None = None  # default: ratecheck.engine.run_config
+    kind: str = "horizon_slope"
+
+    def own_runs(self, profile: Profile) -> list[RunConfig]:
+        return []  # the search decides what to run (exact runs, in process)
+
+    def _search(self, profile: Profile) -> list[tuple[float, HorizonSearch, RunConfig, Trace]]:
+        if self.runner is None:
+            from .engine import run_config as run
+        else:
+            run = self.runner
+        out, previous = [], None
+        traces: dict[str, Trace] = {}
+
+        def measure_at(value: float, rounds: int) -> float:
+            config = self.configure_at(value, rounds, profile)
+            if config.mode != "exact":
+                raise ValueError(f"claim {self.id}: the horizon search needs exact runs (noise-free in T), "
+                                 f"got mode {config.mode!r}")
+            trace = traces.setdefault(config.key(), run(config))
+            values = trace.at_end(self.measure)
+            return float(values[0]) if values.size else math.inf
+
+        e = self.expected.exponent()
+        for value in self.values(profile):
+            guess = (self.first_guess(value, profile) if previous is None
+                     else max(1, int(round(previous[1] * (value / previous[0]) ** e))))
+            found = smallest_horizon(lambda t: measure_at(value, t), self.target, guess, high=self.high)
+            config = self.configure_at(value, found.rounds, profile)
+            out.append((value, found, config, traces[config.key()]))
+            previous = (value, found.rounds)
+        return out
+
+    def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
+        searches = self._search(profile)
+        kept: list[PointResult] = []
+        rows: list[dict[str, Any]] = []
+        shown: list[PointResult] = []
+        for value, found, config, trace in searches:
+            evaluation = None
+            if self.theorem is not None and self.bindings is not None:
+                evaluation = self.theorem.evaluate(self.bindings(config, trace), use_schedule=False)
+            point = PointResult(value, config, np.array([float(found.rounds)]), trace.diverged_count, evaluation,
+                                first_divergence=_first_divergence(trace), trace=trace)
+            t_min = self.smallest_admissible(value, profile) if self.smallest_admissible else None
+            holds = evaluation is None or evaluation.all_hold
+            row = {"value": value, "rounds": found.rounds, "measure": found.value, "measure_before": found.below,
+                   "capped": found.capped, "runs": found.runs, "rounds_run": found.rounds_run,
+                   "conditions_hold": holds, "smallest_admissible": t_min, "in_fit": holds and not found.capped}
+            if evaluation is not None:
+                row["broken"] = [c.name for c in evaluation.conditions if not c.holds]
+            point.stats = {k: row[k] for k in ("smallest_admissible", "in_fit", "runs")}
+            rows.append(row)
+            shown.append(point)
+            if row["in_fit"]:
+                kept.append(point)
+        capped = [r for r in rows if r["capped"]]
+        evidence: dict[str, Any] = {"target": self.target, "rows": rows,
+                                    "runs": int(sum(r["runs"] for r in rows)),
+                                    "rounds_run": int(sum(r["rounds_run"] for r in rows))}
+        excluded = [r for r in rows if not r["in_fit"]]
+        if capped:
+            where = ", ".join(f"{self.vary}={r['value']:g}" for r in capped)
+            reason = f"target {self.target:g} not reached within {self.high} rounds at {where}"
+            return Outcome(self, Verdict.INCONCLUSIVE, reason, {**evidence, **exact_evidence(shown)}, shown)
+        verdict, reason, fit_evidence = SlopeClaim._decide(self, kept) if kept else (
+            Verdict.INCONCLUSIVE, "no grid point inside the theorem's conditions", {})
+        evidence = {**fit_evidence, **evidence, **exact_evidence(shown)}
+        if excluded:
+            tag = ", ".join(f"{self.vary}={r['value']:g} ({r['rounds']} rounds < {r['smallest_admissible']})"
+                            if r["smallest_admissible"] is not None else f"{self.vary}={r['value']:g}"
+                            for r in excluded)
+            reason = f"{reason}; outside the theorem's conditions at the rounds found, so not fitted: {tag}"
+        reason = f"{reason} (rounds to {self.target:g} by bisection on exact runs: {evidence['runs']} runs)"
+        return Outcome(self, verdict, reason, evidence, shown)
+
+    # the report draws rounds to eps, the fit over the kept points, and the smallest admissible T
+    plot_label = "rounds to the target (bisection on T)"
+    plot_log_x = True
+
+    def draw_plot(self, ax: Any, outcome: Outcome, log_y: bool) -> None:
+        rows = outcome.evidence.get("rows", [])
+        x = np.array([r["value"] for r in rows], dtype=float)
+        t = np.array([r["rounds"] for r in rows], dtype=float)
+        keep = np.array([bool(r["in_fit"]) for r in rows])
+        ax.plot(x[keep], t[keep], "o", color="C0", ms=6, label="rounds to target (in the fit)", zorder=4)
+        if (~keep).any():
+            ax.plot(x[~keep], t[~keep], "x", color="C3", ms=8, mew=2,
+                    label="rounds to target where the theorem's conditions fail (excluded)", zorder=4)
+        t_min = [(r["value"], r["smallest_admissible"]) for r in rows if r.get("smallest_admissible")]
+        if t_min:
+            ax.plot(*zip(*t_min), "--", color="C7", lw=1.4, label="smallest T meeting the theorem's conditions")
+        fit = outcome.evidence.get("fit")
+        if fit and keep.any():
+            xx = np.geomspace(x[keep].min(), x[keep].max(), 32)
+            ax.plot(xx, math.exp(fit["intercept"]) * xx ** fit["slope"], "-", color="C1", lw=1.6,
+                    label=f"fit: slope {fit['slope']:+.3f}")
+        e, tol = outcome.evidence.get("expected_exponent"), outcome.evidence.get("tolerance")
+        if e is not None and keep.any():
+            gx, gy = math.exp(np.mean(np.log(x[keep]))), math.exp(np.mean(np.log(t[keep])))
+            xx = np.geomspace(x.min(), x.max(), 32)
+            ax.fill_between(xx, gy * (xx / gx) ** (e - tol), gy * (xx / gx) ** (e + tol), color="C2", alpha=0.15,
+                            lw=0, label=f"band: slope {e:+.3f} \u00b1 {tol:g}")
+
+
+def horizon_rows(outcome: Outcome) -> Sequence[Mapping[str, Any]]:
+    """The per-grid-value rows of a horizon claim's evidence (for paper report sections)."""
+    return outcome.evidence.get("rows", [])
