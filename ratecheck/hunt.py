@@ -78,7 +78,10 @@ class Probe:
 
     @property
     def ratio(self) -> float:
-        return self.mean / self.bound if self.bound > 0 else math.inf
+        """measure / bound; a zero bound is broken by any positive measure (inf) and met by a zero one."""
+        if self.bound > 0:
+            return self.mean / self.bound
+        return math.inf if self.mean > self.bound else 0.0
 
     @property
     def breaks(self) -> bool:

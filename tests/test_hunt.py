@@ -100,3 +100,15 @@ def test_best_instance_trajectory_is_in_the_evidence_and_drawn_in_the_report(tmp
     assert figure.exists() and figure.stat().st_size > 1000
     assert "defedavg/defedavg_hunt_T2_main_text_trajectory.png" in page
     assert "along the run of the counterexample" in page
+
+
+def test_probe_ratio_at_a_zero_bound():
+    """A zero bound met by a zero measure is ratio 0 (held), not inf (the search would call it best)."""
+    from ratecheck.hunt import Probe
+
+    fields = {f.name for f in __import__("dataclasses").fields(Probe)}
+    base = {name: None for name in fields}
+    held = Probe(**{**base, "mean": 0.0, "bound": 0.0, "lcb": 0.0})
+    broken = Probe(**{**base, "mean": 1e-3, "bound": 0.0, "lcb": 1e-3})
+    assert held.ratio == 0.0 and not held.breaks
+    assert broken.ratio == float("inf") and broken.breaks
