@@ -1,0 +1,213 @@
+"""S7, S8 of spec §6.5: FedBiOAcc's iterations to eps (the paper's speedup), on exact expectations.
+
+The measure is the spec's "smoothed eps_t": the mean of E||grad h(x_bar_s)||^2 over the window between two
+consecutive log-spaced checkpoints (s in (t_{i-1}, t_i], a constant fraction of t), read from the recorded
+running averages. On an exact run (ratecheck.exact) it is an exact expectation, so the hitting time
+T_eps (the last downward crossing of eps, log-log interpolated between window midpoints) carries no
+Monte-Carlo error; the Monte-Carlo twins (full profile) read the same window per replica.
+
+Instance: Test A with p = d = 1 (drift-free, sigma_f = sigma_g = 1 on every oracle), started at zero, exact
+first momenta (the b1 -> oo limit, spec pitfall 19). FedBiOAcc's schedule is the theorem's shape with
+practical constants (spec §6.6): alpha_t = g (bM)^(2/3)/((bM)^2 u_bar + t)^(1/3), c = c_0/(bM) for the three
+momenta (Theorem 6: c_nu = 64/(9bM) + ..., c_omega = c_u = 48^2/(bM mu^2) + ...; c_0 = 10 between them).
+
+Why the noise regime is reached early (measured when the constants were chosen, exact runs): the STORM
+momentum error equilibrates once sum_s c alpha_s^2 >> 1, i.e. c_0 g^2 (bMt)^(1/3) >> 1; with c_0 g^2 = 0.625
+the windowed curve's local slope in t is -0.70 .. -0.68 from bMt ~ 10^3 on (Theorem 6's (bMT)^(-2/3)), and the
+curves of different M coincide against bM t (T_eps ∝ 1/(bM)).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ratecheck.claims import ExpectedOrder, ExponentComparisonClaim, Profile, SlopeClaim
+from ratecheck.trace import RunConfig, Trace
+
+from .theorems import M as M_SYM
+from .theorems import complexity, eps, exponent, src
+
+KEY = "fedbio"
+FAMILY = "fedbio_bilevel"
+EXACT, MONTE_CARLO = "exact", "monte_carlo"
+
+NOISY_A1 = {"test": "A", "dim_x": 1, "dim_y": 1, "sigma_f": 1.0, "sigma_g": 1.0, "start": "solution"}
+ACC_GAIN, ACC_UBAR, ACC_C0, ACC_STEP = 0.2, 0.0005, 10.0, 0.12
+
+
+# ---------------------------------------------------------------------------------------------
+# the smoothed measure and the hitting time
+
+
+def windowed(trace: Trace, measure: str = "grad_norm_sq") -> tuple[np.ndarray, np.ndarray]:
+    """(t, w): w_i = mean of the measure over rounds (t_{i-1}, t_i] per replica (C-1, R), from the running
+    averages; t the windows' geometric midpoints."""
+    marks = np.asarray(trace.checkpoints, dtype=float)
+    sums = np.nan_to_num(trace.measures[f"avg:{measure}"]) * marks[:, None]
+    keep = np.flatnonzero(np.diff(marks) > 0) + 1
+    keep = keep[marks[keep - 1] > 0]  # the first window (from round 0) has no geometric midpoint
+    width = (marks[keep] - marks[keep - 1])[:, None]
+    return np.sqrt(marks[keep] * marks[keep - 1]), (sums[keep] - sums[keep - 1]) / width
+
+
+def last_crossing(t: np.ndarray, w: np.ndarray, level: float) -> np.ndarray:
+    """Per replica, the time after which the smoothed measure stays <= level: the last window above it
+    and the next one, log-log interpolated (NaN when the last window is still above the level)."""
+    out = np.full(w.shape[1], np.nan)
+    for r in range(w.shape[1]):  # replicas: a few numbers each, after the run
+        above = np.flatnonzero(~(w[:, r] <= level))
+        if above.size == 0:
+            out[r] = t[0]
+            continue
+        j = above[-1]
+        if j + 1 >= t.size:
+            continue
+        lw0, lw1 = math.log(w[j, r]), math.log(w[j + 1, r])
+        frac = (lw0 - math.log(level)) / (lw0 - lw1)
+        out[r] = math.exp(math.log(t[j]) + frac * (math.log(t[j + 1]) - math.log(t[j])))
+    return out
+
+
+def rounds_to_eps(level: Callable[[RunConfig], float], per: Callable[[RunConfig], float] = lambda c: 1.0):
+    """A claim summary: iterations (per=1) or communication rounds (per=I) until the smoothed
+    E||grad h(x_bar_t)||^2 stays below level(config)."""
+    def summary(config: RunConfig, trace: Trace) -> np.ndarray:
+        t, w = windowed(trace)
+        return last_crossing(t, w, float(level(config))) / float(per(config))
+
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------
+# exact claims with a Monte-Carlo tolerance, and their twins
+
+
+@dataclass(frozen=True)
+class DerivedOrder(ExpectedOrder):
+    """An exponent derived by sympy from the complexity table (spec §4.7), when the claim is decided."""
+
+    derive: Callable[[], float] | None = None
+
+    def exponent(self) -> float:
+        return float(self.derive())
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactOrMCSlope(SlopeClaim):
+    """``tolerance`` on exact points (from the theory's finite-grid curvature, ``tolerance_reason``) and
+    ``mc_tolerance`` on Monte-Carlo points (the twin)."""
+
+    tolerance_reason: str
+    mc_tolerance: float
+    eps_level: Callable[[float], float] | None = None  # grid value -> eps: the samples become iterations to eps
+
+    def points(self, profile, traces):
+        out = super().points(profile, traces)
+        if self.eps_level is not None:
+            for point in out:
+                t, w = windowed(point.trace)
+                hit = last_crossing(t, w, float(self.eps_level(point.value)))
+                point.stats = {**point.stats, "level": float(self.eps_level(point.value))}
+                point.samples = hit[np.isfinite(hit)]
+        return out
+
+    def _decide(self, points):
+        claim = self if points and all(p.exact for p in points) else dataclasses.replace(self, tolerance=self.mc_tolerance)
+        verdict, reason, evidence = SlopeClaim._decide(claim, points)
+        evidence = {**evidence, "tolerance_used": {"value": claim.tolerance, "exact": claim is self,
+                                                   "why": self.tolerance_reason}}
+        return verdict, reason, evidence
+
+
+def mc_twin(claim, *, replicas_factor: int = 1):
+    """The claim on Monte-Carlo runs in the full profile (``.monte_carlo``); in quick it reads the exact runs."""
+    def wrap(configure):
+        def configure_mc(value: float, profile: Profile) -> RunConfig:
+            config = configure(value, profile)
+            return config if profile.name == "quick" else config.with_(mode=MONTE_CARLO,
+                                                                      replicas=profile.replicas * replicas_factor)
+        return configure_mc
+
+    extra = {"configure_other": wrap(claim.configure_other)} if isinstance(claim, ExponentComparisonClaim) else {}
+    return dataclasses.replace(claim, id=f"{claim.id}.monte_carlo", title=f"{claim.title} (Monte Carlo in the full "
+                               "profile)", configure=wrap(claim.configure), **extra)
+
+
+def acc_params(M: int, b: int, I: int) -> dict[str, Any]:
+    c = ACC_C0 / (b * M)
+    return {"I": I, "eta": ACC_STEP, "gamma": ACC_STEP, "tau": ACC_STEP, "b": b, "alpha_gain": ACC_GAIN,
+            "u_bar": ACC_UBAR, "c_nu": c, "c_om": c, "c_u": c, "first_batch": "exact"}
+
+
+def acc_config(M: int, b: int, I: int, rounds: int, profile: Profile, checkpoints: int = 48) -> RunConfig:
+    return RunConfig("fedbioacc", acc_params(M, b, I), FAMILY, {**NOISY_A1, "clients": int(M)}, int(rounds),
+                     replicas=1, checkpoints=checkpoints, mode=EXACT)
+
+
+def _acc_order(var):
+    return DerivedOrder(why=f"elasticity in {var} of FedBiOAcc's T(eps) = kappa^8 (bM)^-1 eps^-1.5 (spec §4.7, "
+                            "solved from Theorem 6's O-form by sympy)",
+                        derive=lambda: exponent(complexity()["FedBiOAcc T"], var))
+
+
+# ---------------------------------------------------------------------------------------------
+# S7: T_eps ∝ 1/M (b = 4, so bM spans 4..64); S8: T_eps ∝ eps^-1.5 (M = 2, b = 8: bM = 16)
+
+S7_B, S7_I = 4, 5
+S7_BMT = 2700.0  # the level is crossed near bM t = 2700 (measured), inside the (bMT)^(-2/3) regime
+S7_EPS = 2.5e-3
+S7_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
+
+
+def s7_config(value: float, profile: Profile) -> RunConfig:
+    M = int(value)
+    return acc_config(M, S7_B, S7_I, math.ceil(1.3 * S7_BMT / (S7_B * M)), profile)
+
+
+S7 = ExactOrMCSlope(
+    id="fedbio.S7.acc_rounds_M", paper=KEY, title="FedBiOAcc: iterations to eps ∝ 1/M (Test A, exact)",
+    statement="With Theorem 6's schedule shape (alpha_t ∝ (bM)^(2/3)/((bM)^2 u_bar + t)^(1/3), c ∝ 1/(bM)) the "
+              "noise term (bMT)^(-2/3) dominates: T_eps = O(kappa^8 (bM)^-1 eps^-1.5), slope -1 in M.",
+    source=src("Theorem 2/6 (T = O(kappa^8 (bM)^-1 eps^-1.5))", "spec §6.5 S7"),
+    vary="M", grid=S7_GRID, configure=s7_config, measure="grad_norm_sq",
+    summary=rounds_to_eps(lambda c: S7_EPS), expected=_acc_order(M_SYM), tolerance=0.15,
+    max_curvature=0.15,
+    tolerance_reason="exact expectations: no Monte-Carlo error; the band is the law's finite-grid curvature (the "
+                     "(bM)^2 u_bar offset of alpha_t grows like M^2 and the windowed curve approaches its -2/3 from "
+                     "-0.75): measured local slopes -1.00 .. -0.88 across the grid (fit -0.94, change +0.12), so the "
+                     "spec's +-0.15 and a local-slope change up to 0.15; STORM without the same batch at both points "
+                     "or c not scaled by 1/(bM) moves the exponent by more",
+    mc_tolerance=0.2)
+
+S8_M, S8_B = 2, 32
+S8_GRID = {"quick": (3.3e-3, 2.2e-3, 1.5e-3, 1.0e-3, 6.6e-4, 4.4e-4, 3.0e-4),
+           "full": (3.3e-3, 2.2e-3, 1.5e-3, 1.0e-3, 6.6e-4, 4.4e-4, 3.0e-4)}
+S8_ROUNDS = 1000
+
+
+def s8_config(value: float, profile: Profile) -> RunConfig:
+    """One run for every eps (the schedule does not depend on the horizon): the grid only moves the level."""
+    return acc_config(S8_M, S8_B, S7_I, S8_ROUNDS, profile, checkpoints=64)
+
+
+S8 = ExactOrMCSlope(
+    id="fedbio.S8.acc_rounds_eps", paper=KEY, title="FedBiOAcc: iterations to eps ∝ eps^-1.5 (Test A, exact)",
+    statement="At fixed M and b, T_eps = O(eps^-1.5): the (bMT)^(-2/3) term of Theorem 6.",
+    source=src("Theorem 2/6", "spec §6.5 S8"), vary="eps", grid=S8_GRID, configure=s8_config,
+    measure="grad_norm_sq", eps_level=lambda value: value, expected=_acc_order(eps), tolerance=0.15,
+    max_curvature=0.15,
+    tolerance_reason="exact expectations; the band is the finite-grid curvature: the local exponent of the smoothed "
+                     "curve in t goes -0.67 .. -0.75 .. -0.68 over the window (Theorem 6's -2/3 approached after the "
+                     "(bM)^2 u_bar offset), i.e. T_eps local exponents -1.33 .. -1.5 in eps (fit -1.43, change +0.11): "
+                     "the spec's +-0.15; plain momentum (independent batches at the two points: O(sigma^2/b) per step, "
+                     "pitfall 2) gives t^(-1/3), an exponent near -3",
+    mc_tolerance=0.25)
+
+
+S7_MC, S8_MC = mc_twin(S7), mc_twin(S8)
+ACCELERATION_CLAIMS = (S7, S8, S7_MC, S8_MC)
