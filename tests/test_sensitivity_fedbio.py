@@ -198,3 +198,9 @@ def test_schedule_without_bM_is_caught_by_the_M_exponent(monkeypatch):
 # Test A every client update is affine with a common linear part, so the client average of the momenta
 # evolves the same whether or not they are averaged: S7/S8's virtual averages are identical. Only a
 # heterogeneous instance (Test B) can see it; no FedBiOAcc claim runs there yet (issue #10).
+
+
+def test_storm_with_two_batches_is_caught_by_the_headline(monkeypatch):
+    """S9 with the STORM correction broken (pitfall 2): FedBiOAcc's rounds exponent is no longer below FedBiO's."""
+    bad = _unexpected(monkeypatch, StormTwoBatches, acc.S9)
+    assert bad and bad[0].claim.id == acc.S9.id
