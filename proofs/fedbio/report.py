@@ -45,16 +45,17 @@ ERRATA = (
      "extra kappa in Delta_y, HV kappa^9 vs kappa^8 (spec §4.9 items 2-27)", None),
 )
 
-NOT_CHECKED = ("S9 (communication exponent FedBiOAcc < FedBiO, the headline), S13 (FedBiOAcc-Local in M), S14 "
-               "(fixed-T speedup): not registered. S9 was built on exact runs (each theorem's prescriptions: FedBiO "
-               "b_x, b_y ∝ 1/(M eps), gamma ∝ T^-1/3; FedBiOAcc b ∝ eps^-1/2, I = clamp(I_0 M^-2/3)) and dropped: "
-               "with the theorems' metric (1/t) sum_s E||grad h(x_bar_s)||^2 from x_1 = 0 the levels over one decade "
-               "of eps need more than 2 10^4 iterations at the smallest eps, and an exact FedBiOAcc iteration costs "
-               "1.5-3 ms (alpha_t changes every round, so ratecheck.exact re-probes every round): far beyond the "
-               "quick budget. S7/S8 read the windowed E||grad h||^2 from the solution instead (the noise regime of "
-               "Theorem 6, no transient). Also missing: noise model N2 (finite sums), StocBiO, the per-factor "
-               "Neumann minibatch option, the clamps of I and b from the theorems' formulas shown in a verdict, and "
-               "the after-run C_f ball check.\n\n"
+NOT_CHECKED = ("S13 (FedBiOAcc-Local in M) and S14 (fixed-T speedup): not registered (S14's one-sided cap would pass "
+               "a schedule bug that makes the decay steeper; S13 costs as much as S7 again in exact mode). S7/S8 have "
+               "no Monte-Carlo twin: their hitting time needs the mean curve to a few percent per window, and the "
+               "STORM momentum error is correlated over ~t iterations (one independent draw per window and replica); "
+               "S9's twin runs in the full profile. S7-S9 are exact because exact FedBiOAcc is affordable only on "
+               "small states (p = d = 1): alpha_t changes every iteration, so ratecheck.exact re-probes every round "
+               "(1.5-3 ms each). Also missing: noise model N2 (finite sums), StocBiO, the per-factor Neumann minibatch "
+               "option, the after-run C_f ball check, and a registered hunt (#13): every explicit FedBiO bound is "
+               "vacuous by orders of magnitude at runnable sizes under its conditions (spec §4.8), and the proof gap "
+               "of Lemmas 2/8 (the only erratum a run can expose) breaks Eq. (12) only once 2 Delta/(eta T) falls "
+               "below the O(tau^2) floor with tau <= 1/(144 kappa L): horizons far beyond a hunt's budget.\n\n"
                "Design notes: S3 and S15 are two-sided (+2) in the regime where the leading drift term dominates "
                "(s (I - 1) <= 0.1, see proofs/fedbio/claims.py); S5 compares the two ends of a decade in s with tau "
                "fixed (a two-point exponent: the curve between is the plateau the claim is about). Deterministic "
@@ -100,6 +101,7 @@ def report_sections(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
         f"{_slope(got.get(ACC.S7.id))} |",
         f"| FedBiOAcc iterations to eps vs eps (S8, exact) | {ACC.S8.expected.exponent():+.4g} | "
         f"{_slope(got.get(ACC.S8.id))} |",
+        *_s9_rows(got.get(ACC.S9.id)),
     ]
     errata = []
     for head, body, claim_id in ERRATA:
@@ -115,6 +117,22 @@ def report_sections(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
          + _u_monitor(got)),
         ("Not yet checked", NOT_CHECKED),
     ]
+
+
+def _s9_rows(o: Outcome | None) -> list[str]:
+    """S9 (the headline): each algorithm's eps_R slope in R and the rounds exponent 1/slope next to Table 1's."""
+    if o is None:
+        return []
+    rows = []
+    for label, expected in zip(o.claim.labels, o.claim.expected):
+        fit = o.evidence.get(f"fit_{label}")
+        if fit is None:
+            continue
+        e = expected.exponent()
+        rows.append(f"| {label} eps after R rounds (S9, exact; rounds to eps = eps^(1/slope)) | {e:+.4g} (Table 1: "
+                    f"rounds ∝ eps^{1 / e:+.3g}) | {fit['slope']:+.3f}, rounds ∝ eps^{1 / fit['slope']:+.3g} "
+                    f"({o.verdict}) |")
+    return rows
 
 
 def _u_monitor(got: Mapping[str, Outcome]) -> str:
@@ -178,6 +196,19 @@ def report_figures(outcomes: Sequence[Outcome]):
 
         figures.append((f"FedBiOAcc iterations to eps against {xlabel.split()[0]} ({claim.id.split('.')[1]})", draw_t,
                         f"Test A (p = d = 1, sigma = 1), started at the solution, exact expectations; {what}."))
+    o9 = got.get(ACC.S9.id)
+    if o9 is not None:
+        def draw_s9(ax) -> None:
+            for label in o9.claim.labels:
+                pts = [p for p in o9.points if p.stats.get("series") == label and p.samples.size]
+                ax.loglog([p.value for p in pts], [float(np.mean(p.samples)) for p in pts], "o-", label=label)
+            ax.set_xlabel("R (communication rounds)")
+            ax.set_ylabel("eps_R = (1/T) sum_t E||grad h(x_bar_t)||^2")
+
+        figures.append(("Communication: FedBiOAcc against FedBiO (S9)", draw_s9,
+                        "Test A (p = d = 1, M = 2), from zero, exact; each point one run with its theorem's "
+                        "prescriptions at that horizon. Table 1: eps_R ∝ R^-1 (FedBiOAcc, b ∝ eps^-1/2) against "
+                        "R^-2/3 (FedBiO)."))
     o = got.get(C.S12_BIAS.id)
     if o is not None:
         def draw_q(ax) -> None:
