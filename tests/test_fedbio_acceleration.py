@@ -74,3 +74,15 @@ def test_s9_prescriptions():
     short, long = acc.s9_fedbio_config(10, None), acc.s9_fedbio_config(100, None)
     assert long.params["bx"] / short.params["bx"] == pytest.approx(10 ** (2 / 3), rel=0.1)  # b ∝ T^(2/3)
     assert long.params["gamma"] / short.params["gamma"] == pytest.approx(10 ** (-1 / 3))
+
+
+def test_s9_evidence_shows_the_clamp():
+    """Where Theorem 6's I = I_0 M^(-2/3) falls below 1 the clamp is named in the reason and the evidence."""
+    from dataclasses import replace
+
+    claim = replace(acc.S9, prescriptions=lambda v: {"FedBiOAcc": {"I_formula": 0.4, "I": 1, "b_formula": 2.0, "b": 2}})
+    fake = [type("P", (), {"value": v, "stats": {"series": label}, "samples": np.array([1.0 / v]), "exact": True})()
+            for label in claim.labels for v in (1.0, 10.0, 100.0)]
+    verdict, reason, evidence = claim._decide(fake)
+    assert "clamped to >= 1: FedBiOAcc I 0.4 -> 1" in reason
+    assert evidence["clamped"] == ["FedBiOAcc I 0.4 -> 1"]
