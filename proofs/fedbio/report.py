@@ -45,13 +45,16 @@ ERRATA = (
      "extra kappa in Delta_y, HV kappa^9 vs kappa^8 (spec §4.9 items 2-27)", None),
 )
 
-NOT_CHECKED = ("S13 (FedBiOAcc-Local in M) and S14 (fixed-T speedup): not registered (S14's one-sided cap would pass "
-               "a schedule bug that makes the decay steeper; S13 costs as much as S7 again in exact mode). S7/S8 have "
+NOT_CHECKED = ("S13 (FedBiOAcc-Local in M) and S14 (fixed-T speedup): not registered. S14's one-sided cap would pass "
+               "a schedule bug that makes the decay steeper. S13 on exact runs (Test C1, b_y = bM) was faster than the "
+               "theorem's 1/M at small M and approached it at large M: the clients' independent lower-level errors "
+               "average over clients (as S11 finds for FedBiO-Local), so no single power law spans the decade; the "
+               "spec's negative control (b_y = b: slope -> 0) rests on the same per-client reading. S7/S8 have "
                "no Monte-Carlo twin: their hitting time needs the mean curve to a few percent per window, and the "
                "STORM momentum error is correlated over ~t iterations (one independent draw per window and replica); "
                "S9's twin runs in the full profile. S7-S9 are exact because exact FedBiOAcc is affordable only on "
-               "small states (p = d = 1): alpha_t changes every iteration, so ratecheck.exact re-probes every round "
-               "(1.5-3 ms each). Also missing: noise model N2 (finite sums), StocBiO, the per-factor Neumann minibatch "
+               "small states (p = d = 1): alpha_t changes every iteration, so ratecheck.exact re-probes every "
+               "round. Also missing: noise model N2 (finite sums), StocBiO, the per-factor Neumann minibatch "
                "option, the after-run C_f ball check, and a registered hunt (#13): every explicit FedBiO bound is "
                "vacuous by orders of magnitude at runnable sizes under its conditions (spec §4.8), and the proof gap "
                "of Lemmas 2/8 (the only erratum a run can expose) breaks Eq. (12) only once 2 Delta/(eta T) falls "
