@@ -177,7 +177,7 @@ def _acc_order(var):
 S7_B, S7_I = 4, 5
 S7_BMT = 2700.0  # the level is crossed near bM t = 2700 (measured), inside the (bMT)^(-2/3) regime
 S7_EPS = 2.5e-3
-S7_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
+S7_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 3, 4, 6, 8, 12, 16)}  # M = 32 leaves the regime: (bM)^2 u_bar ~ T_eps
 
 
 def s7_config(value: float, profile: Profile) -> RunConfig:
