@@ -140,13 +140,12 @@ class ExactOrMCSlope(SlopeClaim):
         return verdict, reason, evidence
 
 
-def mc_twin(claim, *, replicas_factor: int = 1):
+def mc_twin(claim):
     """The claim on Monte-Carlo runs in the full profile (``.monte_carlo``); in quick it reads the exact runs."""
     def wrap(configure):
         def configure_mc(value: float, profile: Profile) -> RunConfig:
             config = configure(value, profile)
-            return config if profile.name == "quick" else config.with_(mode=MONTE_CARLO,
-                                                                      replicas=profile.replicas * replicas_factor)
+            return config if profile.name == "quick" else config.with_(mode=MONTE_CARLO, replicas=profile.replicas)
         return configure_mc
 
     extra = {"configure_other": wrap(claim.configure_other)} if isinstance(claim, ExponentComparisonClaim) else {}
