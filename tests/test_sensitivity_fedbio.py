@@ -165,3 +165,42 @@ def test_period_off_by_one_is_caught_by_the_drift_in_I(monkeypatch):
     bad = _unexpected(monkeypatch, PeriodOffByOne, fc.S15)
     assert bad and bad[0].claim.id == fc.S15.id
 
+
+
+# -- S7, S8 (FedBiOAcc's iterations to eps, exact runs) ------------------------------------------------
+from proofs.fedbio import acceleration as acc  # noqa: E402
+
+
+@dataclass(frozen=True)
+class StepsIgnoreBM(alg.FedBiOAcc):
+    """alpha_t without its (bM) factors: alpha_t = g/(u_bar + t)^(1/3) (a missing factor in Theorem 6's schedule)."""
+
+    def schedule(self, problem):
+        return {**super().schedule(problem), "bM": 1.0}
+
+
+def test_storm_with_two_batches_is_caught_by_the_eps_exponent(monkeypatch):
+    """Independent batches at the two points leave O(sigma^2/b) in every momentum step (pitfall 2): the
+    smoothed E||grad h||^2 no longer falls like t^(-2/3), so S8's exponent in eps leaves -1.5 (or the levels
+    are never reached). Exact mode runs the broken round as it is (still affine-Gaussian)."""
+    bad = _unexpected(monkeypatch, StormTwoBatches, acc.S8)
+    assert bad and bad[0].claim.id == acc.S8.id
+
+
+def test_schedule_without_bM_is_caught_by_the_M_exponent(monkeypatch):
+    """Without (bM)^(2/3) in alpha_t the steps stop growing with M while c = c_0/(bM) still shrinks: T_eps
+    no longer scales like 1/M (S7)."""
+    bad = _unexpected(monkeypatch, StepsIgnoreBM, acc.S7)
+    assert bad and bad[0].claim.id == acc.S7.id
+
+
+# Not caught, on purpose: momenta not averaged at a sync (spec §7's ablation, average_momenta=False). On
+# Test A every client update is affine with a common linear part, so the client average of the momenta
+# evolves the same whether or not they are averaged: S7/S8's virtual averages are identical. Only a
+# heterogeneous instance (Test B) can see it; no FedBiOAcc claim runs there yet (issue #10).
+
+
+def test_storm_with_two_batches_is_caught_by_the_headline(monkeypatch):
+    """S9 with the STORM correction broken (pitfall 2): FedBiOAcc's rounds exponent is no longer below FedBiO's."""
+    bad = _unexpected(monkeypatch, StormTwoBatches, acc.S9)
+    assert bad and bad[0].claim.id == acc.S9.id

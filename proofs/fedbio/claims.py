@@ -379,5 +379,7 @@ def _dist_to_xq(config: RunConfig, trace: Trace) -> np.ndarray:
     return ((trace.final["x"] - target) ** 2).sum(-1)
 
 
+from .acceleration import ACCELERATION_CLAIMS  # noqa: E402  (S7-S9: below the claims they share helpers with)
+
 CLAIMS = (S1, S2, S3, S4, S5, S6_NAIVE, S6_NAIVE_NOT_X, S6_FEDBIO, S10, S11, S12, S12_BIAS, S12_C2, S15, STORM_GLOBAL,
-          STORM_LOCAL_CLAIM)
+          STORM_LOCAL_CLAIM, *ACCELERATION_CLAIMS)

@@ -1,0 +1,337 @@
+"""S7, S8, S9 of spec §6.5: FedBiOAcc's iterations to eps and the communication headline, on exact expectations.
+
+The measure is the spec's "smoothed eps_t": the mean of E||grad h(x_bar_s)||^2 over the window between two
+consecutive log-spaced checkpoints (s in (t_{i-1}, t_i], a constant fraction of t), read from the recorded
+running averages. On an exact run (ratecheck.exact) it is an exact expectation, so the hitting time
+T_eps (the last downward crossing of eps, log-log interpolated between window midpoints) carries no
+Monte-Carlo error (why S7/S8 have no Monte-Carlo twin: see ACCELERATION_CLAIMS; S9 has one).
+
+Instance: Test A with p = d = 1 (drift-free, sigma_f = sigma_g = 1 on every oracle), started at the solution
+(x*, y*, u*) with exact first momenta (the b1 -> oo limit, spec pitfall 19, §6.5 S14): no deterministic
+transient, so the curve is Theorem 6's noise term alone (from zero the under-damped transient hides it until
+bM t ~ 3000). FedBiOAcc's schedule is the theorem's shape with practical constants (spec §6.6):
+alpha_t = g (bM)^(2/3)/((bM)^2 u_bar + t)^(1/3), c = c_0/(bM) for the three momenta (Theorem 6: c_nu =
+64/(9bM) + ..., c_omega = c_u = 48^2/(bM mu^2) + ...; c_0 = 10 between them), c alpha_1^2 < 1 on every grid.
+
+Why the regime is reached (measured when the constants were chosen, exact runs): the STORM momentum error
+equilibrates once sum_s c alpha_s^2 >> 1, i.e. c_0 g^2 (bMt)^(1/3) >> 1; from bM t ~ 900 the windowed curve's
+local slope in t is -0.75 .. -0.67 (Theorem 6's (bMT)^(-2/3)), and the curves of different M nearly coincide
+against bM t (T_eps ∝ 1/(bM)); the (bM)^2 u_bar offset bends the largest M by about 0.1 in local slope.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ratecheck.claims import ExpectedOrder, ExponentComparisonClaim, Profile, SlopeClaim
+from ratecheck.trace import RunConfig, Trace
+
+from .theorems import M as M_SYM
+from .theorems import complexity, eps, exponent, src
+
+KEY = "fedbio"
+FAMILY = "fedbio_bilevel"
+EXACT, MONTE_CARLO = "exact", "monte_carlo"
+
+NOISY_A1 = {"test": "A", "dim_x": 1, "dim_y": 1, "sigma_f": 1.0, "sigma_g": 1.0, "start": "solution"}
+ACC_GAIN, ACC_UBAR, ACC_C0, ACC_STEP = 0.2, 0.0005, 10.0, 0.12
+
+
+# ---------------------------------------------------------------------------------------------
+# the smoothed measure and the hitting time
+
+
+def windowed(trace: Trace, measure: str = "grad_norm_sq") -> tuple[np.ndarray, np.ndarray]:
+    """(t, w): w_i = mean of the measure over rounds (t_{i-1}, t_i] per replica (C-1, R), from the running
+    averages; t the windows' geometric midpoints."""
+    marks = np.asarray(trace.checkpoints, dtype=float)
+    sums = np.nan_to_num(trace.measures[f"avg:{measure}"]) * marks[:, None]
+    keep = np.flatnonzero(np.diff(marks) > 0) + 1
+    keep = keep[marks[keep - 1] > 0]  # the first window (from round 0) has no geometric midpoint
+    width = (marks[keep] - marks[keep - 1])[:, None]
+    return np.sqrt(marks[keep] * marks[keep - 1]), (sums[keep] - sums[keep - 1]) / width
+
+
+def last_crossing(t: np.ndarray, w: np.ndarray, level: float) -> np.ndarray:
+    """Per replica, the time after which the smoothed measure stays <= level: the last window above it
+    and the next one, log-log interpolated (NaN when the last window is still above the level)."""
+    out = np.full(w.shape[1], np.nan)
+    for r in range(w.shape[1]):  # replicas: a few numbers each, after the run
+        above = np.flatnonzero(~(w[:, r] <= level))
+        if above.size == 0:
+            out[r] = t[0]
+            continue
+        j = above[-1]
+        if j + 1 >= t.size:
+            continue
+        lw0, lw1 = math.log(w[j, r]), math.log(w[j + 1, r])
+        frac = (lw0 - math.log(level)) / (lw0 - lw1)
+        out[r] = math.exp(math.log(t[j]) + frac * (math.log(t[j + 1]) - math.log(t[j])))
+    return out
+
+
+def hitting_samples(trace: Trace, level: float) -> np.ndarray:
+    """Iterations until the smoothed E||grad h(x_bar_t)||^2 stays <= level, as claim samples.
+
+    Exact run: the one hitting time of the exact curve. Monte-Carlo run: the hitting time of the replica-mean
+    curve, as jackknife pseudo-values n theta - (n - 1) theta_(-i) (leave-one-out mean curves), so that their
+    mean is the estimate and their spread its standard error. Per-replica hitting times would not do: a
+    single replica's window is noisy, and its last crossing of a low level lands on the last noise spike."""
+    t, w = windowed(trace)
+    R = w.shape[1]
+    if R == 1:
+        return last_crossing(t, w, level)
+    mean = w.mean(axis=1, keepdims=True)
+    theta = last_crossing(t, mean, level)[0]
+    loo = (R * mean - w) / (R - 1)
+    return R * theta - (R - 1) * last_crossing(t, loo, level)
+
+
+def rounds_to_eps(level: Callable[[RunConfig], float]):
+    """A claim summary: iterations until the smoothed E||grad h(x_bar_t)||^2 stays below level(config)."""
+    def summary(config: RunConfig, trace: Trace) -> np.ndarray:
+        return hitting_samples(trace, float(level(config)))
+
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------
+# exact claims with a Monte-Carlo tolerance, and their twins
+
+
+@dataclass(frozen=True)
+class DerivedOrder(ExpectedOrder):
+    """An exponent derived by sympy from the complexity table (spec §4.7), when the claim is decided."""
+
+    derive: Callable[[], float] | None = None
+
+    def exponent(self) -> float:
+        return float(self.derive())
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactOrMCSlope(SlopeClaim):
+    """``tolerance`` on exact points (from the theory's finite-grid curvature, ``tolerance_reason``) and
+    ``mc_tolerance`` on Monte-Carlo points (the twin)."""
+
+    tolerance_reason: str
+    mc_tolerance: float
+    eps_level: Callable[[float], float] | None = None  # grid value -> eps: the samples become iterations to eps
+
+    def points(self, profile, traces):
+        out = super().points(profile, traces)
+        if self.eps_level is not None:
+            for point in out:
+                hit = hitting_samples(point.trace, float(self.eps_level(point.value)))
+                point.stats = {**point.stats, "level": float(self.eps_level(point.value))}
+                point.samples = hit[np.isfinite(hit)]
+        return out
+
+    def _decide(self, points):
+        claim = self if points and all(p.exact for p in points) else dataclasses.replace(self, tolerance=self.mc_tolerance)
+        verdict, reason, evidence = SlopeClaim._decide(claim, points)
+        evidence = {**evidence, "tolerance_used": {"value": claim.tolerance, "exact": claim is self,
+                                                   "why": self.tolerance_reason}}
+        return verdict, reason, evidence
+
+
+def mc_twin(claim):
+    """The claim on Monte-Carlo runs in the full profile (``.monte_carlo``); in quick it reads the exact runs."""
+    def wrap(configure):
+        def configure_mc(value: float, profile: Profile) -> RunConfig:
+            config = configure(value, profile)
+            return config if profile.name == "quick" else config.with_(mode=MONTE_CARLO, replicas=profile.replicas)
+        return configure_mc
+
+    extra = {"configure_other": wrap(claim.configure_other)} if isinstance(claim, ExponentComparisonClaim) else {}
+    return dataclasses.replace(claim, id=f"{claim.id}.monte_carlo", title=f"{claim.title} (Monte Carlo in the full "
+                               "profile)", configure=wrap(claim.configure), **extra)
+
+
+def acc_params(M: int, b: int, I: int) -> dict[str, Any]:
+    c = ACC_C0 / (b * M)
+    return {"I": I, "eta": ACC_STEP, "gamma": ACC_STEP, "tau": ACC_STEP, "b": b, "alpha_gain": ACC_GAIN,
+            "u_bar": ACC_UBAR, "c_nu": c, "c_om": c, "c_u": c, "first_batch": "exact"}
+
+
+def acc_config(M: int, b: int, I: int, rounds: int, profile: Profile, checkpoints: int = 48) -> RunConfig:
+    return RunConfig("fedbioacc", acc_params(M, b, I), FAMILY, {**NOISY_A1, "clients": int(M)}, int(rounds),
+                     replicas=1, checkpoints=checkpoints, mode=EXACT)
+
+
+def _acc_order(var):
+    return DerivedOrder(why=f"elasticity in {var} of FedBiOAcc's T(eps) = kappa^8 (bM)^-1 eps^-1.5 (spec §4.7, "
+                            "solved from Theorem 6's O-form by sympy)",
+                        derive=lambda: exponent(complexity()["FedBiOAcc T"], var))
+
+
+# ---------------------------------------------------------------------------------------------
+# S7: T_eps ∝ 1/M (b = 4, so bM spans 4..64); S8: T_eps ∝ eps^-1.5 (M = 2, b = 8: bM = 16)
+
+S7_B, S7_I = 4, 5
+S7_BMT = 2700.0  # the level is crossed near bM t = 2700 (measured), inside the (bMT)^(-2/3) regime
+S7_EPS = 2.5e-3
+S7_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 3, 4, 6, 8, 12, 16)}  # M = 32 leaves the regime: (bM)^2 u_bar ~ T_eps
+
+
+def s7_config(value: float, profile: Profile) -> RunConfig:
+    M = int(value)
+    return acc_config(M, S7_B, S7_I, math.ceil(1.3 * S7_BMT / (S7_B * M)), profile)
+
+
+S7 = ExactOrMCSlope(
+    id="fedbio.S7.acc_rounds_M", paper=KEY, title="FedBiOAcc: iterations to eps ∝ 1/M (Test A, exact)",
+    statement="With Theorem 6's schedule shape (alpha_t ∝ (bM)^(2/3)/((bM)^2 u_bar + t)^(1/3), c ∝ 1/(bM)) the "
+              "noise term (bMT)^(-2/3) dominates: T_eps = O(kappa^8 (bM)^-1 eps^-1.5), slope -1 in M.",
+    source=src("Theorem 2/6 (T = O(kappa^8 (bM)^-1 eps^-1.5))", "spec §6.5 S7"),
+    vary="M", grid=S7_GRID, configure=s7_config, measure="grad_norm_sq",
+    summary=rounds_to_eps(lambda c: S7_EPS), expected=_acc_order(M_SYM), tolerance=0.15,
+    max_curvature=0.15,
+    tolerance_reason="exact expectations: no Monte-Carlo error; the band is the law's finite-grid curvature (the "
+                     "(bM)^2 u_bar offset of alpha_t grows like M^2 and the windowed curve approaches its -2/3 from "
+                     "-0.75): measured local slopes -1.00 .. -0.88 across the grid (fit -0.94, change +0.12), so the "
+                     "spec's +-0.15 and a local-slope change up to 0.15; STORM without the same batch at both points "
+                     "or c not scaled by 1/(bM) moves the exponent by more",
+    mc_tolerance=0.2)
+
+S8_M, S8_B = 2, 32
+S8_GRID = {"quick": (3.3e-3, 2.2e-3, 1.5e-3, 1.0e-3, 6.6e-4, 4.4e-4, 3.0e-4),
+           "full": (3.3e-3, 2.2e-3, 1.5e-3, 1.0e-3, 6.6e-4, 4.4e-4, 3.0e-4)}
+S8_ROUNDS = 1000
+
+
+def s8_config(value: float, profile: Profile) -> RunConfig:
+    """One run for every eps (the schedule does not depend on the horizon): the grid only moves the level."""
+    return acc_config(S8_M, S8_B, S7_I, S8_ROUNDS, profile, checkpoints=64)
+
+
+S8 = ExactOrMCSlope(
+    id="fedbio.S8.acc_rounds_eps", paper=KEY, title="FedBiOAcc: iterations to eps ∝ eps^-1.5 (Test A, exact)",
+    statement="At fixed M and b, T_eps = O(eps^-1.5): the (bMT)^(-2/3) term of Theorem 6.",
+    source=src("Theorem 2/6", "spec §6.5 S8"), vary="eps", grid=S8_GRID, configure=s8_config,
+    measure="grad_norm_sq", eps_level=lambda value: value, expected=_acc_order(eps), tolerance=0.15,
+    max_curvature=0.15,
+    tolerance_reason="exact expectations; the band is the finite-grid curvature: the local exponent of the smoothed "
+                     "curve in t goes -0.67 .. -0.75 .. -0.68 over the window (Theorem 6's -2/3 approached after the "
+                     "(bM)^2 u_bar offset), i.e. T_eps local exponents -1.33 .. -1.5 in eps (fit -1.43, change +0.11): "
+                     "the spec's +-0.15; plain momentum (independent batches at the two points: O(sigma^2/b) per step, "
+                     "pitfall 2) gives t^(-1/3), an exponent near -3",
+    mc_tolerance=0.25)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# S9, the headline: communication rounds to eps, FedBiO against FedBiOAcc, each with its theorem's
+# prescriptions, from x_1 = y_1 = u_1 = 0 (the Delta terms the prescriptions balance). Both horizon-tuned
+# runs are read as the theorems state them: eps_R = (1/T) sum_t E||grad h(x_bar_t)||^2 after R = T/I rounds,
+# one run per horizon (FedBiO's gamma depends on T: no prefix of a longer run), exactly. R ∝ eps^-e is
+# eps_R ∝ R^(-1/e): Table 1's e = 1.5 (FedBiO) and 1 (FedBiOAcc, b = eps^-1/2) are slopes -2/3 and -1.
+#
+# Prescriptions, with eps ∝ the horizon's own level: FedBiO (Theorem 5, Cor. 1): I = O(1), gamma ∝ T^-1/3
+# (eta = gamma/2, tau = gamma, spec §4.1), b_x = b_y ∝ 1/(M eps) ∝ T^(2/3); FedBiOAcc (Theorem 6): b ∝ eps^-1/2
+# ∝ T^(1/2), I = I_0 M^(-2/3) rounded and clamped to >= 1 (spec pitfall 20), alpha_t and c as in S7/S8.
+# Batches are rounded to integers (both the rounded and the formula values are in the run's params note).
+
+S9_M = 2
+S9_I_FEDBIO = 5
+S9_I0 = 8.0
+S9_T0 = 50
+S9_GRID = {"quick": (10, 17.8, 31.6, 56.2, 100), "full": (10, 17.8, 31.6, 56.2, 100, 178, 316)}  # rounds R
+S9_STEP = 0.3  # FedBiOAcc gamma = tau = 0.3, eta = 0.15: well damped from zero (S7/S8's 0.12 oscillates)
+
+
+def s9_acc_I(M: int) -> tuple[int, float]:
+    """Theorem 6 with b = eps^-1/2: I = O(kappa^(10/9) M^(-2/3)); I_0 M^(-2/3) rounded, clamped to >= 1."""
+    raw = S9_I0 * M ** (-2.0 / 3.0)
+    return max(1, int(round(raw))), raw
+
+
+def _iterations(rounds: float, I: int) -> int:
+    return int(round(rounds)) * I
+
+
+def s9_fedbio_config(value: float, profile: Profile) -> RunConfig:
+    T = _iterations(value, S9_I_FEDBIO)
+    g = 0.4 * T ** (-1.0 / 3.0)
+    bx = max(1, int(round(4 * (T / S9_T0) ** (2.0 / 3.0))))
+    params = {"I": S9_I_FEDBIO, "eta": g / 2, "gamma": g, "tau": g, "bx": bx, "by": bx}
+    return RunConfig("fedbio", params, FAMILY, {**NOISY_A1, "clients": S9_M, "start": "zero"}, T, replicas=1,
+                     checkpoints=8, mode=EXACT)
+
+
+def s9_acc_config(value: float, profile: Profile) -> RunConfig:
+    I, _ = s9_acc_I(S9_M)
+    T = _iterations(value, I)
+    b = max(1, int(round(2 * math.sqrt(T / S9_T0))))
+    params = {**acc_params(S9_M, b, I), "eta": S9_STEP / 2, "gamma": S9_STEP, "tau": S9_STEP}
+    return RunConfig("fedbioacc", params, FAMILY, {**NOISY_A1, "clients": S9_M, "start": "zero"}, T, replicas=1,
+                     checkpoints=8, mode=EXACT)
+
+
+def s9_prescriptions(value: float) -> dict[str, dict[str, float]]:
+    """Each algorithm's theory formulas at horizon R and what the run used (rounded, clamped to >= 1)."""
+    I_acc, I_raw = s9_acc_I(S9_M)
+    T_acc, T_fed = _iterations(value, I_acc), _iterations(value, S9_I_FEDBIO)
+    b_acc = 2 * math.sqrt(T_acc / S9_T0)
+    b_fed = 4 * (T_fed / S9_T0) ** (2.0 / 3.0)
+    return {"FedBiOAcc": {"R": value, "I_formula": I_raw, "I": I_acc, "b_formula": b_acc, "b": max(1, round(b_acc))},
+            "FedBiO": {"R": value, "I": S9_I_FEDBIO, "b_formula": b_fed, "b": max(1, round(b_fed))}}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrescribedComparison(ExponentComparisonClaim):
+    """An exponent comparison whose runs follow theory formulas: the evidence lists, per grid value, each
+    formula's value and what the run used, and the reason says when a clamp to >= 1 was active."""
+
+    prescriptions: Callable[[float], Mapping[str, Mapping[str, float]]]
+
+    def _decide(self, points):
+        verdict, reason, evidence = super()._decide(points)
+        values = sorted({p.value for p in points})
+        table = [self.prescriptions(v) for v in values]
+        clamps = sorted({f"{alg} {name[:-8]} {row[name]:.3g} -> {row[name[:-8]]:g}" for entry in table
+                         for alg, row in entry.items() for name in row
+                         if name.endswith("_formula") and row[name] < 1})
+        evidence = {**evidence, "prescriptions": table, "clamped": clamps}
+        if clamps:
+            reason = f"{reason}; clamped to >= 1: {', '.join(clamps)}"
+        return verdict, reason, evidence
+
+
+def _eps_in_rounds(key: str, label: str) -> DerivedOrder:
+    return DerivedOrder(why=f"-1/(elasticity in eps of {label}'s rounds), Table 1 / spec §4.7 by sympy: "
+                            "eps_R ∝ R^(-1/e) when R ∝ eps^-e",
+                        derive=lambda: 1.0 / exponent(complexity()[key], eps))
+
+
+S9 = PrescribedComparison(
+    id="fedbio.S9.communication_exponent", paper=KEY,
+    title="Headline: FedBiOAcc's communication exponent below FedBiO's (eps_R ∝ R^-1 vs R^-2/3, Test A, exact)",
+    statement="With each theorem's prescriptions (FedBiO: I = O(1), b_x, b_y ∝ 1/(M eps), gamma ∝ T^-1/3; "
+              "FedBiOAcc: b ∝ eps^-1/2, I ∝ M^-2/3 clamped to >= 1, the sigma-free alpha_t) FedBiOAcc reaches eps in "
+              "O(eps^-1) rounds and FedBiO in O(eps^-1.5) (Table 1): after R rounds eps_R falls like R^-1 and R^-2/3.",
+    source=src("Table 1; Theorems 1/5 (Corollary 1) and 2/6", "spec §6.5 S9, §4.7"),
+    vary="R (rounds)", grid=S9_GRID, configure=s9_acc_config, configure_other=s9_fedbio_config,
+    measure="avg:grad_norm_sq", labels=("FedBiOAcc", "FedBiO"), margin=0.15, prescriptions=s9_prescriptions,
+    expected=(_eps_in_rounds("FedBiOAcc rounds, b = eps^-1/2", "FedBiOAcc"),
+              _eps_in_rounds("FedBiO rounds (I = O(1))", "FedBiO")), tolerance=0.15,
+    expect_reason="exact expectations (no CI): the bands are the finite-horizon curvature, not noise. Measured when "
+                  "the grid was chosen: FedBiO's local slopes -0.73 .. -0.75 (the T^-2/3 of its gamma ∝ T^-1/3 "
+                  "transient, not yet complete at R = 10), FedBiOAcc's -0.73 .. -1.08 (its first interval before "
+                  "the transient is summed); fits -0.74 and -0.98, difference -0.24 against Table 1's -1/3: margin "
+                  "0.15 and bands +-0.15 (Table 1's +-0.3 in the rounds exponent is +-0.13 .. +-0.3 here). On Test A "
+                  "both exponents come from the prescriptions' deterministic terms (drift-free, sigma-terms made "
+                  "negligible by the batches), which is what Table 1's rounds count")
+
+# No Monte-Carlo twin for S7/S8: their hitting time is read where the mean curve is a slow power law, so it
+# needs the mean to a few percent per window; the STORM momentum error is correlated over 1/(c alpha_t^2) ~ t
+# iterations, so a window holds about one independent draw per replica, and the full profile's 48 (or 192)
+# replicas gave hitting times off by factors (measured: R^2 0.47 on S8's grid). S9 reads the theorems' time
+# average at the end of each run, which Monte Carlo estimates well: its twin runs in the full profile.
+S9_MC = mc_twin(S9)
+ACCELERATION_CLAIMS = (S7, S8, S9, S9_MC)
