@@ -493,6 +493,10 @@ def make(
         # b = 0 (P1 only) decouples the levels: FedNova's single-level sanity check (spec §7.2)
         raise ValueError(f"b (B = b I) needs dim_x == dim_y and b != 0 unless upper is 'quadratic', got b={b}, "
                          f"dims {dim_x}, {dim_y}")
+    if upper == "quadratic" and lam == 0 and (dim_x > dim_y or b == 0):
+        # h(x) = f(x, y*(x)) is then flat along ker B: no unique x*, and constants() would not exist
+        raise ParamError("quadratic_bilevel", "lam", lam, f"must be > 0 for P1 when dim_x > dim_y or b = 0 (the "
+                         f"hypergradient's Hessian has rank <= dim_y = {dim_y} < dim_x = {dim_x}, or B = 0)")
     if start not in ("zero", "solution") and not isinstance(start, (int, float)):
         raise ValueError(f"start must be 'zero', 'solution' or a number, got {start!r}")
     p = np.full(clients, 1.0 / clients) if weights is None else np.asarray(weights, dtype=float)

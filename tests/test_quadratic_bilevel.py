@@ -220,3 +220,12 @@ def test_n3_finite_sum_minibatch_variance_is_exact():
     for bad in ({"finite_sum": 4, "batch_size": 5}, {"finite_sum": 4, "sigma_f": 1.0}, {"finite_sum": 0.5}):
         with pytest.raises(ValueError, match="finite_sum|batch_size"):
             make(**p1(clients=3, **{"sigma_f": 0.0, "sigma_g": 0.0, **bad}))
+
+
+@pytest.mark.parametrize("params", [dict(lam=0.0, dim_x=3, dim_y=2), dict(lam=0.0, dim_x=2, dim_y=2, b=0.0)])
+def test_p1_without_a_unique_minimizer_is_refused(params):
+    """lam = 0 with dim_x > dim_y (or B = 0) leaves h flat along ker B: refused naming lam, not a LinAlgError."""
+    from ratecheck.params import ParamError
+
+    with pytest.raises(ParamError, match="lam"):
+        make_problem("quadratic_bilevel", {"upper": "quadratic", **params})
