@@ -57,6 +57,7 @@ MIXTURE_DENSE_MAX = 40  # averaged over many sampling outcomes, dense pays off u
 OUTCOME_CAP = 5000  # client-sampling outcomes a round is probed under, at most, when not additive
 SAMPLING_CHECKS = 8  # random outcomes that check an additive sampling map (and re-verify every round)
 PROBE_ROWS = 8192  # replicas per probe call (memory)
+SCHEDULE_SLACK = 4  # an overridden schedule() may reach this far beyond its delay's lam (an off-by-one)
 
 
 class NotExact(ValueError):
@@ -430,6 +431,59 @@ def delay_table(delay: Any, clients: np.ndarray, t: int, lam: int, *, check: boo
     return table
 
 
+def schedule_delay_table(algorithm: Any, problem: Problem, t: int, lam: int, *, check: bool = True) -> np.ndarray:
+    """P(delay = k) for each client, (N, lam+1), read off an overridden ``algorithm.schedule`` at round t.
+
+    Its 'sampling' stream is scripted to outcomes that cover every client (the participation's own
+    draws_for), its 'delay' stream to the exact quadrature grid of delay_table (the same grid value
+    for every slot of a row: each slot's marginal is exact). A client's delays must not depend on the
+    outcome it appears in, and the delays must be a step function on the grid, else NotExact."""
+    N, d = problem.num_clients, problem.dim
+    participation = algorithm.participation
+    m = participation.per_round(N)
+    covers = np.arange(N)[None, :] if participation.mode == "full" else \
+        np.stack([(np.arange(m) + i) % N for i in range(0, N, m)])
+    draws = participation.draws_for(np.sort(covers, axis=1), N)
+
+    def run(points: int) -> np.ndarray:
+        C = covers.shape[0]
+        R = C * points
+        grid = np.tile((np.arange(points) + 0.5) / points, C)
+
+        def delay_uniforms(index: int, shape: tuple[int, ...]) -> np.ndarray:
+            return np.broadcast_to(grid.reshape((R,) + (1,) * len(shape)), (R, *shape))
+
+        def sampling(index: int, shape: tuple[int, ...]) -> np.ndarray:
+            if draws is None or index > 0:
+                raise NotExact(f"{algorithm.name}.schedule() draws its clients in a way exact mode cannot script")
+            return np.repeat(draws, points, axis=0)
+
+        scripts = {"delay": delay_uniforms, "sampling": sampling}
+        streams = ProbeStreams(R, lambda purpose: ProbeStream(R, None, scripts.get(purpose), purpose=purpose))
+        state = FedAvgState(history=np.zeros((R, lam + 1, d)), t=t)
+        clients, delays, _, _ = algorithm.schedule(state, problem, t, streams)
+        clients = np.asarray(clients).reshape(C, points, -1)
+        delays = np.broadcast_to(np.asarray(delays, dtype=np.int64), (R, clients.shape[2])).reshape(C, points, -1)
+        if delays.min(initial=0) < 0 or delays.max(initial=0) > lam:
+            raise NotExact(f"{algorithm.name}.schedule() produced delays outside 0..{lam}")
+        table = np.full((N, lam + 1), np.nan)
+        for c in range(C):  # a loop over a handful of covering outcomes, not over clients in a round
+            if not (clients[c] == clients[c, :1]).all() or set(clients[c, 0]) != set(covers[c]):
+                raise NotExact(f"{algorithm.name}.schedule() did not return the clients its sampling drew")
+            for slot, client in enumerate(clients[c, 0]):
+                hist = np.bincount(delays[c, :, slot], minlength=lam + 1) / points
+                if not np.isnan(table[client, 0]) and not np.allclose(table[client], hist, rtol=0, atol=1e-12):
+                    raise NotExact(f"{algorithm.name}.schedule(): client {client}'s delays depend on who else is drawn")
+                table[client] = hist
+        return table
+
+    cells = int(algorithm.delay.lam) + 1  # the schedule's own uniform draws step on this grid
+    table = run(64 * cells)
+    if check and not np.allclose(table, run(192 * cells), rtol=0, atol=1e-12):
+        raise NotExact(f"{algorithm.name}.schedule(): its delay distribution is not a step function on the (lam+1) grid")
+    return table
+
+
 # ------------------------------------------------------------------------------------------------
 # The FedAvg family
 
@@ -506,6 +560,14 @@ class FedAvgModel:
         self.N, self.d = N, d
         self.lam = int(algorithm.delay.lam)
         self.m = algorithm.participation.per_round(N)
+        # an overridden schedule(): its clients must be FedAvg.schedule's (checked on seeded draws), its
+        # delays are read off it (a delay off by one shows), the ring buffer as deep as they reach
+        self.own_schedule = type(algorithm).schedule is not FedAvg.schedule
+        if self.own_schedule:
+            self._check_schedule_clients()
+            reach = max(int(np.flatnonzero(self.delay_table(t, width=self.lam + SCHEDULE_SLACK).sum(axis=0) > 0).max())
+                        for t in sorted({0, 1, 2, rounds - 1}))
+            self.lam = max(self.lam, reach)
         self.clients = probe_client_update(algorithm, problem, m=self.m)
         self.w = probe_aggregate(algorithm, self.m, N, d)
         shared = algorithm.duplicates == "shared" or algorithm.participation.mode != "with_replacement"
@@ -538,8 +600,27 @@ class FedAvgModel:
         self.max_delay = 0
         self._operators: dict[Any, RoundOperator] = {}
 
-    def delay_table(self, t: int, check: bool = False) -> np.ndarray:
+    def delay_table(self, t: int, check: bool = False, width: int | None = None) -> np.ndarray:
+        if self.own_schedule:
+            return schedule_delay_table(self.algorithm, self.problem, t, self.lam if width is None else width,
+                                        check=check)
         return delay_table(self.algorithm.delay, np.arange(self.N), t, self.lam, check=check)
+
+    def _check_schedule_clients(self, replicas: int = 16) -> None:
+        """An overridden schedule() must draw the clients (and the duplicate convention) FedAvg.schedule
+        draws, on the same seeded streams: exact mode averages the sampling from the participation's
+        multiplicity moments. Else NotExact (Monte Carlo draws it)."""
+        N, d, lam = self.N, self.d, int(self.algorithm.delay.lam)
+        for t in (0, 1, 2):
+            state = FedAvgState(history=np.zeros((replicas, lam + 1, d)), t=t)
+            mine = self.algorithm.schedule(state, self.problem, t, Streams(t, "5e" * 32, range(replicas)))
+            paper = FedAvg.schedule(self.algorithm, state, self.problem, t, Streams(t, "5e" * 32, range(replicas)))
+            same = (np.shape(mine[0]) == np.shape(paper[0]) and np.array_equal(mine[0], paper[0])
+                    and bool(mine[2]) == bool(paper[2]))
+            if not same:
+                raise NotExact(f"{self.algorithm.name}.schedule() draws other clients (or another duplicate "
+                               f"convention) than FedAvg.schedule with participation {self.algorithm.participation} "
+                               "on the same seeded streams: exact mode averages only that sampling")
 
     # -- state layout ---------------------------------------------------------------------------
     def initial(self) -> np.ndarray:

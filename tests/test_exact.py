@@ -551,3 +551,61 @@ def LocalStepsParse(values):
     from ratecheck.algorithms.bilevel import LocalSteps
 
     return LocalSteps.parse(values)
+
+
+# ------------------------------------------------------------------------------------------------
+# An overridden schedule() of the FedAvg family: its delays are read off it, its clients checked
+
+
+def _defedavg_doubles():
+    from ratecheck.algorithms.fedavg import DeFedAvgNIID
+
+    @dataclass(frozen=True)
+    class DelayOffByOne(DeFedAvgNIID):
+        """Broken test double: jobs start one round staler than the schedule says."""
+
+        name: ClassVar[str] = "defedavg_niid_delay_off_by_one_test_double"
+
+        def schedule(self, state, problem, t, streams):
+            clients, delays, shared, wall = super().schedule(state, problem, t, streams)
+            return clients, delays + 1, shared, wall
+
+        def init(self, problem, streams):
+            return self._room_for(super().init(problem, streams), self.delay.lam + 1)
+
+    @dataclass(frozen=True)
+    class DistinctClients(DeFedAvgNIID):
+        """Broken test double: n distinct clients where the paper draws with replacement."""
+
+        name: ClassVar[str] = "defedavg_niid_without_replacement_test_double"
+
+        def schedule(self, state, problem, t, streams):
+            clients, delays, shared, wall = super().schedule(state, problem, t, streams)
+            clients = Participation("without_replacement", clients.shape[1]).sample(problem.num_clients,
+                                                                                     streams["sampling"])
+            return clients, delays, False, wall
+
+    return DeFedAvgNIID, DelayOffByOne, DistinctClients
+
+
+def test_overridden_schedule_delays_change_exact_values():
+    """A delay off by one inside schedule() changes the exact values (they follow the double's own
+    delays: inside the double's simultaneous 99% Monte-Carlo band, lambda_used included); a schedule
+    that draws other clients is refused (auto: Monte Carlo), not averaged as the participation says."""
+    paper, off_by_one, distinct = _defedavg_doubles()
+    problem = make_problem("quadratic", SMALL)
+    params = dict(eta_local=0.15, local_steps=3, participation=Participation.parse("with_replacement:5"),
+                  delay=DelaySchedule.parse("uniform:2"))
+    good = run(paper(**params), problem, ROUNDS, mode="exact")
+    bad = run(off_by_one(**params), problem, ROUNDS, mode="exact")
+    mc = run(off_by_one(**params), problem, ROUNDS, replicas=MC_REPLICAS, seed=3)
+    z = stats.norm.ppf(1 - 0.005 / (bad.checkpoints.size * 2))
+    for measure in ("grad_norm_sq", "dist_sq"):
+        assert abs(bad.measures[measure][-1, 0] / good.measures[measure][-1, 0] - 1) > 0.1
+        value, samples = bad.measures[measure][:, 0], mc.measures[measure]
+        half = z * samples.std(axis=1, ddof=1) / np.sqrt(MC_REPLICAS)
+        assert (np.abs(value - samples.mean(axis=1)) <= half + 1e-12).all(), measure
+    assert bad.info["lambda_used"] == mc.info["lambda_used"] == 3
+    with pytest.raises(NotExact, match="draws other clients"):
+        run(distinct(**params), problem, 5, mode="exact")
+    assert not run(distinct(**params), problem, 5, replicas=2, mode="auto").exact
