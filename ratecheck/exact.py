@@ -22,10 +22,13 @@ round maps it to v' = M v + E D with the aggregated direction D = w sum_i n_i (J
 n_i the multiplicity of client i, d_i its delay, z_i its standard-normal draws. E[v'] and E[v' v'^T]
 follow in closed form from E[n_i], E[n_i^2], E[n_i n_k] and the delay probabilities.
 
-Algorithms without those seams (the FESS-GDA family) are exact where their whole ``round`` is
-affine-Gaussian and draws nothing but noise, i.e. at full participation: ``RoundModel`` probes the
-round itself on the flattened state. Sampling inside ``round`` cannot be averaged from outside, so
-it raises NotExact naming the seams that would make it exact.
+Algorithms without those seams (SimFBO, FESS-GDA, StR-FedAvg, FedBiO) are exact where their whole
+``round`` is affine-Gaussian given the clients drawn: ``RoundModel`` probes the round itself on the
+flattened state, under every outcome of its client sampling (the 'sampling' stream scripted to the
+draws that pick each outcome), and averages E S' = sum_s p_s (F_s S F_s^T + N_s) over the outcomes
+(enumerated, up to OUTCOME_CAP) or, for rounds additive over the clients drawn (F_s = sum_i n_i D_i,
+checked on random outcomes), through the multiplicities' exact moments E n_i n_k. Any other uniform
+draw (random local-step counts, random delays inside ``round``) raises NotExact.
 
 A run in exact mode produces the usual Trace with ONE "replica" (the expectations), zero spread,
 ``info["exact"] = True`` (``Trace.exact``). Other algorithm families join by exposing the same seams
@@ -774,11 +777,20 @@ class _KnownRound:
 class RoundModel:
     """Exact moments of any algorithm whose ``round`` itself is affine-Gaussian in its array state.
 
-    For algorithms without the FedAvg seams, at a participation that draws nothing (``full``): the
-    whole round is probed (the state's arrays, and the arrays of its dict fields, flattened into v;
-    origin and unit vectors as replicas, then unit draws of every normal number the round takes),
-    giving v' = F v + G z exactly. A round that draws uniform numbers (client sampling, random
-    delays) raises NotExact: taking expectations over those needs the seams, as FedAvgModel does.
+    For algorithms without the FedAvg seams: the whole round is probed (the state's arrays, and the
+    arrays of its dict fields, flattened into v; origin and unit vectors as replicas, then unit draws
+    of every normal number the round takes), giving v' = F v + G z exactly.
+
+    Client sampling inside the round is averaged exactly. The sampler is read off what the round asks
+    the 'sampling' stream for (``_sampler``: m integer draws is with replacement, N uniform keys is the
+    participation's without-replacement draw), so a round that samples otherwise than its field says
+    is averaged as it samples. The round is then probed under many outcomes at once (blocks of
+    replicas, each served the draws that pick its clients, Participation.draws_for): all of them with
+    their probabilities when few, else a design of N outcomes that fixes an additive map
+    F_s = sum_i n_i D_i (with the noise covariance and the costs), checked on random outcomes and
+    averaged with E n_i n_k (MixtureOperator); a non-additive round with more than OUTCOME_CAP
+    outcomes is refused with the count. Any other uniform draw (random local-step counts, random
+    delays) raises NotExact.
 
     Fields that are not arrays are bookkeeping (a round counter, a sum of step sizes, an output
     weight): they may move, but only deterministically, the same on every probe whatever the state
@@ -788,8 +800,10 @@ class RoundModel:
 
     A round's map may change with t in ways no probe at a few rounds reveals (a sync every I steps, a
     step-size schedule), so every round is checked: one call of the round on three random states
-    with random draws must match a known operator to AFFINE_RTOL (the one used last, usually), or the
-    round is probed afresh. A time-invariant run thus costs one small call per round.
+    with random draws (under three of the check outcomes when it samples) must match a known
+    operator to AFFINE_RTOL (the one used last, usually), or the round is probed afresh. A
+    time-invariant run thus costs one small call per round; a time-varying one under sampling pays a
+    probe over all its outcomes every round (Tikhonov FedAvg's output average: ~0.1-0.2 s a round).
     """
 
     def __init__(self, algorithm: Any, problem: Problem, rounds: int):
