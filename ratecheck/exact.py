@@ -38,6 +38,7 @@ A run in exact mode produces the usual Trace with ONE "replica" (the expectation
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ MIXTURE_DENSE_MAX = 40  # averaged over many sampling outcomes, dense pays off u
 OUTCOME_CAP = 5000  # client-sampling outcomes a round is probed under, at most, when not additive
 SAMPLING_CHECKS = 8  # random outcomes that check an additive sampling map (and re-verify every round)
 PROBE_ROWS = 8192  # replicas per probe call (memory)
+BOOKKEEPING_WATCH = 8  # verified rounds of constant bookkeeping steps before a vouched round is carried
 SCHEDULE_SLACK = 4  # an overridden schedule() may reach this far beyond its delay's lam (an off-by-one)
 
 
@@ -828,6 +830,13 @@ class RoundModel:
         self.scale = max(1.0, float(np.max(np.abs(self.v0), initial=0.0)))
         self.init_cov = self._initial_noise(journal)
         self.sampling = self._sampling_plan()
+        # a round the algorithm vouches ignores t (its ``t_free_rounds`` names this very function, so a
+        # subclass that overrides round() is not vouched for) and a state without bookkeeping has one
+        # map for every round: probed once, not re-verified each round
+        self._vouched = type(algorithm).round in getattr(algorithm, "t_free_rounds", ())
+        self._constant = self._vouched and not self.book
+        self._steps: dict[str, Any] = {}
+        self._history: list[dict[str, Any]] = [dict(self.book)]
         first = self._probe(0, self.book)
         self._known: list[_KnownRound] = [first]  # operators seen, most recent first, re-verified every round
         self._costs = first.costs
@@ -1126,6 +1135,26 @@ class RoundModel:
         operator = MixtureOperator(solved["map"].reshape(N, n, n), second, (first @ solved["noise"]).reshape(n, n))
         return operator, {k: float(first @ solved[f"cost {k}"][:, 0]) for k in costs}
 
+    def _watch_bookkeeping(self, after: Mapping[str, Any]) -> None:
+        """A vouched round whose bookkeeping moves by the same step for BOOKKEEPING_WATCH verified rounds
+        (a round counter, a sum of a constant) and whose map stayed the same: from then on its
+        bookkeeping is carried by those steps, without calling the round (non-numbers must not move)."""
+        self._history.append(dict(after))
+        if len(self._history) <= BOOKKEEPING_WATCH or len(self._known) != 1:
+            return
+        recent = self._history[-BOOKKEEPING_WATCH - 1:]
+        steps = {}
+        for name, value in after.items():
+            if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+                moves = [b[name] - a[name] if b[name] != a[name] else 0 for a, b in zip(recent, recent[1:])]  # inf stays
+                if not all(math.isclose(m, moves[0], rel_tol=1e-9, abs_tol=1e-300) for m in moves):
+                    return
+                if moves[0] != 0:
+                    steps[name] = moves[0]
+            elif not all(_same(b[name], value) for b in recent):
+                return
+        self._steps, self._constant = steps, True
+
     def _operator(self, t: int) -> "RoundOperator | MixtureOperator":
         """Round t's operator: a known one if a random call of the round (under the check outcomes of
         the sampling) matches it, else probed."""
@@ -1138,12 +1167,18 @@ class RoundModel:
             draws.append(rng.standard_normal((3, int(np.prod(shape, dtype=np.int64)))))
             return draws[-1]
 
+        if self._constant and self._known:  # a vouched t-free round: one map for all t
+            self.last_costs = self._known[0].costs
+            self.book = {k: v + self._steps[k] if k in self._steps else v for k, v in self.book.items()}
+            return self._known[0].operator
         plan = self.sampling
         pick = np.zeros(3, dtype=int) if plan is None else np.arange(3) % plan.checks.size
         sampling = None if plan is None else plan.draws[plan.checks[pick]]
         actual, journal, costs, after = self._call(V, t, random_draws, self.book, sampling)
         sizes = tuple(int(np.prod(shape, dtype=np.int64)) for _, kind, shape in journal if kind == "normal")
         z = np.hstack(draws) if draws else np.zeros((3, 0))
+        if self._vouched:
+            self._watch_bookkeeping(after)
         for k, known in enumerate(self._known):
             if known.sizes != sizes:
                 continue
@@ -1174,12 +1209,15 @@ class RoundModel:
     def measure_space(self) -> tuple[int, Callable[[np.ndarray], Any], np.ndarray]:
         book = dict(self.book)
         self._output_book = book
+        self._inert: set[str] = getattr(self, "_inert", set())  # numeric bookkeeping the output ignores
         return self.n_state, lambda V: self.algorithm.output(self.unflatten(V, book)), np.arange(self.n_state)
 
     def output_moved(self) -> bool:
         """Whether the output map changed since ``measure_space`` (an output average's weight is
         bookkeeping): then the measures' quadratic forms must be read off again."""
-        if all(_same(self.book[k], v) for k, v in self._output_book.items()):
+        changed = {k for k, v in self._output_book.items() if not _same(self.book[k], v)}
+        if changed <= self._inert:  # numbers that did not move the output before (a round counter)
+            self._output_book = dict(self.book)
             return False
         V = self.scale * np.random.default_rng(5).standard_normal((3, self.n_state))
         from .engine import as_points  # the engine imports this module lazily
@@ -1188,6 +1226,7 @@ class RoundModel:
         after = as_points(self.algorithm.output(self.unflatten(V)))
         if all(np.array_equal(np.asarray(before[k]), np.asarray(after[k])) for k in after):
             self._output_book = dict(self.book)
+            self._inert |= {k for k in changed if isinstance(self.book[k], (int, float, np.number))}
             return False
         return True
 
@@ -1212,7 +1251,7 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
     if isinstance(a, float) and isinstance(b, float) and not (a == b):
-        return bool(np.isclose(a, b, rtol=1e-12, atol=0.0))
+        return math.isclose(a, b, rel_tol=1e-12)
     return a == b
 
 
