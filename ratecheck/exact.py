@@ -806,6 +806,11 @@ class RoundModel:
     operator to AFFINE_RTOL (the one used last, usually), or the round is probed afresh. A
     time-invariant run thus costs one small call per round; a time-varying one under sampling pays a
     probe over all its outcomes every round (Tikhonov FedAvg's output average: ~0.1-0.2 s a round).
+    A round the algorithm vouches ignores t and whose map ignores the bookkeeping (``t_free_rounds``
+    names the very function, so an overriding subclass is not vouched for) is not called again once
+    its bookkeeping has moved by constant steps for BOOKKEEPING_WATCH verified rounds: the steps carry
+    it (a round counter, a sum of a constant rho). That makes such runs cost a probe plus one small
+    matrix-vector product a round.
     """
 
     def __init__(self, algorithm: Any, problem: Problem, rounds: int):

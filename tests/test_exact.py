@@ -609,3 +609,21 @@ def test_overridden_schedule_delays_change_exact_values():
     with pytest.raises(NotExact, match="draws other clients"):
         run(distinct(**params), problem, 5, mode="exact")
     assert not run(distinct(**params), problem, 5, replicas=2, mode="auto").exact
+
+
+def test_vouched_t_free_round_equals_verifying_every_round(monkeypatch):
+    """A round its algorithm vouches ignores t is probed once and its bookkeeping carried by constant
+    steps; the values (and the bookkeeping-based info, rho_bar) equal those of verifying every round."""
+    from ratecheck.algorithms.bilevel import SimFBO
+
+    problem = make_problem("quadratic_bilevel", dict(SAMPLED_BILEVEL, clients=8))
+    algorithm = make_algorithm("shrofbo", dict(gamma_x=0.1, gamma_y=0.4, gamma_v=0.4, radius="off",
+                                               participation="without_replacement:3",
+                                               local_steps=[1, 2, 3, 1, 2, 2, 1, 3]))
+    carried = run(algorithm, problem, 60, mode="exact")
+    monkeypatch.setattr(SimFBO, "t_free_rounds", ())
+    verified = run(algorithm, problem, 60, mode="exact")
+    for name, value in verified.measures.items():
+        np.testing.assert_allclose(carried.measures[name], value, rtol=1e-12, atol=1e-300)
+    for key in ("rho_bar", "rho_min", "rho_max"):
+        assert carried.info[key] == pytest.approx(verified.info[key], rel=1e-12)
