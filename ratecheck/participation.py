@@ -10,6 +10,8 @@ Three conventions appear in the papers:
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -77,6 +79,69 @@ class Participation(KindOption):
         if self.mode == "with_replacement":
             return 1.0 - (1.0 - 1.0 / num_clients) ** m
         return m / num_clients
+
+    # -- the sampling distribution, exactly (exact mode, issue #8) ----------------------------------
+    def outcome_count(self, num_clients: int) -> int:
+        """How many distinct outcomes a round can draw: sets, or multisets with replacement."""
+        m = self.per_round(num_clients)
+        if self.mode == "full":
+            return 1
+        if self.mode == "without_replacement":
+            return math.comb(num_clients, m)
+        return math.comb(num_clients + m - 1, m)
+
+    def outcomes(self, num_clients: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every outcome as client ids (K, m) in increasing order, and its exact probability (K,):
+        C(N, m) equally likely sets, or multisets with multinomial weights m!/(prod n_i!) N^-m."""
+        N, m = num_clients, self.per_round(num_clients)
+        if self.mode == "full":
+            return np.arange(N)[None, :], np.ones(1)
+        if self.mode == "without_replacement":
+            clients = np.array(list(itertools.combinations(range(N), m)), dtype=np.int64).reshape(-1, m)
+            return clients, np.full(clients.shape[0], 1.0 / clients.shape[0])
+        clients = np.array(list(itertools.combinations_with_replacement(range(N), m)), dtype=np.int64).reshape(-1, m)
+        counts = np.stack([np.bincount(row, minlength=N) for row in clients])
+        log_factorials = np.array([math.lgamma(k + 1.0) for k in range(m + 1)])
+        return clients, np.exp(math.lgamma(m + 1.0) - log_factorials[counts].sum(axis=1) - m * math.log(N))
+
+    def draw_shape(self, num_clients: int) -> tuple[int, ...] | None:
+        """The shape of the uniform draws ``sample`` takes per replica (None: it draws nothing)."""
+        m = self.per_round(num_clients)
+        return {"full": None, "with_replacement": (m,), "without_replacement": (num_clients,)}[self.mode]
+
+    def draws_for(self, clients: np.ndarray, num_clients: int) -> np.ndarray | None:
+        """Uniform numbers (K, *draw_shape) that make ``sample`` return each row of ``clients`` (K, m)
+        (as a set, or a multiset with replacement): scripted draws for exact mode's probes."""
+        N, m = num_clients, self.per_round(num_clients)
+        clients = np.asarray(clients, dtype=np.int64).reshape(-1, m)
+        if self.mode == "full":
+            return None
+        if self.mode == "with_replacement":  # floor(N U) = c at the mid-point U of cell c
+            return (clients + 0.5) / N
+        # the chosen clients hold the m smallest keys, in slot order; the others follow in id order
+        chosen = np.zeros((clients.shape[0], N), dtype=bool)
+        rows = np.arange(clients.shape[0])[:, None]
+        chosen[rows, clients] = True
+        if not (chosen.sum(axis=1) == m).all():
+            raise ValueError("draws_for: an outcome without replacement repeats a client")
+        others = np.argsort(chosen, axis=1, kind="stable")[:, :N - m]
+        keys = np.empty((clients.shape[0], N))
+        keys[rows, clients] = (np.arange(m) + 0.5) / N
+        keys[rows, others] = (m + np.arange(N - m) + 0.5) / N
+        return keys
+
+    def multiplicity_moments(self, num_clients: int) -> tuple[np.ndarray, np.ndarray]:
+        """E n_i (N,) and E n_i n_k (N, N) of the clients' multiplicities in one round, exact."""
+        N, m = num_clients, self.per_round(num_clients)
+        if self.mode == "full":
+            return np.ones(N), np.ones((N, N))
+        if self.mode == "without_replacement":
+            second = np.full((N, N), m * (m - 1) / (N * (N - 1)) if N > 1 else 0.0)
+            np.fill_diagonal(second, m / N)
+        else:  # multinomial(m, 1/N)
+            second = np.full((N, N), m * (m - 1) / N**2)
+            np.fill_diagonal(second, m / N * (1 - 1 / N) + (m / N) ** 2)
+        return np.full(N, m / N), second
 
 
 def first_occurrence(clients: np.ndarray) -> np.ndarray:

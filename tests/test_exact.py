@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import ClassVar
@@ -174,14 +175,16 @@ def test_nonlinear_piece_falls_back_or_raises():
     np.testing.assert_array_equal(trace.measures["dist_sq"], plain.measures["dist_sq"])
 
 
-def test_sampling_inside_round_falls_back():
-    """FESS-GDA samples inside round() (no seams): exact only at full participation, else Monte Carlo."""
+def test_sampling_inside_round_is_exact_or_refused_with_the_count():
+    """FESS-GDA samples inside round() (no seams): exact over its sampling now; a round that draws
+    anything else uniform, or several client draws a round, still falls back with the reason."""
     problem = make_problem("minimax", {"clients": 8})
     algorithm = make_algorithm("fess_gda", {"participation": "without_replacement:4"})
-    trace = run(algorithm, problem, 3, replicas=2, mode="auto")
-    assert not trace.exact and "drew uniform numbers" in trace.info["exact_fallback"]
-    with pytest.raises(NotExact, match="client_update/aggregate/server_step seams"):
-        run(algorithm, problem, 3, mode="exact")
+    assert run(algorithm, problem, 3, mode="auto").exact
+    bilevel = make_problem("quadratic_bilevel", dict(dim_x=2, dim_y=2, clients=4))
+    uniform_tau = make_algorithm("simfbo", {"local_steps": "uniform:1:3", "participation": "without_replacement:2"})
+    trace = run(uniform_tau, bilevel, 3, replicas=2, mode="auto")
+    assert not trace.exact and "'local_steps' drew uniform numbers" in trace.info["exact_fallback"]
 
 
 def test_nonlinear_problem_falls_back():
@@ -294,8 +297,8 @@ def test_cli_run_exact(capsys):
     assert main(["run", "fedavg", "--problem", "quadratic", "--rounds", "5", "--exact", "--json"]) == 0
     out = capsys.readouterr().out
     assert '"exact": true' in out and '"mode": "exact"' in out
-    assert main(["run", "fess_gda", "--problem", "minimax", "--rounds", "3", "--replicas", "2",
-                 "--set", "participation=without_replacement:2", "--auto"]) == 0
+    assert main(["run", "simfbo", "--problem", "quadratic_bilevel", "--rounds", "3", "--replicas", "2",
+                 "--set", "local_steps=uniform:1:3", "--auto"]) == 0
     assert "Monte Carlo instead of exact" in capsys.readouterr().out
 
 
@@ -385,3 +388,242 @@ def test_round_model_bookkeeping_that_depends_on_the_iterates_is_refused():
     algorithm = Unmonitored(gamma_x=0.1, gamma_y=0.4, gamma_v=0.4, participation="full", radius="off")
     with pytest.raises(NotExact, match="local_v_max"):
         RoundModel(algorithm, problem, 10)
+
+
+# ------------------------------------------------------------------------------------------------
+# Client sampling inside a whole round (RoundModel): outcomes enumerated or additive over the clients
+
+
+@pytest.mark.parametrize("spec,N", [("without_replacement:2", 5), ("with_replacement:3", 4), ("without_replacement:4", 4)])
+def test_enumerated_outcomes_are_the_sampler_distribution(spec, N):
+    """Participation.outcomes against 40000 draws of Participation.sample (fixed seed; 8 replicas x 5000 rounds): a chi-square
+    test at 0.1% (a wrong multinomial weight moves a cell by far more than sampling noise), exact
+    moments against the enumeration, and draws_for making sample() return each outcome."""
+    from ratecheck.exact import ProbeStream
+    from ratecheck.seeding import ReplicaStream
+
+    participation = Participation.parse(spec)
+    clients, probability = participation.outcomes(N)
+    assert clients.shape[0] == participation.outcome_count(N) and probability.sum() == pytest.approx(1.0, abs=1e-12)
+    index = {tuple(row): k for k, row in enumerate(clients)}
+    stream = ReplicaStream(5, "ab" * 32, range(8), "sampling")
+    draws = np.vstack([participation.sample(N, stream) for _ in range(5000)])
+    counts = np.bincount([index[tuple(sorted(row))] for row in draws], minlength=clients.shape[0])
+    if clients.shape[0] > 1:
+        assert stats.chisquare(counts, probability * counts.sum()).pvalue > 1e-3
+    else:
+        assert counts[0] == counts.sum()
+    multiplicity = np.stack([np.bincount(row, minlength=N) for row in clients]).astype(float)
+    first, second = participation.multiplicity_moments(N)
+    np.testing.assert_allclose(probability @ multiplicity, first, rtol=1e-12)
+    np.testing.assert_allclose(np.einsum("k,ki,kj->ij", probability, multiplicity, multiplicity), second, rtol=1e-12)
+    keys = participation.draws_for(clients, N)
+    served = participation.sample(N, ProbeStream(clients.shape[0], None, lambda i, shape: keys, purpose="sampling"))
+    np.testing.assert_array_equal(np.sort(served, axis=1), clients)
+
+
+SAMPLED_BILEVEL = dict(dim_x=2, dim_y=2, clients=6, sigma_f=0.5, sigma_g=0.5, zeta=1.0)
+SAMPLED_LEAST_SQUARES = dict(outer="tp1", mu=0.5, delta=0.1, rho=0.5, sigma_f=0.5, sigma_h=0.5, dim=8, rank=4,
+                             clients=6, rows=2)
+SAMPLED_SETTINGS = [  # (route the model takes: 'enumerated' or 'additive')
+    ("simfbo", dict(gamma_x=0.1, gamma_y=0.4, gamma_v=0.4, participation="without_replacement:3", radius="off"),
+     "quadratic_bilevel", dict(SAMPLED_BILEVEL, clients=12), "additive"),
+    ("shrofbo", dict(gamma_x=0.1, gamma_y=0.4, gamma_v=0.4, participation="without_replacement:2", radius="off",
+                     local_steps=[1, 2, 3, 1, 2]), "quadratic_bilevel", dict(SAMPLED_BILEVEL, clients=5), "enumerated"),
+    ("simfbo", dict(gamma_x=0.1, gamma_y=0.4, gamma_v=0.4, participation="with_replacement:2", radius="off",
+                    local_steps=2), "quadratic_bilevel", dict(SAMPLED_BILEVEL, clients=4), "enumerated"),
+    ("fsgda", dict(MINIMAX_STEPS, participation="without_replacement:3", eta_x_global=0.8), "minimax", MINIMAX,
+     "additive"),
+    ("fess_gda", dict(MINIMAX_STEPS, participation="without_replacement:5", p=1.0, beta=0.5), "minimax", MINIMAX,
+     "additive"),
+    ("tikhonov_fedavg", dict(local_steps=2, participation="without_replacement:2"), "least_squares",
+     SAMPLED_LEAST_SQUARES, "additive"),
+]
+
+
+@pytest.mark.parametrize("name,params,family,problem_params,route", SAMPLED_SETTINGS,
+                         ids=[f"{a}-{p['participation']}" for a, p, *_ in SAMPLED_SETTINGS])
+def test_sampled_round_exact_inside_monte_carlo_ci(name, params, family, problem_params, route):
+    """Sampling inside round(): the exact expectations (over the clients drawn too) lie in a 99% band
+    of a 1024-replica Monte-Carlo mean simultaneous over the checkpoints AND the measures (Bonferroni
+    over both: up to ten strongly correlated measures per setting; with the band per measure alone,
+    Tikhonov FedAvg's dist_sq left it at z = 3.0 with seed 3 and sat at -2 sigma with seed 4 on 4096
+    replicas, i.e. chance). A wrong sampling distribution moves the values by far more (see the double)."""
+    from ratecheck.exact import RoundModel
+
+    problem = make_problem(family, problem_params)
+    algorithm = make_algorithm(name, params)
+    model = RoundModel(algorithm, problem, ROUNDS)
+    assert (model.sampling.weights is not None) == (route == "enumerated")
+    exact = run(algorithm, problem, ROUNDS, mode="exact")
+    mc = run(algorithm, problem, ROUNDS, replicas=MC_REPLICAS, seed=3)
+    assert exact.exact and exact.replicas == 1 and not mc.exact
+    compared = [m for m in mc.measures if m.removeprefix("avg:") not in exact.info.get("exact_omitted", {})]
+    assert len(compared) >= 2
+    z = stats.norm.ppf(1 - 0.005 / (exact.checkpoints.size * len(compared)))
+    for measure in compared:
+        value, samples = exact.measures[measure][:, 0], mc.measures[measure]
+        mean = samples.mean(axis=1)
+        half = z * samples.std(axis=1, ddof=1) / np.sqrt(MC_REPLICAS)
+        ok = np.isnan(value) & np.isnan(mean) | (np.abs(value - mean) <= half + 1e-10 * np.abs(mean))
+        assert ok.all(), (measure, exact.checkpoints[~ok], value[~ok], mean[~ok], half[~ok])
+    for counter in ("oracle_calls", "vectors_up"):
+        assert exact.counters[counter][-1] == pytest.approx(mc.counters[counter][-1], rel=0.02)
+
+
+def test_additive_route_equals_enumeration():
+    """The additive route (design outcomes + multiplicity moments) and the enumeration of all C(9, 4)
+    outcomes give the same expectations (to rounding) and the same expected costs."""
+    from ratecheck.exact import RoundModel
+
+    problem = make_problem("quadratic_bilevel", dict(SAMPLED_BILEVEL, clients=9))
+    algorithm = make_algorithm("simfbo", dict(gamma_x=0.1, gamma_y=0.4, gamma_v=0.4, radius="off",
+                                              participation="without_replacement:4",
+                                              local_steps=[1, 2, 3, 1, 2, 2, 1, 1, 3]))
+    additive = run(algorithm, problem, 30, mode="exact")
+    plan = RoundModel._sampling_plan
+    try:
+        RoundModel._sampling_plan = lambda self, enumerate_all=False: plan(self, True)
+        enumerated = run(algorithm, problem, 30, mode="exact")
+    finally:
+        RoundModel._sampling_plan = plan
+    for name, value in additive.measures.items():
+        np.testing.assert_allclose(value, enumerated.measures[name], rtol=1e-9)
+    assert additive.counters["oracle_calls"][-1] == pytest.approx(enumerated.counters["oracle_calls"][-1], rel=1e-12)
+
+
+@dataclass(frozen=True)
+class DrawsWithReplacement(FessGDA):
+    """Broken test double: FSGDA-style round that draws its m clients WITH replacement where
+    Algorithm 1 line 2 says without (its participation field still says without)."""
+
+    name: ClassVar[str] = "fess_gda_broken_sampling"
+
+    def round(self, state, problem, t, streams):
+        wrong = Participation("with_replacement", self.participation.per_round(problem.num_clients))
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return FessGDA.round(_Unchecked(**{**fields, "participation": wrong}), state, problem, t, streams)
+
+
+@dataclass(frozen=True)
+class _Unchecked(FessGDA):
+    name: ClassVar[str] = "fess_gda_unchecked"
+    allowed_modes: ClassVar[tuple[str, ...]] = ("full", "without_replacement", "with_replacement")
+
+
+def test_wrong_sampling_changes_exact_values():
+    """Exact mode averages the sampling the round really does: a double that samples with replacement
+    gives the with-replacement values (not the declared ones), a relative change of over 5% here."""
+    problem = make_problem("minimax", dict(MINIMAX, clients=6))
+    params = dict(MINIMAX_STEPS, participation=Participation.parse("without_replacement:4"), eta_x_global=0.8)
+    good = run(FessGDA(**params), problem, 40, mode="exact")
+    bad = run(DrawsWithReplacement(**params), problem, 40, mode="exact")
+    declared = run(_Unchecked(**{**params, "participation": Participation.parse("with_replacement:4")}), problem, 40,
+                   mode="exact")
+    for measure in ("W", "stat_sq"):
+        np.testing.assert_allclose(bad.measures[measure], declared.measures[measure], rtol=1e-9)
+        assert abs(bad.measures[measure][-1, 0] / good.measures[measure][-1, 0] - 1) > 0.05
+
+
+def test_too_many_outcomes_for_a_non_additive_round_is_refused_with_the_count():
+    """ShroFBO with rho estimated over the sampled clients is not additive over them; with more outcomes
+    than the cap the run is refused, naming the count (bookkeeping that follows the clients monitored)."""
+    from ratecheck.algorithms.bilevel import ShroFBO
+
+    @dataclass(frozen=True)
+    class SampledRho(ShroFBO):
+        name: ClassVar[str] = "shrofbo_sampled_rho_test_double"
+        monitors: ClassVar[tuple[str, ...]] = ("local_v_max", "rho_sum", "rho_min", "rho_max")
+
+    steps = dict(gamma_x=0.1, gamma_y=0.4, gamma_v=0.4, radius="off", rho="sampled")
+    small = make_problem("quadratic_bilevel", dict(SAMPLED_BILEVEL, clients=5))
+    taus = LocalStepsParse([1, 2, 3, 1, 2])
+    assert run(SampledRho(**steps, local_steps=taus, participation=Participation.parse("without_replacement:2")),
+               small, 5, mode="exact").exact  # 10 outcomes: enumerated
+    big = make_problem("quadratic_bilevel", dict(SAMPLED_BILEVEL, clients=16))
+    algorithm = SampledRho(**steps, local_steps=LocalStepsParse([1, 2, 3, 4] * 4),
+                           participation=Participation.parse("without_replacement:8"))
+    with pytest.raises(NotExact, match="12870 outcomes"):
+        run(algorithm, big, 5, mode="exact")
+
+
+def LocalStepsParse(values):
+    from ratecheck.algorithms.bilevel import LocalSteps
+
+    return LocalSteps.parse(values)
+
+
+# ------------------------------------------------------------------------------------------------
+# An overridden schedule() of the FedAvg family: its delays are read off it, its clients checked
+
+
+def _defedavg_doubles():
+    from ratecheck.algorithms.fedavg import DeFedAvgNIID
+
+    @dataclass(frozen=True)
+    class DelayOffByOne(DeFedAvgNIID):
+        """Broken test double: jobs start one round staler than the schedule says."""
+
+        name: ClassVar[str] = "defedavg_niid_delay_off_by_one_test_double"
+
+        def schedule(self, state, problem, t, streams):
+            clients, delays, shared, wall = super().schedule(state, problem, t, streams)
+            return clients, delays + 1, shared, wall
+
+        def init(self, problem, streams):
+            return self._room_for(super().init(problem, streams), self.delay.lam + 1)
+
+    @dataclass(frozen=True)
+    class DistinctClients(DeFedAvgNIID):
+        """Broken test double: n distinct clients where the paper draws with replacement."""
+
+        name: ClassVar[str] = "defedavg_niid_without_replacement_test_double"
+
+        def schedule(self, state, problem, t, streams):
+            clients, delays, shared, wall = super().schedule(state, problem, t, streams)
+            clients = Participation("without_replacement", clients.shape[1]).sample(problem.num_clients,
+                                                                                     streams["sampling"])
+            return clients, delays, False, wall
+
+    return DeFedAvgNIID, DelayOffByOne, DistinctClients
+
+
+def test_overridden_schedule_delays_change_exact_values():
+    """A delay off by one inside schedule() changes the exact values (they follow the double's own
+    delays: inside the double's simultaneous 99% Monte-Carlo band, lambda_used included); a schedule
+    that draws other clients is refused (auto: Monte Carlo), not averaged as the participation says."""
+    paper, off_by_one, distinct = _defedavg_doubles()
+    problem = make_problem("quadratic", SMALL)
+    params = dict(eta_local=0.15, local_steps=3, participation=Participation.parse("with_replacement:5"),
+                  delay=DelaySchedule.parse("uniform:2"))
+    good = run(paper(**params), problem, ROUNDS, mode="exact")
+    bad = run(off_by_one(**params), problem, ROUNDS, mode="exact")
+    mc = run(off_by_one(**params), problem, ROUNDS, replicas=MC_REPLICAS, seed=3)
+    z = stats.norm.ppf(1 - 0.005 / (bad.checkpoints.size * 2))
+    for measure in ("grad_norm_sq", "dist_sq"):
+        assert abs(bad.measures[measure][-1, 0] / good.measures[measure][-1, 0] - 1) > 0.1
+        value, samples = bad.measures[measure][:, 0], mc.measures[measure]
+        half = z * samples.std(axis=1, ddof=1) / np.sqrt(MC_REPLICAS)
+        assert (np.abs(value - samples.mean(axis=1)) <= half + 1e-12).all(), measure
+    assert bad.info["lambda_used"] == mc.info["lambda_used"] == 3
+    with pytest.raises(NotExact, match="draws other clients"):
+        run(distinct(**params), problem, 5, mode="exact")
+    assert not run(distinct(**params), problem, 5, replicas=2, mode="auto").exact
+
+
+def test_vouched_t_free_round_equals_verifying_every_round(monkeypatch):
+    """A round its algorithm vouches ignores t is probed once and its bookkeeping carried by constant
+    steps; the values (and the bookkeeping-based info, rho_bar) equal those of verifying every round."""
+    from ratecheck.algorithms.bilevel import SimFBO
+
+    problem = make_problem("quadratic_bilevel", dict(SAMPLED_BILEVEL, clients=8))
+    algorithm = make_algorithm("shrofbo", dict(gamma_x=0.1, gamma_y=0.4, gamma_v=0.4, radius="off",
+                                               participation="without_replacement:3",
+                                               local_steps=[1, 2, 3, 1, 2, 2, 1, 3]))
+    carried = run(algorithm, problem, 60, mode="exact")
+    monkeypatch.setattr(SimFBO, "t_free_rounds", ())
+    verified = run(algorithm, problem, 60, mode="exact")
+    for name, value in verified.measures.items():
+        np.testing.assert_allclose(carried.measures[name], value, rtol=1e-12, atol=1e-300)
+    for key in ("rho_bar", "rho_min", "rho_max"):
+        assert carried.info[key] == pytest.approx(verified.info[key], rel=1e-12)

@@ -321,6 +321,13 @@ class ShroFBO(SimFBO):
     normalized: ClassVar[bool] = True
 
 
+# Rounds that ignore t and whose map does not depend on the bookkeeping (radius is fixed, the rho sums
+# only accumulate): exact mode (ratecheck/exact.py) then probes the map once and carries the bookkeeping
+# by its constant steps instead of calling the round every round. Named by the function itself: a
+# subclass that overrides round() is not vouched for.
+SimFBO.t_free_rounds = (SimFBO.round,)
+
+
 @register
 @dataclass(frozen=True)
 class SOBA(SimFBO):
