@@ -618,7 +618,12 @@ class FedAvgModel:
         N, d, lam = self.N, self.d, int(self.algorithm.delay.lam)
         for t in (0, 1, 2):
             state = FedAvgState(history=np.zeros((replicas, lam + 1, d)), t=t)
-            mine = self.algorithm.schedule(state, self.problem, t, Streams(t, "5e" * 32, range(replicas)))
+            try:
+                mine = self.algorithm.schedule(state, self.problem, t, Streams(t, "5e" * 32, range(replicas)))
+            except (AttributeError, TypeError, KeyError) as exc:
+                # e.g. an event timeline in the state: its delays are random per replica, not modelled
+                raise NotExact(f"{self.algorithm.name}.schedule() needs state beyond the model history "
+                               f"(w^t, ..., w^(t-lam)), e.g. an event timeline: {type(exc).__name__}: {exc}") from None
             paper = FedAvg.schedule(self.algorithm, state, self.problem, t, Streams(t, "5e" * 32, range(replicas)))
             same = (np.shape(mine[0]) == np.shape(paper[0]) and np.array_equal(mine[0], paper[0])
                     and bool(mine[2]) == bool(paper[2]))
@@ -938,7 +943,14 @@ class RoundModel:
             uniform = draw_clients if purpose == "sampling" and sampling is not None else None
             return ProbeStream(R, script, uniform, purpose=purpose, journal=journal)
 
-        new, costs = self.algorithm.round(self.unflatten(V, book), self.problem, t, ProbeStreams(R, stream))
+        try:
+            new, costs = self.algorithm.round(self.unflatten(V, book), self.problem, t, ProbeStreams(R, stream))
+        except NotExact:
+            raise
+        except (ValueError, TypeError, AttributeError, IndexError) as exc:
+            # state that is not a moment (an event timeline sized for other replicas, say): not probe-able
+            raise NotExact(f"{self.algorithm.name}.round cannot run on probe states (its state holds more than "
+                           f"arrays with a replica axis): {type(exc).__name__}: {exc}") from None
         costs = {k: np.broadcast_to(np.asarray(v, dtype=float), (R,)) for k, v in costs.items()}
         return self.flatten(new), journal, costs, self._bookkeeping(new)
 

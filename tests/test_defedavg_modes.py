@@ -61,17 +61,14 @@ def test_exact_floor_catches_a_wrong_factor():
     assert outcome.verdict == Verdict.FAIL, outcome.reason
 
 
-@pytest.mark.xfail(strict=False, reason="ratecheck/exact.py mirrors FedAvg.round's skeleton and does not read the "
-                   "schedule() seam yet, so on the event algorithms it ignores the timeline (FedBuff settles at x*, "
-                   "not at its speed-biased point; lambda_used 1 instead of the timeline's). When this passes, "
-                   "switch FEDBUFF_BIAS, FEDBUFF_NOT_XSTAR, NIID_UNBIASED, T2_BOUND_EVENTS and DELAY_STABILITY to "
-                   "exact in the quick profile (issue #12 item 5).")
-def test_exact_mode_follows_the_event_timeline():
-    import numpy as np
+def test_exact_mode_refuses_event_timelines():
+    """An event timeline gives every replica its own random delays, which the moments do not model:
+    exact mode must refuse the run (auto falls back to Monte Carlo, saying why), never ignore the
+    timeline (it once settled FedBuff at x*, not at its speed-biased point, with lambda_used 1)."""
+    from ratecheck.exact import NotExact, model_for
+    from ratecheck.inspection import algorithm_of, problem_of
 
-    from ratecheck.engine import run_config
-
-    config = a.bias_config("fedbuff", QUICK)
-    drawn, exact = run_config(config), run_config(config.with_(mode="exact"))
-    target = a.speed_biased_point(config, drawn)
-    assert np.linalg.norm(exact.final["x"][0] - target) < a.BIAS_TOLERANCE
+    for name in ("fedbuff", "defedavg_niid_events", "defedavg_iid_events"):
+        config = a.bias_config("fedbuff", QUICK).with_(algorithm=name) if name != "fedbuff" else a.bias_config(name, QUICK)
+        with pytest.raises(NotExact, match="timeline|probe states"):
+            model_for(algorithm_of(config), problem_of(config), 10)
