@@ -15,6 +15,8 @@ them first.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import math
 import time
@@ -257,7 +259,8 @@ def hunt(
             raise _Breaks(result)
 
     try:
-        search()
+        with _without_local_constants():
+            search()
     except _Breaks as exc:  # the shrunk counterexample
         if state["found"] is None or not _smaller(state["found"].instance, exc.probe.instance):
             state["found"] = exc.probe
@@ -279,6 +282,29 @@ def hunt(
         truncated=state["truncated"], seed=seed, history=history,
         trajectory=trajectory(space, best, version, level=level) if best is not None else None,
     )
+
+
+@contextlib.contextmanager
+def _without_local_constants():
+    """hypothesis (>= 6.131) mixes into its draws constants read from every loaded local module, so a
+    search would depend on which modules happen to be imported (another paper, a plugin): the SimFBO
+    hunt found its counterexample alone and missed it with every paper loaded. A hunt must be the same
+    for a given seed, so it runs without them. (hypothesis internals: if they move, nothing is patched.)"""
+    try:
+        from hypothesis.internal.conjecture import providers
+
+        original, empty = providers._get_local_constants, providers.Constants()
+        cache = providers.CONSTANTS_CACHE.cache
+    except (ImportError, AttributeError):  # pragma: no cover - another hypothesis layout
+        yield
+        return
+    providers._get_local_constants = lambda: empty
+    cache.clear()  # permitted constants cached per choice type would still carry the local ones
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache.clear()
 
 
 def trajectory(space: HuntSpace, probe: Probe, version: str, *, level: float = 0.95) -> dict[str, Any] | None:
@@ -383,11 +409,16 @@ class HuntClaim(Claim):
     counterexample as evidence). ``Counterexample`` states the opposite and decides the other way.
     The grid is the number of instances searched per profile (``vary="examples"``); ``budget``
     caps the seconds per profile (a safety net: a truncated search says so in its reason).
+    ``restarts`` independent searches (seeds seed, seed + 1, ...) run in turn until one finds a
+    counterexample: hypothesis's targeting follows the largest ratio, which can pull a search away
+    from a region where the bound breaks by divergence rather than by degrees; restarts are how a
+    registered hunt keeps its power without trusting one lucky seed.
     """
 
     space: HuntSpace
     version: str
     seed: int = 0
+    restarts: int = 1
     budget: Mapping[str, float] = field(default_factory=lambda: {"quick": 20.0, "full": 300.0})
     replicas: int = 16  # per probe, for Monte-Carlo runs (exact runs have one row)
     vary: str = "examples"
@@ -404,8 +435,15 @@ class HuntClaim(Claim):
 
     def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
         examples = int(self.values(profile)[0])
-        result = hunt(self.space, self.version, examples=examples, budget=self.budget.get(profile.name),
-                      seed=self.seed, replicas=self.replicas)
+        budget = self.budget.get(profile.name)
+        started = time.perf_counter()
+        for restart in range(max(1, int(self.restarts))):
+            left = None if budget is None else max(budget - (time.perf_counter() - started), 1e-3)
+            attempt = hunt(self.space, self.version, examples=examples, budget=left, seed=self.seed + restart,
+                           replicas=self.replicas)
+            result = attempt if restart == 0 else _merged(result, attempt)
+            if result.found:
+                break
         # issue #13 (hunts helper): a diverged probe has ratio inf; PointResult samples must be finite (the
         # report's CI and the --json output refuse inf), so it is a diverged point with no sample
         points = [PointResult(float(i + 1), result.best.config,
@@ -436,6 +474,15 @@ class HuntClaim(Claim):
         ax.plot(np.arange(1, ratios.size + 1), ratios, "o", ms=4, color="C0", label="instance tried (in order)")
         ax.axhline(1.0, color="C3", ls="--", lw=1.5, label=f"bound '{self.version}' (ratio 1)")
         ax.set_xlabel("instance (search order; shrinking last)")
+
+
+def _merged(first: HuntResult, then: HuntResult) -> HuntResult:
+    """Two searches as one: the counterexample or best instance of either, counts and history summed."""
+    pick = then if then.found or (not first.found and then.ratio > first.ratio) else first
+    return dataclasses.replace(
+        pick, examples=first.examples + then.examples, rejected=first.rejected + then.rejected,
+        seconds=first.seconds + then.seconds, truncated=first.truncated or then.truncated,
+        history=first.history + then.history)
 
 
 def NoCounterexample(**kwargs: Any) -> HuntClaim:

@@ -112,3 +112,16 @@ def test_probe_ratio_at_a_zero_bound():
     broken = Probe(**{**base, "mean": 1e-3, "bound": 0.0, "lcb": 1e-3})
     assert held.ratio == 0.0 and not held.breaks
     assert broken.ratio == float("inf") and broken.breaks
+
+
+def test_search_ignores_constants_of_loaded_modules():
+    """hypothesis mixes constants from every loaded local module into its draws; a hunt must not depend
+    on what happens to be imported, so inside a search there are none (and they are back after)."""
+    from hypothesis.internal.conjecture import providers
+
+    from ratecheck.hunt import _without_local_constants
+
+    original = providers._get_local_constants
+    with _without_local_constants():
+        assert len(providers._get_local_constants()) == 0
+    assert providers._get_local_constants is original
