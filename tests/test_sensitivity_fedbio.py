@@ -204,3 +204,25 @@ def test_storm_with_two_batches_is_caught_by_the_headline(monkeypatch):
     """S9 with the STORM correction broken (pitfall 2): FedBiOAcc's rounds exponent is no longer below FedBiO's."""
     bad = _unexpected(monkeypatch, StormTwoBatches, acc.S9)
     assert bad and bad[0].claim.id == acc.S9.id
+
+
+# -- S14 (FedBiOAcc's eps_T at fixed T against M, exact runs) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class SharedClientNoise(alg.FedBiOAcc):
+    """Every client draws the SAME minibatch (one draw broadcast over the client axis): the clients' noises
+    no longer average, so the virtual average sees sigma^2/b instead of sigma^2/(bM) (wrong sampling)."""
+
+    def sample_pair(self, problem, noise, shape, batch, **kw):
+        one = problem.draw(noise, (1,) + tuple(shape[1:]), batch, **kw)
+        fields = {k: None if v is None else np.repeat(v, shape[0], axis=1) for k, v in vars(one).items()}
+        s = type(one)(**fields)
+        return s, s
+
+
+def test_shared_client_noise_is_caught_by_the_fixed_T_speedup(monkeypatch):
+    """Without independent client noise the only M-dependence left is the schedule's (bM)^(2/3) step growth:
+    eps_T no longer falls like (bMT)^(-2/3) (S14)."""
+    bad = _unexpected(monkeypatch, SharedClientNoise, acc.S14)
+    assert bad and bad[0].claim.id == acc.S14.id
