@@ -226,3 +226,22 @@ def test_shared_client_noise_is_caught_by_the_fixed_T_speedup(monkeypatch):
     eps_T no longer falls like (bMT)^(-2/3) (S14)."""
     bad = _unexpected(monkeypatch, SharedClientNoise, acc.S14)
     assert bad and bad[0].claim.id == acc.S14.id
+
+
+# -- S2 under N2 (finite sums, minibatches without replacement) -----------------------------------------
+
+
+def test_finite_sum_with_replacement_is_caught_by_the_effective_batch(monkeypatch):
+    """Minibatches drawn WITH replacement (the oracle's sampling broken, not the algorithm's): the variance
+    stays sigma^2/b, the floor's exponent against b_eff = b(K-1)/(K-b) leaves -1 (about -0.65)."""
+    from problems.quadratic_bilevel import FedBilevel
+
+    def with_replacement(self, rows, noise, shape, batch):
+        K = rows.shape[1]
+        pick = np.minimum((noise.uniform(shape + (batch,)) * K).astype(int), K - 1)
+        client = np.arange(shape[0]).reshape((1, shape[0]) + (1,) * (len(shape) - 1) + (1,))
+        return rows[client, pick].mean(axis=-2)
+
+    monkeypatch.setattr(FedBilevel, "_row_mean", with_replacement)
+    outcomes = check_claims([fc.S2_N2], PROFILES["quick"], progress=False)
+    assert not outcomes[0].ok, outcomes[0].reason
