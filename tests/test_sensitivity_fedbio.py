@@ -245,3 +245,25 @@ def test_finite_sum_with_replacement_is_caught_by_the_effective_batch(monkeypatc
     monkeypatch.setattr(FedBilevel, "_row_mean", with_replacement)
     outcomes = check_claims([fc.S2_N2], PROFILES["quick"], progress=False)
     assert not outcomes[0].ok, outcomes[0].reason
+
+
+# -- StocBiO, the centralized reference ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StocBiONeumannSignFlipped(alg.StocBiO):
+    """The Neumann factors (I + eta_N H) instead of (I - eta_N H): a wrong sign in the series."""
+
+    def hypergrad_estimate(self, problem, x, y, sample):
+        v = problem.grad_y_f(x, y, sample)
+        total = v.copy()
+        for k in range(1, self.Q + 1):
+            v = v + self.tau_N * problem.hvp(x, y, v, sample, self.Q - k)
+            total += v
+        return problem.grad_x_f(x, y, sample) - self.tau_N * problem.jvp(x, y, total, sample)
+
+
+def test_stocbio_with_the_wrong_neumann_sign_is_caught(monkeypatch):
+    """The flipped series sums growing powers: another fixed point (or none), not x_Q."""
+    bad = _unexpected(monkeypatch, StocBiONeumannSignFlipped, fc.STOCBIO_XQ)
+    assert bad and bad[0].claim.id == fc.STOCBIO_XQ.id

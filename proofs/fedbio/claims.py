@@ -333,6 +333,25 @@ S12 = LimitClaim(
     tolerance=1e-8)
 
 
+# StocBiO (spec §7), the centralized reference (M = 1): the same Neumann estimator after D warm-started inner
+# steps; with exact oracles its fixed point is x_Q of the one-client problem (y_k^D -> y*(x), the series truncated)
+STOCBIO = {"eta": 0.3, "gamma": 0.2, "D": 5, "Q": 2, "tau_N": 0.2}
+STOCBIO_PROBLEM = {"test": "C1", "clients": 1}
+
+
+def stocbio_config(value: float, profile: Profile) -> RunConfig:
+    return run_config("stocbio", {**STOCBIO, "Q": int(value)}, STOCBIO_PROBLEM, int(300 * profile.scale), profile)
+
+
+STOCBIO_XQ = LimitClaim(
+    id="fedbio.baseline.stocbio_to_x_Q", paper=KEY, title="StocBiO (M = 1, centralized reference) converges to x_Q",
+    statement="StocBiO's Neumann hypergradient with Q+1 terms (Q = 2: x_Q visibly away from x*) has the fixed point "
+              "x_Q of spec §6.3 for one client: the reference FedBiO-Local (S12) must match at M = 1.",
+    source=src("Table 1 (StocBiO [20]); Eq. (6)", "spec §7 StocBiO, §6.3 x_Q"),
+    vary="Q", grid={"quick": (2,), "full": (2, 4)}, configure=stocbio_config, measure="dist_sq", target=x_neumann,
+    target_name="x_Q", tolerance=1e-8)
+
+
 S12_C2_PROBLEM = {"test": "C2", "clients": 4, "s_H": 0.5, "s_B": 0.3}
 S12_C2_GRID = {"quick": (0, 4), "full": (0, 2, 4, 8)}
 
@@ -416,5 +435,5 @@ def _dist_to_xq(config: RunConfig, trace: Trace) -> np.ndarray:
 
 from .acceleration import ACCELERATION_CLAIMS  # noqa: E402  (S7-S9: below the claims they share helpers with)
 
-CLAIMS = (S1, S2, S2_N2, S3, S4, S5, S6_NAIVE, S6_NAIVE_NOT_X, S6_FEDBIO, S10, S11, S12, S12_BIAS, S12_C2, S15, STORM_GLOBAL,
+CLAIMS = (S1, S2, S2_N2, S3, S4, S5, S6_NAIVE, S6_NAIVE_NOT_X, S6_FEDBIO, S10, S11, S12, S12_BIAS, S12_C2, STOCBIO_XQ, S15, STORM_GLOBAL,
           STORM_LOCAL_CLAIM, *ACCELERATION_CLAIMS)

@@ -384,3 +384,59 @@ class MRBOLike(FedBiOAccLocal):
         super().validate(problem)
         if problem.num_clients != 1:
             raise ParamError(self.name, "problem.clients", problem.num_clients, "the centralized reference needs M = 1")
+
+
+@register
+@dataclass(frozen=True)
+class StocBiO(Algorithm):
+    """StocBiO (Ji, Yang, Liang, ICML 2021; ref. [20] of the paper, spec §7): the centralized (M = 1) double-loop
+    reference. One engine round is one outer iteration k: D warm-started SGD steps on y with fresh batches of
+    size b_y, then x_{k+1} = x_k - alpha [grad_x f - grad_xy g eta_N sum_{q=0}^{Q} prod (I - eta_N grad_yy g) grad_y f]
+    at (x_k, y_k^D), every oracle a minibatch of b samples, each of the Q Hessian factors its own batch (StocBiO's
+    Algorithm 2; the same estimator as eq. (6) of the FedBiO paper)."""
+
+    name: ClassVar[str] = "stocbio"
+    source: ClassVar[str] = "Ji, Yang, Liang 2021 (StocBiO), Algorithms 1-2; ref. [20] of 002_25acef2c58d2293a.txt (spec §7)"
+    eta: float = real(0.1, "x step alpha", positive=True)
+    gamma: float = real(0.1, "inner y step beta", positive=True)
+    D: int = integer(5, "inner SGD steps on y per outer iteration (warm start)", low=1, high=10**6)
+    Q: int = integer(5, "Neumann truncation Q (Q+1 terms, Q Hessian batches)", low=0, high=10**4)
+    tau_N: float = real(0.2, "Neumann scaling eta_N (< 1/L)", positive=True)
+    b: int = integer(1, "batch of the grad f, Jacobian and each Hessian oracle", low=1, high=10**6)
+    by: int = integer(1, "batch of each inner grad_y g step", low=1, high=10**6)
+    steps: str = choice("error", "cap on tau_N L: 'error' refuses a diverging Neumann series before running; "
+                        "'record' runs it and lets the engine record the divergence", ("error", "record"))
+
+    # the caps and the Hessian warning read only name and steps: FedBiO's checks, shared
+    _cap = FedBiOBase._cap
+    _hessian_warning = FedBiOBase._hessian_warning
+
+    def validate(self, problem: Problem) -> None:
+        if problem.num_clients != 1:
+            raise ParamError(self.name, "problem.clients", problem.num_clients, "the centralized reference needs M = 1")
+        self._cap("tau_N", self.tau_N, _constant(problem, "L"), "the Neumann series")
+        self._hessian_warning(problem, self.tau_N, "tau_N")
+
+    def output(self, state: ClientsState) -> dict[str, np.ndarray]:
+        return {"x": state.x[:, 0], "y": state.y[:, 0], "y_clients": state.y}
+
+    def init(self, problem: Problem, streams: Streams) -> ClientsState:
+        x, y, _ = _start(problem, len(streams.replicas))
+        return ClientsState(x, y)
+
+    def hypergrad_estimate(self, problem: Problem, x: np.ndarray, y: np.ndarray, sample: Any) -> np.ndarray:
+        """Seam: the Neumann hypergradient of StocBiO's Algorithm 2 (one minibatch per oracle and factor)."""
+        return neumann_hypergrad(problem, x, y, sample, self.Q, self.tau_N)
+
+    def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
+        noise = streams["noise"]
+        y = state.y
+        for _ in range(self.D):  # inner loop on y at the current x
+            y = y - self.gamma * problem.grad_y_g(state.x, y, problem.draw(noise, (1,), self.by, oracles=("gy",)))
+        s = problem.draw(noise, (1,), self.b, hessians=max(self.Q, 1), oracles=("fx", "fy", "J", "H"))
+        x = state.x - self.eta * self.hypergrad_estimate(problem, state.x, y, s)
+        costs = {"communication_rounds": 0.0, "floats_up": 0.0, "samples_f_per_client": float(self.b),
+                 "samples_g_per_client": float(self.D * self.by), "jvp_per_client": float(self.b),
+                 "hvp_per_client": float(self.Q * self.b),
+                 "oracle_calls": float(self.D * self.by + self.b * (self.Q + 3))}
+        return ClientsState(x, y), costs
