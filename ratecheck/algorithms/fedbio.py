@@ -45,6 +45,20 @@ class ClientsState:
     momenta: dict[str, np.ndarray] = field(default_factory=dict)
     max_u_norm: float = 0.0  # H1 monitor: max_t,m ||u_t^(m)|| (spec §3.2)
     syncs: int = 0
+    max_x_norm: float = 0.0  # max_t,m ||x_t^(m)||: constants taken on a ball (C_f) are checked on it after the run
+    max_y_norm: float = 0.0  # max_t,m ||y_t^(m)||
+
+
+def _tracked(old: ClientsState | None, new: ClientsState) -> ClientsState:
+    """``new`` with the running maxima of ||x_t^(m)||, ||y_t^(m)|| over the visited iterates (spec pitfalls 16, 21)."""
+    new.max_x_norm = max(0.0 if old is None else old.max_x_norm, float(np.linalg.norm(new.x, axis=-1).max()))
+    new.max_y_norm = max(0.0 if old is None else old.max_y_norm, float(np.linalg.norm(new.y, axis=-1).max()))
+    return new
+
+
+def visited(state: ClientsState) -> dict[str, float]:
+    """What the after-run ball check reads (info of every FedBiO-type run; absent on exact runs)."""
+    return {"max_u_norm": state.max_u_norm, "max_x_norm": state.max_x_norm, "max_y_norm": state.max_y_norm}
 
 
 def _start(problem: Problem, replicas: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -63,7 +77,7 @@ class FedBiOBase(Algorithm):
     """Shared fields and checks of the four algorithms."""
 
     local: ClassVar[bool] = False  # Alg. 3/4: y never averaged, Neumann x-direction
-    monitors: ClassVar[tuple[str, ...]] = ("max_u_norm",)  # a running max of the iterates: exact mode skips it
+    monitors: ClassVar[tuple[str, ...]] = ("max_u_norm", "max_x_norm", "max_y_norm")  # running maxima: exact mode skips them
 
     I: int = integer(1, "communication period I: average when t % I == 0, t = 1, 2, ...", low=1, high=10**6)
     eta: float = real(0.01, "x step eta", positive=True)
@@ -96,7 +110,7 @@ class FedBiOBase(Algorithm):
         return out
 
     def info(self, state: ClientsState) -> dict[str, Any]:
-        return {"max_u_norm": state.max_u_norm, "syncs": state.syncs}
+        return {**visited(state), "syncs": state.syncs}
 
 
 @register
@@ -119,7 +133,7 @@ class FedBiO(FedBiOBase):
 
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, u = _start(problem, len(streams.replicas))
-        return ClientsState(x, y, u, max_u_norm=float(np.linalg.norm(u, axis=-1).max()))
+        return _tracked(None, ClientsState(x, y, u, max_u_norm=float(np.linalg.norm(u, axis=-1).max())))
 
     def u_direction(self, problem: Problem, x, y, u, sample) -> np.ndarray:
         """Seam: r = grad_y f - grad_yy g u = -(gradient of eq. (4)); u += tau r (pitfall 7)."""
@@ -146,8 +160,8 @@ class FedBiO(FedBiOBase):
                  "samples_f_per_client": float(2 * self.bx), "samples_g_per_client": float(self.by),
                  "jvp_per_client": float(self.bx), "hvp_per_client": float(self.bx),
                  "oracle_calls": float(M * (self.by + 4 * self.bx))}
-        return ClientsState(x_new, y_new, u_new, max_u_norm=max(state.max_u_norm, float(np.abs(u_new).max())),
-                            syncs=state.syncs + comm), costs
+        return _tracked(state, ClientsState(x_new, y_new, u_new, max_u_norm=max(state.max_u_norm, float(np.abs(u_new).max())),
+                            syncs=state.syncs + comm)), costs
 
     @staticmethod
     def _exact_u(problem: Problem, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -221,7 +235,7 @@ class FedBiOAcc(StormFields):
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, u = _start(problem, len(streams.replicas))
         s = problem.draw(self.first_noise(streams), (problem.num_clients,), self.b1)
-        return ClientsState(x, y, u, self.targets(problem, x, y, u, s), float(np.abs(u).max()))
+        return _tracked(None, ClientsState(x, y, u, self.targets(problem, x, y, u, s), float(np.abs(u).max())))
 
     def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
@@ -246,8 +260,8 @@ class FedBiOAcc(StormFields):
                  "samples_f_per_client": float(4 * self.b), "samples_g_per_client": float(2 * self.b),
                  "jvp_per_client": float(2 * self.b), "hvp_per_client": float(2 * self.b),
                  "oracle_calls": float(M * 10 * self.b)}
-        return ClientsState(x_new, y_new, u_new, momenta, max(state.max_u_norm, float(np.abs(u_new).max())),
-                            state.syncs + comm), costs
+        return _tracked(state, ClientsState(x_new, y_new, u_new, momenta, max(state.max_u_norm, float(np.abs(u_new).max())),
+                            state.syncs + comm)), costs
 
 
 @dataclass(frozen=True)
@@ -280,7 +294,7 @@ class NeumannFields(FedBiOBase):
 
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, _ = _start(problem, len(streams.replicas))
-        return ClientsState(x, y)
+        return _tracked(None, ClientsState(x, y))
 
 
 @register
@@ -309,7 +323,7 @@ class FedBiOLocal(NeumannFields):
                  "samples_f_per_client": float(self.bx), "samples_g_per_client": float(self.by),
                  "jvp_per_client": float(self.bx), "hvp_per_client": float(self.bx * self.Q),
                  "oracle_calls": float(M * (self.by + self.bx * (self.Q + 3)))}
-        return ClientsState(x_new, y_new, syncs=state.syncs + comm), costs
+        return _tracked(state, ClientsState(x_new, y_new, syncs=state.syncs + comm)), costs
 
 
 @register
@@ -340,7 +354,7 @@ class FedBiOAccLocal(NeumannFields, StormFields):
         om = problem.grad_y_g(x, y, problem.draw(noise, (M,), max(by1, 1), oracles=("gy",)))
         copies = 1 if noise is None else self.b1  # exact oracles: every copy is the same
         nu = self.hypergrad_estimate(problem, x, y, self.draw_neumann(problem, noise, copies), copies)
-        return ClientsState(x, y, momenta={"om": om, "nu": nu})
+        return _tracked(None, ClientsState(x, y, momenta={"om": om, "nu": nu}))
 
     def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
@@ -368,7 +382,7 @@ class FedBiOAccLocal(NeumannFields, StormFields):
                  "samples_f_per_client": float(2 * self.b), "samples_g_per_client": float(2 * by),
                  "jvp_per_client": float(2 * self.b), "hvp_per_client": float(2 * self.b * self.Q),
                  "oracle_calls": float(M * 2 * (by + self.b * (self.Q + 3)))}
-        return ClientsState(x_new, y_new, momenta={"om": om, "nu": nu}, syncs=state.syncs + comm), costs
+        return _tracked(state, ClientsState(x_new, y_new, momenta={"om": om, "nu": nu}, syncs=state.syncs + comm)), costs
 
 
 @register
@@ -417,12 +431,17 @@ class StocBiO(Algorithm):
         self._cap("tau_N", self.tau_N, _constant(problem, "L"), "the Neumann series")
         self._hessian_warning(problem, self.tau_N, "tau_N")
 
+    monitors: ClassVar[tuple[str, ...]] = FedBiOBase.monitors
+
     def output(self, state: ClientsState) -> dict[str, np.ndarray]:
         return {"x": state.x[:, 0], "y": state.y[:, 0], "y_clients": state.y}
 
+    def info(self, state: ClientsState) -> dict[str, Any]:
+        return visited(state)
+
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, _ = _start(problem, len(streams.replicas))
-        return ClientsState(x, y)
+        return _tracked(None, ClientsState(x, y))
 
     def hypergrad_estimate(self, problem: Problem, x: np.ndarray, y: np.ndarray, sample: Any) -> np.ndarray:
         """Seam: the Neumann hypergradient of StocBiO's Algorithm 2 (one minibatch per oracle and factor)."""
@@ -439,4 +458,4 @@ class StocBiO(Algorithm):
                  "samples_g_per_client": float(self.D * self.by), "jvp_per_client": float(self.b),
                  "hvp_per_client": float(self.Q * self.b),
                  "oracle_calls": float(self.D * self.by + self.b * (self.Q + 3))}
-        return ClientsState(x, y), costs
+        return _tracked(state, ClientsState(x, y)), costs
