@@ -160,8 +160,8 @@ class FedBiO(FedBiOBase):
                  "samples_f_per_client": float(2 * self.bx), "samples_g_per_client": float(self.by),
                  "jvp_per_client": float(self.bx), "hvp_per_client": float(self.bx),
                  "oracle_calls": float(M * (self.by + 4 * self.bx))}
-        return _tracked(state, ClientsState(x_new, y_new, u_new, max_u_norm=max(state.max_u_norm, float(np.abs(u_new).max())),
-                            syncs=state.syncs + comm)), costs
+        u_max = max(state.max_u_norm, float(np.abs(u_new).max()))
+        return _tracked(state, ClientsState(x_new, y_new, u_new, max_u_norm=u_max, syncs=state.syncs + comm)), costs
 
     @staticmethod
     def _exact_u(problem: Problem, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -260,8 +260,8 @@ class FedBiOAcc(StormFields):
                  "samples_f_per_client": float(4 * self.b), "samples_g_per_client": float(2 * self.b),
                  "jvp_per_client": float(2 * self.b), "hvp_per_client": float(2 * self.b),
                  "oracle_calls": float(M * 10 * self.b)}
-        return _tracked(state, ClientsState(x_new, y_new, u_new, momenta, max(state.max_u_norm, float(np.abs(u_new).max())),
-                            state.syncs + comm)), costs
+        u_max = max(state.max_u_norm, float(np.abs(u_new).max()))
+        return _tracked(state, ClientsState(x_new, y_new, u_new, momenta, u_max, state.syncs + comm)), costs
 
 
 @dataclass(frozen=True)
