@@ -38,6 +38,7 @@ def test_exact_runs_are_counted_as_unchecked_and_every_claim_is_wrapped():
     exact = PointResult(value=1.0, config=CONFIG, samples=np.zeros(1), diverged=0,
                         trace=SimpleNamespace(info={}, exact=True))
     assert ball_evidence([exact]) == {"points": [], "left": [], "unchecked": 1}
+    assert ball_evidence([_point(float("nan"), float("nan"))])["unchecked"] == 1  # exact mode's NaN monitors
     assert all(type(c).__name__.startswith("BallChecked") for c in fc.CLAIMS)
 
 

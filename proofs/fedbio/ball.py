@@ -13,6 +13,7 @@ exponents and limits that do not involve C_f, so for them leaving the ball is re
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar, Sequence
 
 from ratecheck.claims import Claim, PointResult, Verdict
@@ -25,7 +26,9 @@ def ball_evidence(points: Sequence[PointResult]) -> dict[str, Any]:
     for p in points:
         info = p.trace.info if p.trace is not None else {}
         problem = problem_of(p.config)
-        if "max_x_norm" not in info or not hasattr(problem, "ball"):
+        measured = [info.get("max_x_norm"), info.get("max_y_norm")]
+        # exact runs carry no iterates (their monitors come back NaN): nothing to check
+        if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in measured) or not hasattr(problem, "ball"):
             unchecked += 1
             continue
         R_x, R_y = problem.ball
