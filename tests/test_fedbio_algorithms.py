@@ -239,3 +239,18 @@ def test_stocbio_matches_a_hand_recursion_with_the_same_noise():
         alg.validate(make_fedbio(test="C1", clients=2))
     with pytest.raises(ParamError, match="tau_N"):
         make_algorithm("stocbio", {"tau_N": 0.5}).validate(prob)
+
+
+def test_batches_larger_than_a_finite_sum_are_refused_before_running():
+    """N2 without replacement: a minibatch cannot exceed the K rows of a client (with replacement it can)."""
+    prob = make_fedbio(test="A", clients=2, sigma_f=1.0, sigma_g=1.0, finite_sum=4)
+    make_algorithm("fedbio", {"bx": 4, "by": 4}).validate(prob)
+    with pytest.raises(ParamError, match="by.*K = 4"):
+        make_algorithm("fedbio", {"bx": 2, "by": 5}).validate(prob)
+    with pytest.raises(ParamError, match="b1"):
+        make_algorithm("fedbioacc", {"b": 2, "b1": 8}).validate(prob)
+    local = make_fedbio(test="C1", clients=2, sigma_f=1.0, sigma_g=1.0, finite_sum=4)
+    with pytest.raises(ParamError, match="by"):  # Theorem 8's b_y = b M = 6 > 4
+        make_algorithm("fedbioacc_local", {"b": 3, "first_batch": "exact"}).validate(local)
+    make_algorithm("fedbio", {"bx": 8, "by": 8}).validate(
+        make_fedbio(test="A", clients=2, sigma_f=1.0, finite_sum=4, replacement=True))

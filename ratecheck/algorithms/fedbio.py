@@ -72,6 +72,18 @@ def _constant(problem: Problem, name: str) -> float:
     return float(problem.constants()[name].value)
 
 
+def _fit_finite_sum(owner: str, problem: Problem, batches: dict[str, int]) -> None:
+    """N2 (finite sums of K rows, minibatches without replacement): refuse a batch larger than K before running."""
+    rows = getattr(problem, "rows_f", None)
+    if rows is None or getattr(problem, "replacement", False):
+        return
+    K = rows.shape[1]
+    for name, size in batches.items():
+        if size > K:
+            raise ParamError(owner, name, size, f"a minibatch without replacement needs <= K = {K} rows per client "
+                             "(problem finite_sum); set replacement or a larger finite_sum")
+
+
 @dataclass(frozen=True)
 class FedBiOBase(Algorithm):
     """Shared fields and checks of the four algorithms."""
@@ -96,6 +108,10 @@ class FedBiOBase(Algorithm):
             warnings.warn(f"{self.name}: {name} * (L + sigma_H) = {step * (L + sH):.3g} >= 1: a sampled "
                           f"I - {name} grad_yy g(xi) may expand (contraction needs ||I - {name} H(xi)|| <= 1, "
                           "spec §6.0)", stacklevel=2)
+
+    def batches(self, problem: Problem) -> dict[str, int]:
+        """The minibatch sizes the run draws per oracle call (checked against a finite sum's K)."""
+        return {}
 
     def sync(self, iteration: int) -> bool:
         """Seam: is iteration t a communication?"""
@@ -127,7 +143,11 @@ class FedBiO(FedBiOBase):
     u_update: str = choice("sgd", "'sgd': the paper's one step on eq. (4); 'exact': the ablation solving (4) "
                            "exactly at each client's (x, y) with the global Hessian (spec §7)", ("sgd", "exact"))
 
+    def batches(self, problem: Problem) -> dict[str, int]:
+        return {"bx": self.bx, "by": self.by}
+
     def validate(self, problem: Problem) -> None:
+        _fit_finite_sum(self.name, problem, self.batches(problem))
         self._cap("tau", self.tau, _constant(problem, "L"), "the u recursion")
         self._hessian_warning(problem, self.tau, "tau")
 
@@ -220,7 +240,11 @@ class FedBiOAcc(StormFields):
         gain = (16 * Lt) ** (-1 / 3) if self.alpha_gain is None else self.alpha_gain
         return {"bM": bM, "c_nu": c_nu, "c_om": c_om, "c_u": c_u, "u_bar": u_bar, "gain": gain}
 
+    def batches(self, problem: Problem) -> dict[str, int]:
+        return {"b": self.b, **({"b1": self.b1} if self.first_batch == "sampled" else {})}
+
     def validate(self, problem: Problem) -> None:
+        _fit_finite_sum(self.name, problem, self.batches(problem))
         sch = self.schedule(problem)
         a1 = storm_step_size(1, sch["bM"], sch["u_bar"], sch["gain"])
         self._cap("tau alpha_1", self.tau * a1, _constant(problem, "L"), "the u recursion")
@@ -278,6 +302,7 @@ class NeumannFields(FedBiOBase):
         if getattr(problem, "setting", "local") != "local":
             raise ParamError(self.name, "problem", problem.family, "needs a local lower-level problem "
                              "(setting 'local', eq. (5))")
+        _fit_finite_sum(self.name, problem, self.batches(problem))
         self._cap("tau_N", self.tau_N, _constant(problem, "L"), "the Neumann series")
         self._hessian_warning(problem, self.tau_N, "tau_N")
 
@@ -308,6 +333,9 @@ class FedBiOLocal(NeumannFields):
     bx: int = integer(1, "Neumann copies b_x per iteration", low=1, high=10**6)
     by: int = integer(1, "batch b_y of the grad_y g oracle", low=1, high=10**6)
 
+    def batches(self, problem: Problem) -> dict[str, int]:
+        return {"by": self.by}  # each Neumann copy draws single samples
+
     def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
         noise = streams["noise"]
@@ -335,6 +363,11 @@ class FedBiOAccLocal(NeumannFields, StormFields):
     source: ClassVar[str] = "002_25acef2c58d2293a.txt Algorithm 4 (spec fedbio §2.4)"
 
     by: int | None = integer(None, "lower batch b_y; null: b M (Theorem 8)", low=1, high=10**9, nullable=True)
+
+    def batches(self, problem: Problem) -> dict[str, int]:
+        by = self.b * problem.num_clients if self.by is None else self.by
+        first = {"b_y1": self.b1 * by // self.b} if self.first_batch == "sampled" else {}
+        return {"by": by, **first}
 
     def schedule(self, problem: Problem) -> dict[str, float]:
         """Theorem 8's constants (spec §4.6) unless set; gain = Lhat^(-2/3)."""
@@ -428,6 +461,7 @@ class StocBiO(Algorithm):
     def validate(self, problem: Problem) -> None:
         if problem.num_clients != 1:
             raise ParamError(self.name, "problem.clients", problem.num_clients, "the centralized reference needs M = 1")
+        _fit_finite_sum(self.name, problem, {"b": self.b, "by": self.by})
         self._cap("tau_N", self.tau_N, _constant(problem, "L"), "the Neumann series")
         self._hessian_warning(problem, self.tau_N, "tau_N")
 
