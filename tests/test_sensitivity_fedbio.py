@@ -233,7 +233,8 @@ def test_shared_client_noise_is_caught_by_the_fixed_T_speedup(monkeypatch):
 
 def test_finite_sum_with_replacement_is_caught_by_the_effective_batch(monkeypatch):
     """Minibatches drawn WITH replacement (the oracle's sampling broken, not the algorithm's): the variance
-    stays sigma^2/b, the floor's exponent against b_eff = b(K-1)/(K-b) leaves -1 (about -0.65)."""
+    stays sigma^2/b, the floor's exponent against b_eff = b(K-1)/(K-b) leaves -1 (about -0.65), and the
+    full batch b = K keeps a floor."""
     from problems.quadratic_bilevel import FedBilevel
 
     def with_replacement(self, rows, noise, shape, batch):
@@ -243,8 +244,8 @@ def test_finite_sum_with_replacement_is_caught_by_the_effective_batch(monkeypatc
         return rows[client, pick].mean(axis=-2)
 
     monkeypatch.setattr(FedBilevel, "_row_mean", with_replacement)
-    outcomes = check_claims([fc.S2_N2], PROFILES["quick"], progress=False)
-    assert not outcomes[0].ok, outcomes[0].reason
+    outcomes = check_claims([fc.S2_N2, fc.S2_N2_FULL], PROFILES["quick"], progress=False)
+    assert not any(o.ok for o in outcomes), [o.reason for o in outcomes]
 
 
 # -- StocBiO, the centralized reference ------------------------------------------------------------------

@@ -94,11 +94,14 @@ def b_eff(b: int, K: int = N2_K) -> float:
     return b * (K - 1) / (K - b)
 
 
-def s2_n2_config(value: float, profile: Profile) -> RunConfig:
-    b = int(round(N2_K * value / (N2_K - 1 + value)))  # the b whose b_eff is the grid value
+def n2_config(b: int, profile: Profile) -> RunConfig:
     return run_config("fedbio", {**S1_STEPS, "bx": b, "by": b},
                       {"test": "A", "sigma_f": 1.0, "sigma_g": 1.0, "start": "solution", "clients": 2,
                        "finite_sum": N2_K}, S1_T * int(profile.scale), profile)
+
+
+def s2_n2_config(value: float, profile: Profile) -> RunConfig:
+    return n2_config(int(round(N2_K * value / (N2_K - 1 + value))), profile)  # the b whose b_eff is the grid value
 
 
 S2_N2 = SlopeClaim(
@@ -112,6 +115,18 @@ S2_N2 = SlopeClaim(
     vary="b_eff", grid={k: tuple(b_eff(b) for b in v) for k, v in N2_B.items()}, configure=s2_n2_config,
     measure="avg:grad_norm_sq", summary=FLOOR, expected=ExpectedOrder(THEOREM_5, "b", "noise_common_b"),
     tolerance=0.15)
+
+
+S2_N2_FULL = ThresholdClaim(
+    id="fedbio.S2.finite_sum_full_batch", paper=KEY,
+    title="FedBiO under finite sums (N2): at the full batch b = K the noise floor vanishes",
+    statement="A minibatch of all K rows drawn without replacement is the client's exact gradient "
+              "((K - b)/(K - 1) = 0): started at the solution on drift-free Test A, E||grad h(x_bar)||^2 stays 0 "
+              "up to round-off (with replacement it would stay sigma^2/K).",
+    source=src("Theorem 5, Eq. (12) noise terms (sigma = 0)", "spec §6.0 N2, §6.5 S2"),
+    # 1e-24: the rows are centred in float64 (their mean ~1e-17, squared ~1e-33), any sampled floor is ~1e-3
+    vary="b", grid={"quick": (N2_K,), "full": (N2_K,)}, measure="avg:grad_norm_sq", summary=FLOOR, threshold=1e-24,
+    configure=lambda value, profile: n2_config(int(value), profile))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -438,6 +453,6 @@ from .acceleration import ACCELERATION_CLAIMS  # noqa: E402  (S7-S9: below the c
 from .ball import ball_checked  # noqa: E402
 
 # every claim decides with the after-run C_f ball check (proofs/fedbio/ball.py)
-CLAIMS = tuple(ball_checked(c) for c in (S1, S2, S2_N2, S3, S4, S5, S6_NAIVE, S6_NAIVE_NOT_X, S6_FEDBIO, S10, S11, S12,
+CLAIMS = tuple(ball_checked(c) for c in (S1, S2, S2_N2, S2_N2_FULL, S3, S4, S5, S6_NAIVE, S6_NAIVE_NOT_X, S6_FEDBIO, S10, S11, S12,
                                          S12_BIAS, S12_C2, STOCBIO_XQ, S15, STORM_GLOBAL, STORM_LOCAL_CLAIM,
                                          *ACCELERATION_CLAIMS))

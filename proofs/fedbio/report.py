@@ -77,6 +77,12 @@ def _by_id(outcomes: Sequence[Outcome]) -> Mapping[str, Outcome]:
     return {o.claim.id: o for o in outcomes if o.claim.paper == C.KEY}
 
 
+def _floor(o: Outcome | None) -> str:
+    if o is None or not o.points:
+        return "not run"
+    return f"largest mean {max(float(np.mean(p.samples)) for p in o.points):.3g} ({o.verdict})"
+
+
 def _slope(o: Outcome | None) -> str:
     if o is None or "fit" not in o.evidence:
         return "not run"
@@ -99,6 +105,7 @@ def report_sections(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
         f"{_slope(got.get(C.S2.id))} |",
         f"| FedBiO floor vs b_eff = b(K-1)/(K-b), finite sums without replacement (S2 under N2) | "
         f"{THEOREM_5.order('b', version='noise_common_b', use_schedule=False)} | {_slope(got.get(C.S2_N2.id))} |",
+        f"| same at the full batch b = K = {C.N2_K} (S2 under N2) | floor 0 | {_floor(got.get(C.S2_N2_FULL.id))} |",
         f"| FedBiO drift floor vs step scale (S3) | {THEOREM_5.order('s', version='drift_scaled', use_schedule=False)} | "
         f"{_slope(got.get(C.S3.id))} |",
         f"| same with tau fixed (S5, proof gap) | same | {_slope(got.get(C.S5.id))} |",
