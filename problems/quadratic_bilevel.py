@@ -642,6 +642,11 @@ class FedBilevel(Problem):
     sigma_H: float
     start: str
     spec_params: Mapping[str, Any]
+    # N2 (spec §6.0): per client K rows of additive deviations of grad f (K, p+d) and grad_y g (K, d), zero
+    # mean per client; a minibatch averages b of them drawn without (or, as an option, with) replacement
+    rows_f: np.ndarray | None = None  # (M, K, p + d)
+    rows_g: np.ndarray | None = None  # (M, K, d)
+    replacement: bool = False
 
     def __post_init__(self) -> None:
         M, d, p = self.B.shape
@@ -795,12 +800,17 @@ class FedBilevel(Problem):
 
         f_per = p + d  # grad f in R^{p+d} has E||.||^2 = sigma_f^2; each block is used from its own batch
         out = dict(fx=None, fy=None, gy=None, J=None, H=None)
-        if "fx" in oracles:
-            out["fx"] = normal(self.sigma_f, (p,), f_per)
-        if "fy" in oracles:
-            out["fy"] = normal(self.sigma_f, (d,), f_per)
-        if "gy" in oracles:
-            out["gy"] = normal(self.sigma_g, (d,), d)
+        if self.rows_f is not None:  # N2: each oracle its own minibatch of rows
+            for name, rows in (("fx", self.rows_f[..., :p]), ("fy", self.rows_f[..., p:]), ("gy", self.rows_g)):
+                if name in oracles and noise is not None:
+                    out[name] = self._row_mean(rows, noise, shape, batch)
+        else:
+            if "fx" in oracles:
+                out["fx"] = normal(self.sigma_f, (p,), f_per)
+            if "fy" in oracles:
+                out["fy"] = normal(self.sigma_f, (d,), f_per)
+            if "gy" in oracles:
+                out["gy"] = normal(self.sigma_g, (d,), d)
         if "J" in oracles:
             out["J"] = normal(self.sigma_J, (p, d), p * d)
         if "H" in oracles and noise is not None and self.sigma_H > 0.0:
@@ -809,6 +819,26 @@ class FedBilevel(Problem):
             N *= self.sigma_H * scale * np.sqrt(2.0 / (d * (d + 1)))
             out["H"] = 0.5 * (N + np.swapaxes(N, -1, -2))
         return OracleSample(**out)
+
+    def _row_mean(self, rows: np.ndarray, noise: ReplicaStream, shape: tuple[int, ...], batch: int) -> np.ndarray:
+        """The mean of ``batch`` of a client's K rows (M, K, k), drawn uniformly without replacement (the
+        first ``batch`` of a random permutation) or with replacement: (R, *shape, k); shape[0] is the client axis."""
+        K = rows.shape[1]
+        if batch > K and not self.replacement:
+            raise ParamError("fedbio_bilevel", "batch", batch, f"a minibatch without replacement needs b <= K = {K}")
+        u = noise.uniform(shape + (K if not self.replacement else batch,))
+        pick = np.argsort(u, axis=-1)[..., :batch] if not self.replacement else np.minimum((u * K).astype(int), K - 1)
+        client = np.arange(shape[0]).reshape((1, shape[0]) + (1,) * (len(shape) - 1) + (1,))
+        return rows[client, pick].mean(axis=-2)
+
+    def row_variance(self, block: str, batch: int) -> float:
+        """Closed form of E||minibatch mean||^2 under N2: s^2/b, times (K - b)/(K - 1) without replacement
+        (the finite-population correction), s^2 = (1/K) sum_i ||row_i||^2 (the same for every client)."""
+        p = self.dim_x
+        rows = {"fx": self.rows_f[..., :p], "fy": self.rows_f[..., p:], "gy": self.rows_g}[block]
+        K = rows.shape[1]
+        s2 = float((rows**2).sum(-1).mean())
+        return s2 / batch if self.replacement else s2 / batch * (K - batch) / (K - 1)
 
     @cached_property
     def _shared(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -1018,11 +1048,15 @@ def _zero_sum(rng: np.random.Generator, M: int, shape: tuple[int, ...]) -> np.nd
     sigma_H=Param.real("N1 noise on grad_yy g (symmetric, Frobenius), < mu", low=0.0),
     start=Param.choice("x1 = y1 = u1 = 0 ('zero') or the solution ('solution', for floors)", ("zero", "solution")),
     seed=Param.int("seed of the instance construction", low=0),
+    finite_sum=Param.int("N2: K rows per client replacing N1 on grad f and grad_y g (the rows' mean square is "
+                         "sigma_f^2, sigma_g^2 exactly); 0: N1", low=0, high=10**6),
+    replacement=Param.bool("N2 minibatches drawn with replacement (default: without, spec §6)"),
 )
 def make_fedbio(test: str = "A", setting: str | None = None, dim_x: int = 2, dim_y: int = 2, clients: int = 4,
                 a_min: float = 1.0, a_max: float = 4.0, b: float | None = 1.0, rho: float = 1.0, delta: float = 1.0,
                 s: float = 1.0, s_H: float = 0.0, s_B: float = 0.0, sigma_f: float = 0.0, sigma_g: float = 0.0,
-                sigma_J: float = 0.0, sigma_H: float = 0.0, start: str = "zero", seed: int = 0) -> FedBilevel:
+                sigma_J: float = 0.0, sigma_H: float = 0.0, start: str = "zero", seed: int = 0, finite_sum: int = 0,
+                replacement: bool = False) -> FedBilevel:
     """Build a spec §6 test problem. A_bar = diag(linspace(a_min, a_max, d)), B_bar = b I; with p = d = 2
     and the defaults the base vectors are the spec's worked instance (c_bar = (1, 0), d_bar = (0, 1),
     e_bar = 0; x* = (-1/2, 4/17)). Client offsets are zero-sum (so x* does not move with s, M), drawn
@@ -1072,9 +1106,26 @@ def make_fedbio(test: str = "A", setting: str | None = None, dim_x: int = 2, dim
         A = A + s_H * Dm
         Gm = _zero_sum(dev, M, (dim_y, dim_x))
         B = B + s_B * Gm / max(1.0, float(np.linalg.norm(Gm, 2, axis=(1, 2)).max()))
+    rows_f = rows_g = None
+    if finite_sum:
+        if finite_sum < 2:
+            raise ParamError("fedbio_bilevel", "finite_sum", finite_sum, "needs K >= 2 rows per client (0: N1)")
+        gen = np.random.default_rng([seed, clients, finite_sum])
+        rows_f = np.concatenate([_rows(gen, M, finite_sum, dim_x, sigma_f * np.sqrt(dim_x / (dim_x + dim_y))),
+                                 _rows(gen, M, finite_sum, dim_y, sigma_f * np.sqrt(dim_y / (dim_x + dim_y)))], axis=-1)
+        rows_g = _rows(gen, M, finite_sum, dim_y, sigma_g)
     return FedBilevel(test=test, setting=setting, upper=upper, A=A, B=B, c=c, d_m=d_m, e_m=e_m, rho=float(rho),
                       delta=float(delta), sigma_f=float(sigma_f), sigma_g=float(sigma_g), sigma_J=float(sigma_J),
-                      sigma_H=float(sigma_H), start=start, spec_params=params)
+                      sigma_H=float(sigma_H), start=start, spec_params=params, rows_f=rows_f, rows_g=rows_g,
+                      replacement=bool(replacement))
+
+
+def _rows(gen: np.random.Generator, M: int, K: int, k: int, scale: float) -> np.ndarray:
+    """K zero-mean rows per client (M, K, k) with (1/K) sum_i ||row_i||^2 = scale^2 exactly: a finite sum whose
+    single-sample variance equals N1's for the same sigma."""
+    z = gen.standard_normal((M, K, k))
+    z -= z.mean(1, keepdims=True)
+    return z * scale / np.sqrt((z**2).sum(-1).mean(1, keepdims=True))[..., None]
 
 
 # =============================================================================================

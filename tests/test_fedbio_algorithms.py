@@ -214,3 +214,43 @@ def test_steps_record_lets_the_engine_record_the_divergence():
     prob = make_fedbio(test="A", clients=2)
     trace = run(make_algorithm("fedbio", {"tau": 0.6, "steps": "record"}), prob, 3000, replicas=2)
     assert (trace.diverged_round > 0).all()
+
+
+def test_stocbio_matches_a_hand_recursion_with_the_same_noise():
+    """StocBiO (M = 1): D inner SGD steps on y (warm start, batch b_y each), then one x step along the Neumann
+    hypergradient at (x_k, y_k^D) with Q independent Hessian batches; replayed draw by draw."""
+    prob = make_fedbio(test="C1", clients=1, sigma_f=0.5, sigma_g=0.4, sigma_J=0.3, sigma_H=0.2)
+    alg = make_algorithm("stocbio", {"eta": 0.1, "gamma": 0.2, "D": 3, "Q": 4, "tau_N": 0.2, "b": 2, "by": 3})
+    T = 5
+    state, costs = _steps(alg, prob, T)
+    noise = _replay(prob)
+    x0, y0 = (prob.initial_state()[k] for k in ("x", "y"))
+    X, Y = np.tile(x0, (2, 1, 1)), np.tile(y0, (2, 1, 1))
+    for _ in range(T):
+        for _ in range(3):
+            s = prob.draw(noise, (1,), 3, oracles=("gy",))
+            Y = np.stack([[Y[r, 0] - 0.2 * _oracles(prob, 0, s, r)["gy"](X[r, 0], Y[r, 0])] for r in range(2)])
+        s = prob.draw(noise, (1,), 2, hessians=4, oracles=("fx", "fy", "J", "H"))
+        X = np.stack([[X[r, 0] - 0.1 * _neumann(_oracles(prob, 0, s, r), X[r, 0], Y[r, 0], 4, 0.2)] for r in range(2)])
+    np.testing.assert_allclose(state.x, X, atol=1e-13)
+    np.testing.assert_allclose(state.y, Y, atol=1e-13)
+    assert costs["communication_rounds"] == 0 and costs["hvp_per_client"] == 8 and costs["samples_g_per_client"] == 9
+    with pytest.raises(ParamError, match="clients"):
+        alg.validate(make_fedbio(test="C1", clients=2))
+    with pytest.raises(ParamError, match="tau_N"):
+        make_algorithm("stocbio", {"tau_N": 0.5}).validate(prob)
+
+
+def test_batches_larger_than_a_finite_sum_are_refused_before_running():
+    """N2 without replacement: a minibatch cannot exceed the K rows of a client (with replacement it can)."""
+    prob = make_fedbio(test="A", clients=2, sigma_f=1.0, sigma_g=1.0, finite_sum=4)
+    make_algorithm("fedbio", {"bx": 4, "by": 4}).validate(prob)
+    with pytest.raises(ParamError, match="by.*K = 4"):
+        make_algorithm("fedbio", {"bx": 2, "by": 5}).validate(prob)
+    with pytest.raises(ParamError, match="b1"):
+        make_algorithm("fedbioacc", {"b": 2, "b1": 8}).validate(prob)
+    local = make_fedbio(test="C1", clients=2, sigma_f=1.0, sigma_g=1.0, finite_sum=4)
+    with pytest.raises(ParamError, match="by"):  # Theorem 8's b_y = b M = 6 > 4
+        make_algorithm("fedbioacc_local", {"b": 3, "first_batch": "exact"}).validate(local)
+    make_algorithm("fedbio", {"bx": 8, "by": 8}).validate(
+        make_fedbio(test="A", clients=2, sigma_f=1.0, finite_sum=4, replacement=True))

@@ -100,3 +100,29 @@ def test_bad_input_names_the_parameter():
         make_problem("fedbio_bilevel", {"clients": True})
     with pytest.raises(ParamError, match="test"):
         make_problem("fedbio_bilevel", {"test": "E"})
+
+
+@pytest.mark.parametrize("replacement", [False, True])
+def test_finite_sum_minibatch_variance_matches_its_closed_form(replacement):
+    """N2: the mean of b of K rows has E||.||^2 = s^2/b (K - b)/(K - 1) without replacement (s^2/b with),
+    s^2 = sigma^2 exactly; at b = K without replacement it is exactly zero (the full sum). 40000 draws per
+    block: the relative standard error of the mean square is ~1%, so 5% is a 5-sigma tolerance."""
+    K = 8
+    p = make_fedbio(test="A", clients=3, sigma_f=2.0, sigma_g=1.5, finite_sum=K, replacement=replacement)
+    assert p.row_variance("fx", 1) + p.row_variance("fy", 1) == pytest.approx(4.0)
+    assert p.row_variance("gy", 1) == pytest.approx(2.25)
+    np.testing.assert_allclose(p.rows_f.mean(1), 0.0, atol=1e-12)  # the client's mean is its own gradient
+    R, m = 40, 1000
+    stream = ReplicaStream(0, "d" * 64, range(R), "noise")
+    for b in (1, 3, 6):
+        s = p.draw(stream, (3, m // 3), batch=b)
+        for block in ("fx", "fy", "gy"):
+            got = np.mean((getattr(s, block) ** 2).sum(-1))
+            assert got == pytest.approx(p.row_variance(block, b), rel=0.05), (block, b)
+    if not replacement:
+        s = p.draw(stream, (3,), batch=K)
+        np.testing.assert_allclose(s.fx, 0.0, atol=1e-12)
+        with pytest.raises(ParamError, match="batch"):
+            p.draw(stream, (3,), batch=K + 1)
+    else:
+        assert p.row_variance("gy", K) == pytest.approx(2.25 / K)

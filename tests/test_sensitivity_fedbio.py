@@ -204,3 +204,67 @@ def test_storm_with_two_batches_is_caught_by_the_headline(monkeypatch):
     """S9 with the STORM correction broken (pitfall 2): FedBiOAcc's rounds exponent is no longer below FedBiO's."""
     bad = _unexpected(monkeypatch, StormTwoBatches, acc.S9)
     assert bad and bad[0].claim.id == acc.S9.id
+
+
+# -- S14 (FedBiOAcc's eps_T at fixed T against M, exact runs) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class SharedClientNoise(alg.FedBiOAcc):
+    """Every client draws the SAME minibatch (one draw broadcast over the client axis): the clients' noises
+    no longer average, so the virtual average sees sigma^2/b instead of sigma^2/(bM) (wrong sampling)."""
+
+    def sample_pair(self, problem, noise, shape, batch, **kw):
+        one = problem.draw(noise, (1,) + tuple(shape[1:]), batch, **kw)
+        fields = {k: None if v is None else np.repeat(v, shape[0], axis=1) for k, v in vars(one).items()}
+        s = type(one)(**fields)
+        return s, s
+
+
+def test_shared_client_noise_is_caught_by_the_fixed_T_speedup(monkeypatch):
+    """Without independent client noise the only M-dependence left is the schedule's (bM)^(2/3) step growth:
+    eps_T no longer falls like (bMT)^(-2/3) (S14)."""
+    bad = _unexpected(monkeypatch, SharedClientNoise, acc.S14)
+    assert bad and bad[0].claim.id == acc.S14.id
+
+
+# -- S2 under N2 (finite sums, minibatches without replacement) -----------------------------------------
+
+
+def test_finite_sum_with_replacement_is_caught_by_the_effective_batch(monkeypatch):
+    """Minibatches drawn WITH replacement (the oracle's sampling broken, not the algorithm's): the variance
+    stays sigma^2/b, the floor's exponent against b_eff = b(K-1)/(K-b) leaves -1 (about -0.65), and the
+    full batch b = K keeps a floor."""
+    from problems.quadratic_bilevel import FedBilevel
+
+    def with_replacement(self, rows, noise, shape, batch):
+        K = rows.shape[1]
+        pick = np.minimum((noise.uniform(shape + (batch,)) * K).astype(int), K - 1)
+        client = np.arange(shape[0]).reshape((1, shape[0]) + (1,) * (len(shape) - 1) + (1,))
+        return rows[client, pick].mean(axis=-2)
+
+    monkeypatch.setattr(FedBilevel, "_row_mean", with_replacement)
+    outcomes = check_claims([fc.S2_N2, fc.S2_N2_FULL], PROFILES["quick"], progress=False)
+    assert not any(o.ok for o in outcomes), [o.reason for o in outcomes]
+
+
+# -- StocBiO, the centralized reference ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StocBiONeumannSignFlipped(alg.StocBiO):
+    """The Neumann factors (I + eta_N H) instead of (I - eta_N H): a wrong sign in the series."""
+
+    def hypergrad_estimate(self, problem, x, y, sample):
+        v = problem.grad_y_f(x, y, sample)
+        total = v.copy()
+        for k in range(1, self.Q + 1):
+            v = v + self.tau_N * problem.hvp(x, y, v, sample, self.Q - k)
+            total += v
+        return problem.grad_x_f(x, y, sample) - self.tau_N * problem.jvp(x, y, total, sample)
+
+
+def test_stocbio_with_the_wrong_neumann_sign_is_caught(monkeypatch):
+    """The flipped series sums growing powers: another fixed point (or none), not x_Q."""
+    bad = _unexpected(monkeypatch, StocBiONeumannSignFlipped, fc.STOCBIO_XQ)
+    assert bad and bad[0].claim.id == fc.STOCBIO_XQ.id

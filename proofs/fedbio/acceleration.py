@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ratecheck.claims import ExpectedOrder, ExponentComparisonClaim, Profile, SlopeClaim
+from ratecheck.claims import ExpectedOrder, ExponentComparisonClaim, Profile, SlopeClaim, Verdict
 from ratecheck.trace import RunConfig, Trace
 
 from .theorems import M as M_SYM
@@ -328,10 +328,72 @@ S9 = PrescribedComparison(
                   "both exponents come from the prescriptions' deterministic terms (drift-free, sigma-terms made "
                   "negligible by the batches), which is what Table 1's rounds count")
 
+# ---------------------------------------------------------------------------------------------
+# S14: eps_T = (1/T) sum_t E||grad h(x_bar_t)||^2 at a FIXED horizon against M (Test A, from the solution,
+# exact first momenta: Theorem 6's second term (bMT)^(-2/3) alone). On Test A the virtual averages follow a
+# centralized STORM with batch bM (shared A, B: averaging commutes with the affine round), and with alpha_t,
+# c of S7 the dynamics in s = bM t is scale-free up to the (bM)^2 u_bar offset, so eps_T(M) = G(bMT): the
+# speedup in M at fixed T is the time-average's exponent in s, -2/3 as bMT -> oo.
+#
+# What the exact runs showed when the grid was chosen (b = 4, T = 300, bMT = 1200 .. 19200): local slopes
+# -0.44, -0.51, -0.55, -0.60 (fit -0.53), i.e. SHALLOWER than -2/3 and approaching it from above, not the
+# spec's "between -2/3 and steeper": started at the solution, E||grad h||^2 first rises from 0, so the time
+# average misses the early part of the power law (int_0^s F = 3K s^(1/3) - A: a correction of order
+# (bMT)^(-1/3)); at T = 2000 the local slopes were -0.59 .. -0.63. The one-sided reading (slope <= -2/3 + tol)
+# would therefore fail for a correct implementation or pass anything steeper, so the tight check is two-sided
+# around the exact asymptotic -2/3 with the measured finite-grid curvature as the band; larger b or M bends
+# the other way (the (bM)^2 u_bar offset: b = 16, T = 200 gave local slopes down to -0.95), hence b = 4.
+
+S14_B, S14_T = 4, 300
+S14_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 3, 4, 6, 8, 12, 16)}
+
+
+def s14_config(value: float, profile: Profile) -> RunConfig:
+    return acc_config(int(value), S14_B, S7_I, S14_T, profile, checkpoints=4)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MonotoneSlope(ExactOrMCSlope):
+    """A slope claim that also requires the replica means to decrease strictly along the grid (a FAIL
+    naming the first increase otherwise)."""
+
+    def _decide(self, points):
+        verdict, reason, evidence = super()._decide(points)
+        ordered = sorted(points, key=lambda p: p.value)
+        means = [float(np.mean(p.samples)) for p in ordered]
+        rises = [f"{a.value:g} -> {b.value:g} ({m0:.4g} -> {m1:.4g})" for a, b, m0, m1
+                 in zip(ordered, ordered[1:], means, means[1:]) if not m1 < m0]
+        evidence = {**evidence, "means": means, "monotone": not rises}
+        if rises:
+            return Verdict.FAIL, f"not monotone in {self.vary}: {'; '.join(rises)}; {reason}", evidence
+        return verdict, f"{reason}; strictly decreasing", evidence
+
+
+S14 = MonotoneSlope(
+    id="fedbio.S14.acc_fixed_T_speedup", paper=KEY,
+    title="FedBiOAcc: eps_T at fixed T falls with M like (bMT)^-2/3 (Test A, exact)",
+    statement="At a fixed horizon T, started at (x*, y*, u*) with exact first momenta (b1 -> oo), eps_T is "
+              "Theorem 6's noise term (bMT)^(-2/3): a monotone decrease in M with exponent -2/3 as bMT grows.",
+    source=src("Theorem 2/6, second term of the bound ((bMT)^(-2/3))", "spec §6.5 S14"),
+    vary="M", grid=S14_GRID, configure=s14_config, measure="avg:grad_norm_sq",
+    expected=DerivedOrder(why="elasticity in M of eps at fixed T, inverted from FedBiOAcc's T(eps) = kappa^8 "
+                              "(bM)^-1 eps^-1.5 (Theorem 6's (bMT)^(-2/3) term; spec §4.7, sympy): "
+                              "e_M(T) / (-e_eps(T))",
+                          derive=lambda: exponent(complexity()["FedBiOAcc T"], M_SYM)
+                          / -exponent(complexity()["FedBiOAcc T"], eps)),
+    tolerance=0.2, max_curvature=0.25,
+    tolerance_reason="exact expectations; the band is the finite-grid curvature: from the solution the time average "
+                     "approaches the asymptotic -2/3 from above by O((bMT)^(-1/3)) (local slopes -0.44 .. -0.60 at "
+                     "bMT = 1200 .. 19200, fit -0.53, the fit's local-slope change -0.21): +-0.2 and a local-slope "
+                     "change up to 0.25. Noise shared by the clients (no averaging) measured +0.47 (the schedule's "
+                     "step growth alone); plain momentum (independent batches at the two points) -0.93 with a "
+                     "local-slope change of 0.47",
+    mc_tolerance=0.25)
+
 # No Monte-Carlo twin for S7/S8: their hitting time is read where the mean curve is a slow power law, so it
 # needs the mean to a few percent per window; the STORM momentum error is correlated over 1/(c alpha_t^2) ~ t
 # iterations, so a window holds about one independent draw per replica, and the full profile's 48 (or 192)
 # replicas gave hitting times off by factors (measured: R^2 0.47 on S8's grid). S9 reads the theorems' time
 # average at the end of each run, which Monte Carlo estimates well: its twin runs in the full profile.
 S9_MC = mc_twin(S9)
-ACCELERATION_CLAIMS = (S7, S8, S9, S9_MC)
+ACCELERATION_CLAIMS = (S7, S8, S9, S9_MC, S14)

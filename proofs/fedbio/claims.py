@@ -80,6 +80,59 @@ S2 = SlopeClaim(
     expected=ExpectedOrder(THEOREM_5, "b", "noise_common_b"), tolerance=0.15)
 
 # ---------------------------------------------------------------------------------------------
+# S2 under N2 (spec §6.0 noise model N2): finite sums of K rows per client, minibatches drawn WITHOUT
+# replacement. The minibatch mean then has variance sigma^2/b (K - b)/(K - 1) (the finite-population
+# correction, tests/test_fedbio_problems.py), so the floor is Theorem 5's sigma^2/b term with b replaced by
+# the effective batch b_eff = b (K - 1)/(K - b), and it vanishes at the full batch b = K (exactly: Test A is
+# drift-free and the run starts at the solution). Monte Carlo (exact mode refuses uniform row picks).
+
+N2_K = 16
+N2_B = {"quick": (1, 2, 4, 8, 12), "full": (1, 2, 3, 4, 6, 8, 10, 12, 14)}  # minibatch sizes b < K
+
+
+def b_eff(b: int, K: int = N2_K) -> float:
+    return b * (K - 1) / (K - b)
+
+
+N2_T = 400  # half of S1's horizon: the floor's transient from the solution is ~1/(eta mu_h) = 50 iterations
+
+
+def n2_config(b: int, profile: Profile, T: int = N2_T) -> RunConfig:
+    return run_config("fedbio", {**S1_STEPS, "bx": b, "by": b},
+                      {"test": "A", "sigma_f": 1.0, "sigma_g": 1.0, "start": "solution", "clients": 2,
+                       "finite_sum": N2_K}, T * int(profile.scale), profile)
+
+
+def s2_n2_config(value: float, profile: Profile) -> RunConfig:
+    return n2_config(int(round(N2_K * value / (N2_K - 1 + value))), profile)  # the b whose b_eff is the grid value
+
+
+S2_N2 = SlopeClaim(
+    id="fedbio.S2.floor_batch_finite_sum", paper=KEY,
+    title="FedBiO under finite sums (N2): noise floor ∝ 1/b_eff, b_eff = b(K-1)/(K-b) (Test A, K = 16)",
+    statement="With K samples per client and minibatches without replacement the oracle variance is "
+              "sigma^2 (K - b)/(b (K - 1)): Theorem 5's sigma^2/b noise terms with b -> b_eff, so the floor falls "
+              "like 1/b_eff and vanishes at b = K. Drawing with replacement would leave sigma^2/b (slope about "
+              "-0.65 against b_eff on this grid).",
+    source=src("Theorem 5, Eq. (12) noise terms, with the finite-population variance of N2", "spec §6.0 N2, §6.5 S2"),
+    vary="b_eff", grid={k: tuple(b_eff(b) for b in v) for k, v in N2_B.items()}, configure=s2_n2_config,
+    measure="avg:grad_norm_sq", summary=FLOOR, expected=ExpectedOrder(THEOREM_5, "b", "noise_common_b"),
+    tolerance=0.15)
+
+
+S2_N2_FULL = ThresholdClaim(
+    id="fedbio.S2.finite_sum_full_batch", paper=KEY,
+    title="FedBiO under finite sums (N2): at the full batch b = K the noise floor vanishes",
+    statement="A minibatch of all K rows drawn without replacement is the client's exact gradient "
+              "((K - b)/(K - 1) = 0): started at the solution on drift-free Test A, E||grad h(x_bar)||^2 stays 0 "
+              "up to round-off (with replacement it would stay sigma^2/K).",
+    source=src("Theorem 5, Eq. (12) noise terms (sigma = 0)", "spec §6.0 N2, §6.5 S2"),
+    # 1e-24: the rows are centred in float64 (their mean ~1e-17, squared ~1e-33), any sampled floor is ~1e-3
+    vary="b", grid={"quick": (N2_K,), "full": (N2_K,)}, measure="avg:grad_norm_sq", summary=FLOOR, threshold=1e-24,
+    configure=lambda value, profile: n2_config(int(value), profile, T=100))  # zero at every t: no need to wait
+
+
+# ---------------------------------------------------------------------------------------------
 # S3, S5, S15: FedBiO's drift floor on Test B (heterogeneous A_m, B_m), no noise (deterministic runs)
 #
 # Regime. The drift floor is a power series in the displacement over one period, e = s (I - 1): the first-
@@ -298,6 +351,25 @@ S12 = LimitClaim(
     tolerance=1e-8)
 
 
+# StocBiO (spec §7), the centralized reference (M = 1): the same Neumann estimator after D warm-started inner
+# steps; with exact oracles its fixed point is x_Q of the one-client problem (y_k^D -> y*(x), the series truncated)
+STOCBIO = {"eta": 0.3, "gamma": 0.2, "D": 5, "Q": 2, "tau_N": 0.2}
+STOCBIO_PROBLEM = {"test": "C1", "clients": 1}
+
+
+def stocbio_config(value: float, profile: Profile) -> RunConfig:
+    return run_config("stocbio", {**STOCBIO, "Q": int(value)}, STOCBIO_PROBLEM, int(300 * profile.scale), profile)
+
+
+STOCBIO_XQ = LimitClaim(
+    id="fedbio.baseline.stocbio_to_x_Q", paper=KEY, title="StocBiO (M = 1, centralized reference) converges to x_Q",
+    statement="StocBiO's Neumann hypergradient with Q+1 terms (Q = 2: x_Q visibly away from x*) has the fixed point "
+              "x_Q of spec §6.3 for one client: the reference FedBiO-Local (S12) must match at M = 1.",
+    source=src("Table 1 (StocBiO [20]); Eq. (6)", "spec §7 StocBiO, §6.3 x_Q"),
+    vary="Q", grid={"quick": (2,), "full": (2, 4)}, configure=stocbio_config, measure="dist_sq", target=x_neumann,
+    target_name="x_Q", tolerance=1e-8)
+
+
 S12_C2_PROBLEM = {"test": "C2", "clients": 4, "s_H": 0.5, "s_B": 0.3}
 S12_C2_GRID = {"quick": (0, 4), "full": (0, 2, 4, 8)}
 
@@ -381,5 +453,9 @@ def _dist_to_xq(config: RunConfig, trace: Trace) -> np.ndarray:
 
 from .acceleration import ACCELERATION_CLAIMS  # noqa: E402  (S7-S9: below the claims they share helpers with)
 
-CLAIMS = (S1, S2, S3, S4, S5, S6_NAIVE, S6_NAIVE_NOT_X, S6_FEDBIO, S10, S11, S12, S12_BIAS, S12_C2, S15, STORM_GLOBAL,
-          STORM_LOCAL_CLAIM, *ACCELERATION_CLAIMS)
+from .ball import ball_checked  # noqa: E402
+
+# every claim decides with the after-run C_f ball check (proofs/fedbio/ball.py)
+CLAIMS = tuple(ball_checked(c) for c in (S1, S2, S2_N2, S2_N2_FULL, S3, S4, S5, S6_NAIVE, S6_NAIVE_NOT_X, S6_FEDBIO, S10, S11, S12,
+                                         S12_BIAS, S12_C2, STOCBIO_XQ, S15, STORM_GLOBAL, STORM_LOCAL_CLAIM,
+                                         *ACCELERATION_CLAIMS))

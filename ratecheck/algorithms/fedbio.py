@@ -45,6 +45,20 @@ class ClientsState:
     momenta: dict[str, np.ndarray] = field(default_factory=dict)
     max_u_norm: float = 0.0  # H1 monitor: max_t,m ||u_t^(m)|| (spec §3.2)
     syncs: int = 0
+    max_x_norm: float = 0.0  # max_t,m ||x_t^(m)||: constants taken on a ball (C_f) are checked on it after the run
+    max_y_norm: float = 0.0  # max_t,m ||y_t^(m)||
+
+
+def _tracked(old: ClientsState | None, new: ClientsState) -> ClientsState:
+    """``new`` with the running maxima of ||x_t^(m)||, ||y_t^(m)|| over the visited iterates (spec pitfalls 16, 21)."""
+    new.max_x_norm = max(0.0 if old is None else old.max_x_norm, float(np.linalg.norm(new.x, axis=-1).max()))
+    new.max_y_norm = max(0.0 if old is None else old.max_y_norm, float(np.linalg.norm(new.y, axis=-1).max()))
+    return new
+
+
+def visited(state: ClientsState) -> dict[str, float]:
+    """What the after-run ball check reads (info of every FedBiO-type run; absent on exact runs)."""
+    return {"max_u_norm": state.max_u_norm, "max_x_norm": state.max_x_norm, "max_y_norm": state.max_y_norm}
 
 
 def _start(problem: Problem, replicas: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -58,12 +72,24 @@ def _constant(problem: Problem, name: str) -> float:
     return float(problem.constants()[name].value)
 
 
+def _fit_finite_sum(owner: str, problem: Problem, batches: dict[str, int]) -> None:
+    """N2 (finite sums of K rows, minibatches without replacement): refuse a batch larger than K before running."""
+    rows = getattr(problem, "rows_f", None)
+    if rows is None or getattr(problem, "replacement", False):
+        return
+    K = rows.shape[1]
+    for name, size in batches.items():
+        if size > K:
+            raise ParamError(owner, name, size, f"a minibatch without replacement needs <= K = {K} rows per client "
+                             "(problem finite_sum); set replacement or a larger finite_sum")
+
+
 @dataclass(frozen=True)
 class FedBiOBase(Algorithm):
     """Shared fields and checks of the four algorithms."""
 
     local: ClassVar[bool] = False  # Alg. 3/4: y never averaged, Neumann x-direction
-    monitors: ClassVar[tuple[str, ...]] = ("max_u_norm",)  # a running max of the iterates: exact mode skips it
+    monitors: ClassVar[tuple[str, ...]] = ("max_u_norm", "max_x_norm", "max_y_norm")  # running maxima: exact mode skips them
 
     I: int = integer(1, "communication period I: average when t % I == 0, t = 1, 2, ...", low=1, high=10**6)
     eta: float = real(0.01, "x step eta", positive=True)
@@ -83,6 +109,10 @@ class FedBiOBase(Algorithm):
                           f"I - {name} grad_yy g(xi) may expand (contraction needs ||I - {name} H(xi)|| <= 1, "
                           "spec §6.0)", stacklevel=2)
 
+    def batches(self, problem: Problem) -> dict[str, int]:
+        """The minibatch sizes the run draws per oracle call (checked against a finite sum's K)."""
+        return {}
+
     def sync(self, iteration: int) -> bool:
         """Seam: is iteration t a communication?"""
         return is_sync(iteration, self.I)
@@ -96,7 +126,7 @@ class FedBiOBase(Algorithm):
         return out
 
     def info(self, state: ClientsState) -> dict[str, Any]:
-        return {"max_u_norm": state.max_u_norm, "syncs": state.syncs}
+        return {**visited(state), "syncs": state.syncs}
 
 
 @register
@@ -113,13 +143,17 @@ class FedBiO(FedBiOBase):
     u_update: str = choice("sgd", "'sgd': the paper's one step on eq. (4); 'exact': the ablation solving (4) "
                            "exactly at each client's (x, y) with the global Hessian (spec §7)", ("sgd", "exact"))
 
+    def batches(self, problem: Problem) -> dict[str, int]:
+        return {"bx": self.bx, "by": self.by}
+
     def validate(self, problem: Problem) -> None:
+        _fit_finite_sum(self.name, problem, self.batches(problem))
         self._cap("tau", self.tau, _constant(problem, "L"), "the u recursion")
         self._hessian_warning(problem, self.tau, "tau")
 
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, u = _start(problem, len(streams.replicas))
-        return ClientsState(x, y, u, max_u_norm=float(np.linalg.norm(u, axis=-1).max()))
+        return _tracked(None, ClientsState(x, y, u, max_u_norm=float(np.linalg.norm(u, axis=-1).max())))
 
     def u_direction(self, problem: Problem, x, y, u, sample) -> np.ndarray:
         """Seam: r = grad_y f - grad_yy g u = -(gradient of eq. (4)); u += tau r (pitfall 7)."""
@@ -146,8 +180,8 @@ class FedBiO(FedBiOBase):
                  "samples_f_per_client": float(2 * self.bx), "samples_g_per_client": float(self.by),
                  "jvp_per_client": float(self.bx), "hvp_per_client": float(self.bx),
                  "oracle_calls": float(M * (self.by + 4 * self.bx))}
-        return ClientsState(x_new, y_new, u_new, max_u_norm=max(state.max_u_norm, float(np.abs(u_new).max())),
-                            syncs=state.syncs + comm), costs
+        u_max = max(state.max_u_norm, float(np.abs(u_new).max()))
+        return _tracked(state, ClientsState(x_new, y_new, u_new, max_u_norm=u_max, syncs=state.syncs + comm)), costs
 
     @staticmethod
     def _exact_u(problem: Problem, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -206,7 +240,11 @@ class FedBiOAcc(StormFields):
         gain = (16 * Lt) ** (-1 / 3) if self.alpha_gain is None else self.alpha_gain
         return {"bM": bM, "c_nu": c_nu, "c_om": c_om, "c_u": c_u, "u_bar": u_bar, "gain": gain}
 
+    def batches(self, problem: Problem) -> dict[str, int]:
+        return {"b": self.b, **({"b1": self.b1} if self.first_batch == "sampled" else {})}
+
     def validate(self, problem: Problem) -> None:
+        _fit_finite_sum(self.name, problem, self.batches(problem))
         sch = self.schedule(problem)
         a1 = storm_step_size(1, sch["bM"], sch["u_bar"], sch["gain"])
         self._cap("tau alpha_1", self.tau * a1, _constant(problem, "L"), "the u recursion")
@@ -221,7 +259,7 @@ class FedBiOAcc(StormFields):
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, u = _start(problem, len(streams.replicas))
         s = problem.draw(self.first_noise(streams), (problem.num_clients,), self.b1)
-        return ClientsState(x, y, u, self.targets(problem, x, y, u, s), float(np.abs(u).max()))
+        return _tracked(None, ClientsState(x, y, u, self.targets(problem, x, y, u, s), float(np.abs(u).max())))
 
     def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
@@ -246,8 +284,8 @@ class FedBiOAcc(StormFields):
                  "samples_f_per_client": float(4 * self.b), "samples_g_per_client": float(2 * self.b),
                  "jvp_per_client": float(2 * self.b), "hvp_per_client": float(2 * self.b),
                  "oracle_calls": float(M * 10 * self.b)}
-        return ClientsState(x_new, y_new, u_new, momenta, max(state.max_u_norm, float(np.abs(u_new).max())),
-                            state.syncs + comm), costs
+        u_max = max(state.max_u_norm, float(np.abs(u_new).max()))
+        return _tracked(state, ClientsState(x_new, y_new, u_new, momenta, u_max, state.syncs + comm)), costs
 
 
 @dataclass(frozen=True)
@@ -264,6 +302,7 @@ class NeumannFields(FedBiOBase):
         if getattr(problem, "setting", "local") != "local":
             raise ParamError(self.name, "problem", problem.family, "needs a local lower-level problem "
                              "(setting 'local', eq. (5))")
+        _fit_finite_sum(self.name, problem, self.batches(problem))
         self._cap("tau_N", self.tau_N, _constant(problem, "L"), "the Neumann series")
         self._hessian_warning(problem, self.tau_N, "tau_N")
 
@@ -280,7 +319,7 @@ class NeumannFields(FedBiOBase):
 
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, _ = _start(problem, len(streams.replicas))
-        return ClientsState(x, y)
+        return _tracked(None, ClientsState(x, y))
 
 
 @register
@@ -293,6 +332,9 @@ class FedBiOLocal(NeumannFields):
 
     bx: int = integer(1, "Neumann copies b_x per iteration", low=1, high=10**6)
     by: int = integer(1, "batch b_y of the grad_y g oracle", low=1, high=10**6)
+
+    def batches(self, problem: Problem) -> dict[str, int]:
+        return {"by": self.by}  # each Neumann copy draws single samples
 
     def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
@@ -309,7 +351,7 @@ class FedBiOLocal(NeumannFields):
                  "samples_f_per_client": float(self.bx), "samples_g_per_client": float(self.by),
                  "jvp_per_client": float(self.bx), "hvp_per_client": float(self.bx * self.Q),
                  "oracle_calls": float(M * (self.by + self.bx * (self.Q + 3)))}
-        return ClientsState(x_new, y_new, syncs=state.syncs + comm), costs
+        return _tracked(state, ClientsState(x_new, y_new, syncs=state.syncs + comm)), costs
 
 
 @register
@@ -321,6 +363,11 @@ class FedBiOAccLocal(NeumannFields, StormFields):
     source: ClassVar[str] = "002_25acef2c58d2293a.txt Algorithm 4 (spec fedbio §2.4)"
 
     by: int | None = integer(None, "lower batch b_y; null: b M (Theorem 8)", low=1, high=10**9, nullable=True)
+
+    def batches(self, problem: Problem) -> dict[str, int]:
+        by = self.b * problem.num_clients if self.by is None else self.by
+        first = {"b_y1": self.b1 * by // self.b} if self.first_batch == "sampled" else {}
+        return {"by": by, **first}
 
     def schedule(self, problem: Problem) -> dict[str, float]:
         """Theorem 8's constants (spec §4.6) unless set; gain = Lhat^(-2/3)."""
@@ -340,7 +387,7 @@ class FedBiOAccLocal(NeumannFields, StormFields):
         om = problem.grad_y_g(x, y, problem.draw(noise, (M,), max(by1, 1), oracles=("gy",)))
         copies = 1 if noise is None else self.b1  # exact oracles: every copy is the same
         nu = self.hypergrad_estimate(problem, x, y, self.draw_neumann(problem, noise, copies), copies)
-        return ClientsState(x, y, momenta={"om": om, "nu": nu})
+        return _tracked(None, ClientsState(x, y, momenta={"om": om, "nu": nu}))
 
     def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
@@ -368,7 +415,7 @@ class FedBiOAccLocal(NeumannFields, StormFields):
                  "samples_f_per_client": float(2 * self.b), "samples_g_per_client": float(2 * by),
                  "jvp_per_client": float(2 * self.b), "hvp_per_client": float(2 * self.b * self.Q),
                  "oracle_calls": float(M * 2 * (by + self.b * (self.Q + 3)))}
-        return ClientsState(x_new, y_new, momenta={"om": om, "nu": nu}, syncs=state.syncs + comm), costs
+        return _tracked(state, ClientsState(x_new, y_new, momenta={"om": om, "nu": nu}, syncs=state.syncs + comm)), costs
 
 
 @register
@@ -384,3 +431,65 @@ class MRBOLike(FedBiOAccLocal):
         super().validate(problem)
         if problem.num_clients != 1:
             raise ParamError(self.name, "problem.clients", problem.num_clients, "the centralized reference needs M = 1")
+
+
+@register
+@dataclass(frozen=True)
+class StocBiO(Algorithm):
+    """StocBiO (Ji, Yang, Liang, ICML 2021; ref. [20] of the paper, spec §7): the centralized (M = 1) double-loop
+    reference. One engine round is one outer iteration k: D warm-started SGD steps on y with fresh batches of
+    size b_y, then x_{k+1} = x_k - alpha [grad_x f - grad_xy g eta_N sum_{q=0}^{Q} prod (I - eta_N grad_yy g) grad_y f]
+    at (x_k, y_k^D), every oracle a minibatch of b samples, each of the Q Hessian factors its own batch (StocBiO's
+    Algorithm 2; the same estimator as eq. (6) of the FedBiO paper)."""
+
+    name: ClassVar[str] = "stocbio"
+    source: ClassVar[str] = "Ji, Yang, Liang 2021 (StocBiO), Algorithms 1-2; ref. [20] of 002_25acef2c58d2293a.txt (spec §7)"
+    eta: float = real(0.1, "x step alpha", positive=True)
+    gamma: float = real(0.1, "inner y step beta", positive=True)
+    D: int = integer(5, "inner SGD steps on y per outer iteration (warm start)", low=1, high=10**6)
+    Q: int = integer(5, "Neumann truncation Q (Q+1 terms, Q Hessian batches)", low=0, high=10**4)
+    tau_N: float = real(0.2, "Neumann scaling eta_N (< 1/L)", positive=True)
+    b: int = integer(1, "batch of the grad f, Jacobian and each Hessian oracle", low=1, high=10**6)
+    by: int = integer(1, "batch of each inner grad_y g step", low=1, high=10**6)
+    steps: str = choice("error", "cap on tau_N L: 'error' refuses a diverging Neumann series before running; "
+                        "'record' runs it and lets the engine record the divergence", ("error", "record"))
+
+    # the caps and the Hessian warning read only name and steps: FedBiO's checks, shared
+    _cap = FedBiOBase._cap
+    _hessian_warning = FedBiOBase._hessian_warning
+
+    def validate(self, problem: Problem) -> None:
+        if problem.num_clients != 1:
+            raise ParamError(self.name, "problem.clients", problem.num_clients, "the centralized reference needs M = 1")
+        _fit_finite_sum(self.name, problem, {"b": self.b, "by": self.by})
+        self._cap("tau_N", self.tau_N, _constant(problem, "L"), "the Neumann series")
+        self._hessian_warning(problem, self.tau_N, "tau_N")
+
+    monitors: ClassVar[tuple[str, ...]] = FedBiOBase.monitors
+
+    def output(self, state: ClientsState) -> dict[str, np.ndarray]:
+        return {"x": state.x[:, 0], "y": state.y[:, 0], "y_clients": state.y}
+
+    def info(self, state: ClientsState) -> dict[str, Any]:
+        return visited(state)
+
+    def init(self, problem: Problem, streams: Streams) -> ClientsState:
+        x, y, _ = _start(problem, len(streams.replicas))
+        return _tracked(None, ClientsState(x, y))
+
+    def hypergrad_estimate(self, problem: Problem, x: np.ndarray, y: np.ndarray, sample: Any) -> np.ndarray:
+        """Seam: the Neumann hypergradient of StocBiO's Algorithm 2 (one minibatch per oracle and factor)."""
+        return neumann_hypergrad(problem, x, y, sample, self.Q, self.tau_N)
+
+    def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
+        noise = streams["noise"]
+        y = state.y
+        for _ in range(self.D):  # inner loop on y at the current x
+            y = y - self.gamma * problem.grad_y_g(state.x, y, problem.draw(noise, (1,), self.by, oracles=("gy",)))
+        s = problem.draw(noise, (1,), self.b, hessians=max(self.Q, 1), oracles=("fx", "fy", "J", "H"))
+        x = state.x - self.eta * self.hypergrad_estimate(problem, state.x, y, s)
+        costs = {"communication_rounds": 0.0, "floats_up": 0.0, "samples_f_per_client": float(self.b),
+                 "samples_g_per_client": float(self.D * self.by), "jvp_per_client": float(self.b),
+                 "hvp_per_client": float(self.Q * self.b),
+                 "oracle_calls": float(self.D * self.by + self.b * (self.Q + 3))}
+        return _tracked(state, ClientsState(x, y)), costs
