@@ -40,6 +40,7 @@ Verdict semantics (the rules every claim follows; README-ready):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from enum import Enum
@@ -857,6 +858,27 @@ class Observation(Claim):
         evidence["quantity"] = self.quantity
         text = ", ".join(f"{k} = {_num(v)}" for k, v in values.items())
         return Outcome(self, Verdict.OBSERVED, f"observed {self.quantity}: {text}{note}", evidence, points)
+
+
+def monte_carlo_twin(claim: Claim, *, quick: bool = False, **changes: Any) -> Claim:
+    """The claim on Monte-Carlo runs, ``<id>.monte_carlo``, so an exact verdict and its Monte-Carlo
+    counterpart sit in one report (issue #8). In the full profile it draws replicas; in the quick one it
+    reads the claim's own exact runs (same run keys: no extra cost) unless ``quick=True`` (a question
+    about the draws themselves). ``changes`` replace fields, e.g. a Monte-Carlo tolerance."""
+    def drawn(configure: Callable[[float, Profile], RunConfig]) -> Callable[[float, Profile], RunConfig]:
+        def configure_mc(value: float, profile: Profile) -> RunConfig:
+            config = configure(value, profile)
+            if profile.name == "quick" and not quick:
+                return config
+            # an exact run has one row: the draws get the profile's replicas
+            return config.with_(mode="monte_carlo",
+                                replicas=config.replicas if config.replicas > 1 else profile.replicas)
+        return configure_mc
+
+    if getattr(claim, "configure_other", None) is not None:  # a comparison of two algorithms' runs
+        changes.setdefault("configure_other", drawn(claim.configure_other))
+    return dataclasses.replace(claim, id=f"{claim.id}.monte_carlo", configure=drawn(claim.configure),
+                               title=f"{claim.title} (Monte Carlo in the full profile)", **changes)
 
 
 def observe(claim: Claim, *, id: str, title: str, quantity: str,

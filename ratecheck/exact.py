@@ -615,7 +615,7 @@ class FedAvgModel:
         """An overridden schedule() must draw the clients (and the duplicate convention) FedAvg.schedule
         draws, on the same seeded streams: exact mode averages the sampling from the participation's
         multiplicity moments. Else NotExact (Monte Carlo draws it)."""
-        N, d, lam = self.N, self.d, int(self.algorithm.delay.lam)
+        d, lam = self.d, int(self.algorithm.delay.lam)
         for t in (0, 1, 2):
             state = FedAvgState(history=np.zeros((replicas, lam + 1, d)), t=t)
             try:

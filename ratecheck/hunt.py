@@ -437,11 +437,12 @@ class HuntClaim(Claim):
         examples = int(self.values(profile)[0])
         budget = self.budget.get(profile.name)
         started = time.perf_counter()
+        result: HuntResult | None = None
         for restart in range(max(1, int(self.restarts))):
             left = None if budget is None else max(budget - (time.perf_counter() - started), 1e-3)
             attempt = hunt(self.space, self.version, examples=examples, budget=left, seed=self.seed + restart,
                            replicas=self.replicas)
-            result = attempt if restart == 0 else _merged(result, attempt)
+            result = attempt if result is None else _merged(result, attempt)
             if result.found:
                 break
         # issue #13 (hunts helper): a diverged probe has ratio inf; PointResult samples must be finite (the

@@ -342,3 +342,19 @@ def test_registered_claims_follow_the_fit_design_rule():
             values = claim.grid["quick"]
             assert len(set(values)) >= 5 and max(values) / min(values) >= 10 - 1e-9, claim.id
         assert claim.expect != Verdict.INCONCLUSIVE
+
+
+def test_monte_carlo_twin_reads_exact_runs_in_quick_and_draws_in_full():
+    """The shared twin (issue #8): same runs as its exact claim in quick (no cost), replicas in full,
+    and quick=True draws in quick too; an exact run's single row becomes the profile's replicas."""
+    from ratecheck.claims import PROFILES, monte_carlo_twin
+
+    exact = _slope().__class__  # any slope claim kind
+    base = dataclasses.replace(_slope(), configure=lambda v, p: _config(v, p).with_(mode="exact", replicas=1))
+    twin = monte_carlo_twin(base, tolerance=0.3)
+    quick, full = PROFILES["quick"], PROFILES["full"]
+    assert twin.id == f"{base.id}.monte_carlo" and twin.tolerance == 0.3 and isinstance(twin, exact)
+    assert twin.configure(2.0, quick) == base.configure(2.0, quick)
+    drawn = twin.configure(2.0, full)
+    assert drawn.mode == "monte_carlo" and drawn.replicas == full.replicas
+    assert monte_carlo_twin(base, quick=True).configure(2.0, quick).mode == "monte_carlo"

@@ -22,8 +22,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ratecheck.claims import Claim, Profile, SlopeClaim, ValueClaim
-from ratecheck.trace import RunConfig
+from ratecheck.claims import Profile, SlopeClaim, ValueClaim, monte_carlo_twin  # noqa: F401 (re-exported)
 
 EXACT = "exact"
 MONTE_CARLO = "monte_carlo"
@@ -76,22 +75,6 @@ class ExactValueClaim(ValueClaim):
                                                     self.mc_tolerance_reason)
 
 
-def monte_carlo_twin(claim: Claim, *, quick: bool = False) -> Claim:
-    """The claim on Monte-Carlo runs in the full profile (its own Monte-Carlo tolerance applies: the
-    points are not exact), and on the claim's exact runs in the quick profile (no extra cost).
-
-    ``quick=True``: Monte Carlo in the quick profile too, for claims whose question is the sampling
-    or delay randomness. Exact mode takes who is sampled and which delay a job has from its own
-    skeleton (the participation's multiplicity moments, the delay schedule's distribution), not from
-    the algorithm's ``schedule()``: a bug there is invisible to it, and only the draws show it
-    (tests/test_sensitivity_defedavg.py)."""
-    base = claim.configure
-
-    def configure(value: float, profile: Profile) -> RunConfig:
-        config = base(value, profile)
-        return config if profile.name == "quick" and not quick else config.with_(mode=MONTE_CARLO)
-
-    return dataclasses.replace(
-        claim, id=f"{claim.id}.monte_carlo", title=f"{claim.title} (Monte Carlo in the full profile)",
-        configure=configure,
-    )
+# monte_carlo_twin (ratecheck.claims), imported above: quick=True draws in the quick profile too, for
+# claims about the sampling or delay randomness (a wrong sampling inside schedule() is refused by exact
+# mode, so only the draws decide it)

@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ratecheck.claims import monte_carlo_twin
 from ratecheck.claims import ExpectedOrder, ExponentComparisonClaim, Profile, SlopeClaim, Verdict
 from ratecheck.trace import RunConfig, Trace
 
@@ -140,17 +141,7 @@ class ExactOrMCSlope(SlopeClaim):
         return verdict, reason, evidence
 
 
-def mc_twin(claim):
-    """The claim on Monte-Carlo runs in the full profile (``.monte_carlo``); in quick it reads the exact runs."""
-    def wrap(configure):
-        def configure_mc(value: float, profile: Profile) -> RunConfig:
-            config = configure(value, profile)
-            return config if profile.name == "quick" else config.with_(mode=MONTE_CARLO, replicas=profile.replicas)
-        return configure_mc
-
-    extra = {"configure_other": wrap(claim.configure_other)} if isinstance(claim, ExponentComparisonClaim) else {}
-    return dataclasses.replace(claim, id=f"{claim.id}.monte_carlo", title=f"{claim.title} (Monte Carlo in the full "
-                               "profile)", configure=wrap(claim.configure), **extra)
+mc_twin = monte_carlo_twin  # ratecheck.claims: Monte Carlo in the full profile, the exact runs in quick
 
 
 def acc_params(M: int, b: int, I: int) -> dict[str, Any]:

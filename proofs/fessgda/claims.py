@@ -3,7 +3,6 @@ each claim expects (A: PL-PL, B: NC-PL, C: point-wise max, D: NC-C and NC-1PC)."
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from typing import Any, Callable, Mapping
@@ -11,6 +10,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import sympy as sp
 
+from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
 from ratecheck.claims import (
     ExpectedOrder,
     HittingTimeClaim,
@@ -106,18 +106,9 @@ EXACT_SLOPE_TOLERANCE, EXACT_DRIFT_TOLERANCE, EXACT_RATIO_TOLERANCE = 0.02, 0.05
 
 
 def monte_carlo_twin(claim: Any) -> Any:
-    """The claim on Monte-Carlo runs (16 replicas) in the full profile with the old noise tolerance; in
-    the quick profile it reads the claim's exact runs (same run keys: no extra cost), so both verdicts
-    sit in one report and the full one checks that the draws agree with the exact expectations."""
-    base = claim.configure
-
-    def configure(value: float, profile: Profile) -> RunConfig:
-        config = base(value, profile)
-        return config if profile.name == "quick" else config.with_(mode=MONTE_CARLO)
-
+    """The shared Monte-Carlo twin (ratecheck.claims) with the old noise tolerances."""
     loose = {"rel_tolerance": RATIO_TOLERANCE} if isinstance(claim, ValueClaim) else {"tolerance": 0.1}
-    return dataclasses.replace(claim, id=f"{claim.id}.monte_carlo", configure=configure,
-                               title=f"{claim.title} (Monte Carlo in the full profile)", **loose)
+    return shared_monte_carlo_twin(claim, **loose)
 
 
 def steps(eta_x_eff: float, eta_y_eff: float, K: int, eta_x_local: float, eta_y_local: float) -> dict[str, Any]:

@@ -3,7 +3,6 @@ run, the run configurations and what each claim expects."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from typing import Any, Mapping
@@ -13,6 +12,7 @@ import sympy as sp
 
 from problems.quadratic_bilevel import p1, p3
 from ratecheck.algorithms.bilevel import LocalSteps, coefficient_table
+from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
 from ratecheck.claims import (
     BoundClaim,
     ExpectedOrder,
@@ -132,17 +132,8 @@ EXACT_TOLERANCE, EXACT_TOLERANCE_ONE_TERM, MC_TOLERANCE = 0.05, 0.02, 0.1
 
 
 def monte_carlo_twin(claim: SlopeClaim) -> SlopeClaim:
-    """The claim on Monte-Carlo runs (16 replicas) in the full profile, with the Monte-Carlo tolerance;
-    in the quick profile it reads the claim's exact runs (same run keys: no extra cost), so both
-    verdicts sit in one report and the full one checks that the draws agree with the expectations."""
-    base = claim.configure
-
-    def configure(value: float, profile: Profile) -> RunConfig:
-        config = base(value, profile)
-        return config if profile.name == "quick" else config.with_(mode=MONTE_CARLO)
-
-    return dataclasses.replace(claim, id=f"{claim.id}.monte_carlo", configure=configure, tolerance=MC_TOLERANCE,
-                               title=f"{claim.title} (Monte Carlo in the full profile)")
+    """The shared Monte-Carlo twin (ratecheck.claims) with the Monte-Carlo tolerance."""
+    return shared_monte_carlo_twin(claim, tolerance=MC_TOLERANCE)
 
 
 def scheduled(algorithm: str, problem: Mapping[str, Any], *, P_: int, T_: int, tau: Any = 1, profile: Profile,

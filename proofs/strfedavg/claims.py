@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from ratecheck.claims import monte_carlo_twin
 from ratecheck.claims import (
     AbscissaSlopeClaim,
     BoundClaim,
@@ -630,20 +631,7 @@ T3_IPIR_STATIONARY = ValueClaim(
                   "F_lambda = f + dist^2/lam moves y^T 10x farther (sensitivity suite)")
 
 
-def monte_carlo_twin(claim):
-    """The claim on Monte-Carlo runs in the full profile, on the claim's own exact runs in the quick one
-    (no extra run): both verdicts side by side in the full report (BRIEF: switched claims keep their
-    Monte-Carlo version). The IPIR runs are noise-free, so the two must agree to rounding."""
-    base = claim.configure
-
-    def configure(value: float, profile: Profile) -> RunConfig:
-        config = base(value, profile)
-        return config if profile.name == "quick" else config.with_(mode="monte_carlo", replicas=profile.replicas)
-
-    return dataclasses.replace(claim, id=f"{claim.id}.monte_carlo", configure=configure,
-                               title=f"{claim.title} (Monte Carlo in the full profile)")
-
-
+# the Monte-Carlo twins (ratecheck.claims.monte_carlo_twin): the IPIR runs are noise-free, so both must agree
 T3_IPIR_DESCENT_MC = monte_carlo_twin(T3_IPIR_DESCENT)
 T3_IPIR_STATIONARY_MC = monte_carlo_twin(T3_IPIR_STATIONARY)
 
