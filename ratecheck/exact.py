@@ -1304,7 +1304,17 @@ def model_for(algorithm: Any, problem: Problem, rounds: int) -> Any:
 
 
 def run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
-    """The Trace of ``config`` with exact expectations: one "replica", zero spread, info["exact"]."""
+    """The Trace of ``config`` with exact expectations: one "replica", zero spread, info["exact"].
+
+    With one BLAS thread: the matrices are small (a thread pool only adds synchronization) and the
+    cores are usually busy with other runs (measured 9x slower with OpenBLAS's pool under load)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _run_exact(config, algorithm, problem)
+
+
+def _run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
     started = time.perf_counter()
     rounds = int(config.rounds)
     model = model_for(algorithm, problem, rounds)
