@@ -172,7 +172,8 @@ def test_ctrl_c_says_how_many_runs_are_stored(monkeypatch, tmp_path, capsys):
     total = len(registry.default().plan(registry.default().select_claims(pattern), PROFILES["quick"]))
     assert f"runs: 2 reused from the cache, {total - 2} computed" in out
     assert max(len(line) for line in out.splitlines()) <= 100
-    assert "(deterministic)" in out  # fessgda.A5.drift_bias is noise-free: no zero-width CI
+    # fessgda.A5.drift_bias runs exact (issue #8): it says so, never a zero-width CI
+    assert "exact expectations, no CI" in out and "CI [" not in out
     # the cache command sees them all, none stale; prune keeps them, clear removes them
     assert main(["cache", "info", "--cache-dir", cache, "--json"]) == 0
     info = json.loads(capsys.readouterr().out)

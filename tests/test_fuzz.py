@@ -85,8 +85,9 @@ def _plausible(name: str, value: Any, kind: str | None) -> bool:
         return isinstance(value, bool)
     if kind in ("str", "choice"):
         return isinstance(value, str) and value != ""
-    if kind == "option":
-        return isinstance(value, str) and value != "" or isinstance(value, dict)
+    if kind == "option":  # parsed from text or a mapping; a count option (local_steps) takes an int >= 1
+        counts = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+        return isinstance(value, str) and value != "" or isinstance(value, dict) or counts
     return True  # undeclared: nothing to hold it to
 
 
