@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import proofs.simfbo as sf
+import proofs.simfbo.hunts as simfbo_hunts
 from ratecheck.algorithms import bilevel
 from ratecheck.algorithms.base import REGISTRY
 from ratecheck.claims import PROFILES
@@ -64,6 +65,14 @@ class AscentInY(bilevel.SimFBO):
         return dataclasses.replace(new, y=2 * state.y - new.y), costs
 
 
+class AscentInV(bilevel.SimFBO):
+    """Wrong sign: the server moves v up the gradient of the linear system's quadratic (v + gamma_v q_v)."""
+
+    def round(self, state, problem, t, streams):
+        new, costs = bilevel.SimFBO.round(_base(self), state, problem, t, streams)
+        return dataclasses.replace(new, v=2 * state.v - new.v), costs
+
+
 @dataclasses.dataclass(frozen=True)
 class ShroFBOWithoutNormalization(bilevel.ShroFBO):
     """ShroFBO that forgets h_i = q_i/||a_i||_1 and the rho step: it is SimFBO under another name."""
@@ -83,6 +92,10 @@ VARIANTS = [
     ("extra_local_step", "simfbo", ExtraLocalStep, (sf.T6_SIMFBO_TILDE,)),
     ("ascent_in_y", "simfbo", AscentInY, (sf.SIMFBO_UNBIASED,)),
     ("shrofbo_unnormalized", "shrofbo", ShroFBOWithoutNormalization, (sf.T6_SHROFBO_X,)),
+    # a wrong sign in v's server step: caught by the unbiasedness baseline (and every T1-T6 rate claim),
+    # NOT by the hunt of Theorem 1 with C6, whose bound sits ~1e7 above correct runs: with steps inside
+    # the conditions v grows too slowly over T <= 100 rounds to reach it (test below)
+    ("ascent_in_v", "simfbo", AscentInV, (sf.SIMFBO_UNBIASED,)),
 ]
 
 
@@ -103,6 +116,14 @@ def test_doubles_change_what_they_say():
     streams = Streams(0, KEY, np.arange(2))
     state = good.init(problem, streams)
     reference = good.round(state, problem, 0, Streams(0, KEY, np.arange(2)))[0]
-    for broken in (WithReplacement, MissingNOverP, ExtraLocalStep, AscentInY):
+    for broken in (WithReplacement, MissingNOverP, ExtraLocalStep, AscentInY, AscentInV):
         new = broken.from_params(params).round(state, problem, 0, Streams(0, KEY, np.arange(2)))[0]
-        assert not (np.allclose(new.x, reference.x) and np.allclose(new.y, reference.y)), broken.__name__
+        assert not (np.allclose(new.x, reference.x) and np.allclose(new.y, reference.y)
+                    and np.allclose(new.v, reference.v)), broken.__name__
+
+
+def test_corrected_hunt_is_not_a_sensitive_check(monkeypatch):
+    """Recorded limit: the hunt of Theorem 1 with C6 (an expected PASS) does not notice v stepping the
+    wrong way; its bound is ~1e7 above the runs, so it only certifies no divergence inside the
+    conditions. If this starts failing the hunt became sensitive: move AscentInV's catcher to it."""
+    assert not _caught(monkeypatch, "simfbo", AscentInV, (simfbo_hunts.HUNT_CORRECTED,))
