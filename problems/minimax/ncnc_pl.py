@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ratecheck.params import declare
-from ratecheck.problem import Constant, check_int
+from ratecheck.problem import Constant
 
 from .base import DIM, SHARED, MinimaxProblem, _shared_fields
 
@@ -119,6 +119,5 @@ def make_ncnc_pl(
     y0: Any = 1.0,
 ) -> TwoSidedPLSine:
     """Spec §6.1 (a3): l = 28, mu1 = 0.176, mu2 = 1.26 (mu1 < mu2: Theorem 3.5 needs the role swap)."""
-    params = {"kind": "ncnc_pl", **locals()}
-    dim = check_int("dim", dim)
+    params = {"kind": "ncnc_pl", **locals()}  # every value is checked by its declaration (@declare above)
     return TwoSidedPLSine(**_shared_fields(params, dim, dim))

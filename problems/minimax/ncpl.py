@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ratecheck.params import Param, declare
-from ratecheck.problem import Constant, check_int, check_positive
+from ratecheck.problem import Constant
 
 from .base import DIM, SHARED, MinimaxProblem, _sin_sigma_g, _min_1d, _shared_fields
 
@@ -127,9 +127,7 @@ def make_ncpl(
 ) -> NCPLLog:
     """Spec §6.2 (b). With alpha = c = 1, Phi = sum [-log(1+x^2) + x^2/2] for every mu; l(mu=1) = 2.618."""
     params = {"kind": "ncpl", **locals()}
-    dim = check_int("dim", dim)
-    for name in ("mu", "alpha", "c"):
-        check_positive(name, params[name])
+    # every value is checked by its declaration (@declare above); only cross-parameter rules remain here
     shared = _shared_fields(params, dim, dim)
     if np.any(shared["x0"] == 0):
         # x = 0 is an exact stationary point (a local max of Phi): the run would never move

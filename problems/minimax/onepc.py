@@ -168,7 +168,5 @@ def make_onepc(
     # every value is checked by its declaration (@declare above); only cross-parameter rules remain here
     if a > OnePointConcave.a_star:
         raise ValueError(f"a must be <= {OnePointConcave.a_star} (q star-convex: Assumption 3.4), got a={a}")
-    if R < 1:
-        raise ValueError(f"R must be >= 1 so that y*(x) = tanh x lies in Y, got R={R}")
     return OnePointConcave(lam=float(lam), alpha=float(alpha), a=float(a), R=float(R), moreau=bool(moreau),
                            **_shared_fields(params, dim, dim))

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ratecheck.params import Param, declare
-from ratecheck.problem import Constant, check_positive
+from ratecheck.problem import Constant
 from ratecheck.projections import project_simplex
 
 from .base import SHARED, MinimaxProblem, _shared_fields
@@ -120,7 +120,5 @@ def make_pwmax(
 ) -> PointwiseMax:
     """Spec §6.4 (c): c0 > 0 is the strict-complementarity margin; c0 = 0 or duplicate=True are the
     negative controls that violate Assumption 3.6."""
-    params = {"kind": "pwmax", **locals()}
-    check_positive("r", r)
-    check_positive("c0", c0, strict=False)
+    params = {"kind": "pwmax", **locals()}  # every value is checked by its declaration (@declare above)
     return PointwiseMax(r=float(r), c0=float(c0), duplicate=bool(duplicate), **_shared_fields(params, 2, 4))

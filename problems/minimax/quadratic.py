@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from ratecheck.params import Param, declare
-from ratecheck.problem import Constant, check_int, check_positive
+from ratecheck.problem import Constant
 
 from .base import (
     MAX_DIM,
@@ -208,15 +208,10 @@ def make_quadratic(
     c_diag = np.asarray(c, dtype=float)
     if a_diag.ndim != 1 or a_diag.shape != c_diag.shape:
         raise ValueError(f"a and c must be vectors of equal length, got {a!r} and {c!r}")
-    if (a_diag <= 0).any() or (c_diag <= 0).any():
-        raise ValueError(f"a and c must be positive (A, C positive definite), got a={a!r}, c={c!r}")
-    clients = check_int("clients (M)", clients)
-    check_positive("zeta", zeta, strict=False)
     d = a_diag.size
     _check_quadratic_size("quadratic", clients, d)
     rng = np.random.default_rng(seed)  # instance construction only
     offsets = _zero_sum_offsets(rng, clients, 2 * d, zeta)
-    check_positive("spread", spread, strict=False)
     if spread and clients % 2:
         raise ValueError(f"spread > 0 alternates +-spread over clients and needs an even number of clients, got {clients}")
     signs = np.where(np.arange(clients) % 2 == 0, 1.0, -1.0)
@@ -248,13 +243,10 @@ def make_quadratic_pl(
     rank < dim, G = coupling I, b_i in range(U'): two-sided PL (mu1 = lambda_min(UU')) but not strongly
     convex in x; saddle set {Ux = 0} x {0}. U is a seeded Gaussian matrix (instance construction only)."""
     params = {"kind": "quadratic_pl", **locals()}
-    rank, dim = check_int("rank", rank), check_int("dim", dim)
     if rank >= dim:
         raise ValueError(f"rank must be < dim for a PL-but-not-strongly-convex x-part, got rank={rank}, dim={dim}")
     c_diag = _vector("c", c, dim)
     _check_quadratic_size("quadratic_pl", clients, dim)
-    clients = check_int("clients (M)", clients)
-    check_positive("zeta", zeta, strict=False)
     rng = np.random.default_rng(seed)
     U = rng.standard_normal((rank, dim)) / np.sqrt(rank)
     G = float(coupling) * np.eye(rank, dim)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ratecheck.params import Param, declare
-from ratecheck.problem import Constant, check_int, check_positive
+from ratecheck.problem import Constant
 
 from .base import CLIENTS, NOISE, X0, Y0, MinimaxBatch, MinimaxProblem, _vector
 
@@ -139,11 +139,7 @@ def make_wgan(
 ) -> WGAN:
     """Spec §6.3 (b'): the paper's §5.1 WGAN (mu^ = 0, sigma^ = 0.1, lam in {0.001, 0.005, 0.01})."""
     params = {"kind": "wgan", **locals()}
-    for name in ("lam", "data_std", "R_x", "R_phi"):
-        check_positive(name, params[name])
-    clients = check_int("clients (M)", clients)
-    if split not in ("iid", "sorted"):
-        raise ValueError(f"split must be 'iid' or 'sorted', got {split!r}")
+    # every value is checked by its declaration (@declare above); only cross-parameter rules remain here
     return WGAN(lam=float(lam), data_mean=float(data_mean), data_std=float(data_std),
                 moments=shard_moments(clients, float(data_mean), float(data_std), split), R_x=float(R_x),
                 R_phi=float(R_phi), x0=_vector("x0", x0, 2), y0=_vector("y0", y0, 2), noise=float(noise), zeta=0.0,
