@@ -37,7 +37,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from ratecheck.params import Param, ParamError, declare
-from ratecheck.problem import Constant, Problem, check_int, check_positive
+from ratecheck.problem import Constant, Problem, check_positive
 from ratecheck.seeding import ReplicaStream
 
 UPPERS = ("quadratic", "pseudo_huber", "nonconvex")
@@ -477,16 +477,9 @@ def make(
     (c, e, s), centred over the rows, and mini-batches of batch_size rows.
     """
     params = dict(locals())
-    if upper not in UPPERS:
-        raise ValueError(f"upper must be one of {UPPERS}, got {upper!r}")
-    dim_x, dim_y, clients = check_int("dim_x", dim_x), check_int("dim_y", dim_y), check_int("clients", clients)
-    if not a_min > 0:
-        raise ValueError(f"mu_g must be > 0 (lower level strongly convex): a_min = {a_min} gives mu_g <= 0")
+    # every value is checked by its declaration (@declare above); only cross-parameter rules remain here
     if a_max < a_min:
         raise ValueError(f"a_max must be >= a_min, got a_max={a_max} < a_min={a_min}")
-    for name in ("lam", "zeta", "hessian_spread", "sigma_f", "sigma_g", "sigma_h"):
-        check_positive(name, locals()[name], strict=False)
-    check_positive("delta", delta)
     if upper != "quadratic" and (b is None or dim_x != dim_y):
         raise ValueError(f"upper {upper!r} needs B = b I: give b and dim_x == dim_y, got b={b}, dims {dim_x}, {dim_y}")
     if b is not None and (dim_x != dim_y or (b == 0 and upper != "quadratic")):
@@ -497,19 +490,16 @@ def make(
         # h(x) = f(x, y*(x)) is then flat along ker B: no unique x*, and constants() would not exist
         raise ParamError("quadratic_bilevel", "lam", lam, f"must be > 0 for P1 when dim_x > dim_y or b = 0 (the "
                          f"hypergradient's Hessian has rank <= dim_y = {dim_y} < dim_x = {dim_x}, or B = 0)")
-    if start not in ("zero", "solution") and not isinstance(start, (int, float)):
-        raise ValueError(f"start must be 'zero', 'solution' or a number, got {start!r}")
     p = np.full(clients, 1.0 / clients) if weights is None else np.asarray(weights, dtype=float)
     if p.shape != (clients,) or (p < 0).any() or abs(p.sum() - 1) > 1e-12:
         raise ValueError(f"weights must be {clients} non-negative client weights summing to 1, got {weights!r}")
     if tilde_weights is not None and (len(tilde_weights) != clients or min(tilde_weights) <= 0):
         raise ValueError(f"tilde_weights must be {clients} positive numbers, got {tilde_weights!r}")
     if finite_sum:
-        check_int("finite_sum", finite_sum)
         if upper != "quadratic" or sigma_f or sigma_g:
             raise ValueError(f"finite_sum (N3) needs upper 'quadratic' and sigma_f = sigma_g = 0 (it replaces N1), got "
                              f"upper={upper!r}, sigma_f={sigma_f}, sigma_g={sigma_g}")
-        if not 1 <= check_int("batch_size", batch_size) <= finite_sum:
+        if batch_size > finite_sum:
             raise ValueError(f"batch_size must be in 1..finite_sum = {finite_sum}, got {batch_size}")
     rng = np.random.default_rng(seed)  # instance construction only; runs have their own streams
     B = b * np.eye(dim_y) if b is not None else rng.standard_normal((dim_y, dim_x)) / np.sqrt(dim_x)
