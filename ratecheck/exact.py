@@ -858,21 +858,10 @@ class RoundModel:
         draws = sum(sizes)
         if not draws:
             return np.zeros((self.n_state, self.n_state))
-        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-
-        def scripted(block: np.ndarray):
-            order = iter(range(len(sizes)))
-
-            def script(index: int, shape: tuple[int, ...]) -> np.ndarray:
-                position = next(order, None)
-                if position is None or int(np.prod(shape, dtype=np.int64)) != sizes[position]:
-                    raise NotExact(f"{self.algorithm.name}.init's draws depend on the replica count")
-                return block[:, offsets[position]:offsets[position + 1]]
-            return script
 
         def call(block: np.ndarray) -> np.ndarray:
             R = block.shape[0]
-            script = scripted(block)
+            script = self._script(block, tuple(sizes), "init's draws depend on the replica count")
             state = self.algorithm.init(self.problem, ProbeStreams(R, lambda p: ProbeStream(R, script, purpose=p)))
             return self.flatten(state)
 
@@ -971,15 +960,16 @@ class RoundModel:
         merged = {k: np.concatenate([c[k] for c in costs]) for k in costs[0]}
         return np.vstack(outs), journal, merged, books
 
-    def _script(self, Z: np.ndarray, sizes: tuple[int, ...]):
-        """Serve the columns of Z (R, draws) as the round's normal draws, call after call."""
+    def _script(self, Z: np.ndarray, sizes: tuple[int, ...], mismatch: str = "round's draws depend on its inputs"):
+        """Serve the columns of Z (R, draws) as the normal draws of init or round, call after call;
+        a call whose size differs from the probed layout is NotExact (``mismatch`` says why)."""
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         order = iter(range(len(sizes)))
 
         def script(index: int, shape: tuple[int, ...]) -> np.ndarray:
             position = next(order, None)
             if position is None or int(np.prod(shape, dtype=np.int64)) != sizes[position]:
-                raise NotExact(f"{self.algorithm.name}.round's draws depend on its inputs")
+                raise NotExact(f"{self.algorithm.name}.{mismatch}")
             return Z[:, offsets[position]:offsets[position + 1]]
 
         return script
