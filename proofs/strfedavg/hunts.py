@@ -123,6 +123,11 @@ HUNT_CORRECTED_RANGE = NoCounterexample(
               "conditions with a + b <= 1 (and mu_f R >= 1 when a + b < 1).",
     source=src("proof of Theorem 1", "spec §4.4, I10"),
     space=THEOREM_1_SPACE,
+    # what a PASS certifies: the searched instances stay below f_up, but far below (largest ratio ~0, f - f*
+    # is even negative there): the pair of the printed-range hunt, not a tight check of f_up; Theorem 1's
+    # interval claims (strfedavg.T1.*) are the tight checks
+    expect_reason="with a + b <= 1 the proof's f_up holds; the search certifies no instance breaks it, with its "
+                  "largest measure/bound near 0 (not a tight check)",
     **_HUNT,
 )
 
