@@ -920,9 +920,24 @@ class FedBilevel(Problem):
                 out["u_err"] = ((u - self.u_star(x)) ** 2).sum(-1)
             if self.x_naive is not None:
                 out["dist_sq_naive"] = ((x - self.x_naive) ** 2).sum(-1)
+            if "u_clients" in point:
+                out.update(self._lemma8_measures(point))
         elif "y_clients" in point:
             out["y_err"] = ((point["y_clients"] - self.y_star_clients(x)) ** 2).sum(-1).mean(-1)
         return out
+
+    def _lemma8_measures(self, point: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The quantities of Lemma 8 (appendix B.1.4) at the client iterates (R, M, .) of FedBiO:
+        hg_bias = ||grad h(x_bar) - E_xi nu_bar||^2 with nu^(m) = grad_x f_m(x_m, y_m) - grad_xy g_m u_m
+        (exact oracles: the expectation over the sample), the dispersions x_drift, y_drift, u_disp =
+        (1/M) sum_m ||v_bar - v^(m)||^2."""
+        xs, ys, us = point["x_clients"], point["y_clients"], point["u_clients"]
+        exact = self.draw(None, ())
+        nu = (self.grad_x_f(xs, ys, exact) - self.jvp(xs, ys, us, exact)).mean(1)
+        bias = self.hypergrad(xs.mean(1)) - nu
+        spread = lambda v: ((v - v.mean(1, keepdims=True)) ** 2).sum(-1).mean(-1)
+        return {"hg_bias": np.einsum("ri,ri->r", bias, bias), "x_drift": spread(xs), "y_drift": spread(ys),
+                "u_disp": spread(us)}
 
     # -- constants (spec §3.3, §6.1-6.4) --------------------------------------------------------
     @cached_property
@@ -1173,6 +1188,60 @@ def simfbo_strategy(**fixed: Any):
             params["dim_x"] = params["dim_y"]
         elif params["b"] is not None:
             params["dim_x"] = params["dim_y"]
+        return params
+
+    return st.fixed_dictionaries(base).map(to_params)
+
+
+# =============================================================================================
+# Search space of the FedBiO family (issue #13): hypothesis strategies for hunts and property tests.
+
+
+def fedbio_strategy(**fixed: Any):
+    """A hypothesis strategy of fedbio_bilevel instances (parameters of ``make_fedbio``) in the global
+    setting with a quadratic upper level (Tests A and B); keyword arguments fix a parameter (a value) or
+    replace its strategy.
+
+    Ranges the family builds quickly and well-posed: p = d <= 3 (B_bar = b I), 2..6 clients, A_bar's
+    spectrum in [a_min, a_min a_ratio] with a_min in [0.5, 2], a_ratio <= 5; offsets s, Jacobian
+    heterogeneity s_B up to 1.5; the Hessian heterogeneity is drawn as a fraction of a_min below 0.9 (every
+    A_m stays positive definite); additive N1 noise on grad f and grad_y g up to 1. Test A forces
+    s_H = s_B = 0 (make_fedbio's rule). Jacobian and Hessian noise stay 0: they multiply the state, so the
+    runs would no longer be exact expectations (ratecheck.exact); fix them to search with them.
+    """
+    from hypothesis import strategies as st
+
+    def number(lo: float, hi: float) -> Any:
+        return st.floats(min_value=lo, max_value=hi, allow_nan=False, allow_infinity=False)
+
+    base = {
+        "test": st.sampled_from(("A", "B")),
+        "dim": st.integers(min_value=1, max_value=3),
+        "clients": st.integers(min_value=2, max_value=6),
+        "a_min": number(0.5, 2.0),
+        "a_ratio": number(1.0, 5.0),
+        "b": number(0.2, 2.0),
+        "s": number(0.0, 1.5),
+        "s_H_fraction": number(0.0, 0.9),  # s_H / a_min
+        "s_B": number(0.0, 1.5),
+        # noise-free instances half the time: the structure of a bound shows there, noise adds to both sides
+        "sigma_f": st.one_of(st.just(0.0), number(0.0, 1.0)),
+        "sigma_g": st.one_of(st.just(0.0), number(0.0, 1.0)),
+        "sigma_J": st.just(0.0),
+        "sigma_H": st.just(0.0),
+        "start": st.sampled_from(("solution", "zero")),
+        "seed": st.integers(min_value=0, max_value=3),
+    }
+    for name, value in fixed.items():
+        base[name] = value if isinstance(value, st.SearchStrategy) else st.just(value)
+
+    def to_params(drawn: dict[str, Any]) -> dict[str, Any]:
+        params = dict(drawn)
+        params["dim_x"] = params["dim_y"] = params.pop("dim")
+        params["a_max"] = params["a_min"] * params.pop("a_ratio")
+        params["s_H"] = params["a_min"] * params.pop("s_H_fraction")
+        if params["test"] == "A":  # shared A_m, B_m
+            params["s_H"] = params["s_B"] = 0.0
         return params
 
     return st.fixed_dictionaries(base).map(to_params)

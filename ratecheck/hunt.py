@@ -54,6 +54,12 @@ class HuntSpace:
     source: Source
     measure: str | None = None  # default: the theorem's measure
     note: str = ""
+    # a bound on the run's state at a round (a lemma), not on a horizon: the state's symbols read at
+    # checkpoint i, so that the trajectory evaluates the bound with each checkpoint's state
+    state_bindings: Callable[[RunConfig, Trace, int], Mapping[str, float]] | None = None
+    # exact runs compute in float64: a measure this small is an exact 0 plus round-off, and a bound is
+    # broken only by more than it (else an instance sitting at its solution "breaks" a bound of 0)
+    roundoff: float = 0.0
 
     @property
     def id(self) -> str:
@@ -77,17 +83,20 @@ class Probe:
     bound: float
     diverged: int
     trace: Trace | None = field(default=None, repr=False)
+    roundoff: float = 0.0  # the space's: measures up to it count as 0
 
     @property
     def ratio(self) -> float:
         """measure / bound; a zero bound is broken by any positive measure (inf) and met by a zero one."""
+        if self.mean <= self.roundoff:
+            return 0.0
         if self.bound > 0:
             return self.mean / self.bound
         return math.inf if self.mean > self.bound else 0.0
 
     @property
     def breaks(self) -> bool:
-        return self.lcb > self.bound
+        return self.lcb > self.bound + self.roundoff
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -222,7 +231,7 @@ def hunt(
             lcb = mean_ci(values, level=level, side="lower").low
             ucb = mean_ci(values, level=level, side="upper").high
         result = Probe(dict(instance), config, evaluation, mean, lcb, ucb,
-                       float(evaluation.bounds[version]), trace.diverged_count, trace)
+                       float(evaluation.bounds[version]), trace.diverged_count, trace, space.roundoff)
         memo[key] = result
         state["examples"] += 1
         history.append(result.ratio)
@@ -308,8 +317,9 @@ def _without_local_constants():
 
 
 def trajectory(space: HuntSpace, probe: Probe, version: str, *, level: float = 0.95) -> dict[str, Any] | None:
-    """The measure along ``probe``'s run against the bound evaluated at each checkpoint's T, with the
-    instance's constants and step sizes (the run's own, as the search judged it): the evidence behind
+    """The measure along ``probe``'s run against the bound evaluated at each checkpoint's T (and, for a
+    bound on the state, that checkpoint's state), with the instance's constants and step sizes (the
+    run's own, as the search judged it): the evidence behind
     the report's plot of a hunt. None when the probe kept no trace. Checkpoint 0 (no round yet) has
     no bound and is left out."""
     trace = probe.trace
@@ -318,7 +328,7 @@ def trajectory(space: HuntSpace, probe: Probe, version: str, *, level: float = 0
     values = space.bindings(probe.config, trace)
     measures = np.asarray(trace.measures[space.measured], dtype=float)
     rounds, mean, low, high, bound = [], [], [], [], []
-    for t, row in zip(np.asarray(trace.checkpoints), measures):
+    for i, (t, row) in enumerate(zip(np.asarray(trace.checkpoints), measures)):
         finite = row[np.isfinite(row)]
         if t < 1 or finite.size == 0:
             continue
@@ -327,7 +337,8 @@ def trajectory(space: HuntSpace, probe: Probe, version: str, *, level: float = 0
             m, lo, hi = ci.mean, ci.low, ci.high
         else:
             m = lo = hi = float(finite.mean())
-        evaluation = space.theorem.evaluate({**values, "T": float(t)}, use_schedule=False)
+        state = space.state_bindings(probe.config, trace, i) if space.state_bindings else {}
+        evaluation = space.theorem.evaluate({**values, **state, "T": float(t)}, use_schedule=False)
         rounds.append(int(t))
         mean.append(_num(m))
         low.append(_num(lo))

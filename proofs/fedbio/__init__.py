@@ -4,7 +4,8 @@ Lower Level Problems" (Li, Huang, Huang).
 Paper: ../shared/seeds/002_25acef2c58d2293a.txt. Spec: ../shared/spec/fedbio.md. The package splits by
 responsibility: ``theorems`` (Theorems 1-4 / 5-8 in sympy, the complexity table), ``claims`` (S1-S15 of
 spec §6.5: what to run and what to expect; ``acceleration`` holds the exact FedBiOAcc claims S7-S9, S14),
-``ball`` (the after-run check that the iterates stayed where C_f is taken) and ``report`` (tables and
+``ball`` (the after-run check that the iterates stayed where C_f is taken), ``hunts`` (the
+counterexample searches for Lemma 8) and ``report`` (tables and
 figures drawn from the runs).
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 from ratecheck.paper import Paper
 
 from .claims import CLAIMS, KEY
+from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .report import report_figures, report_sections
 from .theorems import SEED, THEOREMS
 
@@ -23,8 +25,9 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS,
+    claims=CLAIMS + HUNTS,  # issue #13: registered hunts
     spec="../shared/spec/fedbio.md",
     report_sections=report_sections,
     report_figures=report_figures,
+    spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
 )

@@ -87,6 +87,35 @@ THEOREM_5 = Theorem(
     ),
 )
 
+# -- Lemma 8 (appendix B.1.4): FedBiO's hypergradient bias at one iteration, and its proof gap -------
+# The state of iteration t enters through the dispersions (1/M) sum_m ||v_bar_t - v_t^(m)||^2 of x, y, u
+# and the errors ||y_{x_bar_t} - y_bar_t||^2, ||u_{x_bar_t} - u_bar_t||^2: a bound on the run's state, not on
+# a horizon. The proof replaces (1/M) sum_m grad_xy g^(m)(z_m) u^(m) by grad_xy g u_bar, dropping
+# c = (1/M) sum_m (grad_xy g^(m)(z_m) - J)(u^(m) - u_bar) (any J: sum_m (u^(m) - u_bar) = 0), which vanishes only
+# with identical Jacobians (spec §4.1 [PROOF GAP], §4.9 item 1). Restored by the triangle inequality, with
+# ||grad_xy g^(m)(z_m) - grad_xy g(z_bar)|| <= zeta_gxy + L_xy ||z_m - z_bar|| and Cauchy-Schwarz over m:
+# ||c|| <= (zeta_gxy + L_xy sqrt(X_drift + Y_drift)) sqrt(U_disp). [DERIVED] for L_xy = 0, every instance of
+# the fedbio_bilevel family (g_m quadratic); with L_xy > 0 the stated part itself would need 4 L~_1^2 (the
+# Lipschitz constant of grad_x f - grad_xy g u_x is L + L_xy C_f/mu).
+X_drift, Y_drift, Y_err, U_err, U_disp = sp.symbols("X_drift Y_drift Y_err U_err U_disp", nonnegative=True)
+LEMMA8_STATED = 2 * Lt1**2 * (X_drift + 2 * Y_drift + 2 * Y_err) + 4 * L**2 * U_err
+LEMMA8_CROSS = (zeta_gxy + L_xy * sp.sqrt(X_drift + Y_drift)) * sp.sqrt(U_disp)
+LEMMA_8 = Theorem(
+    id="fedbio.lemma8", title="Lemma 8: FedBiO's hypergradient bias ||grad h(x_bar_t) - E_xi nu_bar_t||^2 at one "
+                              "iteration, under Theorem 5's step conditions",
+    source=src("Lemma 8 (appendix B.1.4), used in Theorem 5's proof"), measure="hg_bias",
+    constants=(L, mu, L_xy, L_y2, C_f, zeta_gxy, Lbar), parameters=(I, eta, gamma, tau, X_drift, Y_drift, Y_err,
+                                                                     U_err, U_disp),
+    assumptions=ASSUMPTIONS, conditions=THEOREM_5.conditions,
+    bounds=(
+        Bound("stated", LEMMA8_STATED, src("Lemma 8 (appendix B.1.4)", "as stated: the cross term over clients "
+                                                                      "of the Jacobians and u^(m) is dropped")),
+        Bound("cross_term_restored", (sp.sqrt(LEMMA8_STATED) + LEMMA8_CROSS) ** 2,
+              src("Lemma 8 (appendix B.1.4)", "the dropped term restored by the triangle inequality (spec §4.1 "
+                                              "[PROOF GAP]); derived for L_xy = 0")),
+    ),
+)
+
 # -- Theorem 2 / 6: FedBiOAcc ---------------------------------------------------------------------
 t = sp.symbols("t", positive=True)
 c_nu6 = sp.Rational(64, 9) / (b * M) + sp.Rational(2, 3) / (b**2 * M**2)

@@ -123,6 +123,8 @@ class FedBiOBase(Algorithm):
             out["y_clients"] = state.y
         else:
             out["y"], out["u"] = state.y.mean(1), state.u.mean(1)
+        if getattr(self, "client_measures", False):  # the problem then measures the clients' dispersions
+            out["x_clients"], out["y_clients"], out["u_clients"] = state.x, state.y, state.u
         return out
 
     def info(self, state: ClientsState) -> dict[str, Any]:
@@ -142,6 +144,9 @@ class FedBiO(FedBiOBase):
     by: int = integer(1, "batch b_y of the grad_y g oracle", low=1, high=10**6)
     u_update: str = choice("sgd", "'sgd': the paper's one step on eq. (4); 'exact': the ablation solving (4) "
                            "exactly at each client's (x, y) with the global Hessian (spec §7)", ("sgd", "exact"))
+    client_measures: bool = flag(False, "also hand the client iterates x^(m), y^(m), u^(m) to the problem's "
+                                 "measures: the dispersions and the hypergradient bias of Lemma 8 (its hunt); "
+                                 "the iterates are unchanged")
 
     def batches(self, problem: Problem) -> dict[str, int]:
         return {"bx": self.bx, "by": self.by}

@@ -1,0 +1,143 @@
+"""Registered hunts (issue #13): counterexample searches for Lemma 8, FedBiO's hypergradient bias, as
+stated and with the cross term its proof drops restored (spec §4.1 [PROOF GAP], §4.9 item 1).
+
+Why a lemma. Every explicit FedBiO bound is vacuous by orders of magnitude at runnable sizes (spec
+§4.8); the proof gap of Lemmas 2/8 breaks Theorem 5's Eq. (12) only at horizons near 1e11. Lemma 8 is
+where the gap enters: a per-iteration inequality between quantities a run measures exactly,
+
+    ||grad h(x_bar_t) - E_xi nu_bar_t||^2 <= 2 L~_1^2 (1/M) sum_m [||x_bar - x_m||^2 + 2 ||y_bar - y_m||^2
+                                              + 2 ||y_{x_bar} - y_bar||^2] + 4 L^2 ||u_{x_bar} - u_bar||^2,
+
+so it is tight where the dropped term is absent and breaks where the clients' u^(m) have spread apart
+between two averagings with heterogeneous Jacobians (the right side has no u-dispersion at all).
+Theorem 5's step conditions force eta << tau, so the x-drift on the right stays small while u spreads.
+
+The space: Tests A and B of the fedbio_bilevel family (problems.quadratic_bilevel.fedbio_strategy:
+p = d <= 3, 2..6 clients, additive noise on grad f and grad_y g), FedBiO with I in 2..6 and T in 1..40
+iterations, tau, gamma and eta at drawn fractions of Theorem 5's caps (gamma and eta log-uniform over
+four decades: the caps leave them free below). Runs are exact expectations (ratecheck.exact): the
+measure and every state quantity of the bound are quadratic forms of the state, so a counterexample
+is decided with no Monte-Carlo error. The measure is read at the last iteration T; T at a
+synchronization puts every dispersion at 0 (the search learns to avoid it).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import sympy as sp
+
+from problems.quadratic_bilevel import fedbio_strategy
+from ratecheck.claims import Verdict
+from ratecheck.hunt import HuntSpace, NoCounterexample
+from ratecheck.inspection import constants_of
+from ratecheck.trace import RunConfig, Trace
+
+from .claims import KEY
+from .theorems import LEMMA_8, THEOREM_5, src
+
+FAMILY = "fedbio_bilevel"
+ROUNDS = (1, 40)
+# the run's state quantities of Lemma 8: theorem symbol -> measure (problems/quadratic_bilevel.py)
+STATE = {"X_drift": "x_drift", "Y_drift": "y_drift", "Y_err": "y_err", "U_err": "u_err", "U_disp": "u_disp"}
+CONSTANTS = ("L", "mu", "L_xy", "L_y2", "C_f", "zeta_gxy", "Lbar")
+
+
+@functools.lru_cache(maxsize=None)
+def _cap(condition: str) -> tuple[Callable[..., float], tuple[str, ...]]:
+    """The right side of one of Theorem 5's step conditions, compiled (the caps the steps are drawn under)."""
+    rhs = THEOREM_5.condition(condition).rhs
+    args = tuple(sorted(rhs.free_symbols, key=lambda s: s.name))
+    return sp.lambdify(args, rhs, modules="numpy"), tuple(a.name for a in args)
+
+
+def _cap_value(condition: str, values: Mapping[str, float]) -> float:
+    fn, args = _cap(condition)
+    with np.errstate(all="ignore"):
+        return float(fn(*[np.float64(values[a]) for a in args]))
+
+
+def _strategy(**problem: Any):
+    """The search space; ``problem`` fixes family parameters (tests use s_B = 0: identical Jacobians)."""
+    from hypothesis import strategies as st
+
+    return st.fixed_dictionaries({
+        "problem": fedbio_strategy(**{"test": "B", "start": "solution", **problem}),
+        "I": st.integers(2, 6),
+        "rounds": st.integers(*ROUNDS),
+        "tau_fraction": st.floats(0.05, 1.0),
+        "gamma_log10": st.floats(-6.0, 0.0),  # gamma = 10^g of its cap
+        "eta_log10": st.floats(-6.0, 0.0),
+    })
+
+
+def _configure(instance: Mapping[str, Any], replicas: int) -> RunConfig | None:
+    problem, I_, rounds = dict(instance["problem"]), int(instance["I"]), int(instance["rounds"])
+    draft = RunConfig("fedbio", {"I": I_}, FAMILY, problem, rounds)
+    values = {**{k: constants_of(draft)[k] for k in CONSTANTS}, "I": float(I_)}
+    shave = 1 - 1e-9  # the caps are '<=' or '<' conditions: stay strictly inside
+    tau = float(instance["tau_fraction"]) * shave * _cap_value("tau cap", values)
+    gamma = 10.0 ** float(instance["gamma_log10"]) * shave * min(
+        _cap_value("gamma <= 1/(8 I L~_1)", values), _cap_value("gamma < 1/(2L)", values))
+    eta = 10.0 ** float(instance["eta_log10"]) * shave * _cap_value("eta cap", {**values, "tau": tau, "gamma": gamma})
+    if not all(math.isfinite(v) and v > 0 for v in (tau, gamma, eta)):
+        return None
+    params = {"I": I_, "eta": eta, "gamma": gamma, "tau": tau, "client_measures": True}
+    return RunConfig("fedbio", params, FAMILY, problem, rounds, replicas=1, checkpoints=rounds + 1, mode="exact")
+
+
+def state_at(config: RunConfig, trace: Trace, checkpoint: int) -> dict[str, float]:
+    """Lemma 8's state symbols at a checkpoint of the run (exact expectations: one value each). They are
+    expectations of squared norms: a negative value is round-off of a 0 (exact mode's moments) and reads 0."""
+    return {sym: max(0.0, float(np.nanmean(trace.measures[measure][checkpoint]))) for sym, measure in STATE.items()}
+
+
+def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
+    """Lemma 8's symbols: the problem's constants, the run's steps and, after the run, the state at its
+    last iteration (before it, the state symbols are 0: the conditions do not involve them)."""
+    p = config.params
+    values = {**{k: constants_of(config)[k] for k in CONSTANTS},
+              **{k: float(p[k]) for k in ("I", "eta", "gamma", "tau")}}
+    values.update(state_at(config, trace, -1) if trace is not None else dict.fromkeys(STATE, 0.0))
+    return values
+
+
+_NOTE = ("Tests A/B (p = d <= 3, 2..6 clients, additive noise), FedBiO with I in 2..6, T in 1..40, tau, gamma, eta "
+         "at drawn fractions of Theorem 5's caps; the measure and the state at the last iteration, exact")
+# exact runs' round-off: measures of an instance at its solution come out ~1e-17 (either sign, measured);
+# the counterexamples found are ~1e-7 and above
+ROUNDOFF = 1e-12
+SPACE = HuntSpace(theorem=LEMMA_8, strategy=_strategy, configure=_configure, bindings=bindings,
+                  source=src("Lemma 8 (appendix B.1.4)"), note=_NOTE, state_bindings=state_at, roundoff=ROUNDOFF)
+
+_HUNT = dict(paper=KEY, space=SPACE, grid={"quick": (32,), "full": (200,)}, seed=0)
+
+HUNT_STATED = NoCounterexample(
+    id="fedbio.hunt.lemma8_stated",
+    title="Hunt: Lemma 8 (FedBiO's hypergradient bias) as stated",
+    statement="||grad h(x_bar_t) - E_xi nu_bar_t||^2 <= 2 L~_1^2 (1/M) sum_m [x, y dispersions and y error] + "
+              "4 L^2 ||u_x_bar - u_bar||^2 at every iteration, under Theorem 5's step conditions.",
+    source=src("Lemma 8 (appendix B.1.4)", "spec §4.1 [PROOF GAP], §4.9 item 1"),
+    version="stated",
+    expect=Verdict.FAIL,
+    expect_reason="the proof drops (1/M) sum_m (grad_xy g^(m) - J)(u^(m) - u_bar): with heterogeneous Jacobians "
+                  "(s_B > 0) the clients' u^(m) spread between averagings (tau >> eta under Theorem 5's caps) and "
+                  "the bias exceeds a right side that has no u-dispersion; the search must find such an instance",
+    **_HUNT,
+)
+
+HUNT_RESTORED = NoCounterexample(
+    id="fedbio.hunt.lemma8_cross_term_restored",
+    title="Hunt: Lemma 8 with the dropped cross term restored",
+    statement="||grad h(x_bar_t) - E_xi nu_bar_t||^2 <= (sqrt(Lemma 8's right side) + (zeta_gxy + L_xy "
+              "sqrt(X_drift + Y_drift)) sqrt((1/M) sum_m ||u^(m) - u_bar||^2))^2.",
+    source=src("Lemma 8 (appendix B.1.4)", "the cross term by the triangle inequality (proofs/fedbio/theorems.py)"),
+    version="cross_term_restored",
+    **_HUNT,
+)
+
+HUNTS = (HUNT_STATED, HUNT_RESTORED)
+SPACES = (SPACE,)
