@@ -346,7 +346,8 @@ def trajectory(space: HuntSpace, probe: Probe, version: str, *, level: float = 0
         bound.append(_num(evaluation.bounds[version]))
     return {"measure": space.measured, "version": version, "rounds": rounds, "mean": mean, "low": low,
             "high": high, "bound": bound, "exact": bool(getattr(trace, "exact", False)),
-            "horizon": int(probe.config.rounds), "found": bool(probe.breaks)}
+            "horizon": int(probe.config.rounds), "found": bool(probe.breaks),
+            "bound_at": "state" if space.state_bindings else "horizon"}
 
 
 def _smaller(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

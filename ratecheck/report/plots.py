@@ -311,7 +311,9 @@ def _trajectory_plot(o: Outcome, path: Path) -> bool:
         ax.plot(t, mean, "o-", color="C0", ms=4, lw=1.6, label=f"{tr['measure']}: {what}")
         if not tr.get("exact"):
             ax.fill_between(t, low, high, color="C0", alpha=0.18, lw=0, label="95% CI")
-        ax.plot(t, bound, "--", color="C3", lw=1.8, label=f"bound '{tr['version']}' at T = checkpoint")
+        at = "the checkpoint's state" if tr.get("bound_at") == "state" else "T = checkpoint"
+        # markers too: a shrunk counterexample is often a single iteration, which a dashed line cannot show
+        ax.plot(t, bound, "x--", color="C3", ms=6, lw=1.8, label=f"bound '{tr['version']}' at {at}")
         above = mean > bound
         if above.any():
             ax.plot(t[above], mean[above], "s", color="C3", ms=7, mfc="none", mew=1.6, label="measure above the bound")
