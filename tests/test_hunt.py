@@ -107,11 +107,15 @@ def test_probe_ratio_at_a_zero_bound():
     from ratecheck.hunt import Probe
 
     fields = {f.name for f in __import__("dataclasses").fields(Probe)}
-    base = {name: None for name in fields}
+    base = {name: None for name in fields} | {"roundoff": 0.0}
     held = Probe(**{**base, "mean": 0.0, "bound": 0.0, "lcb": 0.0})
     broken = Probe(**{**base, "mean": 1e-3, "bound": 0.0, "lcb": 1e-3})
     assert held.ratio == 0.0 and not held.breaks
     assert broken.ratio == float("inf") and broken.breaks
+    # a space's round-off floor: exact runs at rest give +-1e-17 against a bound of 0 (or -1e-15)
+    at_rest = Probe(**{**base, "mean": 3e-17, "bound": -1e-15, "lcb": 3e-17, "roundoff": 1e-12})
+    assert at_rest.ratio == 0.0 and not at_rest.breaks
+    assert Probe(**{**base, "mean": 2e-12, "bound": 0.0, "lcb": 2e-12, "roundoff": 1e-12}).breaks
 
 
 def test_search_ignores_constants_of_loaded_modules():
