@@ -845,19 +845,32 @@ class FedBilevel(Problem):
             if self.rows_B is not None:
                 out["gB"] = g[..., at:].reshape(g.shape[:-1] + (d, p))
         if "J" in oracles and self.rows_B is not None:  # grad_xy g(i) = -B_m,i^T
-            B = self._row_mean(self.rows_B.reshape(self.rows_B.shape[:2] + (d * p,)), noise, shape, batch)
+            B = self._row_mean(self._rows_J, noise, shape, batch)
             out["J"] = -np.swapaxes(B.reshape(B.shape[:-1] + (d, p)), -1, -2)
         if "H" in oracles and self.rows_A is not None:  # Q independent Hessian batches
-            A = self._row_mean(self.rows_A.reshape(self.rows_A.shape[:2] + (d * d,)), noise, shape + (hessians,), batch)
+            A = self._row_mean(self._rows_H, noise, shape + (hessians,), batch)
             out["H"] = A.reshape(A.shape[:-1] + (d, d))
         return out
+
+    @cached_property
+    def _rows_J(self) -> np.ndarray:
+        """The Jacobian oracle's rows B_m,i - B_m, flattened (M, K, d p)."""
+        return self.rows_B.reshape(self.rows_B.shape[:2] + (-1,))
+
+    @cached_property
+    def _rows_H(self) -> np.ndarray:
+        """The Hessian oracle's rows A_m,i - A_m, flattened (M, K, d d)."""
+        return self.rows_A.reshape(self.rows_A.shape[:2] + (-1,))
 
     @cached_property
     def _rows_gy(self) -> np.ndarray:
         """grad_y g's rows (M, K, d [+ d d] [+ d p]): the additive part, then A_m,i - A_m and B_m,i - B_m
         flattened, so one row draw gives all three parts of the same sample i."""
-        M, K, d = self.rows_g.shape
-        parts = [self.rows_g] + [r.reshape(M, K, -1) for r in (self.rows_A, self.rows_B) if r is not None]
+        parts = [self.rows_g]
+        if self.rows_A is not None:
+            parts.append(self._rows_H)
+        if self.rows_B is not None:
+            parts.append(self._rows_J)
         return np.concatenate(parts, axis=-1)
 
     def _row_mean(self, rows: np.ndarray, noise: ReplicaStream, shape: tuple[int, ...], batch: int) -> np.ndarray:

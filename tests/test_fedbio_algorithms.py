@@ -434,3 +434,22 @@ def test_hessian_rows_that_can_expand_are_warned_about_by_name():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         make_algorithm("fedbio_local", {"tau_N": 0.9 / high}).validate(rows)
+
+
+@pytest.mark.parametrize("algorithm, params, test", [
+    ("fedbio", {"I": 3, "bx": 6, "by": 6, "tau": 0.1}, "B"),
+    ("fedbioacc", {"I": 3, "b": 6, "b1": 6, "alpha_gain": 0.4, "u_bar": 1.0}, "B"),
+    ("fedbio_local", {"I": 3, "bx": 6, "by": 6, "Q": 3, "neumann_batch": "per_factor"}, "C2"),
+])
+def test_full_batch_of_a_finite_sum_is_the_deterministic_run(algorithm, params, test):
+    """N2 with matrix rows and every minibatch all K = 6 rows (without replacement): each oracle is the client's
+    exact one, so the run is the noise-free run up to round-off (for FedBiO-Local this needs per-factor batches:
+    b_x copies each read one row)."""
+    from ratecheck.engine import run
+
+    kw = {"test": test, "clients": 3, "s_H": 0.4, "s_B": 0.3}
+    noisy = make_fedbio(**kw, sigma_f=1.0, sigma_g=0.5, sigma_J=0.4, sigma_H=0.2, finite_sum=6)
+    alg = make_algorithm(algorithm, params)
+    got = run(alg, noisy, 40, replicas=3).final["x"]
+    exact = run(alg, make_fedbio(**kw), 40, replicas=1).final["x"]
+    np.testing.assert_allclose(got, np.broadcast_to(exact, got.shape), atol=1e-12)
