@@ -573,15 +573,19 @@ SETTINGS = ("global", "local")
 
 @dataclass(frozen=True, eq=False)
 class OracleSample:
-    """One minibatch per client of every oracle (spec §1.3, N1): noise arrays with a leading replica
-    axis, None where the oracle is exact. The same sample evaluated at two points gives STORM's
-    difference (spec §2.2 line 8). ``H`` has a leading draw axis of length Q for the Neumann series."""
+    """One minibatch per client of every oracle (spec §1.3): noise arrays with a leading replica axis,
+    None where the oracle is exact. The same sample evaluated at two points gives STORM's difference
+    (spec §2.2 line 8). ``H`` has a draw axis of length Q for the Neumann series. Under N2 with matrix
+    rows the B_y minibatch also carries its rows' deviations of A_m and B_m (``gA``, ``gB``): grad_y g's
+    noise then depends on the point it is evaluated at (spec §6.0 N2)."""
 
     fx: np.ndarray | None  # (R, m, p)    x-block of grad f (batch B_f,1)
     fy: np.ndarray | None  # (R, m, d)    y-block of grad f (batch B_f,2)
-    gy: np.ndarray | None  # (R, m, d)    grad_y g (batch B_y)
+    gy: np.ndarray | None  # (R, m, d)    grad_y g, its additive part (batch B_y)
     J: np.ndarray | None  # (R, m, p, d) grad_xy g (batch B_g,1)
     H: np.ndarray | None  # (R, m, k, d, d) grad_yy g, k independent draws (batch B_g,2 / xi_1..xi_Q)
+    gA: np.ndarray | None = None  # (R, m, d, d) N2: the B_y rows' mean deviation of A_m (grad_y g's y-part)
+    gB: np.ndarray | None = None  # (R, m, d, p) N2: the B_y rows' mean deviation of B_m (grad_y g's x-part)
 
 
 def _pseudo_huber_prime(r: np.ndarray, delta: float) -> np.ndarray:
@@ -632,11 +636,16 @@ class FedBilevel(Problem):
     sigma_H: float
     start: str
     spec_params: Mapping[str, Any]
-    # N2 (spec §6.0): per client K rows of additive deviations of grad f (K, p+d) and grad_y g (K, d), zero
-    # mean per client; a minibatch averages b of them drawn without (or, as an option, with) replacement
+    # N2 (spec §6.0): client m holds K samples i; a minibatch averages b of them drawn without (or, as an
+    # option, with) replacement. Stored as deviations from the client's own data, zero mean per client:
+    # grad f's (the rows of d_m, e_m; (K, p+d)), grad_y g's additive part (the rows of c_m; (K, d)) and, with
+    # matrix rows, A_m,i - A_m (symmetric) and B_m,i - B_m, so the Jacobian, the Hessian and grad_y g are
+    # row draws whose noise depends on the point (grad_y g(z; i) = A_m,i y - B_m,i x - c_m,i)
     rows_f: np.ndarray | None = None  # (M, K, p + d)
     rows_g: np.ndarray | None = None  # (M, K, d)
     replacement: bool = False
+    rows_A: np.ndarray | None = None  # (M, K, d, d)
+    rows_B: np.ndarray | None = None  # (M, K, d, p)
 
     def __post_init__(self) -> None:
         M, d, p = self.B.shape
@@ -785,11 +794,14 @@ class FedBilevel(Problem):
         um = _matvec(self.A_inv, self.psi1(ys - self.d_m))
         return self.rho * self.psi1(x[:, None, :] - self.e_m) + _matvec(np.swapaxes(self.B, 1, 2), um)
 
-    # -- oracles: one sample, evaluated at any point (spec §1.3, §6.0 N1) ----------------------
+    # -- oracles: one sample, evaluated at any point (spec §1.3, §6.0 N1, N2) -----------------
     def draw(self, noise: ReplicaStream | None, shape: tuple[int, ...], batch: int = 1, hessians: int = 1,
-             oracles: tuple[str, ...] = ("fx", "fy", "gy", "J", "H")) -> OracleSample:
-        """A minibatch of size ``batch`` per client for each named oracle. The mean of b i.i.d. N1
-        samples is exactly Gaussian with variance sigma^2/b, so one draw scaled by 1/sqrt(b) is the
+             oracles: tuple[str, ...] = ("fx", "fy", "gy", "J", "H"), share_f: bool = False) -> OracleSample:
+        """A minibatch of size ``batch`` per client for each named oracle, the batches independent of each
+        other (B_f,1, B_f,2, B_y, B_g,1, B_g,2 of Alg. 1 line 4; the Q Hessian draws xi_1..xi_Q of eq. (6)).
+        ``share_f``: one batch xi_f for both blocks of grad f (eq. (6), the Neumann estimator); under N1 the
+        blocks of one isotropic draw are independent anyway, so only N2's rows see it. The mean of b i.i.d.
+        N1 samples is exactly Gaussian with variance sigma^2/b, so one draw scaled by 1/sqrt(b) is the
         minibatch in distribution. ``shape`` is the per-replica client shape, e.g. (M,) or (M, copies)."""
         p, d = self.dim_x, self.dim_y
         scale = 1.0 / np.sqrt(batch)
@@ -804,9 +816,8 @@ class FedBilevel(Problem):
         f_per = p + d  # grad f in R^{p+d} has E||.||^2 = sigma_f^2; each block is used from its own batch
         out = dict(fx=None, fy=None, gy=None, J=None, H=None)
         if self.rows_f is not None:  # N2: each oracle its own minibatch of rows
-            for name, rows in (("fx", self.rows_f[..., :p]), ("fy", self.rows_f[..., p:]), ("gy", self.rows_g)):
-                if name in oracles and noise is not None:
-                    out[name] = self._row_mean(rows, noise, shape, batch)
+            if noise is not None:
+                out.update(self._draw_rows(noise, shape, batch, hessians, oracles, share_f))
         else:
             if "fx" in oracles:
                 out["fx"] = normal(self.sigma_f, (p,), f_per)
@@ -814,14 +825,66 @@ class FedBilevel(Problem):
                 out["fy"] = normal(self.sigma_f, (d,), f_per)
             if "gy" in oracles:
                 out["gy"] = normal(self.sigma_g, (d,), d)
-        if "J" in oracles:
+        if "J" in oracles and self.rows_B is None:
             out["J"] = normal(self.sigma_J, (p, d), p * d)
-        if "H" in oracles and noise is not None and self.sigma_H > 0.0:
+        if "H" in oracles and noise is not None and self.sigma_H > 0.0 and self.rows_A is None:
             # S = (N + N^T)/2 with N_ij ~ N(0, s^2), s^2 = 2 sigma_H^2/(d(d+1)): E||S||_F^2 = sigma_H^2
             N = noise.normal(shape + (hessians, d, d))
             N *= self.sigma_H * scale * np.sqrt(2.0 / (d * (d + 1)))
             out["H"] = 0.5 * (N + np.swapaxes(N, -1, -2))
         return OracleSample(**out)
+
+    def _draw_rows(self, noise: ReplicaStream, shape: tuple[int, ...], batch: int, hessians: int,
+                   oracles: tuple[str, ...], share_f: bool) -> dict[str, np.ndarray]:
+        """N2: every named oracle's minibatch mean of row deviations, one independent row draw per batch.
+        Within one batch the oracles that read the same sample i share its index: grad_y g's c-, A- and
+        B-parts (one row (A_m,i, B_m,i, c_m,i)), and with ``share_f`` the two blocks of grad f."""
+        p, d = self.dim_x, self.dim_y
+        out: dict[str, np.ndarray] = {}
+        if share_f and "fx" in oracles and "fy" in oracles:
+            f = self._row_mean(self.rows_f, noise, shape, batch)
+            out["fx"], out["fy"] = f[..., :p], f[..., p:]
+        else:
+            for name, rows in (("fx", self.rows_f[..., :p]), ("fy", self.rows_f[..., p:])):
+                if name in oracles:
+                    out[name] = self._row_mean(rows, noise, shape, batch)
+        if "gy" in oracles:
+            g = self._row_mean(self._rows_gy, noise, shape, batch)
+            out["gy"] = g[..., :d]
+            at = d
+            if self.rows_A is not None:
+                out["gA"] = g[..., at:at + d * d].reshape(g.shape[:-1] + (d, d))
+                at += d * d
+            if self.rows_B is not None:
+                out["gB"] = g[..., at:].reshape(g.shape[:-1] + (d, p))
+        if "J" in oracles and self.rows_B is not None:  # grad_xy g(i) = -B_m,i^T
+            B = self._row_mean(self._rows_J, noise, shape, batch)
+            out["J"] = -np.swapaxes(B.reshape(B.shape[:-1] + (d, p)), -1, -2)
+        if "H" in oracles and self.rows_A is not None:  # Q independent Hessian batches
+            A = self._row_mean(self._rows_H, noise, shape + (hessians,), batch)
+            out["H"] = A.reshape(A.shape[:-1] + (d, d))
+        return out
+
+    @cached_property
+    def _rows_J(self) -> np.ndarray:
+        """The Jacobian oracle's rows B_m,i - B_m, flattened (M, K, d p)."""
+        return self.rows_B.reshape(self.rows_B.shape[:2] + (-1,))
+
+    @cached_property
+    def _rows_H(self) -> np.ndarray:
+        """The Hessian oracle's rows A_m,i - A_m, flattened (M, K, d d)."""
+        return self.rows_A.reshape(self.rows_A.shape[:2] + (-1,))
+
+    @cached_property
+    def _rows_gy(self) -> np.ndarray:
+        """grad_y g's rows (M, K, d [+ d d] [+ d p]): the additive part, then A_m,i - A_m and B_m,i - B_m
+        flattened, so one row draw gives all three parts of the same sample i."""
+        parts = [self.rows_g]
+        if self.rows_A is not None:
+            parts.append(self._rows_H)
+        if self.rows_B is not None:
+            parts.append(self._rows_J)
+        return np.concatenate(parts, axis=-1)
 
     def _row_mean(self, rows: np.ndarray, noise: ReplicaStream, shape: tuple[int, ...], batch: int) -> np.ndarray:
         """The mean of ``batch`` of a client's K rows (M, K, k), drawn uniformly without replacement (the
@@ -834,14 +897,36 @@ class FedBilevel(Problem):
         client = np.arange(shape[0]).reshape((1, shape[0]) + (1,) * (len(shape) - 1) + (1,))
         return rows[client, pick].mean(axis=-2)
 
-    def row_variance(self, block: str, batch: int) -> float:
-        """Closed form of E||minibatch mean||^2 under N2: s^2/b, times (K - b)/(K - 1) without replacement
-        (the finite-population correction), s^2 = (1/K) sum_i ||row_i||^2 (the same for every client)."""
+    def row_second_moments(self, block: str, x: np.ndarray | None = None, y: np.ndarray | None = None) -> np.ndarray:
+        """s_m^2 = (1/K) sum_i ||row deviation i||^2 of one oracle per client (M,): Frobenius for the Jacobian
+        ('J') and the Hessian ('H'); for grad_y g ('gy') at the point (x, y) when the rows carry A_m,i, B_m,i
+        (its noise (A_m,i - A_m) y - (B_m,i - B_m) x + row_i depends on the state)."""
         p = self.dim_x
-        rows = {"fx": self.rows_f[..., :p], "fy": self.rows_f[..., p:], "gy": self.rows_g}[block]
-        K = rows.shape[1]
-        s2 = float((rows**2).sum(-1).mean())
+        if block == "gy":
+            dev = self.rows_g
+            if self.rows_A is not None and y is not None:
+                dev = dev + _matvec(self.rows_A, np.asarray(y, float))
+            if self.rows_B is not None and x is not None:
+                dev = dev - _matvec(self.rows_B, np.asarray(x, float))
+            return (dev**2).sum(-1).mean(1)
+        rows = {"fx": self.rows_f[..., :p], "fy": self.rows_f[..., p:], "J": self.rows_B, "H": self.rows_A}[block]
+        return (rows**2).sum(tuple(range(2, rows.ndim))).mean(1)
+
+    def row_variance(self, block: str, batch: int, x: np.ndarray | None = None, y: np.ndarray | None = None) -> float:
+        """Closed form of E||minibatch mean||^2 under N2 (Frobenius for 'J', 'H'), averaged over the clients:
+        s^2/b, times (K - b)/(K - 1) without replacement (the finite-population correction), s^2 the rows'
+        mean square (row_second_moments; for 'gy' with matrix rows at the point (x, y))."""
+        K = self.rows_f.shape[1]
+        s2 = float(self.row_second_moments(block, x, y).mean())
         return s2 / batch if self.replacement else s2 / batch * (K - batch) / (K - 1)
+
+    def hessian_rows_range(self) -> tuple[float, float] | None:
+        """(min, max) eigenvalue over the N2 Hessian rows A_m,i (every minibatch mean lies in it), None without
+        matrix rows: what the contraction of I - tau grad_yy g(xi) needs (spec §6.0, §6.6)."""
+        if self.rows_A is None:
+            return None
+        eig = np.linalg.eigvalsh(self.A[:, None] + self.rows_A)
+        return float(eig.min()), float(eig.max())
 
     @cached_property
     def _shared(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -868,8 +953,13 @@ class FedBilevel(Problem):
         return g if s.fy is None else g + s.fy
 
     def grad_y_g(self, x: np.ndarray, y: np.ndarray, s: OracleSample) -> np.ndarray:
+        """A_m(xi) y - B_m(xi) x - c_m(xi): under N2 with matrix rows the noise depends on (x, y)."""
         A, B, c, d, e = self._clients(x)
         g = _matvec(A, y) - _matvec(B, x) - c
+        if s.gA is not None:
+            g = g + _matvec(s.gA, y)
+        if s.gB is not None:
+            g = g - _matvec(s.gB, x)
         return g if s.gy is None else g + s.gy
 
     def jvp(self, x: np.ndarray, y: np.ndarray, u: np.ndarray, s: OracleSample) -> np.ndarray:
@@ -1010,7 +1100,8 @@ class FedBilevel(Problem):
         else:
             dy = float(np.sum((x1["y"] - self.y_star_clients(x1["x"])) ** 2, axis=-1).mean())
             du = 0.0
-        sigma = max(self.sigma_f, self.sigma_g, self.sigma_J, self.sigma_H)
+        sigma_g, noise_how = self._noise_levels(R_x, R_y)
+        sigma = max(self.sigma_f, sigma_g, self.sigma_J, self.sigma_H)
         return {
             "mu": Constant(mu, "min_m lambda_min(A_m) (eigvalsh)"),
             "L": Constant(L, "max(max_m ||joint Hessian of g_m||_2, max(1, rho)) (spec §6.1)"),
@@ -1029,13 +1120,36 @@ class FedBilevel(Problem):
             "zeta_gyy": Constant(zeta_gyy, "max_{m,j} ||A_m - A_j||_2"),
             "zeta_gstar": Constant(zeta_gstar, f"max_{{m,j}} ||y_m*(x) - y_j*(x)|| on the ball (R_x = {R_x:.3g})"),
             "sigma": Constant(sigma, "max of the per-oracle sigmas (the paper's one sigma, spec §6.0)"),
-            "sigma_f": Constant(self.sigma_f, "N1 on grad f"), "sigma_g": Constant(self.sigma_g, "N1 on grad_y g"),
-            "sigma_J": Constant(self.sigma_J, "N1 on grad_xy g"), "sigma_H": Constant(self.sigma_H, "N1 on grad_yy g"),
+            "sigma_f": Constant(self.sigma_f, noise_how["f"]), "sigma_g": Constant(sigma_g, noise_how["g"]),
+            "sigma_J": Constant(self.sigma_J, noise_how["J"]), "sigma_H": Constant(self.sigma_H, noise_how["H"]),
             "Delta": Constant(float(self.value(x1["x"]) - self.value(self.x_star)), "h(x1) - h(x*) (exact)"),
             "Delta_y": Constant(dy, "||y1 - y_x1||^2 (local: mean over clients)"),
             "Delta_u": Constant(du, "||u1 - u_x1||^2"),
             "R_x": Constant(R_x, "radius of the x ball the state-dependent constants are taken on"),
         }
+
+    def _noise_levels(self, R_x: float, R_y: float) -> tuple[float, dict[str, str]]:
+        """sigma_g (state-dependent under N2 with matrix rows) and how each sigma is known."""
+        if self.rows_f is None:
+            return self.sigma_g, {k: f"N1 on {o}: E||noise||^2 = sigma^2 exactly" for k, o in
+                                  (("f", "grad f"), ("g", "grad_y g"), ("J", "grad_xy g (Frobenius)"),
+                                   ("H", "grad_yy g (Frobenius)"))}
+        rows = "N2: (1/K) sum_i ||row_i - client mean||^2 = sigma^2 exactly on every client"
+        how = {"f": f"{rows} (rows of d_m, e_m)", "g": f"{rows} (rows of c_m)",
+               "J": f"{rows} (rows B_m,i, Frobenius)" if self.rows_B is not None else "N1 on grad_xy g (Frobenius)",
+               "H": f"{rows} (rows A_m,i, Frobenius)" if self.rows_A is not None else "N1 on grad_yy g (Frobenius)"}
+        if self.rows_A is None and self.rows_B is None:
+            return self.sigma_g, how
+        # grad_y g(z; i) - grad_y g_m(z) = dA_i y - dB_i x + r_i: by Minkowski in L2 over the rows, its root mean
+        # square is at most ||E dA^T dA||^(1/2) R_y + ||E dB^T dB||^(1/2) R_x + sigma_g on the ball
+        gram = lambda r: 0.0 if r is None else np.sqrt(np.linalg.eigvalsh(np.einsum("mkij,mkil->mjl", r, r)
+                                                                           / r.shape[1])[:, -1])
+        rms_c = np.sqrt((self.rows_g**2).sum(-1).mean(1))
+        bound = float((gram(self.rows_A) * R_y + gram(self.rows_B) * R_x + rms_c).max())
+        how["g"] = (f"N2 with matrix rows, state-dependent: an upper bound of sup over the C_f ball (||x|| <= "
+                    f"{R_x:.3g}, ||y|| <= {R_y:.3g}) of max_m ((1/K) sum_i ||grad_y g(z; i) - grad_y g_m(z)||^2)^(1/2), "
+                    "||E dA^T dA||^(1/2) R_y + ||E dB^T dB||^(1/2) R_x + (E||dc||^2)^(1/2) (Minkowski over the rows)")
+        return bound, how
 
 
 def _zero_sum(rng: np.random.Generator, M: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -1066,19 +1180,26 @@ def _zero_sum(rng: np.random.Generator, M: int, shape: tuple[int, ...]) -> np.nd
     sigma_H=Param.real("N1 noise on grad_yy g (symmetric, Frobenius), < mu", low=0.0),
     start=Param.choice("x1 = y1 = u1 = 0 ('zero') or the solution ('solution', for floors)", ("zero", "solution")),
     seed=Param.int("seed of the instance construction", low=0),
-    finite_sum=Param.int("N2: K rows per client replacing N1 on grad f and grad_y g (the rows' mean square is "
-                         "sigma_f^2, sigma_g^2 exactly); 0: N1", low=0, high=10**6),
+    finite_sum=Param.int("N2: K samples per client replacing N1 (each oracle's rows have mean square sigma^2 "
+                         "exactly); 0: N1", low=0, high=10**6),
     replacement=Param.bool("N2 minibatches drawn with replacement (default: without, spec §6)"),
+    finite_sum_matrices=Param.bool("N2 samples carry their own A_m,i (spread sigma_H) and B_m,i (spread sigma_J), "
+                                   "means exactly A_m, B_m: the Jacobian, Hessian and grad_y g oracles are row draws "
+                                   "and grad_y g's noise depends on (x, y) (spec §6.0 N2, the default); false: rows "
+                                   "of c_m, d_m, e_m only, the Jacobian and Hessian keep N1"),
 )
 def make_fedbio(test: str = "A", setting: str | None = None, dim_x: int = 2, dim_y: int = 2, clients: int = 4,
                 a_min: float = 1.0, a_max: float = 4.0, b: float | None = 1.0, rho: float = 1.0, delta: float = 1.0,
                 s: float = 1.0, s_H: float = 0.0, s_B: float = 0.0, sigma_f: float = 0.0, sigma_g: float = 0.0,
                 sigma_J: float = 0.0, sigma_H: float = 0.0, start: str = "zero", seed: int = 0, finite_sum: int = 0,
-                replacement: bool = False) -> FedBilevel:
+                replacement: bool = False, finite_sum_matrices: bool = True) -> FedBilevel:
     """Build a spec §6 test problem. A_bar = diag(linspace(a_min, a_max, d)), B_bar = b I; with p = d = 2
     and the defaults the base vectors are the spec's worked instance (c_bar = (1, 0), d_bar = (0, 1),
     e_bar = 0; x* = (-1/2, 4/17)). Client offsets are zero-sum (so x* does not move with s, M), drawn
-    from a generator keyed by (seed, M); Tests A, C1, D, Dp keep A_m = A_bar, B_m = B_bar."""
+    from a generator keyed by (seed, M); Tests A, C1, D, Dp keep A_m = A_bar, B_m = B_bar.
+    finite_sum = K gives N2 (spec §6.0): K samples per client, centred on the client's data, each oracle's
+    rows scaled to mean square sigma^2 exactly (sigma_f, sigma_g; with finite_sum_matrices also sigma_J for
+    B_m,i - B_m and sigma_H for the symmetric A_m,i - A_m)."""
     params = dict(locals())
     if a_max < a_min:
         raise ParamError("fedbio_bilevel", "a_max", a_max, f"must be >= a_min = {a_min}")
@@ -1124,7 +1245,7 @@ def make_fedbio(test: str = "A", setting: str | None = None, dim_x: int = 2, dim
         A = A + s_H * Dm
         Gm = _zero_sum(dev, M, (dim_y, dim_x))
         B = B + s_B * Gm / max(1.0, float(np.linalg.norm(Gm, 2, axis=(1, 2)).max()))
-    rows_f = rows_g = None
+    rows_f = rows_g = rows_A = rows_B = None
     if finite_sum:
         if finite_sum < 2:
             raise ParamError("fedbio_bilevel", "finite_sum", finite_sum, "needs K >= 2 rows per client (0: N1)")
@@ -1132,17 +1253,24 @@ def make_fedbio(test: str = "A", setting: str | None = None, dim_x: int = 2, dim
         rows_f = np.concatenate([_rows(gen, M, finite_sum, dim_x, sigma_f * np.sqrt(dim_x / (dim_x + dim_y))),
                                  _rows(gen, M, finite_sum, dim_y, sigma_f * np.sqrt(dim_y / (dim_x + dim_y)))], axis=-1)
         rows_g = _rows(gen, M, finite_sum, dim_y, sigma_g)
+        if finite_sum_matrices:  # drawn after the offsets' rows: those do not change with this flag
+            if sigma_H > 0:
+                N = gen.standard_normal((M, finite_sum, dim_y, dim_y))
+                rows_A = _rows(gen, M, finite_sum, dim_y * dim_y, sigma_H,
+                               0.5 * (N + np.swapaxes(N, -1, -2)).reshape(M, finite_sum, -1)).reshape(N.shape)
+            if sigma_J > 0:
+                rows_B = _rows(gen, M, finite_sum, dim_y * dim_x, sigma_J).reshape(M, finite_sum, dim_y, dim_x)
     return FedBilevel(test=test, setting=setting, upper=upper, A=A, B=B, c=c, d_m=d_m, e_m=e_m, rho=float(rho),
                       delta=float(delta), sigma_f=float(sigma_f), sigma_g=float(sigma_g), sigma_J=float(sigma_J),
                       sigma_H=float(sigma_H), start=start, spec_params=params, rows_f=rows_f, rows_g=rows_g,
-                      replacement=bool(replacement))
+                      replacement=bool(replacement), rows_A=rows_A, rows_B=rows_B)
 
 
-def _rows(gen: np.random.Generator, M: int, K: int, k: int, scale: float) -> np.ndarray:
+def _rows(gen: np.random.Generator, M: int, K: int, k: int, scale: float, z: np.ndarray | None = None) -> np.ndarray:
     """K zero-mean rows per client (M, K, k) with (1/K) sum_i ||row_i||^2 = scale^2 exactly: a finite sum whose
-    single-sample variance equals N1's for the same sigma."""
-    z = gen.standard_normal((M, K, k))
-    z -= z.mean(1, keepdims=True)
+    single-sample variance equals N1's for the same sigma. ``z``: the raw rows (default: i.i.d. normal)."""
+    z = gen.standard_normal((M, K, k)) if z is None else z
+    z -= z.mean(1, keepdims=True)  # each client's rows average to its own data
     return z * scale / np.sqrt((z**2).sum(-1).mean(1, keepdims=True))[..., None]
 
 

@@ -268,3 +268,38 @@ def test_stocbio_with_the_wrong_neumann_sign_is_caught(monkeypatch):
     """The flipped series sums growing powers: another fixed point (or none), not x_Q."""
     bad = _unexpected(monkeypatch, StocBiONeumannSignFlipped, fc.STOCBIO_XQ)
     assert bad and bad[0].claim.id == fc.STOCBIO_XQ.id
+
+
+# -- N2 with matrix rows (issue #10: the spec's state-dependent finite sums) ----------------------------
+
+
+def test_hessian_rows_drawn_with_replacement_are_caught_by_the_full_batch(monkeypatch):
+    """Only the Hessian oracle's minibatches drawn WITH replacement (every other oracle still without): at b = K
+    the Neumann factors keep their row noise, so FedBiO-Local no longer reaches x_Q exactly."""
+    from dataclasses import replace
+
+    from problems.quadratic_bilevel import FedBilevel
+
+    paper = FedBilevel._row_mean
+
+    def hessian_with_replacement(self, rows, noise, shape, batch):
+        sampler = replace(self, replacement=True) if rows is self._rows_H else self
+        return paper(sampler, rows, noise, shape, batch)
+
+    monkeypatch.setattr(FedBilevel, "_row_mean", hessian_with_replacement)
+    outcomes = check_claims([fc.S2_N2_ROWS_FULL], PROFILES["quick"], progress=False)
+    assert not outcomes[0].ok and outcomes[0].verdict.name == "FAIL", outcomes[0].reason
+
+
+@dataclass(frozen=True)
+class PerFactorReadsOneRow(alg.FedBiOLocal):
+    """'per_factor' that still draws ONE sample per factor (the b_x batch dropped from the chain's draw)."""
+
+    def neumann_layout(self, problem, batch):
+        shape, size = super().neumann_layout(problem, batch)
+        return shape, 1
+
+
+def test_per_factor_without_its_batch_is_caught_by_the_full_batch(monkeypatch):
+    bad = _unexpected(monkeypatch, PerFactorReadsOneRow, fc.S2_N2_ROWS_FULL)
+    assert bad and bad[0].claim.id == fc.S2_N2_ROWS_FULL.id

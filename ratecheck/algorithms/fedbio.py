@@ -12,7 +12,8 @@ measures are taken every iteration at the virtual averages (pitfall 6). Every cl
   old and the new point (pitfall 2), weight 1 - c alpha_t^2 (pitfall 3), steps gamma alpha_t etc.;
   variables and momenta averaged at a sync; a first batch of size b1.
 * ``fedbio_local`` (Alg. 3): each client its own y (never averaged), x-direction the Neumann estimator
-  of eq. (6) (b_x i.i.d. copies averaged, spec §2.6 item 5); only x is communicated.
+  of eq. (6) (b_x i.i.d. copies averaged, spec §2.6 item 5; ``neumann_batch='per_factor'``: one chain of
+  b_x-minibatch factors); only x is communicated.
 * ``fedbioacc_local`` (Alg. 4): STORM on x (nu, averaged) and on the client's y (omega, never averaged);
   b_y = b M (Theorem 8).
 
@@ -103,6 +104,17 @@ class FedBiOBase(Algorithm):
                              f"(L = {L:.4g}): otherwise {what} diverges (spec §6.6)")
 
     def _hessian_warning(self, problem: Problem, step: float, name: str) -> None:
+        """Warn when a sampled I - step grad_yy g(xi) may expand (contraction needs ||I - step H(xi)|| <= 1,
+        spec §6.0): under N2 the sampled Hessians are known rows, under N1 only their noise level."""
+        rows = problem.hessian_rows_range() if hasattr(problem, "hessian_rows_range") else None
+        if rows is not None:
+            low, high = rows
+            if step * high >= 1 or low < 0:
+                warnings.warn(f"{self.name}: the sampled Hessian rows A_m,i have eigenvalues in [{low:.3g}, "
+                              f"{high:.3g}] ({name} * max = {step * high:.3g}): I - {name} A_m,i expands for some row "
+                              f"(contraction needs 0 <= {name} lambda(A_m,i) < 1; lower the problem's sigma_H under "
+                              "finite_sum, spec §6.0 N2)", stacklevel=2)
+            return
         L, sH = _constant(problem, "L"), _constant(problem, "sigma_H")
         if sH > 0 and step * (L + sH) >= 1:
             warnings.warn(f"{self.name}: {name} * (L + sigma_H) = {step * (L + sH):.3g} >= 1: a sampled "
@@ -302,6 +314,11 @@ class NeumannFields(FedBiOBase):
     Q: int = integer(5, "Neumann truncation Q (Q+1 terms, Q Hessian samples)", low=0, high=10**4)
     tau_N: float = real(0.2, "Neumann scaling tau_N (< 1/L)", positive=True)
     gamma: float = real(0.1, "y step gamma (Theorem 7: 1/(2L))", positive=True)
+    neumann_batch: str = choice("copies", "the minibatch Phi-hat(x, y; B_x) of eq. (6), ambiguous in the paper (spec "
+                                "§2.6 item 5): 'copies' averages b_x i.i.d. single-sample estimators, each with its "
+                                "own Q + 2 samples (the spec's reading); 'per_factor' is ONE product chain whose "
+                                "factors are b_x-minibatches (grad f, the Jacobian, each of the Q Hessians)",
+                                ("copies", "per_factor"))
 
     def validate(self, problem: Problem) -> None:
         if getattr(problem, "setting", "local") != "local":
@@ -311,16 +328,33 @@ class NeumannFields(FedBiOBase):
         self._cap("tau_N", self.tau_N, _constant(problem, "L"), "the Neumann series")
         self._hessian_warning(problem, self.tau_N, "tau_N")
 
-    def hypergrad_estimate(self, problem: Problem, x: np.ndarray, y: np.ndarray, sample: Any, copies: int) -> np.ndarray:
-        """Seam: Phi-hat of eq. (6), averaged over ``copies`` i.i.d. single-sample estimators (§2.6 item 5)."""
+    def neumann_layout(self, problem: Problem, batch: int) -> tuple[tuple[int, ...], int]:
+        """(client shape, minibatch) of one Neumann draw of ``batch`` samples per client and factor: b_x copies
+        of single samples (M, b_x) x 1, or one chain of b_x-minibatches (M,) x b_x. Either way a client's
+        estimate costs b_x samples of grad f (one xi_f for both blocks), b_x JVPs and b_x Q HVPs."""
+        M = problem.num_clients
+        return ((M, batch), 1) if self.neumann_batch == "copies" else ((M,), batch)
+
+    def neumann_oracles(self) -> dict[str, Any]:
+        """The draw's oracles: xi_f (shared by grad_x f and grad_y f), xi_g (Jacobian), xi_1..xi_Q (Hessians)."""
+        return {"hessians": max(self.Q, 1), "oracles": ("fx", "fy", "J", "H"), "share_f": True}
+
+    def hypergrad_estimate(self, problem: Problem, x: np.ndarray, y: np.ndarray, sample: Any, batch: int) -> np.ndarray:
+        """Seam: Phi-hat of eq. (6) from a draw laid out by ``neumann_layout`` (spec §2.6 item 5): the mean of
+        ``batch`` i.i.d. single-sample estimators, or the one chain of minibatch factors (per_factor)."""
+        if self.neumann_batch == "per_factor":
+            return neumann_hypergrad(problem, x, y, sample, self.Q, self.tau_N)
         R, M, p = x.shape
-        xc = np.broadcast_to(x[:, :, None, :], (R, M, copies, p))
-        yc = np.broadcast_to(y[:, :, None, :], (R, M, copies, y.shape[-1]))
+        xc = np.broadcast_to(x[:, :, None, :], (R, M, batch, p))
+        yc = np.broadcast_to(y[:, :, None, :], (R, M, batch, y.shape[-1]))
         return neumann_hypergrad(problem, xc, yc, sample, self.Q, self.tau_N).mean(axis=2)
 
-    def draw_neumann(self, problem: Problem, noise, copies: int) -> Any:
-        return problem.draw(noise, (problem.num_clients, copies), 1, hessians=max(self.Q, 1),
-                            oracles=("fx", "fy", "J", "H"))
+    def draw_neumann(self, problem: Problem, noise, batch: int) -> Any:
+        return problem.draw(noise, *self.neumann_layout(problem, batch), **self.neumann_oracles())
+
+    def neumann_batches(self, name: str, batch: int) -> dict[str, int]:
+        """The Neumann minibatch a finite sum must hold: per_factor draws ``batch`` rows per factor, copies 1."""
+        return {name: batch} if self.neumann_batch == "per_factor" else {}
 
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, _ = _start(problem, len(streams.replicas))
@@ -339,7 +373,7 @@ class FedBiOLocal(NeumannFields):
     by: int = integer(1, "batch b_y of the grad_y g oracle", low=1, high=10**6)
 
     def batches(self, problem: Problem) -> dict[str, int]:
-        return {"by": self.by}  # each Neumann copy draws single samples
+        return {"by": self.by, **self.neumann_batches("bx", self.bx)}
 
     def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
@@ -371,8 +405,9 @@ class FedBiOAccLocal(NeumannFields, StormFields):
 
     def batches(self, problem: Problem) -> dict[str, int]:
         by = self.b * problem.num_clients if self.by is None else self.by
-        first = {"b_y1": self.b1 * by // self.b} if self.first_batch == "sampled" else {}
-        return {"by": by, **first}
+        first = {"b_y1": self.b1 * by // self.b, **self.neumann_batches("b1", self.b1)} \
+            if self.first_batch == "sampled" else {}
+        return {"by": by, **self.neumann_batches("b", self.b), **first}
 
     def schedule(self, problem: Problem) -> dict[str, float]:
         """Theorem 8's constants (spec §4.6) unless set; gain = Lhat^(-2/3)."""
@@ -390,8 +425,8 @@ class FedBiOAccLocal(NeumannFields, StormFields):
         noise = self.first_noise(streams)
         by1 = self.b1 * M if self.by is None else self.b1 * self.by // self.b  # Theorem 8: |B_y1| = b1 M
         om = problem.grad_y_g(x, y, problem.draw(noise, (M,), max(by1, 1), oracles=("gy",)))
-        copies = 1 if noise is None else self.b1  # exact oracles: every copy is the same
-        nu = self.hypergrad_estimate(problem, x, y, self.draw_neumann(problem, noise, copies), copies)
+        batch = 1 if noise is None else self.b1  # exact oracles: every copy is the same
+        nu = self.hypergrad_estimate(problem, x, y, self.draw_neumann(problem, noise, batch), batch)
         return _tracked(None, ClientsState(x, y, momenta={"om": om, "nu": nu}))
 
     def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
@@ -410,8 +445,8 @@ class FedBiOAccLocal(NeumannFields, StormFields):
         sy_new, sy_old = self.sample_pair(problem, noise, (M,), by, oracles=("gy",))
         om = storm(problem.grad_y_g(x_new, y_new, sy_new), problem.grad_y_g(state.x, state.y, sy_old), mom["om"],
                    1 - sch["c_om"] * a**2)
-        sx_new, sx_old = self.sample_pair(problem, noise, (M, self.b), 1, hessians=max(self.Q, 1),
-                                          oracles=("fx", "fy", "J", "H"))
+        sx_new, sx_old = self.sample_pair(problem, noise, *self.neumann_layout(problem, self.b),
+                                          **self.neumann_oracles())  # every Neumann sample at both points
         nu = storm(self.hypergrad_estimate(problem, x_new, y_new, sx_new, self.b),
                    self.hypergrad_estimate(problem, state.x, state.y, sx_old, self.b), mom["nu"], 1 - sch["c_nu"] * a**2)
         if comm and self.average_momenta:
@@ -491,7 +526,7 @@ class StocBiO(Algorithm):
         y = state.y
         for _ in range(self.D):  # inner loop on y at the current x
             y = y - self.gamma * problem.grad_y_g(state.x, y, problem.draw(noise, (1,), self.by, oracles=("gy",)))
-        s = problem.draw(noise, (1,), self.b, hessians=max(self.Q, 1), oracles=("fx", "fy", "J", "H"))
+        s = problem.draw(noise, (1,), self.b, hessians=max(self.Q, 1), oracles=("fx", "fy", "J", "H"), share_f=True)
         x = state.x - self.eta * self.hypergrad_estimate(problem, state.x, y, s)
         costs = {"communication_rounds": 0.0, "floats_up": 0.0, "samples_f_per_client": float(self.b),
                  "samples_g_per_client": float(self.D * self.by), "jvp_per_client": float(self.b),

@@ -9,7 +9,7 @@ virtual averages x_bar_t = (1/M) sum_m x_t^(m) (spec fedbio §0, pitfall 6). Thi
   client average broadcast back to every client;
 * ``storm``: the STORM momentum update (spec §2.2 lines 9-11) from one sample at two points;
 * ``neumann_hypergrad``: the stochastic Neumann-series hypergradient of eq. (6) (MRBO), Q+1 terms
-  with Q independent Hessian draws;
+  with Q independent Hessian draws (single samples or minibatch factors);
 * ``storm_step_size``: the sigma-free alpha_t schedule of the proofs (spec §2.6 item 4).
 
 Problems provide the oracles through one sample object evaluated at any point:
@@ -49,7 +49,9 @@ def storm_step_size(iteration: int, bM: float, u_bar: float, gain: float) -> flo
 def neumann_hypergrad(problem: Any, x: np.ndarray, y: np.ndarray, sample: Any, Q: int, tau_N: float) -> np.ndarray:
     """Phi-hat(x, y; xi) of eq. (6): grad_x f - tau_N grad_xy g sum_{k=0}^{Q} v_k, v_0 = grad_y f,
     v_k = (I - tau_N H(xi_{Q-k+1})) v_{k-1}: Q+1 terms, Q Hessian-vector products with independent
-    draws, one xi_f shared by grad_x f and grad_y f, one xi_g for the Jacobian (spec §1.2, pitfall 11)."""
+    draws, one xi_f shared by grad_x f and grad_y f, one xi_g for the Jacobian (spec §1.2, pitfall 11).
+    Each draw of ``sample`` may itself be a minibatch mean: one chain of minibatch factors (spec §2.6 item 5's
+    per-factor option); b_x i.i.d. copies are the same call on points with a copy axis, then averaged."""
     v = problem.grad_y_f(x, y, sample)
     total = v.copy()
     for k in range(1, Q + 1):
