@@ -490,10 +490,18 @@ class CrossingRegimeSlope(ExactOrMCSlope):
     regime_band: float
     floor_fraction: float = NEUMANN_FLOOR_FRACTION
 
+    def _precheck(self, points):
+        missed = [p for p in points if p.samples.size == 0 and p.diverged == 0]
+        if missed:
+            return "eps not reached inside the run: " + ", ".join(
+                f"{self.vary}={p.value:g} (eps {p.stats['level']:.3g}, {p.config.rounds} iterations)" for p in missed)
+        return super()._precheck(points)
+
     def _decide(self, points):
         slopes = crossing_slopes(points)
-        off = [f"{self.vary}={v:g}: {s:+.3f}" for v, s in slopes
-               if not abs(s - self.regime_slope) <= self.regime_band]
+        off = [f"{self.vary}={v:g}: " + (f"{s:+.3f}" if math.isfinite(s) else "no crossing (below eps from the first "
+                                                                          "window on)")
+               for v, s in slopes if not abs(s - self.regime_slope) <= self.regime_band]
         floors = [(p.value, neumann_floor(p.config), p.stats["level"]) for p in points]
         high = [f"{self.vary}={v:g}: {f:.3g} vs eps {lev:.3g}" for v, f, lev in floors if f > self.floor_fraction * lev]
         evidence = {"crossing_local_slopes": {f"{v:g}": s for v, s in slopes},
