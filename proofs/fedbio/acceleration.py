@@ -509,7 +509,8 @@ class CrossingRegimeSlope(ExactOrMCSlope):
         if off or high:
             why = "; ".join(([f"crossing outside the (bMT)^(-2/3) regime ({self.regime_slope:+.3f} +- "
                               f"{self.regime_band:g}): {', '.join(off)}"] if off else [])
-                            + ([f"Neumann floor above {self.floor_fraction:g} x eps: {', '.join(high)}"] if high else []))
+                            + ([f"Neumann floor above {self.floor_fraction:g} x eps: {', '.join(high)}"]
+                               if high else []))
             return Verdict.INCONCLUSIVE, f"regime not reached: {why}", evidence
         verdict, reason, more = super()._decide(points)
         text = ", ".join(f"{s:+.2f}" for _, s in slopes)
@@ -522,18 +523,19 @@ def _acc_local_order() -> DerivedOrder:
                         derive=lambda: exponent(theorem8_T_eps(), M_SYM))
 
 
-def theorem8_T_eps():
-    """T(eps) from the (bMT)^(-2/3) term of Theorem 8's O-form (the noise term; Q large: G_1 -> 0)."""
+def theorem8_T_eps(factor: sp.Expr = sp.Integer(1)) -> sp.Expr:
+    """T(eps) from the (bMT)^(-2/3) term of Theorem 8's O-form (the noise term; Q large: G_1 -> 0), the term
+    multiplied by ``factor`` (e.g. 1/M: the lower-level part on C1 at b_y = bM, averaged over the clients)."""
     term = next(a for a in THEOREM_8.bound("big_O").expr.args if a.has(T_SYM) and a.has(b_SYM))
-    return sp.solve(sp.Eq(term, eps), T_SYM)[0]
+    return sp.solve(sp.Eq(factor * term, eps), T_SYM)[0]
 
 
 S13 = CrossingRegimeSlope(
     id="fedbio.S13.acc_local_rounds_M", paper=KEY,
     title="FedBiOAcc-Local: iterations to eps ∝ 1/M, upper-level noise (Test C1, exact)",
     statement="With b_x = b, b_y = bM and Theorem 8's schedule shape (alpha_t ∝ (bM)^(2/3)/((bM)^2 u_bar + "
-              "t)^(1/3), c ∝ 1/(bM)), noise on the upper-level oracles (grad f, sigma_f = 1; sigma_g = 0) reaches eps "
-              "in T_eps = O(kappa^8 (bM)^-1 eps^-1.5) iterations: slope -1 in M (the linear speedup).",
+              "t)^(1/3), c ∝ 1/(bM)), noise on the upper-level oracles (grad f, sigma_f = 1; sigma_g = 0) reaches "
+              "eps in T_eps = O(kappa^8 (bM)^-1 eps^-1.5) iterations: slope -1 in M (the linear speedup).",
     source=src("Theorem 4/8 (T = O(kappa^8 (bM)^-1 eps^-1.5), b_x = b, b_y = bM)", "spec §4.6, §6.5 S13"),
     vary="M", grid=S13_GRID, configure=s13_config("upper"), measure="grad_norm_sq",
     eps_level=lambda value: S13_EPS["upper"], expected=_acc_local_order(), tolerance=0.15, max_curvature=0.15,
