@@ -426,8 +426,11 @@ S14 = StrictlyDecreasing(
 # constants were chosen (exact runs, b = 4, M = 1..16): the windowed E||grad h||^2 peaks near bM t ~ 100-200
 # (upper) and ~ 250 (lower, whose y-error transient overshoots to a local slope -0.97 near bM t ~ 700), then
 # falls with local slopes -0.64 .. -0.75; the levels below are crossed near bM t = 1300 .. 1600 with local
-# slopes -0.70 .. -0.75 at every M (the regime check: -2/3 +- 0.15). Cost: ~1.1 s of exact rounds per claim
-# on an idle core (ratecheck.exact re-probes each round: alpha_t changes).
+# slopes -0.70 .. -0.75 at every M (the regime check: -2/3 +- 0.15). Cost: ~2 s of exact rounds per claim
+# (`check fedbio.S13 --no-cache --jobs 1`: 4.2 s for both; ratecheck.exact re-probes each round: alpha_t
+# changes). The upper level's noise is grad f's only (sigma_J = sigma_H = 0, unlike S10): Jacobian and
+# Hessian noise multiply the state, which exact mode cannot propagate, and Monte-Carlo hitting times are
+# too noisy here (see S7/S8 below).
 
 S13_B, S13_Q, S13_TAU_N = 4, 8, 0.6
 S13_BMT = 1300.0  # the levels are crossed near bM t = 1300 (measured), inside the (bMT)^(-2/3) regime
