@@ -1,4 +1,5 @@
-"""S7, S8, S9 of spec §6.5: FedBiOAcc's iterations to eps and the communication headline, on exact expectations.
+"""S7, S8, S9, S14 and S13 of spec §6.5: FedBiOAcc's (and FedBiOAcc-Local's, S13) iterations to eps, the
+communication headline and the fixed-T speedup, on exact expectations.
 
 The measure is the spec's "smoothed eps_t": the mean of E||grad h(x_bar_s)||^2 over the window between two
 consecutive log-spaced checkpoints (s in (t_{i-1}, t_i], a constant fraction of t), read from the recorded
