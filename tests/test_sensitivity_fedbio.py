@@ -303,6 +303,15 @@ def test_broken_acc_local_is_caught_by_the_M_exponent(monkeypatch, broken):
     assert bad and bad[0].claim.id == acc.S13.id, [(o.claim.id, o.verdict, o.reason) for o in bad]
 
 
+def test_shared_lower_noise_undoes_the_negative_controls_fail(monkeypatch):
+    """S13's negative control FAILs the spec's 'no speedup at b_y = b' because the clients' lower-level errors are
+    independent and average in nu_bar. With one minibatch shared by all clients they do not average (the
+    per-client reading of Theorem 8 then holds): T_eps no longer falls with M, eps is not reached inside the
+    horizon sized for 1/M, and the control cannot give its decided FAIL."""
+    bad = _unexpected(monkeypatch, SharedClientNoiseLocal, acc.S13_LOWER)
+    assert bad and bad[0].claim.id == acc.S13_LOWER.id, [(o.claim.id, o.verdict, o.reason) for o in bad]
+
+
 # Not caught by S13, on purpose: the momentum nu not averaged at a sync, and y (or omega) averaged. On Test C1
 # every client update is affine with a common linear part, so the virtual averages evolve the same either way
 # (as for S7 on Test A); only heterogeneous A_m, B_m (Test C2) can see them (S12_C2 catches y averaged). And
