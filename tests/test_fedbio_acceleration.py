@@ -1,5 +1,6 @@
 """The hitting-time machinery of FedBiO's S7-S9 (proofs/fedbio/acceleration.py) on synthetic traces."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -86,3 +87,35 @@ def test_s9_evidence_shows_the_clamp():
     verdict, reason, evidence = claim._decide(fake)
     assert "clamped to >= 1: FedBiOAcc I 0.4 -> 1" in reason
     assert evidence["clamped"] == ["FedBiOAcc I 0.4 -> 1"]
+
+
+def _point(trace, level, value=1.0):
+    hit = acc.hitting_samples(trace, level)
+    return type("P", (), {"value": value, "trace": trace, "samples": hit[np.isfinite(hit)]})()
+
+
+def test_crossing_slopes_read_the_local_exponent_at_the_crossing():
+    """S13's regime check: on c t^-2/3 the crossing's local exponent is -2/3; on a curve still rising it is not."""
+    falling = FakeTrace(lambda t: t ** (-2 / 3), rounds=20000)
+    [(_, slope)] = acc.crossing_slopes([_point(falling, 0.01)])
+    assert slope == pytest.approx(-2 / 3, abs=0.01)
+    turnover = FakeTrace(lambda t: t * np.exp(-t / 400.0) / 400.0, rounds=2000)  # peak at t = 400
+    [(_, slope)] = acc.crossing_slopes([_point(turnover, 0.3)])
+    assert abs(slope - acc.REGIME_SLOPE) > acc.REGIME_BAND
+
+
+def test_s13_noise_reaches_x_bar_averaged_and_b_y_defaults_to_bM():
+    """S13's design on exact runs (Test C1, lower-level noise only, M = 4): E||grad h(x_bar_t)||^2 is linear in
+    sigma_g^2/b_y, so Theorem 8's default b_y = bM gives 1/M of the b_y = b run at every window (the Neumann
+    bias' deterministic part, ~1e-8 against ~1e-3, is the only other term). A b_y not scaled by M (S13 cannot
+    see it: its lower-level claim sets b_y = b itself) fails this."""
+    from ratecheck.engine import run_config
+
+    M, rounds = 4, 60
+    scaled = acc.s13_config("lower")(M, None)
+    unscaled = acc.s13_config("lower", unscaled_by=True)(M, None)
+    short = [dataclasses.replace(c, rounds=rounds) for c in (scaled, unscaled)]
+    assert "by" not in short[0].params and short[1].params["by"] == acc.S13_B
+    (_, w_scaled), (_, w_unscaled) = (acc.windowed(run_config(c)) for c in short)
+    late = slice(len(w_scaled) // 2, None)  # once the noise dominates the (tiny) Neumann-bias transient
+    np.testing.assert_allclose(w_scaled[late] / w_unscaled[late], 1.0 / M, rtol=1e-3)

@@ -303,3 +303,50 @@ class PerFactorReadsOneRow(alg.FedBiOLocal):
 def test_per_factor_without_its_batch_is_caught_by_the_full_batch(monkeypatch):
     bad = _unexpected(monkeypatch, PerFactorReadsOneRow, fc.S2_N2_ROWS_FULL)
     assert bad and bad[0].claim.id == fc.S2_N2_ROWS_FULL.id
+# -- S13 (FedBiOAcc-Local's iterations to eps against M, Test C1, exact runs) ------------------------------
+
+
+@dataclass(frozen=True)
+class SharedClientNoiseLocal(alg.FedBiOAccLocal):
+    """Every client draws the SAME minibatch (one draw broadcast over the client axis): the clients' noises no
+    longer average, so nu_bar sees sigma^2/b instead of sigma^2/(bM) (wrong sampling)."""
+
+    def sample_pair(self, problem, noise, shape, batch, **kw):
+        one = problem.draw(noise, (1,) + tuple(shape[1:]), batch, **kw)
+        fields = {k: None if v is None else np.repeat(v, shape[0], axis=1) for k, v in vars(one).items()}
+        s = type(one)(**fields)
+        return s, s
+
+
+@dataclass(frozen=True)
+class LocalStepsIgnoreBM(alg.FedBiOAccLocal):
+    """alpha_t without its (bM) factors (a missing factor in Theorem 8's schedule)."""
+
+    def schedule(self, problem):
+        return {**super().schedule(problem), "bM": 1.0}
+
+
+@pytest.mark.parametrize("broken", [StormTwoBatchesLocal, SharedClientNoiseLocal, LocalStepsIgnoreBM],
+                         ids=lambda v: v.__name__)
+def test_broken_acc_local_is_caught_by_the_M_exponent(monkeypatch, broken):
+    """S13's T_eps ∝ 1/(bM) needs the STORM correction on one batch (pitfall 2), independent client noise that
+    nu_bar averages, and alpha_t's (bM)^(2/3): each bug moves the exponent off -1 (or the crossings out of the
+    (bMT)^(-2/3) regime, or the level out of reach)."""
+    bad = _unexpected(monkeypatch, broken, acc.S13)
+    assert bad and bad[0].claim.id == acc.S13.id, [(o.claim.id, o.verdict, o.reason) for o in bad]
+
+
+def test_shared_lower_noise_undoes_the_negative_controls_fail(monkeypatch):
+    """S13's negative control FAILs the spec's 'no speedup at b_y = b' because the clients' lower-level errors are
+    independent and average in nu_bar. With one minibatch shared by all clients they do not average (the
+    per-client reading of Theorem 8 then holds): T_eps no longer falls with M, eps is not reached inside the
+    horizon sized for 1/M, and the control cannot give its decided FAIL."""
+    bad = _unexpected(monkeypatch, SharedClientNoiseLocal, acc.S13_LOWER)
+    assert bad and bad[0].claim.id == acc.S13_LOWER.id, [(o.claim.id, o.verdict, o.reason) for o in bad]
+
+
+# Not caught by S13, on purpose: the momentum nu not averaged at a sync, and y (or omega) averaged. On Test C1
+# every client update is affine with a common linear part, so the virtual averages evolve the same either way
+# (as for S7 on Test A); only heterogeneous A_m, B_m (Test C2) can see them (S12_C2 catches y averaged). And
+# b_y not scaled by M: S13 has no lower-level noise and S13's negative control sets b_y = b itself;
+# tests/test_fedbio_acceleration.py checks the default b_y = bM on exact runs.
