@@ -2,11 +2,10 @@
 Lower Level Problems" (Li, Huang, Huang).
 
 Paper: ../shared/seeds/002_25acef2c58d2293a.txt. Spec: ../shared/spec/fedbio.md. The package splits by
-responsibility: ``theorems`` (Theorems 1-4 / 5-8 in sympy, the complexity table), ``claims`` (S1-S15 of
-spec §6.5: what to run and what to expect; ``acceleration`` holds the exact FedBiOAcc claims S7-S9, S14),
-``ball`` (the after-run check that the iterates stayed where C_f is taken), ``hunts`` (the
-counterexample searches for Lemma 8) and ``report`` (tables and
-figures drawn from the runs).
+responsibility: ``theorems`` (Theorems 1-4 / 5-8 and Lemma 8 in sympy, the complexity table), ``claims``
+(S1-S15 of spec §6.5: what to run and what to expect; ``acceleration`` holds the exact FedBiOAcc(-Local)
+claims S7-S9, S13, S14), ``ball`` (the after-run check that the iterates stayed where C_f is taken),
+``hunts`` (the counterexample searches of Lemma 8) and ``report`` (tables and figures drawn from the runs).
 """
 
 from __future__ import annotations
