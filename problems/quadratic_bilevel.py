@@ -1278,6 +1278,20 @@ def _rows(gen: np.random.Generator, M: int, K: int, k: int, scale: float, z: np.
 # Search space of the SimFBO family (issue #13): hypothesis strategies for hunts and property tests.
 
 
+def _finite_floats(lo: float, hi: float) -> Any:
+    """Finite floats in [lo, hi] (the families' strategies draw every real this way)."""
+    from hypothesis import strategies as st
+
+    return st.floats(min_value=lo, max_value=hi, allow_nan=False, allow_infinity=False)
+
+
+def _fixed_draws(fixed: Mapping[str, Any]) -> dict[str, Any]:
+    """A strategy's keyword overrides: a value is drawn as itself, a strategy replaces the default."""
+    from hypothesis import strategies as st
+
+    return {name: value if isinstance(value, st.SearchStrategy) else st.just(value) for name, value in fixed.items()}
+
+
 def simfbo_strategy(**fixed: Any):
     """A hypothesis strategy of SimFBO-family instances (parameters of ``make``), for hunts and property
     tests; keyword arguments fix a parameter (a value) or replace its strategy.
@@ -1290,9 +1304,7 @@ def simfbo_strategy(**fixed: Any):
     """
     from hypothesis import strategies as st
 
-    def number(lo: float, hi: float) -> Any:
-        return st.floats(min_value=lo, max_value=hi, allow_nan=False, allow_infinity=False)
-
+    number = _finite_floats
     base = {
         "upper": st.sampled_from(UPPERS),
         "dim_x": st.integers(min_value=1, max_value=3),
@@ -1312,8 +1324,7 @@ def simfbo_strategy(**fixed: Any):
         "start": st.one_of(st.just("zero"), number(-3.0, 3.0)),
         "seed": st.integers(min_value=0, max_value=3),
     }
-    for name, value in fixed.items():
-        base[name] = value if isinstance(value, st.SearchStrategy) else st.just(value)
+    base.update(_fixed_draws(fixed))
 
     def to_params(drawn: dict[str, Any]) -> dict[str, Any]:
         params = dict(drawn)
@@ -1353,9 +1364,7 @@ def fedbio_strategy(**fixed: Any):
     """
     from hypothesis import strategies as st
 
-    def number(lo: float, hi: float) -> Any:
-        return st.floats(min_value=lo, max_value=hi, allow_nan=False, allow_infinity=False)
-
+    number = _finite_floats
     base = {
         "test": st.sampled_from(FEDBIO_TESTS),
         "dim": st.integers(min_value=1, max_value=3),
@@ -1375,8 +1384,7 @@ def fedbio_strategy(**fixed: Any):
         "start": st.sampled_from(("solution", "zero")),
         "seed": st.integers(min_value=0, max_value=3),
     }
-    for name, value in fixed.items():
-        base[name] = value if isinstance(value, st.SearchStrategy) else st.just(value)
+    base.update(_fixed_draws(fixed))
 
     def to_params(drawn: dict[str, Any]) -> dict[str, Any]:
         params = dict(drawn)
