@@ -768,6 +768,17 @@ class _Sampling:
 
 
 @dataclass(frozen=True)
+class _Seen:
+    """One call of a round on random states V and draws z: its outputs, draw layout and bookkeeping."""
+
+    V: np.ndarray
+    z: np.ndarray
+    actual: np.ndarray
+    sizes: tuple[int, ...]
+    after: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class _KnownRound:
     """A probed round as an operator on the second moment, with what it costs; its maps
     v' = A v + c + G z under the check outcomes (one per check, or one without sampling) re-verify it."""
@@ -1040,8 +1051,13 @@ class RoundModel:
         checks = np.arange(N, N + SAMPLING_CHECKS)
         return _Sampling(participation, clients, participation.draws_for(clients, N), None, design=N, checks=checks)
 
-    def _probe(self, t: int, book: Mapping[str, Any]) -> "_KnownRound":
+    def _probe(self, t: int, book: Mapping[str, Any], seen: "_Seen | None" = None) -> "_KnownRound":
         """The round-t maps from bookkeeping ``book``, checked on random inputs, with its costs.
+
+        ``seen``: a call of this very round on random states and draws that matched no known map
+        (``_operator``'s check, without client sampling). It gives the draws' layout, so the origin, the
+        unit states and the unit draws go in ONE call, and it is the check on random inputs: one call
+        per new map instead of three (rounds whose map changes every round, e.g. a step size alpha_t).
 
         Under client sampling the maps are read off under every probed outcome at once (outcomes
         laid out as blocks of replicas, the 'sampling' stream serving each block the draws that
@@ -1054,6 +1070,8 @@ class RoundModel:
         def outcome_rows(count: int) -> np.ndarray | None:
             return None if plan is None else np.repeat(plan.draws, count, axis=0)
 
+        if seen is not None and plan is None:
+            return self._probe_seen(t, book, seen)
         # 1) origin and unit vectors under every outcome, zero draws (also logs the draws a round takes)
         V = np.tile(np.vstack([np.zeros(n), np.eye(n)]), (K, 1))
         try:
@@ -1083,15 +1101,7 @@ class RoundModel:
         actual, _, _, random_books = self._rows(Vr, t, z, book, None if plan is None else plan.draws[chk], sizes)
         books += random_books
         predicted = np.einsum("rij,rj->ri", A[chk], Vr) + c[chk] + np.einsum("rik,rk->ri", G[chk], z)
-        gap = _close(actual, predicted)
-        if not gap <= AFFINE_RTOL:
-            raise NotExact(f"{self.algorithm.name}.round is not affine in (state, noise): off by {gap:.2e} "
-                           "on random inputs (a nonlinear problem or a projection that binds)")
-        for name in after:  # bookkeeping must not depend on the state, the noise or the clients drawn
-            if not all(_same(b[name], after[name]) for b in books):
-                raise NotExact(f"{self.algorithm.name}'s state field {name!r} is not an array and depends on "
-                               "the iterates, the noise or the clients drawn (exact mode tracks moments of arrays; "
-                               "name it in the algorithm's `monitors` if it is only a diagnostic)")
+        self._check_affine(actual, predicted, after, books)
         F = np.zeros((K, self.n, self.n))
         F[:, :n, :n] = A
         F[:, :n, -1] = c
@@ -1119,6 +1129,40 @@ class RoundModel:
                 self.sampling, self._known = self._sampling_plan(enumerate_all=True), []
                 return self._probe(t, book)
         return _KnownRound(operator, *check, sizes, mean_costs, after)
+
+    def _check_affine(self, actual: np.ndarray, predicted: np.ndarray, after: Mapping[str, Any], books: list) -> None:
+        """NotExact unless the round's outputs on random inputs are the probed affine map's, and its
+        bookkeeping is the same on every probe."""
+        gap = _close(actual, predicted)
+        if not gap <= AFFINE_RTOL:
+            raise NotExact(f"{self.algorithm.name}.round is not affine in (state, noise): off by {gap:.2e} "
+                           "on random inputs (a nonlinear problem or a projection that binds)")
+        for name in after:  # bookkeeping must not depend on the state, the noise or the clients drawn
+            if not all(_same(b[name], after[name]) for b in books):
+                raise NotExact(f"{self.algorithm.name}'s state field {name!r} is not an array and depends on "
+                               "the iterates, the noise or the clients drawn (exact mode tracks moments of arrays; "
+                               "name it in the algorithm's `monitors` if it is only a diagnostic)")
+
+    def _probe_seen(self, t: int, book: Mapping[str, Any], seen: "_Seen") -> "_KnownRound":
+        """``_probe`` without client sampling, from a call already seen on random inputs: the origin, the
+        n unit states (zero draws) and the unit draws (zero state) in one call, checked against ``seen``."""
+        n, sizes = self.n_state, seen.sizes
+        draws = int(sum(sizes))
+        V = np.zeros((n + 1 + draws, n))
+        V[1:n + 1] = np.eye(n)
+        Z = np.vstack([np.zeros((n + 1, draws)), np.eye(draws)]) if draws else None
+        out, _, costs, books = self._rows(V, t, Z, book, None, sizes if draws else None)
+        after = books[0]
+        c = out[0]
+        A = (out[1:n + 1] - c).T
+        G = (out[n + 1:] - c).T if draws else np.zeros((n, 0))
+        self._check_affine(seen.actual, seen.V @ A.T + c + seen.z @ G.T, after, [*books, seen.after])
+        F = np.zeros((self.n, self.n))
+        F[:n, :n], F[:n, -1], F[-1, -1] = A, c, 1.0
+        cov = np.zeros((self.n, self.n))
+        cov[:n, :n] = G @ G.T
+        return _KnownRound(RoundOperator(F=F, noise=cov), A[None], c[None], G[None], sizes,
+                           {k: float(v[0]) for k, v in costs.items()}, after)
 
     def _additive(self, F: np.ndarray, cov: np.ndarray, costs: Mapping[str, np.ndarray]) -> tuple["MixtureOperator", dict]:
         """F_s = sum_i n_i D_i, Cov_s = sum_i n_i C_i and cost_s = sum_i n_i k_i read off the design
@@ -1196,7 +1240,7 @@ class RoundModel:
                 # without sampling the costs of this very call; with it, the expectation probed
                 self.last_costs = {k: float(np.mean(v)) for k, v in costs.items()} if plan is None else known.costs
                 return known.operator
-        known = self._probe(t, self.book)
+        known = self._probe(t, self.book, _Seen(V, z, actual, sizes, after))
         self._known = [known, *self._known[:7]]
         self.book, self.last_costs = known.after, known.costs
         return known.operator

@@ -374,6 +374,50 @@ def test_round_model_exact_inside_monte_carlo_ci(name, params, family, problem_p
     assert checked >= 2
 
 
+@pytest.mark.parametrize("name,params,family,problem_params",
+                         [s for s in ROUND_MODEL_SETTINGS if s[0] in ("fedbioacc", "strfedavg")], ids=["fedbioacc", "strfedavg"])
+def test_one_call_probe_of_a_new_map_equals_the_three_call_probe(name, params, family, problem_params, monkeypatch):
+    """Rounds whose map changes every round (alpha_t, an output weight) are probed from the check call that
+    matched no known map plus ONE call (RoundModel._probe_seen); the three-call probe gives the same moments."""
+    from ratecheck.exact import RoundModel
+
+    problem = make_problem(family, problem_params)
+    algorithm = make_algorithm(name, params)
+    calls = {"seen": 0}
+    original = RoundModel._probe_seen
+
+    def counted(self, *args):
+        calls["seen"] += 1
+        return original(self, *args)
+
+    monkeypatch.setattr(RoundModel, "_probe_seen", counted)
+    fast = run(algorithm, problem, ROUNDS, mode="exact")
+    assert calls["seen"] >= ROUNDS // 2  # the map did change from round to round
+    monkeypatch.setattr(RoundModel, "_probe_seen", lambda self, t, book, seen: RoundModel._probe(self, t, book))
+    slow = run(algorithm, problem, ROUNDS, mode="exact")
+    for measure, values in slow.measures.items():
+        np.testing.assert_allclose(fast.measures[measure], values, rtol=1e-10, atol=1e-14, err_msg=measure)
+
+
+def test_one_call_probe_still_refuses_a_round_that_turns_nonlinear():
+    """The one-call probe checks the new map on the random call that missed every known one: a round that
+    is nonlinear from round 5 on (after affine rounds with a changing map) is refused, not mis-modelled."""
+    from ratecheck.algorithms.fedbio import FedBiOAcc
+
+    @dataclass(frozen=True)
+    class LateNonlinear(FedBiOAcc):
+        def round(self, state, problem, t, streams):
+            new, costs = super().round(state, problem, t, streams)
+            if t >= 5:
+                new = dataclasses.replace(new, x=new.x + 0.1 * new.x**2)
+            return new, costs
+
+    name, params, family, problem_params = ROUND_MODEL_SETTINGS[1]
+    algorithm = LateNonlinear(**params)
+    with pytest.raises(NotExact, match="not affine"):
+        run(algorithm, make_problem(family, problem_params), 12, mode="exact")
+
+
 def test_round_model_bookkeeping_that_depends_on_the_iterates_is_refused():
     """A non-array field that follows the iterates is not a moment: NotExact naming it (not a wrong value)."""
     from ratecheck.algorithms.bilevel import SimFBO
