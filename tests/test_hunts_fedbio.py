@@ -109,3 +109,18 @@ def test_trajectory_evaluates_the_bound_at_each_checkpoints_state():
     assert bounds[1] != bounds[2]
     assert bounds[1] == pytest.approx(bounds[3], rel=1e-6)
     assert isinstance(space, HuntSpace) and space.state_bindings is hunts.state_at
+
+
+def test_restored_hunt_catches_a_jacobian_oracle_with_the_wrong_sign(monkeypatch):
+    """What the restored hunt's PASS can fail for: Lemma 8 holds for ANY client states, so no algorithm bug
+    breaks it, but an oracle that disagrees with the closed-form hypergradient does. grad_xy g u with the
+    wrong sign (+B^T u) makes nu_bar miss grad h by O(||u||) even where every dispersion is 0."""
+    from problems.quadratic_bilevel import FedBilevel
+
+    def wrong_sign(self, x, y, u, s):
+        A, B, c, d, e = self._clients(x)
+        return (u @ B) if B.ndim == 2 else (u[..., None, :] @ B)[..., 0, :]
+
+    monkeypatch.setattr(FedBilevel, "jvp", wrong_sign)
+    result = hunt(hunts.SPACE, "cross_term_restored", examples=8, seed=0)
+    assert result.found and result.ratio > 10
