@@ -275,7 +275,10 @@ S4 = SlopeClaim(
               "T^(-2/3), i.e. T_eps ∝ eps^(-1.5).",
     source=src("Theorem 5 / Corollary 1", "spec §6.5 S4"),
     vary="T", grid=S4_GRID, configure=s4_config, measure="avg:grad_norm_sq",
-    expected=ExpectedOrder(THEOREM_5, "T", "big_O_deterministic"), tolerance=0.2)
+    expected=ExpectedOrder(THEOREM_5, "T", "big_O_deterministic"), tolerance=0.1,
+    expect_reason="deterministic runs (sigma = 0, one replica's value): the local slope changes by 0.002 across the "
+                  "quick grid (measured), so half the spec's +-0.2 decides with room; a T^(-1/2) rate (steps not "
+                  "tuned to the horizon) fails")
 
 # ---------------------------------------------------------------------------------------------
 # S6: the naive local-hypergradient average converges to x_naive != x*; FedBiO to x*
@@ -463,6 +466,8 @@ STORM_GLOBAL = ThresholdClaim(
     statement="With sigma_f = sigma_g = 1 (additive), c = 0 and exact first estimates (b1 -> oo), the iterates converge to "
               "x* as in the noise-free recursion.",
     source=src("Algorithm 2 lines 9-11 (same xi_t at x_t and x_{t+1})", "spec §2.2, §6.1, pitfall 2"),
+    # 1e-10: the noise-free recursion's own distance at T = 400 is ~1e-11 (its slowest mode still contracting,
+    # measured); a fresh batch at the old point, or c > 0 with noise, leaves a floor of order 1e-3
     vary="T", grid=STORM_T, measure="dist_sq", threshold=1e-10,
     configure=storm_config("fedbioacc", STORM_ACC, {"test": "A", "clients": 4, "sigma_f": 1.0, "sigma_g": 1.0}))
 

@@ -398,7 +398,7 @@ T5A_TAU_HURTS = SlopeClaim(
 
 T5B_TAU_HELPS = SlopeClaim(
     id="simfbo.T5b.tau_full",
-    title="Local steps help under full participation (slope at most -1/2 in tau)",
+    title="Local steps help under full participation (slope at most -1/2 in tau, up to the exact tolerance)",
     statement="Full participation with noise: the bound falls like tau^(-1/2) (M_2 term) or faster (M_3 term).",
     source=src("Theorem 1, eq. (9); §D.6"),
     vary="tau", grid=T5_GRID, configure=t5b_config,
