@@ -396,14 +396,26 @@ T5A_TAU_HURTS = SlopeClaim(
     expected=ExpectedOrder(THEOREM_1, "tau_bar", "partial_term"),
     tolerance=EXACT_TOLERANCE, **_AVG)
 
+# T5b's band. The bound's tau terms under the schedule are tau^(-1/2) (init and sync terms) and tau^(-1)
+# (drift), so its slope is -1/2 or steeper: the cap. The exact curve instead sits slightly ABOVE -1/2, not
+# by grid curvature toward -1/2 (its local slopes -0.4936, -0.4938, -0.4933, -0.4917 over tau = 1..10 move by
+# 0.002, away from -1/2) but by the O(gamma_x) finite-step correction the bound drops, which grows with the
+# effective step rho_bar gamma_x ∝ sqrt(tau/T): measured, the fitted slope is -0.4931 at T = 1000, -0.4965 at
+# 4000, -0.4983 at 16000 (the excess halves per 4x in T, like gamma_x ∝ T^(-1/2): the asymptotic -1/2 is
+# reached as T grows). 0.02 holds that 0.007 excess with a 3x margin (plus the 0.002 bend) and is tighter
+# than the shared 0.05; a missing tau factor (slope off by 1/4 or more) fails it. Quick keeps T = 1000 (at
+# 16000 the five exact runs cost 4.3 s instead of 1.0 s).
+T5B_TOLERANCE = 0.02
+
 T5B_TAU_HELPS = SlopeClaim(
     id="simfbo.T5b.tau_full",
-    title="Local steps help under full participation (slope at most -1/2 in tau, up to the exact tolerance)",
+    title="Local steps help under full participation (slope at most -1/2 in tau, up to the O(gamma_x) finite-T "
+          "excess: +0.02)",
     statement="Full participation with noise: the bound falls like tau^(-1/2) (M_2 term) or faster (M_3 term).",
     source=src("Theorem 1, eq. (9); §D.6"),
     vary="tau", grid=T5_GRID, configure=t5b_config,
     expected=ExpectedOrder(THEOREM_1, "tau_bar", "full_participation", dominant_in="T"),
-    tolerance=EXACT_TOLERANCE, side="at_most", **_AVG)
+    tolerance=T5B_TOLERANCE, side="at_most", **_AVG)
 
 _T6 = dict(paper=KEY, vary="eta", grid=ETA_GRID, source=src("Theorems 1-2; §1.5 eq. (6)"), tolerance=0.01,
            min_replicas=DET_REPLICAS)
@@ -609,7 +621,11 @@ COMM_PER_ROUND = Observation(
     measure="grad_norm_sq", summary=comm_per_round,
     quantity="communication rounds per iteration counted by each algorithm", compute=comm_observed)
 
-# Monte-Carlo twins of the headline slopes (drawn in the full profile)
+# Monte-Carlo twins of the headline slopes (drawn in the full profile). Their band is MC_TOLERANCE = 0.1, for
+# the noise of the full profile's 16-replica draws; in the quick profile a twin reads its claim's exact runs
+# (same number, looser band), so there it adds nothing to the exact claim's check: it is the full profile's
+# Monte-Carlo counterpart shown in the quick report at no cost (e.g. T5b: -0.4931 against -0.5 + 0.02 exact,
+# -0.5 + 0.1 twin).
 T1_SPEEDUP_MC, T1B_NOISE_FLOOR_MC, T2_RATE_MC, T3_COMM_MC, T4_FPC_MC, T5A_TAU_HURTS_MC, T5B_TAU_HELPS_MC = (
     monte_carlo_twin(c) for c in (T1_SPEEDUP, T1B_NOISE_FLOOR, T2_RATE, T3_COMM, T4_FPC, T5A_TAU_HURTS, T5B_TAU_HELPS))
 
