@@ -92,6 +92,9 @@ VARIANTS = [
     ("extra_local_step", "simfbo", ExtraLocalStep, (sf.T6_SIMFBO_TILDE,)),
     ("ascent_in_y", "simfbo", AscentInY, (sf.SIMFBO_UNBIASED,)),
     ("shrofbo_unnormalized", "shrofbo", ShroFBOWithoutNormalization, (sf.T6_SHROFBO_X,)),
+    # the same bug on the heterogeneous-Hessian baseline, which now runs at uneven tau_i (at equal tau the
+    # unnormalized ShroFBO was SimFBO and the baseline could not tell)
+    ("shrofbo_unnormalized_baseline", "shrofbo", ShroFBOWithoutNormalization, (sf.SHROFBO_UNBIASED,)),
     # a wrong sign in v's server step: caught by the unbiasedness baseline (and every T1-T6 rate claim),
     # NOT by the hunt of Theorem 1 with C6, whose bound sits ~1e7 above correct runs: with steps inside
     # the conditions v grows too slowly over T <= 100 rounds to reach it (test below)

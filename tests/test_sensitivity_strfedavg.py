@@ -10,6 +10,7 @@ import pytest
 
 import ratecheck.algorithms.base
 from proofs.strfedavg import claims as C
+from proofs.strfedavg import hunts as H
 from ratecheck.algorithms.strfedavg import IPIRFedAvg, StRFedAvg, TikhonovFedAvg
 from ratecheck.claims import PROFILES
 from ratecheck.participation import Participation
@@ -52,6 +53,14 @@ class EtaTwice(StRFedAvg):
 
     def oracle(self, problem, eta):
         return super().oracle(problem, 2 * eta)
+
+
+@dataclasses.dataclass(frozen=True)
+class NoSelectionTerm(StRFedAvg):
+    """Clients step on h~_i alone (the eta f~_i term dropped): the start's null-space offset never contracts."""
+
+    def oracle(self, problem, eta):
+        return super().oracle(problem, 0.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,6 +117,13 @@ def test_unnormalized_average_is_caught(monkeypatch):
 def test_eta_off_by_a_factor_is_caught(monkeypatch):
     _swap(monkeypatch, "strfedavg", EtaTwice)
     assert "strfedavg.T1.eta_bias" in _unexpected([C.T1_ETA_BIAS])
+
+
+def test_dropped_selection_term_is_caught_by_the_proof_range_hunt(monkeypatch):
+    # the proof-range hunt's PASS can fail: measured, this bug reaches measure/bound ~4 there (a correct
+    # StR-FedAvg ~0.04; eta halved ~0.2, not caught: the hunt is 24x inside f_up, not a tight check)
+    _swap(monkeypatch, "strfedavg", NoSelectionTerm)
+    assert "strfedavg.hunt.T1_proof_range" in _unexpected([H.HUNT_CORRECTED_RANGE])
 
 
 def test_wrong_sign_of_the_f_step_is_caught(monkeypatch):
