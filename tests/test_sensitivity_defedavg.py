@@ -11,7 +11,7 @@ import pytest
 
 import ratecheck.algorithms.base as base
 from proofs.defedavg import asynchronous as claims_async
-from ratecheck.algorithms.asynchronous import DeFedAvgNIIDEvents
+from ratecheck.algorithms.asynchronous import DeFedAvgIIDEvents, DeFedAvgNIIDEvents
 from ratecheck.algorithms.fedavg import DeFedAvgIID, DeFedAvgNIID
 from ratecheck.claims import PROFILES
 from ratecheck.executors import JobError, SerialExecutor
@@ -181,3 +181,22 @@ def test_a_cyclic_schedule_without_the_round_index_fails_the_cyclic_floor(monkey
     """Cyclic and per-client floors differ by 0.7% (relative), millions of exact tolerances."""
     flagged = _unexpected([claims_async.FLOOR_CYCLIC], "defedavg_iid", CyclicWithoutRounds, monkeypatch)
     assert flagged
+
+
+@dataclass(frozen=True)
+class IIDWaitsForTheSlowest(DeFedAvgIIDEvents):
+    """DeFedAvg-IID's rounds wait for the slowest drawn client, as synchronous FedAvg's do."""
+
+    policy = "sync"
+
+
+def test_first_arrivals_that_wait_for_stragglers_leave_the_timing_band(monkeypatch):
+    """The time ratio becomes the rounds ratio (~0.8 < 1, which the old 'ratio < 1' claim passed),
+    far above the first-arrival model's band (~0.09 at n = 4)."""
+    assert _unexpected([claims_async.WALL_IID], "defedavg_iid_events", IIDWaitsForTheSlowest, monkeypatch)
+
+
+def test_niid_turned_into_first_arrivals_is_too_fast_for_its_timing_band(monkeypatch):
+    """First-n arrivals make nIID ~3x faster (ratio ~0.10) than its rigorous band allows (>= ~0.17:
+    a selected client's upload costs at least the transfers); 'ratio < 1' alone passed it."""
+    assert _unexpected([claims_async.WALL_NIID], "defedavg_niid_events", FirstArrivalsNIID, monkeypatch)
