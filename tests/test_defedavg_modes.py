@@ -2,11 +2,13 @@
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from proofs.defedavg import asynchronous as a
 from proofs.defedavg import claims as c
 from ratecheck.claims import PROFILES, Verdict
+from ratecheck.inspection import view
 from ratecheck.sweep import check_claims
 
 QUICK, FULL = PROFILES["quick"], PROFILES["full"]
@@ -72,3 +74,56 @@ def test_exact_mode_refuses_event_timelines():
         config = a.bias_config("fedbuff", QUICK).with_(algorithm=name) if name != "fedbuff" else a.bias_config(name, QUICK)
         with pytest.raises(NotExact, match="timeline|probe states"):
             model_for(algorithm_of(config), problem_of(config), 10)
+
+
+def _forward_schedule_floor(config) -> float:
+    """The same floor by iterating the second moment from x* round by round over the whole run."""
+    run = view(config)
+    problem, delay, part = run.problem, run.param("delay"), run.param("participation")
+    lam, n, N, K = run.delay_lambda, run.participating, problem.num_clients, run.local_steps
+    eta, etabar = run.param("eta_global"), run.param("eta_local")
+    t0, total = a.tail_window(config)
+    floor = 0.0
+    for h in np.linalg.eigvalsh(problem.h_bar):
+        q = 1.0 - etabar * h
+        beta = eta * (1.0 - q**K)
+        noise = (eta * etabar) ** 2 / n * (problem.sigma**2 / problem.dim) * np.sum(q ** (2 * np.arange(K)))
+        s, acc = np.zeros((lam + 1) ** 2), 0.0
+        for t in range(total):
+            acc += s[0] if t >= t0 else 0.0
+            s = a._round_operator(beta, *a.delay_fractions(delay.kind, lam, N, n, part.mode, t)) @ s
+            s[0] += noise
+        floor += h**2 * acc / (total - t0)
+    return floor
+
+
+@pytest.mark.parametrize("kind", ["uniform", "cyclic", "per_client"])
+def test_schedule_floor_is_the_forward_second_moment(kind):
+    """The stationary (periodic) fixed point matches a round-by-round iteration from x* (build-up included)."""
+    config = a.schedule_config(kind, PROFILES["quick"])
+    assert a.schedule_floor(config) == pytest.approx(_forward_schedule_floor(config), rel=1e-12)
+
+
+@pytest.mark.parametrize("delay", ["none", "constant:1", "constant:4"])
+def test_schedule_floor_reduces_to_the_constant_delay_lyapunov_floor(delay):
+    config = a.flat_config(delay, PROFILES["quick"], steps=a.SCHEDULE_STEPS)
+    run = view(config)
+    expected = c.lyapunov_noise_floor(
+        np.linalg.eigvalsh(run.problem.h_bar), eta=run.param("eta_global"), etabar=run.param("eta_local"),
+        K=run.local_steps, n=run.participating, delay=run.delay_lambda, sigma2=run.problem.sigma**2,
+        dim=run.problem.dim)
+    assert a.schedule_floor(config) == pytest.approx(expected, rel=1e-12)
+
+
+def test_schedule_floors_separate_by_many_tolerances():
+    """The three schedules, delay 0 and constant lambda give floors far apart at the exact tolerance
+    (and delay 0 / constant lambda outside the Monte-Carlo twins' 10% band too)."""
+    quick = PROFILES["quick"]
+    floors = {kind: a.schedule_floor(a.schedule_config(kind, quick)) for kind in ("uniform", "cyclic", "per_client")}
+    zero = a.schedule_floor(a.flat_config("none", quick, steps=a.SCHEDULE_STEPS))
+    top = a.schedule_floor(a.flat_config(f"constant:{a.SCHEDULE_LAMBDA}", quick, steps=a.SCHEDULE_STEPS))
+    values = sorted([*floors.values(), zero, top])
+    gaps = [hi / lo - 1 for lo, hi in zip(values, values[1:])]
+    assert min(gaps) > 1e5 * c.FLOOR_REL_TOLERANCE
+    for floor in floors.values():
+        assert floor / zero > 1.3 and top / floor > 1.5

@@ -11,8 +11,8 @@ import pytest
 
 import ratecheck.algorithms.base as base
 from proofs.defedavg import asynchronous as claims_async
-from ratecheck.algorithms.asynchronous import DeFedAvgNIIDEvents
-from ratecheck.algorithms.fedavg import DeFedAvgNIID
+from ratecheck.algorithms.asynchronous import DeFedAvgIIDEvents, DeFedAvgNIIDEvents
+from ratecheck.algorithms.fedavg import DeFedAvgIID, DeFedAvgNIID
 from ratecheck.claims import PROFILES
 from ratecheck.executors import JobError, SerialExecutor
 from ratecheck.participation import Participation
@@ -135,3 +135,68 @@ def test_exact_mode_sees_schedule_bugs(broken, monkeypatch):
     values (the sampling-floor value claim FAILs, mean/predicted ~1.5); clients sampled otherwise than
     FedAvg.schedule are refused (an error in mode 'exact', Monte Carlo under 'auto')."""
     assert _unexpected([claims_async.SAMPLING_FLOOR_VALUE], "defedavg_niid", broken, monkeypatch)
+
+
+@dataclass(frozen=True)
+class ScheduleIgnored(DeFedAvgIID):
+    """Every job starts from the current model whatever the delay schedule says (delay 0)."""
+
+    def schedule(self, state, problem, t, streams):
+        clients, delays, shared, wall = super().schedule(state, problem, t, streams)
+        return clients, np.zeros_like(delays), shared, wall
+
+
+@dataclass(frozen=True)
+class ScheduleConstantLambda(DeFedAvgIID):
+    """Every job is lambda rounds stale: the schedule's largest delay for everyone."""
+
+    def schedule(self, state, problem, t, streams):
+        clients, delays, shared, wall = super().schedule(state, problem, t, streams)
+        return clients, np.full_like(delays, self.delay.lam), shared, wall
+
+
+@dataclass(frozen=True)
+class CyclicWithoutRounds(DeFedAvgIID):
+    """'cyclic' that forgets the round index: d = client mod (lambda+1), the per-client schedule."""
+
+    def schedule(self, state, problem, t, streams):
+        clients, delays, shared, wall = super().schedule(state, problem, t, streams)
+        if self.delay.kind == "cyclic":
+            delays = clients % (self.delay.lam + 1)
+        return clients, delays, shared, wall
+
+
+SCHEDULE_FLOORS = [claims_async.FLOOR_UNIFORM, claims_async.FLOOR_CYCLIC, claims_async.FLOOR_PER_CLIENT]
+
+
+@pytest.mark.parametrize("broken", [ScheduleIgnored, ScheduleConstantLambda], ids=lambda cls: cls.__name__)
+def test_a_schedule_bug_fails_every_schedule_floor(broken, monkeypatch):
+    """Each schedule claim predicts its own exact floor: delay 0 gives 0.65x it, constant lambda 2.05x
+    (the old claims' [floor(0), floor(lambda)] band passed both)."""
+    flagged = _unexpected(SCHEDULE_FLOORS, "defedavg_iid", broken, monkeypatch)
+    assert len(flagged) == len(SCHEDULE_FLOORS), flagged
+
+
+def test_a_cyclic_schedule_without_the_round_index_fails_the_cyclic_floor(monkeypatch):
+    """Cyclic and per-client floors differ by 0.7% (relative), millions of exact tolerances."""
+    flagged = _unexpected([claims_async.FLOOR_CYCLIC], "defedavg_iid", CyclicWithoutRounds, monkeypatch)
+    assert flagged
+
+
+@dataclass(frozen=True)
+class IIDWaitsForTheSlowest(DeFedAvgIIDEvents):
+    """DeFedAvg-IID's rounds wait for the slowest drawn client, as synchronous FedAvg's do."""
+
+    policy = "sync"
+
+
+def test_first_arrivals_that_wait_for_stragglers_leave_the_timing_band(monkeypatch):
+    """The time ratio becomes the rounds ratio (~0.8 < 1, which the old 'ratio < 1' claim passed),
+    far above the first-arrival model's band (~0.09 at n = 4)."""
+    assert _unexpected([claims_async.WALL_IID], "defedavg_iid_events", IIDWaitsForTheSlowest, monkeypatch)
+
+
+def test_niid_turned_into_first_arrivals_is_too_fast_for_its_timing_band(monkeypatch):
+    """First-n arrivals make nIID ~3x faster (ratio ~0.10) than its rigorous band allows (>= ~0.17:
+    a selected client's upload costs at least the transfers); 'ratio < 1' alone passed it."""
+    assert _unexpected([claims_async.WALL_NIID], "defedavg_niid_events", FirstArrivalsNIID, monkeypatch)
