@@ -3,6 +3,7 @@ each claim expects (A: PL-PL, B: NC-PL, C: point-wise max, D: NC-C and NC-1PC)."
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from typing import Any, Callable, Mapping
@@ -248,19 +249,25 @@ def theorem_log_rate(swapped: bool = False) -> Callable[[Any], float]:
 # the exact contraction is much faster. So the rate is checked as a rate: the fitted log-contraction of W
 # per round over [T/2, T] against the same fit on the exact recursion F^t w0 (whose limit is 2 log rho(F),
 # reported too; over 4000 rounds the slowest modes of the singular (a2) instance do not dominate yet, so the
-# window must be the same) and, one-sided, against the theorem's log(1 - a). The runs are deterministic, so
-# 1% leaves room only for round-off and, for the sine problem started at |w| = 0.01, O(|w|^2) terms (~1e-4);
-# the bugs this guards against (a missing global step, a wrong sign, K off by one) change the rate by far more.
+# window must be the same). The runs are deterministic, so 1% leaves room only for round-off and, for the
+# sine problem started at |w| = 0.01, O(|w|^2) terms (~1e-4); the bugs this guards against (a missing global
+# step, a wrong sign, K off by one) change the rate by far more. What the verdict tests is the simulator
+# against the recursion of Theorem 3.5's round at the theorem's step sizes, NOT the theorem's rate: the
+# guaranteed log(1 - a) is 74x (a1), 874x (a2) and 711x (a3, swapped) slower than the exact one (quick
+# profile), so "no slower than the theorem" could fail only for a gross bug; it is reported as an
+# observation (fessgda.A1.*.theorem_rate, the tightness factor) with no verdict (audit of the verdicts).
 _A1 = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, exact=exact_log_rate("W"),
-           exact_name="the exact recursion F^t w0 over the window", guaranteed=theorem_log_rate(), guaranteed_name="Theorem 3.5's log(1-a)",
+           exact_name="the exact recursion F^t w0 over the window",
            min_replicas=DET_REPLICAS, rel_tolerance=0.01, asymptotic=spectral_log_rate)
 A1_CHECKPOINTS = 200  # dense enough for a linear-axis fit over [T/2, T]
 
 A1_LINEAR = RateClaim(
     id="fessgda.A1.linear_rate",
-    title="PL-PL: W_t contracts at the exact spectral rate, no slower than Theorem 3.5's 1 - eta_x K mu1/16",
-    statement="With Theorem 3.5's step sizes, E W_T <= (1 - eta_x K mu1/16)^T W_0 + b/a (b = 0 here): W contracts "
-              "at least at rate 1 - a per round.",
+    title="PL-PL at Theorem 3.5's step sizes: the simulated W_t contracts at the exact rate of the round's recursion",
+    statement="At Theorem 3.5's step sizes (K = 1, s = 0, sigma = sigma_G = 0) the round is linear, s_{t+1} = F s_t: the "
+              "simulated W contracts per round at the log-slope of F^t w0 over the same window (within 1%). This checks "
+              "the simulator against the exact recursion; Theorem 3.5's guaranteed 1 - eta_x K mu1/16 is far slower and "
+              "is reported as an observation (fessgda.A1.linear_rate.theorem_rate), not tested.",
     source=src("Theorem 3.5, Appendix I", "spec §6.1 test 1"),
     grid={"quick": (4000,), "full": (16000,)},
     configure=lambda v, prof: a1_config(v, prof).with_(checkpoints=A1_CHECKPOINTS),
@@ -271,8 +278,10 @@ QUAD_PL_DET = {"kind": "quadratic_pl", "noise": 0.0, "zeta": 0.0, "clients": 4}
 
 A1_LINEAR_PL = RateClaim(
     id="fessgda.A1.linear_rate_pl",
-    title="PL-PL, not strongly convex in x: W_t contracts at the exact spectral rate (Theorem 3.5)",
-    statement="Same check on the (a2) quadratic with A = U'U singular (two-sided PL, saddle SET null(U) x {0}).",
+    title="PL-PL, not strongly convex in x, at Theorem 3.5's step sizes: the simulated W_t contracts at the exact "
+          "rate of the round's recursion",
+    statement="Same check on the (a2) quadratic with A = U'U singular (two-sided PL, saddle SET null(U) x {0}): the "
+              "simulator against F^t w0; Theorem 3.5's rate is an observation (fessgda.A1.linear_rate_pl.theorem_rate).",
     source=src("Theorem 3.5, Appendix I", "spec §6.1 (a2)"),
     grid={"quick": (4000,), "full": (16000,)},
     configure=lambda v, prof: a1_config(v, prof, QUAD_PL_DET).with_(checkpoints=A1_CHECKPOINTS),
@@ -325,19 +334,42 @@ def a1_swapped_config(rounds: float, profile: Profile) -> RunConfig:
 A1_LINEAR_SWAPPED = RateClaim(
     id="fessgda.A1.linear_rate_ncnc_swapped",
     paper=KEY,
-    title="PL-PL, nonconvex-nonconcave (mu1 < mu2): W'_t contracts at the exact local rate, no slower than "
-          "Theorem 3.5 with the roles swapped",
-    statement="On x^2 + 3 sin^2 x sin^2 y - 4y^2 - 10 sin^2 y, E W'_T <= (1 - eta_y K mu2/16)^T W'_0 (b = 0), "
-              "Theorem 3.5 applied to -f(y, x) (spec §2.4(C)). Near the saddle the round is linear, so W' contracts "
-              "at 2 log rho of the linearized round.",
+    title="PL-PL, nonconvex-nonconcave (mu1 < mu2), at the swapped Theorem 3.5's step sizes: the simulated W'_t "
+          "contracts at the exact rate of the linearized round",
+    statement="On x^2 + 3 sin^2 x sin^2 y - 4y^2 - 10 sin^2 y with the step sizes of Theorem 3.5 applied to -f(y, x) "
+              "(spec §2.4(C)), started near the saddle where the round is linear: the simulated W' contracts at the "
+              "log-slope of the linearized recursion F^t w0 (within 1%). The theorem's (1 - eta_y K mu2/16) is far "
+              "slower and is an observation (fessgda.A1.linear_rate_ncnc_swapped.theorem_rate), not tested.",
     source=src("Theorem 3.5, Appendix I, case mu1 < mu2", "spec §2.4(C), §6.1 (a3)"),
     vary="T", grid={"quick": (2000,), "full": (8000,)},
     configure=lambda v, prof: a1_swapped_config(v, prof).with_(checkpoints=A1_CHECKPOINTS),
     measure="W_swap", theorem=THEOREM_3_5_SWAPPED, bindings=bindings, min_replicas=DET_REPLICAS,
     exact=exact_log_rate("W_swap"), exact_name="the linearized recursion F^t w0 over the window",
-    guaranteed=theorem_log_rate(True),
-    guaranteed_name="Theorem 3.5's log(1-a) (swapped)", rel_tolerance=0.01, asymptotic=spectral_log_rate,
+    rel_tolerance=0.01, asymptotic=spectral_log_rate,
 )
+
+
+def theorem_rate_tightness(points, evidence) -> dict[str, float]:
+    """The measured log-contraction per round, the exact recursion's, the theorem's guaranteed log(1 - a)
+    and how many times slower the guarantee is (at the last grid point)."""
+    rows = evidence.get("rows") or []
+    if not rows:
+        return {}
+    row = rows[-1]
+    return {"measured": row["rate"], "exact recursion": row["exact"], "theorem's log(1-a)": row["guaranteed"],
+            "theorem slower by": row["tightness"]}
+
+
+def theorem_rate(claim: RateClaim, guaranteed: Callable[[Any], float], name: str) -> Any:
+    """Theorem 3.5's guaranteed rate on the runs of an A1 claim, as an observation (no verdict)."""
+    return observe(dataclasses.replace(claim, guaranteed=guaranteed, guaranteed_name=name),
+                   id=f"{claim.id}.theorem_rate", title=f"{name} against the exact contraction on {claim.id}'s runs (observed)",
+                   quantity=f"{name} next to the measured and exact log-contraction per round", compute=theorem_rate_tightness)
+
+
+A1_THEOREM_RATE = theorem_rate(A1_LINEAR, theorem_log_rate(), "Theorem 3.5's log(1-a)")
+A1_THEOREM_RATE_PL = theorem_rate(A1_LINEAR_PL, theorem_log_rate(), "Theorem 3.5's log(1-a)")
+A1_THEOREM_RATE_SWAPPED = theorem_rate(A1_LINEAR_SWAPPED, theorem_log_rate(True), "Theorem 3.5's log(1-a) (swapped)")
 
 QUAD_NOISY = {"kind": "quadratic", "noise": 1.0, "zeta": 0.0, "clients": 16}
 QUAD_HET = {"kind": "quadratic", "noise": 0.0, "zeta": 1.0, "clients": 16}
@@ -922,6 +954,9 @@ CLAIMS = (
     D1_NC1PC_ROUNDS,
     B4_WGAN_KAPPA,
     A1_LINEAR_SWAPPED,
+    A1_THEOREM_RATE,
+    A1_THEOREM_RATE_PL,
+    A1_THEOREM_RATE_SWAPPED,
     A2_FLOOR_M_MC,
     A2_FLOOR_K_MC,
     A2_LYAPUNOV_MC,

@@ -171,7 +171,8 @@ def vacuity_note(outcomes) -> str:
              f"{swapped['mu2']:.3g}) contracts W' by a' = eta_y K mu2/16 = {rate:.3g} per round at its own step sizes, so "
              "its recursion bound stays near W'_0 over any affordable T; fessgda.A1.linear_rate_ncnc_swapped therefore "
              "checks the measured contraction against the exact rate of the linearized round and reports how much "
-             "faster than the theorem's it is (the tightness factor, in the Observations section). ")
+             "faster than the theorem's it is (the tightness factor: fessgda.A1.linear_rate_ncnc_swapped.theorem_rate, an "
+             "observation, in the Observations section). ")
     return text + ("Any 'empirical <= explicit bound' check of Theorems 3.1, E.1 and 3.2 is therefore vacuous; "
                    "this report checks their exponents instead, and the tight constants available: the exact "
                    "Lyapunov floor of the PL-PL quadratic (A2, A3) and the exact contraction rates (A1, A6).")
