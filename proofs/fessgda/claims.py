@@ -535,6 +535,24 @@ def a4_config(inv_eps: float, profile: Profile) -> RunConfig:
 L_EPS = sp.Symbol("L_eps", positive=True)  # log(1/eps)
 ROUNDS_35 = (sp.log(W0 / A4_FLOOR_FRACTION) + 2 * L_EPS) / -sp.log(1 - A35)  # (1-a)^T W0 <= (1-f) eps^2 up to O(1)
 
+def rounds_per_log(points, evidence) -> dict[str, float]:
+    """exponent_against_cap, and the rounds as an affine function of L = log(1/eps) (linear-axis fit of the
+    replica-mean hitting rounds): the form Theorem 3.5's recursion gives, T = (log(W0/(1-f)) + 2L)/a."""
+    out = exponent_against_cap(points, evidence)
+    hits = [(math.log(p.value), float(np.mean(p.samples))) for p in points if p.samples.size]
+    if len(hits) >= 2:
+        slope, intercept = np.polyfit(*np.array(hits).T, 1)
+        out["rounds per unit log(1/eps)"] = float(slope)
+        out["intercept (rounds at log(1/eps) = 0)"] = float(intercept)
+    return out
+
+
+# A4's log-log exponent is not an order: log(1/eps) spans 0.2 decades (2.3 to 3.7), and T is affine in L = log(1/eps),
+# so its log-log slope over such a range is 2L/(c + 2L) and exceeds 1 when the intercept c is negative, which it is
+# here (quick profile: about 49 rounds per unit L, intercept about -13 rounds). A negative intercept means the deeper
+# levels take more rounds per unit L than the first; that the slower modes of the exact multi-mode decay take over
+# at the deeper levels is our reading, not checked here. The exceedance of "at most 1" is this log-log artefact, not
+# a violation of the O(log(1/eps)) order: the affine form (rounds per unit log(1/eps)) is what the observation reports.
 A4_LOG_ROUNDS = observe(
     HittingTimeClaim(
     id="fessgda.A4.log_rounds",
@@ -549,7 +567,9 @@ A4_LOG_ROUNDS = observe(
 ),
     id='fessgda.A4.log_rounds',
     title='PL-PL: rounds to E W <= eps^2 against log(1/eps) with K ∝ 1/(m eps^2) (observed)',
-    quantity='rounds to eps^2 against log(1/eps) (Theorem 3.5: at most linear in log(1/eps))', compute=exponent_against_cap)
+    quantity='rounds to eps^2 against log(1/eps) (Theorem 3.5: at most linear in log(1/eps)); the log-log exponent over '
+             '0.2 decades is not an order (T is affine in log(1/eps): see the intercept), the rounds per unit log(1/eps) are',
+    compute=rounds_per_log)
 
 # ---------------------------------------------------------------------------------------------
 # Claims B: NC-PL (spec §6.2 b), deterministic kappa-dependence
@@ -685,15 +705,22 @@ C1_PWMAX = observe(
     title='Point-wise max: rounds to eps-stationarity against 1/eps (observed against the eps^-2 cap)',
     quantity='exponent of the rounds to eps-stationarity in 1/eps (Theorem 3.4: at most 2)', compute=exponent_against_cap)
 
-_CONTROL_REASON = ("negative control violating Assumption 3.6 (strict complementarity); the spec says to report, "
+_CONTROL_REASON = ("an instance violating Assumption 3.6 (strict complementarity); the spec says to report, "
                    "not assert, its exponent. Measured on this instance: the deterministic run still converges "
                    "linearly, so the eps^-2 order survives: the assumption is sufficient, not necessary here.")
+# c0 = 0 is an observation, NOT a negative control (audit of the verdicts): its hitting rounds equal C1.pwmax_rounds'
+# at all five eps. Removing the margin changes the run by about 2% only (stat_sq near round 800: 1.86e-7 at c0 = 0,
+# 1.82e-7 at c0 = 0.5; same at c0 = 0.05), less than the spacing of the 300 log-spaced checkpoints (about 2% of the
+# round there), so the first checkpoint below each eps^2 is the same. A control that differs would need an instance
+# where component 4 becomes active; none is registered.
 
 C1_CONTROL_C0 = observe(
     HittingTimeClaim(
     id="fessgda.C1.control_c0_zero",
-    title="Negative control: c0 = 0 (no strict-complementarity margin)",
-    statement="Same run with c0 = 0: Assumption 3.6 fails (nu_4 = 0); the exponent is reported.",
+    title="c0 = 0 (no strict-complementarity margin), observed",
+    statement="Same run with c0 = 0: Assumption 3.6 fails (nu_4 = 0); the exponent is reported. It coincides with "
+              "fessgda.C1.pwmax_rounds: c0 changes the measure by about 2%, below the checkpoint spacing, so the "
+              "hitting rounds are the same (an observation, not a control that differs).",
     source=src("Assumption 3.6, Theorem 3.4", "spec §6.4 test 3"),
     configure=c1_config({"kind": "pwmax", "c0": 0.0}),
     expect_reason=_CONTROL_REASON,
@@ -706,7 +733,7 @@ C1_CONTROL_C0 = observe(
 C1_CONTROL_DUP = observe(
     HittingTimeClaim(
     id="fessgda.C1.control_duplicate",
-    title="Negative control: duplicated component h_4 = h_1",
+    title="Duplicated component h_4 = h_1, observed",
     statement="Same run with h_4 = h_1: y* is not unique and Assumption 3.6 fails; the exponent is reported.",
     source=src("Assumption 3.6, Theorem 3.4", "spec §6.4 test 3"),
     configure=c1_config({"kind": "pwmax", "duplicate": True}),

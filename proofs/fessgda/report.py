@@ -116,8 +116,8 @@ def report_sections(outcomes) -> list[tuple[str, str]]:
     t1.append(f"| FESS-GDA rounds vs kappa (NC-PL) | fessgda.B1.fess_kappa | {_measured(outcomes, 'fessgda.B1.fess_kappa')} |")
     t1.append(f"| GDA rounds vs kappa (NC-PL) | fessgda.B1.gda_kappa | {_measured(outcomes, 'fessgda.B1.gda_kappa')} |")
     t1.append(f"| FESS-GDA rounds vs 1/eps (form (2)) | fessgda.C1.pwmax_rounds | {_measured(outcomes, 'fessgda.C1.pwmax_rounds')} |")
-    t1.append(f"| control c0 = 0 | fessgda.C1.control_c0_zero | {_measured(outcomes, 'fessgda.C1.control_c0_zero')} |")
-    t1.append(f"| control duplicate | fessgda.C1.control_duplicate | {_measured(outcomes, 'fessgda.C1.control_duplicate')} |")
+    t1.append(f"| c0 = 0 (no margin; same hits as c0 = 0.5) | fessgda.C1.control_c0_zero | {_measured(outcomes, 'fessgda.C1.control_c0_zero')} |")
+    t1.append(f"| duplicate h_4 = h_1 | fessgda.C1.control_duplicate | {_measured(outcomes, 'fessgda.C1.control_duplicate')} |")
     t1.append(f"| PL-PL rounds vs log(1/eps) | fessgda.A4.log_rounds | {_measured(outcomes, 'fessgda.A4.log_rounds')} |")
     t1.append(f"| NC-PL averaged measure vs T (theory step) | fessgda.B3.rate_T | {_measured(outcomes, 'fessgda.B3.rate_T')} |")
     t1.append(f"| PL-PL floor vs m / vs K | fessgda.A2.floor_m / floor_K | {_measured(outcomes, 'fessgda.A2.floor_m')} / "
