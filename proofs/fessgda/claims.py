@@ -807,22 +807,26 @@ def b2_config(m_clients: int, K_steps: int, profile: Profile) -> RunConfig:
     part = "full" if int(m_clients) == int(c["M"]) else f"without_replacement:{int(m_clients)}"
     params = {**steps(ex, ey, K_steps, ETA_LOCAL, ETA_LOCAL), "p": 2 * c["l"],
               "beta": FESS_CB * ey * K_steps * c["mu"], "participation": part}
-    return _run("fess_gda", params, NCPL_FLOOR, FLOOR_ROUNDS * (2 if profile.name == "full" else 1), profile.replicas)
+    return _run("fess_gda", params, NCPL_FLOOR, NONLINEAR_FLOOR_ROUNDS[profile.name], profile.replicas)
 
 
 # B2, C2 (issue #7 audit): the cosine (ncpl) and point-wise max (pwmax, a projection onto the simplex)
 # rounds are not affine-Gaussian, so exact mode refuses them and these floors stay Monte Carlo. Five
 # points m (or K) = 1..16 over 1.2 decades, 16 replicas. The tail starts at HALF the run: with the old
-# start 0.2 T = 300 rounds the deterministic transient from x0 was still 2.5e-4 (pwmax) and 4e-4 (ncpl,
-# m = 16), the size of the m = 16 floors (9e-5, 8e-4), and biased the slopes towards 0 (64 replicas: C2
-# -0.946 from 0.2 T, -0.995 from 0.5 T; B2 in m -0.989 / -1.009; B2 in K -0.990 / -1.000). From 0.5 T
-# (the checkpoint nearest it, round 794) the noiseless tail average is 2e-8 (ncpl) and 2e-11 (pwmax): below
-# 3e-5 of the smallest floors (tests/test_fessgda_theory.py pins it). Tolerance 0.1: the
-# 16-replica CI half-width is about 0.05 and the systematic part left (the nonlinear terms of cos and
-# the max, O(floor) relative) moved the 64-replica slopes by at most 0.009 from -1, so a correct floor
-# passes with margin; the bugs these guard against (averaging over M instead of m: slope 0; summing the
-# noise instead of averaging: slope 0 or +1; eta K not held fixed: slope -2 in K) are 1 away.
+# start 0.2 T = 300 rounds (of 1500) the deterministic transient from x0 was still 2.5e-4 (pwmax) and 4e-4
+# (ncpl, m = 16), the size of the m = 16 floors (9e-5, 8e-4), and biased the slopes towards 0 (64 replicas,
+# 1500 rounds: C2 -0.946 from 0.2 T, -0.995 from 0.5 T; B2 in m -0.989 / -1.009; B2 in K -0.990 / -1.000).
+# Quick runs are 1000 rounds (9 + 5 distinct runs of 1000 rounds against the old 5 + 3 of 1500: about 1 s more
+# CPU): from 0.5 T (the checkpoint nearest it, round 500) the noiseless tail average is 1.7e-6 (ncpl) and 3.5e-8
+# (pwmax), 0.2% and 0.04% of the m = 16 floors, which moves a slope over 1.2 decades by under 0.002 (the test
+# in tests/test_fessgda_theory.py pins it below 1%); 64 replicas at 1000 rounds: B2 in m -0.991, in K -0.997,
+# C2 -0.993. Tolerance 0.1: the 16-replica CI half-width is about 0.05 and the systematic part left (the
+# transient and the nonlinear terms of cos and the max, O(floor) relative) moved the 64-replica slopes by at most
+# 0.009 from -1, so a correct floor passes with margin; the bugs these guard against (averaging over M instead
+# of m: slope 0; summing the noise instead of averaging: slope 0 or +1; eta K not held fixed: slope -2 in K)
+# are 1 away.
 NONLINEAR_FLOOR_START = 0.5
+NONLINEAR_FLOOR_ROUNDS = {"quick": 1000, "full": 2 * FLOOR_ROUNDS}
 
 
 def ncpl_floor_slope(id: str, title: str, vary: str, grid: Mapping[str, tuple],
@@ -910,7 +914,7 @@ def c2_config(m_clients: float, profile: Profile) -> RunConfig:
     ex = 1 / (3 * c["l"] * K_steps)
     part = "full" if int(m_clients) == int(c["M"]) else f"without_replacement:{int(m_clients)}"
     params = {**steps(ex, ex / 2, K_steps, ETA_LOCAL, ETA_LOCAL), "p": 2 * c["l"], "beta": 0.1, "participation": part}
-    return _run("fess_gda", params, PWMAX_NOISY, FLOOR_ROUNDS * (2 if profile.name == "full" else 1), profile.replicas)
+    return _run("fess_gda", params, PWMAX_NOISY, NONLINEAR_FLOOR_ROUNDS[profile.name], profile.replicas)
 
 
 C2_FLOOR_M = SlopeClaim(
