@@ -82,6 +82,12 @@ class DividesByM(minimax.FSGDA):
                      eta_y_global=self.eta_y_global * share).round(state, problem, t, streams)
 
 
+class DividesByMFess(minimax.FessGDA):
+    """FESS-GDA averaging the m sampled updates over all M clients (the NC-PL floor B2 sees it: slope 0, not -1)."""
+
+    round = DividesByM.round
+
+
 class StaleSmoothing(minimax.FessGDA):
     """z follows the OLD x (z + beta (x_t - z)) where Algorithm 1 uses the new one (pitfall P3)."""
 
@@ -102,6 +108,7 @@ VARIANTS = [
     ("extra_local_step", "fsgda", ExtraLocalStep, (fg.A1_LINEAR,)),
     ("with_replacement", "fsgda", WithReplacement, (fg.A3_LYAPUNOV,)),
     ("divides_by_M", "fsgda", DividesByM, (fg.A2_LYAPUNOV,)),
+    ("divides_by_M_ncpl_floor", "fess_gda", DividesByMFess, (fg.B2_FLOOR_M,)),
 ]
 
 

@@ -3,6 +3,7 @@ each claim expects (A: PL-PL, B: NC-PL, C: point-wise max, D: NC-C and NC-1PC)."
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from typing import Any, Callable, Mapping
@@ -248,19 +249,25 @@ def theorem_log_rate(swapped: bool = False) -> Callable[[Any], float]:
 # the exact contraction is much faster. So the rate is checked as a rate: the fitted log-contraction of W
 # per round over [T/2, T] against the same fit on the exact recursion F^t w0 (whose limit is 2 log rho(F),
 # reported too; over 4000 rounds the slowest modes of the singular (a2) instance do not dominate yet, so the
-# window must be the same) and, one-sided, against the theorem's log(1 - a). The runs are deterministic, so
-# 1% leaves room only for round-off and, for the sine problem started at |w| = 0.01, O(|w|^2) terms (~1e-4);
-# the bugs this guards against (a missing global step, a wrong sign, K off by one) change the rate by far more.
+# window must be the same). The runs are deterministic, so 1% leaves room only for round-off and, for the
+# sine problem started at |w| = 0.01, O(|w|^2) terms (~1e-4); the bugs this guards against (a missing global
+# step, a wrong sign, K off by one) change the rate by far more. What the verdict tests is the simulator
+# against the recursion of Theorem 3.5's round at the theorem's step sizes, NOT the theorem's rate: the
+# guaranteed log(1 - a) is 74x (a1), 874x (a2) and 711x (a3, swapped) slower than the exact one (quick
+# profile), so "no slower than the theorem" could fail only for a gross bug; it is reported as an
+# observation (fessgda.A1.*.theorem_rate, the tightness factor) with no verdict (audit of the verdicts).
 _A1 = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, exact=exact_log_rate("W"),
-           exact_name="the exact recursion F^t w0 over the window", guaranteed=theorem_log_rate(), guaranteed_name="Theorem 3.5's log(1-a)",
+           exact_name="the exact recursion F^t w0 over the window",
            min_replicas=DET_REPLICAS, rel_tolerance=0.01, asymptotic=spectral_log_rate)
 A1_CHECKPOINTS = 200  # dense enough for a linear-axis fit over [T/2, T]
 
 A1_LINEAR = RateClaim(
     id="fessgda.A1.linear_rate",
-    title="PL-PL: W_t contracts at the exact spectral rate, no slower than Theorem 3.5's 1 - eta_x K mu1/16",
-    statement="With Theorem 3.5's step sizes, E W_T <= (1 - eta_x K mu1/16)^T W_0 + b/a (b = 0 here): W contracts "
-              "at least at rate 1 - a per round.",
+    title="PL-PL at Theorem 3.5's step sizes: the simulated W_t contracts at the exact rate of the round's recursion",
+    statement="At Theorem 3.5's step sizes (K = 1, s = 0, sigma = sigma_G = 0) the round is linear, s_{t+1} = F s_t: the "
+              "simulated W contracts per round at the log-slope of F^t w0 over the same window (within 1%). This checks "
+              "the simulator against the exact recursion; Theorem 3.5's guaranteed 1 - eta_x K mu1/16 is far slower and "
+              "is reported as an observation (fessgda.A1.linear_rate.theorem_rate), not tested.",
     source=src("Theorem 3.5, Appendix I", "spec §6.1 test 1"),
     grid={"quick": (4000,), "full": (16000,)},
     configure=lambda v, prof: a1_config(v, prof).with_(checkpoints=A1_CHECKPOINTS),
@@ -271,8 +278,10 @@ QUAD_PL_DET = {"kind": "quadratic_pl", "noise": 0.0, "zeta": 0.0, "clients": 4}
 
 A1_LINEAR_PL = RateClaim(
     id="fessgda.A1.linear_rate_pl",
-    title="PL-PL, not strongly convex in x: W_t contracts at the exact spectral rate (Theorem 3.5)",
-    statement="Same check on the (a2) quadratic with A = U'U singular (two-sided PL, saddle SET null(U) x {0}).",
+    title="PL-PL, not strongly convex in x, at Theorem 3.5's step sizes: the simulated W_t contracts at the exact "
+          "rate of the round's recursion",
+    statement="Same check on the (a2) quadratic with A = U'U singular (two-sided PL, saddle SET null(U) x {0}): the "
+              "simulator against F^t w0; Theorem 3.5's rate is an observation (fessgda.A1.linear_rate_pl.theorem_rate).",
     source=src("Theorem 3.5, Appendix I", "spec §6.1 (a2)"),
     grid={"quick": (4000,), "full": (16000,)},
     configure=lambda v, prof: a1_config(v, prof, QUAD_PL_DET).with_(checkpoints=A1_CHECKPOINTS),
@@ -325,19 +334,42 @@ def a1_swapped_config(rounds: float, profile: Profile) -> RunConfig:
 A1_LINEAR_SWAPPED = RateClaim(
     id="fessgda.A1.linear_rate_ncnc_swapped",
     paper=KEY,
-    title="PL-PL, nonconvex-nonconcave (mu1 < mu2): W'_t contracts at the exact local rate, no slower than "
-          "Theorem 3.5 with the roles swapped",
-    statement="On x^2 + 3 sin^2 x sin^2 y - 4y^2 - 10 sin^2 y, E W'_T <= (1 - eta_y K mu2/16)^T W'_0 (b = 0), "
-              "Theorem 3.5 applied to -f(y, x) (spec §2.4(C)). Near the saddle the round is linear, so W' contracts "
-              "at 2 log rho of the linearized round.",
+    title="PL-PL, nonconvex-nonconcave (mu1 < mu2), at the swapped Theorem 3.5's step sizes: the simulated W'_t "
+          "contracts at the exact rate of the linearized round",
+    statement="On x^2 + 3 sin^2 x sin^2 y - 4y^2 - 10 sin^2 y with the step sizes of Theorem 3.5 applied to -f(y, x) "
+              "(spec §2.4(C)), started near the saddle where the round is linear: the simulated W' contracts at the "
+              "log-slope of the linearized recursion F^t w0 (within 1%). The theorem's (1 - eta_y K mu2/16) is far "
+              "slower and is an observation (fessgda.A1.linear_rate_ncnc_swapped.theorem_rate), not tested.",
     source=src("Theorem 3.5, Appendix I, case mu1 < mu2", "spec §2.4(C), §6.1 (a3)"),
     vary="T", grid={"quick": (2000,), "full": (8000,)},
     configure=lambda v, prof: a1_swapped_config(v, prof).with_(checkpoints=A1_CHECKPOINTS),
     measure="W_swap", theorem=THEOREM_3_5_SWAPPED, bindings=bindings, min_replicas=DET_REPLICAS,
     exact=exact_log_rate("W_swap"), exact_name="the linearized recursion F^t w0 over the window",
-    guaranteed=theorem_log_rate(True),
-    guaranteed_name="Theorem 3.5's log(1-a) (swapped)", rel_tolerance=0.01, asymptotic=spectral_log_rate,
+    rel_tolerance=0.01, asymptotic=spectral_log_rate,
 )
+
+
+def theorem_rate_tightness(points, evidence) -> dict[str, float]:
+    """The measured log-contraction per round, the exact recursion's, the theorem's guaranteed log(1 - a)
+    and how many times slower the guarantee is (at the last grid point)."""
+    rows = evidence.get("rows") or []
+    if not rows:
+        return {}
+    row = rows[-1]
+    return {"measured": row["rate"], "exact recursion": row["exact"], "theorem's log(1-a)": row["guaranteed"],
+            "theorem slower by": row["tightness"]}
+
+
+def theorem_rate(claim: RateClaim, guaranteed: Callable[[Any], float], name: str) -> Any:
+    """Theorem 3.5's guaranteed rate on the runs of an A1 claim, as an observation (no verdict)."""
+    return observe(dataclasses.replace(claim, guaranteed=guaranteed, guaranteed_name=name),
+                   id=f"{claim.id}.theorem_rate", title=f"{name} against the exact contraction on {claim.id}'s runs (observed)",
+                   quantity=f"{name} next to the measured and exact log-contraction per round", compute=theorem_rate_tightness)
+
+
+A1_THEOREM_RATE = theorem_rate(A1_LINEAR, theorem_log_rate(), "Theorem 3.5's log(1-a)")
+A1_THEOREM_RATE_PL = theorem_rate(A1_LINEAR_PL, theorem_log_rate(), "Theorem 3.5's log(1-a)")
+A1_THEOREM_RATE_SWAPPED = theorem_rate(A1_LINEAR_SWAPPED, theorem_log_rate(True), "Theorem 3.5's log(1-a) (swapped)")
 
 QUAD_NOISY = {"kind": "quadratic", "noise": 1.0, "zeta": 0.0, "clients": 16}
 QUAD_HET = {"kind": "quadratic", "noise": 0.0, "zeta": 1.0, "clients": 16}
@@ -503,6 +535,24 @@ def a4_config(inv_eps: float, profile: Profile) -> RunConfig:
 L_EPS = sp.Symbol("L_eps", positive=True)  # log(1/eps)
 ROUNDS_35 = (sp.log(W0 / A4_FLOOR_FRACTION) + 2 * L_EPS) / -sp.log(1 - A35)  # (1-a)^T W0 <= (1-f) eps^2 up to O(1)
 
+def rounds_per_log(points, evidence) -> dict[str, float]:
+    """exponent_against_cap, and the rounds as an affine function of L = log(1/eps) (linear-axis fit of the
+    replica-mean hitting rounds): the form Theorem 3.5's recursion gives, T = (log(W0/(1-f)) + 2L)/a."""
+    out = exponent_against_cap(points, evidence)
+    hits = [(math.log(p.value), float(np.mean(p.samples))) for p in points if p.samples.size]
+    if len(hits) >= 2:
+        slope, intercept = np.polyfit(*np.array(hits).T, 1)
+        out["rounds per unit log(1/eps)"] = float(slope)
+        out["intercept (rounds at log(1/eps) = 0)"] = float(intercept)
+    return out
+
+
+# A4's log-log exponent is not an order: log(1/eps) spans 0.2 decades (2.3 to 3.7), and T is affine in L = log(1/eps),
+# so its log-log slope over such a range is 2L/(c + 2L) and exceeds 1 when the intercept c is negative, which it is
+# here (quick profile: about 49 rounds per unit L, intercept about -13 rounds). A negative intercept means the deeper
+# levels take more rounds per unit L than the first; that the slower modes of the exact multi-mode decay take over
+# at the deeper levels is our reading, not checked here. The exceedance of "at most 1" is this log-log artefact, not
+# a violation of the O(log(1/eps)) order: the affine form (rounds per unit log(1/eps)) is what the observation reports.
 A4_LOG_ROUNDS = observe(
     HittingTimeClaim(
     id="fessgda.A4.log_rounds",
@@ -517,20 +567,24 @@ A4_LOG_ROUNDS = observe(
 ),
     id='fessgda.A4.log_rounds',
     title='PL-PL: rounds to E W <= eps^2 against log(1/eps) with K ∝ 1/(m eps^2) (observed)',
-    quantity='rounds to eps^2 against log(1/eps) (Theorem 3.5: at most linear in log(1/eps))', compute=exponent_against_cap)
+    quantity='rounds to eps^2 against log(1/eps) (Theorem 3.5: at most linear in log(1/eps)); the log-log exponent over '
+             '0.2 decades is not an order (T is affine in log(1/eps): see the intercept), the rounds per unit log(1/eps) are',
+    compute=rounds_per_log)
 
 # ---------------------------------------------------------------------------------------------
 # Claims B: NC-PL (spec §6.2 b), deterministic kappa-dependence
 
 B1_LEVEL = 1e-4  # ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2
-B1_GRID = {"quick": (1.0, 0.55, 0.3, 0.17, 0.1), "full": (1.0, 0.55, 0.3, 0.17, 0.1, 0.03)}
+# GDA's grid spans a decade of kappa (2.618 to 26.48) in the quick profile: mu = 0.077 instead of 0.1 (audit of the
+# verdicts: 0.89 decades before); local slopes +1.895, +1.939, +2.010, +2.003 (fit +1.971)
+B1_GRID = {"quick": (1.0, 0.55, 0.3, 0.17, 0.077), "full": (1.0, 0.55, 0.3, 0.17, 0.1, 0.03)}
+# GDA's run length in units of kappa^2: the hits came at 30.2-33.1 kappa^2 (at most 0.83 of the run); a hit the
+# run does not reach is INCONCLUSIVE, never a wrong verdict. 40 instead of 45 pays for the wider grid.
+B1_GDA_ROUNDS_PER_KAPPA2 = 40.0
 # FESS-GDA's run length grows only like kappa: its grid starts at larger kappa, where the hitting rounds are
 # past the kappa-independent start-up (from mu = 1 the local slope rose from 0.7 to 1.05 across the grid:
 # a regime change, issue #7), and spans a decade
 B1_FESS_GRID = {"quick": (0.3, 0.17, 0.1, 0.05, 0.025), "full": (0.3, 0.17, 0.1, 0.05, 0.025, 0.0125)}
-B1_DESIGN = ("five deterministic points over 0.89 decades of kappa: GDA's run length grows like kappa^2 (45 kappa^2 "
-             "rounds), so mu below 0.1 leaves the quick budget; the full profile reaches 1.4 decades. Hitting rounds "
-             "are exact up to the checkpoint resolution (300 log-spaced), so the slope has no noise to average.")
 FESS_CY, FESS_CB = 2.0, 1.0  # practical eta_y = eta_x / 2, beta = eta_y K mu (spec §6.0 keeps the shape)
 
 
@@ -556,7 +610,7 @@ def b1_gda_config(mu_value: float, profile: Profile) -> RunConfig:
     k = kappa_of(mu_value)
     ey = 1 / (3 * k * mu_value)
     params = {**steps(ey / k**2, ey, 1, ey / k**2, ey), "participation": "full"}
-    return _run("sgda", params, _ncpl(mu_value), math.ceil(45 * k**2), DET_REPLICAS, 300)
+    return _run("sgda", params, _ncpl(mu_value), math.ceil(B1_GDA_ROUNDS_PER_KAPPA2 * k**2), DET_REPLICAS, 300)
 
 
 _B1 = dict(paper=KEY, vary="kappa", measure="stat_kappa", threshold=lambda v: B1_LEVEL,
@@ -578,7 +632,7 @@ B1_GDA_KAPPA = HittingTimeClaim(
     title="NC-PL: GDA rounds grow like kappa^2 (the baseline FESS-GDA improves on)",
     statement="Same problem, simultaneous GDA with eta_x = eta_y/kappa^2: rounds grow like kappa^2.",
     source=src("Table 1 and §1.3", "Lin et al. (2020) GDA O(kappa^2 eps^-2); spec §6.2 test 1"),
-    configure=b1_gda_config, grid=B1_GRID, design_reason=B1_DESIGN,
+    configure=b1_gda_config, grid=B1_GRID,
     expected=ExpectedOrder(value=Derived(lambda: exponent(GDA_LIN_2020_ROUNDS, kap)),
                            why="kappa-exponent of Lin et al. (2020) GDA rounds kappa^2/eps^2 (sympy)"),
     **_B1,
@@ -653,15 +707,22 @@ C1_PWMAX = observe(
     title='Point-wise max: rounds to eps-stationarity against 1/eps (observed against the eps^-2 cap)',
     quantity='exponent of the rounds to eps-stationarity in 1/eps (Theorem 3.4: at most 2)', compute=exponent_against_cap)
 
-_CONTROL_REASON = ("negative control violating Assumption 3.6 (strict complementarity); the spec says to report, "
+_CONTROL_REASON = ("an instance violating Assumption 3.6 (strict complementarity); the spec says to report, "
                    "not assert, its exponent. Measured on this instance: the deterministic run still converges "
                    "linearly, so the eps^-2 order survives: the assumption is sufficient, not necessary here.")
+# c0 = 0 is an observation, NOT a negative control (audit of the verdicts): its hitting rounds equal C1.pwmax_rounds'
+# at all five eps. Removing the margin changes the run by about 2% only (stat_sq near round 800: 1.86e-7 at c0 = 0,
+# 1.82e-7 at c0 = 0.5; same at c0 = 0.05), less than the spacing of the 300 log-spaced checkpoints (about 2% of the
+# round there), so the first checkpoint below each eps^2 is the same. A control that differs would need an instance
+# where component 4 becomes active; none is registered.
 
 C1_CONTROL_C0 = observe(
     HittingTimeClaim(
     id="fessgda.C1.control_c0_zero",
-    title="Negative control: c0 = 0 (no strict-complementarity margin)",
-    statement="Same run with c0 = 0: Assumption 3.6 fails (nu_4 = 0); the exponent is reported.",
+    title="c0 = 0 (no strict-complementarity margin), observed",
+    statement="Same run with c0 = 0: Assumption 3.6 fails (nu_4 = 0); the exponent is reported. It coincides with "
+              "fessgda.C1.pwmax_rounds: c0 changes the measure by about 2%, below the checkpoint spacing, so the "
+              "hitting rounds are the same (an observation, not a control that differs).",
     source=src("Assumption 3.6, Theorem 3.4", "spec §6.4 test 3"),
     configure=c1_config({"kind": "pwmax", "c0": 0.0}),
     expect_reason=_CONTROL_REASON,
@@ -674,7 +735,7 @@ C1_CONTROL_C0 = observe(
 C1_CONTROL_DUP = observe(
     HittingTimeClaim(
     id="fessgda.C1.control_duplicate",
-    title="Negative control: duplicated component h_4 = h_1",
+    title="Duplicated component h_4 = h_1, observed",
     statement="Same run with h_4 = h_1: y* is not unique and Assumption 3.6 fails; the exponent is reported.",
     source=src("Assumption 3.6, Theorem 3.4", "spec §6.4 test 3"),
     configure=c1_config({"kind": "pwmax", "duplicate": True}),
@@ -748,12 +809,26 @@ def b2_config(m_clients: int, K_steps: int, profile: Profile) -> RunConfig:
     part = "full" if int(m_clients) == int(c["M"]) else f"without_replacement:{int(m_clients)}"
     params = {**steps(ex, ey, K_steps, ETA_LOCAL, ETA_LOCAL), "p": 2 * c["l"],
               "beta": FESS_CB * ey * K_steps * c["mu"], "participation": part}
-    return _run("fess_gda", params, NCPL_FLOOR, FLOOR_ROUNDS * (2 if profile.name == "full" else 1), profile.replicas)
+    return _run("fess_gda", params, NCPL_FLOOR, NONLINEAR_FLOOR_ROUNDS[profile.name], profile.replicas)
 
 
-B2_C2_DESIGN = ("three points over 1.2 decades (quick budget; the full profile has five): each point is a 1500-round "
-                "tail average over 16 replicas, the CI half-width (about 0.035) is a third of the band, and the "
-                "1/(mK) law of the same floor is checked exactly on the quadratic (A2, A3: exact Lyapunov values)")
+# B2, C2 (issue #7 audit): the cosine (ncpl) and point-wise max (pwmax, a projection onto the simplex)
+# rounds are not affine-Gaussian, so exact mode refuses them and these floors stay Monte Carlo. Five
+# points m (or K) = 1..16 over 1.2 decades, 16 replicas. The tail starts at HALF the run: with the old
+# start 0.2 T = 300 rounds (of 1500) the deterministic transient from x0 was still 2.5e-4 (pwmax) and 4e-4
+# (ncpl, m = 16), the size of the m = 16 floors (9e-5, 8e-4), and biased the slopes towards 0 (64 replicas,
+# 1500 rounds: C2 -0.946 from 0.2 T, -0.995 from 0.5 T; B2 in m -0.989 / -1.009; B2 in K -0.990 / -1.000).
+# Quick runs are 1000 rounds (9 + 5 distinct runs of 1000 rounds against the old 5 + 3 of 1500: about 1 s more
+# CPU): from 0.5 T (the checkpoint nearest it, round 500) the noiseless tail average is 1.7e-6 (ncpl) and 3.5e-8
+# (pwmax), 0.2% and 0.04% of the m = 16 floors, which moves a slope over 1.2 decades by under 0.002 (the test
+# in tests/test_fessgda_theory.py pins it below 1%); 64 replicas at 1000 rounds: B2 in m -0.991, in K -0.997,
+# C2 -0.993. Tolerance 0.1: the 16-replica CI half-width is about 0.05 and the systematic part left (the
+# transient and the nonlinear terms of cos and the max, O(floor) relative) moved the 64-replica slopes by at most
+# 0.009 from -1, so a correct floor passes with margin; the bugs these guard against (averaging over M instead
+# of m: slope 0; summing the noise instead of averaging: slope 0 or +1; eta K not held fixed: slope -2 in K)
+# are 1 away.
+NONLINEAR_FLOOR_START = 0.5
+NONLINEAR_FLOOR_ROUNDS = {"quick": 1000, "full": 2 * FLOOR_ROUNDS}
 
 
 def ncpl_floor_slope(id: str, title: str, vary: str, grid: Mapping[str, tuple],
@@ -763,17 +838,17 @@ def ncpl_floor_slope(id: str, title: str, vary: str, grid: Mapping[str, tuple],
                                 "||grad_x f||^2 + kappa ||grad_y f||^2 is proportional to sigma^2/(mK) (linear speedup).",
                       source=src("Theorem 3.1, Appendix D (sigma^2 term of N_unc)", "spec §6.2 test 2, §6.7 B2"),
                       vary=vary, grid=grid, configure=configure, measure="stat_kappa",
-                      summary=tail_average("stat_kappa", FLOOR_START_FRACTION),
+                      summary=tail_average("stat_kappa", NONLINEAR_FLOOR_START),
                       expected=_order(floor_31, sp.Symbol(vary, positive=True, integer=True),
                                       "Theorem 3.1 explicit bound C31 N_unc at fixed eta_x K, sigma part"),
-                      tolerance=0.1, design_reason=B2_C2_DESIGN)
+                      tolerance=0.1)
 
 
 B2_FLOOR_M = ncpl_floor_slope("fessgda.B2.ncpl_floor_m", "NC-PL noise floor falls like 1/m", "m",
-                              {"quick": (1, 4, 16), "full": (1, 2, 4, 8, 16)},
+                              {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16)},
                               lambda v, prof: b2_config(int(v), 4, prof))
 B2_FLOOR_K = ncpl_floor_slope("fessgda.B2.ncpl_floor_K", "NC-PL noise floor falls like 1/K at fixed eta K", "K",
-                              {"quick": (1, 4, 16), "full": (1, 2, 4, 8, 16)},
+                              {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16)},
                               lambda v, prof: b2_config(4, int(v), prof))
 
 # ---------------------------------------------------------------------------------------------
@@ -801,6 +876,12 @@ def b4_config(lam_value: float, profile: Profile) -> RunConfig:
     return _run("fess_gda", params, _wgan(lam_value), rounds, DET_REPLICAS, 300)
 
 
+# B4 stays one-sided (audit of the verdicts asked for a two-sided band): the local slopes of the deterministic hitting
+# rounds are flat across the quick grid (+0.831, +0.860, +0.840, +0.839; fit +0.844, R^2 1.0), i.e. no finite-grid
+# curvature bending towards Theorem 3.1's +1, and no closed form of this instance's own exponent is at hand (the
+# generator's moments are quadratic in x, so the round is not linear and exact mode refuses it). A band around +1
+# would fail a correct implementation; one around +0.844 would be read off the runs it judges. What the cap can
+# fail for is a GDA-like kappa^2 dependence (B1.gda_kappa measures +1.96 on NC-PL), 0.85 above the cap.
 B4_WGAN_KAPPA = HittingTimeClaim(
     id="fessgda.B4.wgan_kappa",
     paper=KEY,
@@ -835,7 +916,7 @@ def c2_config(m_clients: float, profile: Profile) -> RunConfig:
     ex = 1 / (3 * c["l"] * K_steps)
     part = "full" if int(m_clients) == int(c["M"]) else f"without_replacement:{int(m_clients)}"
     params = {**steps(ex, ex / 2, K_steps, ETA_LOCAL, ETA_LOCAL), "p": 2 * c["l"], "beta": 0.1, "participation": part}
-    return _run("fess_gda", params, PWMAX_NOISY, FLOOR_ROUNDS * (2 if profile.name == "full" else 1), profile.replicas)
+    return _run("fess_gda", params, PWMAX_NOISY, NONLINEAR_FLOOR_ROUNDS[profile.name], profile.replicas)
 
 
 C2_FLOOR_M = SlopeClaim(
@@ -845,9 +926,8 @@ C2_FLOOR_M = SlopeClaim(
     statement="Stochastic FESS-GDA on form (2) at fixed eta K: the stationary mean of ||grad_x f||^2 + "
               "l^2 ||P(y + grad_y f/l) - y||^2 is proportional to 1/m, hence KT to eps^2 proportional to 1/m.",
     source=src("Theorem 3.4, Appendix H, eq. (43) (N_con)", "spec §6.4 test 2, §6.7 C2"),
-    vary="m", grid={"quick": (1, 4, 16), "full": (1, 2, 4, 8, 16)}, configure=c2_config, measure="stat_sq",
-    design_reason=B2_C2_DESIGN,
-    summary=tail_average("stat_sq", FLOOR_START_FRACTION),
+    vary="m", grid={"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16)}, configure=c2_config, measure="stat_sq",
+    summary=tail_average("stat_sq", NONLINEAR_FLOOR_START),
     expected=_order(floor_con, m, "per-round error N_con/(eta_x K) of the compact-Y analysis at fixed eta K, sigma part"),
     tolerance=0.1,
 )
@@ -913,6 +993,9 @@ CLAIMS = (
     D1_NC1PC_ROUNDS,
     B4_WGAN_KAPPA,
     A1_LINEAR_SWAPPED,
+    A1_THEOREM_RATE,
+    A1_THEOREM_RATE_PL,
+    A1_THEOREM_RATE_SWAPPED,
     A2_FLOOR_M_MC,
     A2_FLOOR_K_MC,
     A2_LYAPUNOV_MC,
