@@ -149,10 +149,17 @@ class ExactOrMCSlope(SlopeClaim):
 mc_twin = monte_carlo_twin  # ratecheck.claims: Monte Carlo in the full profile, the exact runs in quick
 
 
-def acc_params(M: int, b: int, I: int) -> dict[str, Any]:
+def storm_schedule(M: int, b: int, I: int) -> dict[str, Any]:
+    """The schedule shape shared by FedBiOAcc and FedBiOAcc-Local: steps ACC_STEP, alpha_t's gain and offset,
+    c_nu = c_om = ACC_C0/(bM), exact first momenta."""
     c = ACC_C0 / (b * M)
-    return {"I": I, "eta": ACC_STEP, "gamma": ACC_STEP, "tau": ACC_STEP, "b": b, "alpha_gain": ACC_GAIN,
-            "u_bar": ACC_UBAR, "c_nu": c, "c_om": c, "c_u": c, "first_batch": "exact"}
+    return {"I": I, "eta": ACC_STEP, "gamma": ACC_STEP, "b": b, "alpha_gain": ACC_GAIN, "u_bar": ACC_UBAR,
+            "c_nu": c, "c_om": c, "first_batch": "exact"}
+
+
+def acc_params(M: int, b: int, I: int) -> dict[str, Any]:
+    schedule = storm_schedule(M, b, I)
+    return {**schedule, "tau": ACC_STEP, "c_u": schedule["c_nu"]}
 
 
 def acc_config(M: int, b: int, I: int, rounds: int, profile: Profile, checkpoints: int = 48) -> RunConfig:
@@ -445,9 +452,7 @@ NEUMANN_FLOOR_FRACTION = 0.01  # ||grad h(x_Q)||^2 (the Neumann bias) must stay 
 
 def acc_local_params(M: int, b: int, I: int, Q: int, tau_N: float, by: int | None = None) -> dict[str, Any]:
     """FedBiOAcc-Local with S7's schedule shape (alpha_t and c in bM, exact first momenta); b_y = bM unless set."""
-    c = ACC_C0 / (b * M)
-    params = {"I": I, "eta": ACC_STEP, "gamma": ACC_STEP, "b": b, "alpha_gain": ACC_GAIN, "u_bar": ACC_UBAR,
-              "c_nu": c, "c_om": c, "first_batch": "exact", "Q": Q, "tau_N": tau_N}
+    params = {**storm_schedule(M, b, I), "Q": Q, "tau_N": tau_N}
     return params if by is None else {**params, "by": by}
 
 

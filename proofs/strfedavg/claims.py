@@ -236,6 +236,8 @@ T2_F_SLOPE = AbscissaSlopeClaim(
     source=src("Theorem 2 (i-1); Table 1 (eps^-4)", "spec §6 TP2"),
     measure="f_gap", magnitude=True,
     expected=ExpectedOrder(value=F_UP_CVX_RATE, why="sympy: decay rate in R of Theorem 2's f_up at a = 1/2, b = 1/4"),
+    expect_reason="deterministic runs; local slopes -0.258 .. -0.256 over the quick grid (measured): the 0.1 band "
+                  "is for the companions below, a rate off by 1/4 (eta not tuned to R) fails",
     **_TP2)
 
 T2_H_SLOPE = SlopeClaim(
@@ -243,7 +245,11 @@ T2_H_SLOPE = SlopeClaim(
     title="Theorem 2, sharper: E h(x^) - h* ~ R^(-1/2) (bound: R^(-1/4))",
     statement="h - h* ~ c_f eta^2/2 = R^(-2b): twice the bound's rate (its 2 M R^(-b) term is loose).",
     source=src("Theorem 2 (i-2)", "spec §6 TP2 empirical prediction"),
-    measure="h_gap", expected=ExpectedOrder(value=-0.5, why="h(x*_eta) - h* ~ (c_f/2) eta^2, eta = R^(-1/4)"), **_TP2)
+    measure="h_gap", expected=ExpectedOrder(value=-0.5, why="h(x*_eta) - h* ~ (c_f/2) eta^2, eta = R^(-1/4)"),
+    expect_reason="deterministic runs; local slopes -0.62 .. -0.55 over the quick grid (measured), approaching -1/2 "
+                  "from below as the uniform average's transient fades (fit -0.58): +-0.1 covers that bend; the "
+                  "bound's R^(-1/4) fails",
+    **_TP2)
 
 T2_DIST_SLOPE = SlopeClaim(
     id="strfedavg.T2.dist_slope",
@@ -251,6 +257,8 @@ T2_DIST_SLOPE = SlopeClaim(
     statement="The output approaches the selected solution like eta = R^(-b).",
     source=src("Theorem 2", "spec §6 TP2 empirical prediction"),
     measure="dist", expected=ExpectedOrder(value=-0.25, why="||x*_eta - x*|| ~ eta ||H_h^+ grad f(x*)||, eta = R^(-1/4)"),
+    expect_reason="deterministic runs; local slopes -0.31 .. -0.27 over the quick grid (measured), the same transient "
+                  "as h's: inside +-0.1; a distance decaying like eta^2 (-1/2) fails",
     **_TP2)
 
 
