@@ -334,6 +334,16 @@ def tail_average(measure: str, start_fraction: float = 0.25) -> Callable[[RunCon
     return summary
 
 
+def final_value(measure: str) -> Callable[[RunConfig, Trace], np.ndarray]:
+    """A claim summary: per-replica value of `measure` after the last round (a limit or a floor of a
+    deterministic run, read where it has settled)."""
+
+    def summary(config: RunConfig, trace: Trace) -> np.ndarray:
+        return trace.at_end(measure)
+
+    return summary
+
+
 def term_negligible(term: sp.Expr, label: str, fraction: float = 0.1) -> Callable[[Sequence["PointResult"]], str]:
     """A regime check for slope claims: `term` (a sympy expression in the theorem's symbols, e.g.
     the O(1/(KT)) term of a bound) must stay below `fraction` of the measured mean at every point.

@@ -146,7 +146,6 @@ class ExactOrMCSlope(SlopeClaim):
         return verdict, reason, evidence
 
 
-mc_twin = monte_carlo_twin  # ratecheck.claims: Monte Carlo in the full profile, the exact runs in quick
 
 
 def storm_schedule(M: int, b: int, I: int) -> dict[str, Any]:
@@ -585,5 +584,5 @@ S13_LOWER = CrossingRegimeSlope(
 # iterations, so a window holds about one independent draw per replica, and the full profile's 48 (or 192)
 # replicas gave hitting times off by factors (measured: R^2 0.47 on S8's grid). S9 reads the theorems' time
 # average at the end of each run, which Monte Carlo estimates well: its twin runs in the full profile.
-S9_MC = mc_twin(S9)
+S9_MC = monte_carlo_twin(S9)  # Monte Carlo in the full profile, the exact runs in quick
 ACCELERATION_CLAIMS = (S7, S8, S9, S9_MC, S14, S13, S13_LOWER)

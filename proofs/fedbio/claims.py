@@ -19,6 +19,7 @@ from ratecheck.claims import (
     ThresholdClaim,
     ValueClaim,
     Verdict,
+    final_value,
     tail_average,
 )
 from ratecheck.inspection import problem_of
@@ -30,17 +31,11 @@ KEY = "fedbio"
 FAMILY = "fedbio_bilevel"
 
 
-def run_config(algorithm: str, params: Mapping[str, Any], problem: Mapping[str, Any], T: int, profile: Profile,
+def fedbio_config(algorithm: str, params: Mapping[str, Any], problem: Mapping[str, Any], T: int, profile: Profile,
                checkpoints: int = 24) -> RunConfig:
     return RunConfig(algorithm, dict(params), FAMILY, dict(problem), int(T), replicas=profile.replicas,
                      checkpoints=checkpoints)
 
-
-def final_value(measure: str):
-    def summary(config: RunConfig, trace: Trace) -> np.ndarray:
-        return trace.at_end(measure)
-
-    return summary
 
 
 # ---------------------------------------------------------------------------------------------
@@ -55,12 +50,12 @@ FLOOR = tail_average("grad_norm_sq", 0.25)
 
 
 def s1_config(value: float, profile: Profile) -> RunConfig:
-    return run_config("fedbio", S1_STEPS, {**NOISY_A, "clients": int(value)}, S1_T * int(profile.scale), profile)
+    return fedbio_config("fedbio", S1_STEPS, {**NOISY_A, "clients": int(value)}, S1_T * int(profile.scale), profile)
 
 
 def s2_config(value: float, profile: Profile) -> RunConfig:
     b = int(value)
-    return run_config("fedbio", {**S1_STEPS, "bx": b, "by": b}, {**NOISY_A, "clients": 2}, S1_T * int(profile.scale),
+    return fedbio_config("fedbio", {**S1_STEPS, "bx": b, "by": b}, {**NOISY_A, "clients": 2}, S1_T * int(profile.scale),
                       profile)
 
 
@@ -98,7 +93,7 @@ N2_T = 400  # half of S1's horizon: the floor's transient from the solution is ~
 
 
 def n2_config(b: int, profile: Profile, T: int = N2_T) -> RunConfig:
-    return run_config("fedbio", {**S1_STEPS, "bx": b, "by": b},
+    return fedbio_config("fedbio", {**S1_STEPS, "bx": b, "by": b},
                       {"test": "A", "sigma_f": 1.0, "sigma_g": 1.0, "start": "solution", "clients": 2,
                        "finite_sum": N2_K}, T * int(profile.scale), profile)
 
@@ -148,7 +143,7 @@ N2_ROWS_STEPS = {"I": 5, "eta": 0.3, "gamma": 0.3, "Q": 4, "tau_N": 0.2, "neuman
 
 def n2_rows_config(value: float, profile: Profile) -> RunConfig:
     b = int(value)
-    return run_config("fedbio_local", {**N2_ROWS_STEPS, "bx": b, "by": b}, N2_ROWS_PROBLEM, 150, profile)
+    return fedbio_config("fedbio_local", {**N2_ROWS_STEPS, "bx": b, "by": b}, N2_ROWS_PROBLEM, 150, profile)
 
 
 S2_N2_ROWS_FULL = ThresholdClaim(
@@ -189,7 +184,7 @@ def drift_config(s: float, tau: float, I: int, profile: Profile) -> RunConfig:
     a multiple of I (the measure is read at a synchronization)."""
     T = int(max(250, S3_CONVERGED / s))
     T = (T - T % I) * int(profile.scale)
-    return run_config("fedbio", {"I": I, "eta": s / 2, "gamma": s, "tau": tau}, HET_B, T, profile)
+    return fedbio_config("fedbio", {"I": I, "eta": s / 2, "gamma": s, "tau": tau}, HET_B, T, profile)
 
 
 def s3_config(value: float, profile: Profile) -> RunConfig:
@@ -266,7 +261,7 @@ def s4_config(value: float, profile: Profile) -> RunConfig:
     """gamma_T = tau_T = 0.4 T^(-1/3), eta_T = gamma_T/2 (Theorem 5's gamma = (Delta'/(C' T))^(1/3))."""
     T = int(value)
     g = 0.4 * T ** (-1 / 3)
-    return run_config("fedbio", {"I": 5, "eta": g / 2, "gamma": g, "tau": g}, S4_PROBLEM, T, profile)
+    return fedbio_config("fedbio", {"I": 5, "eta": g / 2, "gamma": g, "tau": g}, S4_PROBLEM, T, profile)
 
 
 S4 = SlopeClaim(
@@ -289,7 +284,7 @@ ONE = {"quick": (600,), "full": (1200,)}
 
 def s6_config(algorithm: str, params: Mapping[str, Any]):
     def configure(value: float, profile: Profile) -> RunConfig:
-        return run_config(algorithm, params, S6_PROBLEM, int(value), profile)
+        return fedbio_config(algorithm, params, S6_PROBLEM, int(value), profile)
 
     return configure
 
@@ -335,7 +330,7 @@ S10_GRID = {"quick": (1, 2, 4, 8, 16), "full": (1, 2, 4, 8, 16, 32)}
 def s10_config(noise: Mapping[str, float]):
     def configure(value: float, profile: Profile) -> RunConfig:
         prob = {"test": "C1", "clients": int(value), "a_max": 2.0, "start": "solution", **noise}
-        return run_config("fedbio_local", LOCAL_STEPS, prob, int(600 * profile.scale), profile)
+        return fedbio_config("fedbio_local", LOCAL_STEPS, prob, int(600 * profile.scale), profile)
 
     return configure
 
@@ -370,7 +365,7 @@ S12_PROBLEM = {"test": "C1", "clients": 4}
 
 def s12_config(value: float, profile: Profile) -> RunConfig:
     params = {"I": 5, "eta": 0.3, "gamma": 0.2, "Q": int(value), "tau_N": 0.2}
-    return run_config("fedbio_local", params, S12_PROBLEM, int(400 * profile.scale), profile)
+    return fedbio_config("fedbio_local", params, S12_PROBLEM, int(400 * profile.scale), profile)
 
 
 def x_neumann(config: RunConfig) -> np.ndarray:
@@ -393,7 +388,7 @@ STOCBIO_PROBLEM = {"test": "C1", "clients": 1}
 
 
 def stocbio_config(value: float, profile: Profile) -> RunConfig:
-    return run_config("stocbio", {**STOCBIO, "Q": int(value)}, STOCBIO_PROBLEM, int(300 * profile.scale), profile)
+    return fedbio_config("stocbio", {**STOCBIO, "Q": int(value)}, STOCBIO_PROBLEM, int(300 * profile.scale), profile)
 
 
 STOCBIO_XQ = LimitClaim(
@@ -412,7 +407,7 @@ S12_C2_GRID = {"quick": (0, 4), "full": (0, 2, 4, 8)}
 def s12_c2_config(value: float, profile: Profile) -> RunConfig:
     """I = 1 (no drift): with client-specific A_m, B_m each client's own y_m and Neumann series matter."""
     params = {"I": 1, "eta": 0.3, "gamma": 0.2, "Q": int(value), "tau_N": 0.2}
-    return run_config("fedbio_local", params, S12_C2_PROBLEM, int(400 * profile.scale), profile)
+    return fedbio_config("fedbio_local", params, S12_C2_PROBLEM, int(400 * profile.scale), profile)
 
 
 S12_C2 = LimitClaim(
@@ -455,7 +450,7 @@ STORM_LOCAL = {"I": 5, "eta": 0.3, "gamma": 0.3, "Q": 4, "tau_N": 0.2, "alpha_ga
 
 def storm_config(algorithm: str, params: Mapping[str, Any], problem: Mapping[str, Any]):
     def configure(value: float, profile: Profile) -> RunConfig:
-        return run_config(algorithm, params, problem, int(value), profile)
+        return fedbio_config(algorithm, params, problem, int(value), profile)
 
     return configure
 

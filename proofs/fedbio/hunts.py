@@ -12,12 +12,13 @@ so it is tight where the dropped term is absent and breaks where the clients' u^
 between two averagings with heterogeneous Jacobians (the right side has no u-dispersion at all).
 Theorem 5's step conditions force eta << tau, so the x-drift on the right stays small while u spreads.
 
-The space: Tests A and B of the fedbio_bilevel family (problems.quadratic_bilevel.fedbio_strategy:
-p = d <= 3, 2..6 clients, additive noise on grad f and grad_y g), FedBiO with I in 2..6 and T in 1..40
-iterations, tau, gamma and eta at drawn fractions of Theorem 5's caps (gamma and eta log-uniform over
-four decades: the caps leave them free below). Runs are exact expectations (ratecheck.exact): the
-measure and every state quantity of the bound are quadratic forms of the state, so a counterexample
-is decided with no Monte-Carlo error. The measure is read at the last iteration T; T at a
+The space: Test B of the fedbio_bilevel family, started at the solution (problems.quadratic_bilevel
+.fedbio_strategy: heterogeneous Hessians and Jacobians, p = d <= 3, 2..6 clients, additive noise on
+grad f and grad_y g; from zero the O(1) y and u errors dominate for 1/(tau mu) >> 40 iterations),
+FedBiO with I in 2..6 and T in 1..40 iterations, tau, gamma and eta at drawn fractions of Theorem 5's
+caps (gamma and eta log-uniform over six decades: the caps leave them free below). Runs are exact
+expectations (ratecheck.exact): the measure and every state quantity of the bound are quadratic forms
+of the state, so a counterexample is decided with no Monte-Carlo error. The measure is read at the last iteration T; T at a
 synchronization puts every dispersion at 0 (the search learns to avoid it).
 """
 
@@ -105,7 +106,7 @@ def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
     return values
 
 
-_NOTE = ("Tests A/B (p = d <= 3, 2..6 clients, additive noise), FedBiO with I in 2..6, T in 1..40, tau, gamma, eta "
+_NOTE = ("Test B from the solution (p = d <= 3, 2..6 clients, additive noise), FedBiO with I in 2..6, T in 1..40, tau, gamma, eta "
          "at drawn fractions of Theorem 5's caps; the measure and the state at the last iteration, exact")
 # exact runs' round-off: measures of an instance at its solution come out ~1e-17 (either sign, measured);
 # the counterexamples found are ~1e-7 and above

@@ -22,6 +22,7 @@ from ratecheck.claims import (
     SlopeClaim,
     ThresholdClaim,
     Verdict,
+    final_value,
     observe,
 )
 from ratecheck.inspection import problem_of, view
@@ -440,12 +441,6 @@ T6_SIMFBO_NOT_X = LimitClaim(
     configure=t6_config("simfbo"), measure="dist_sq", target=x_star, target_name="x*",
     expect=Verdict.FAIL, negative_control=True, controls=T6_SHROFBO_X,
     expect_reason="objective inconsistency of SimFBO: it optimizes Phi-tilde (the paper's own Theorem 1)", **_T6)
-
-def final_value(measure: str):
-    def summary(config: RunConfig, trace: Trace) -> np.ndarray:
-        return trace.at_end(measure)
-
-    return summary
 
 
 T6_SIMFBO_RESIDUAL = SlopeClaim(
