@@ -98,14 +98,6 @@ def hitting_samples(trace: Trace, level: float) -> np.ndarray:
     return R * theta - (R - 1) * last_crossing(t, loo, level)
 
 
-def rounds_to_eps(level: Callable[[RunConfig], float]):
-    """A claim summary: iterations until the smoothed E||grad h(x_bar_t)||^2 stays below level(config)."""
-    def summary(config: RunConfig, trace: Trace) -> np.ndarray:
-        return hitting_samples(trace, float(level(config)))
-
-    return summary
-
-
 # ---------------------------------------------------------------------------------------------
 # exact claims with a Monte-Carlo tolerance, and their twins
 
@@ -123,10 +115,11 @@ class DerivedOrder(ExpectedOrder):
 @dataclass(frozen=True, kw_only=True)
 class ExactOrMCSlope(SlopeClaim):
     """``tolerance`` on exact points (from the theory's finite-grid curvature, ``tolerance_reason``) and
-    ``mc_tolerance`` on Monte-Carlo points (the twin)."""
+    ``mc_tolerance`` on Monte-Carlo points (a twin's); None: the claim is decided on exact runs only, and
+    Monte-Carlo points (exact mode refused) are INCONCLUSIVE, not judged with a band nobody stated."""
 
     tolerance_reason: str
-    mc_tolerance: float
+    mc_tolerance: float | None = None
     eps_level: Callable[[float], float] | None = None  # grid value -> eps: the samples become iterations to eps
 
     def points(self, profile, traces):
@@ -139,7 +132,11 @@ class ExactOrMCSlope(SlopeClaim):
         return out
 
     def _decide(self, points):
-        claim = self if points and all(p.exact for p in points) else dataclasses.replace(self, tolerance=self.mc_tolerance)
+        exact = bool(points) and all(p.exact for p in points)
+        if not exact and self.mc_tolerance is None:
+            return Verdict.INCONCLUSIVE, ("Monte-Carlo points, and this claim states a band for exact runs only "
+                                          "(ratecheck.exact refused a run)"), {}
+        claim = self if exact else dataclasses.replace(self, tolerance=self.mc_tolerance)
         verdict, reason, evidence = SlopeClaim._decide(claim, points)
         evidence = {**evidence, "tolerance_used": {"value": claim.tolerance, "exact": claim is self,
                                                    "why": self.tolerance_reason}}
@@ -192,14 +189,13 @@ S7 = ExactOrMCSlope(
               "noise term (bMT)^(-2/3) dominates: T_eps = O(kappa^8 (bM)^-1 eps^-1.5), slope -1 in M.",
     source=src("Theorem 2/6 (T = O(kappa^8 (bM)^-1 eps^-1.5))", "spec §6.5 S7"),
     vary="M", grid=S7_GRID, configure=s7_config, measure="grad_norm_sq",
-    summary=rounds_to_eps(lambda c: S7_EPS), expected=_acc_order(M_SYM), tolerance=0.15,
+    eps_level=lambda value: S7_EPS, expected=_acc_order(M_SYM), tolerance=0.15,
     max_curvature=0.15,
     tolerance_reason="exact expectations: no Monte-Carlo error; the band is the law's finite-grid curvature (the "
                      "(bM)^2 u_bar offset of alpha_t grows like M^2 and the windowed curve approaches its -2/3 from "
                      "-0.75): measured local slopes -1.00 .. -0.88 across the grid (fit -0.94, change +0.12), so the "
                      "spec's +-0.15 and a local-slope change up to 0.15; STORM without the same batch at both points "
-                     "or c not scaled by 1/(bM) moves the exponent by more",
-    mc_tolerance=0.2)
+                     "or c not scaled by 1/(bM) moves the exponent by more")
 
 S8_M, S8_B = 2, 32
 S8_GRID = {"quick": (3.3e-3, 2.2e-3, 1.5e-3, 1.0e-3, 6.6e-4, 4.4e-4, 3.0e-4),
@@ -222,8 +218,7 @@ S8 = ExactOrMCSlope(
                      "curve in t goes -0.67 .. -0.75 .. -0.68 over the window (Theorem 6's -2/3 approached after the "
                      "(bM)^2 u_bar offset), i.e. T_eps local exponents -1.33 .. -1.5 in eps (fit -1.43, change +0.11): "
                      "the spec's +-0.15; plain momentum (independent batches at the two points: O(sigma^2/b) per step, "
-                     "pitfall 2) gives t^(-1/3), an exponent near -3",
-    mc_tolerance=0.25)
+                     "pitfall 2) gives t^(-1/3), an exponent near -3")
 
 
 
@@ -404,8 +399,7 @@ S14 = StrictlyDecreasing(
     # clients (no averaging) measured +0.47: not decreasing, FAIL.
     tolerance_reason="exact expectations; the verdict is the strict decrease in M (noise shared by the clients: "
                      "+0.47, increasing); the slope against -2/3 is reported: the grid is short of its asymptotic "
-                     "regime (local slopes -0.44 .. -0.60)",
-    mc_tolerance=0.25)
+                     "regime (local slopes -0.44 .. -0.60)")
 
 # ---------------------------------------------------------------------------------------------
 # S13: FedBiOAcc-Local's iterations to eps against M (Theorem 8: T = O(kappa^8 (bM)^-1 eps^-1.5) with b_x = b,
@@ -540,7 +534,7 @@ def theorem8_T_eps(factor: sp.Expr = sp.Integer(1)) -> sp.Expr:
 
 # shared by S13 and its negative control (a negative control runs on the grid of the claim it controls)
 _S13 = dict(paper=KEY, vary="M", grid=S13_GRID, measure="grad_norm_sq", tolerance=0.15, max_curvature=0.15,
-            regime_slope=REGIME_SLOPE, regime_band=REGIME_BAND, mc_tolerance=0.2)
+            regime_slope=REGIME_SLOPE, regime_band=REGIME_BAND)
 
 S13 = CrossingRegimeSlope(
     id="fedbio.S13.acc_local_rounds_M",
