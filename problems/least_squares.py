@@ -682,10 +682,9 @@ def strategy(**fixed: Any):
     and noise over two to three decades.
     """
     from hypothesis import strategies as st
+    from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
-    def real(low: float, high: float):
-        return st.floats(min_value=low, max_value=high, allow_nan=False, allow_infinity=False)
-
+    real = finite_floats
     base = {
         "dim": st.integers(min_value=2, max_value=6),
         "rank_fraction": real(0.0, 1.0),
@@ -703,8 +702,7 @@ def strategy(**fixed: Any):
         "sigma_f": st.just(0.0),
         "seed": st.integers(min_value=0, max_value=3),
     }
-    for name, value in fixed.items():
-        base[name] = value if isinstance(value, st.SearchStrategy) else st.just(value)
+    base.update(fixed_draws(fixed))
 
     def to_params(drawn: dict[str, Any]) -> dict[str, Any]:
         params = dict(drawn)

@@ -388,6 +388,7 @@ def strategy(**fixed: Any):
     noise and heterogeneity over four decades.
     """
     from hypothesis import strategies as st
+    from ratecheck.hunt import fixed_draws  # the families' shared strategy helpers
 
     scales = st.floats(min_value=0.05, max_value=20.0, allow_nan=False, allow_infinity=False)
     base = {
@@ -402,8 +403,7 @@ def strategy(**fixed: Any):
         "x0_offset": st.floats(min_value=0.01, max_value=10.0),
         "seed": st.integers(min_value=0, max_value=3),
     }
-    for name, value in fixed.items():
-        base[name] = value if isinstance(value, st.SearchStrategy) else st.just(value)
+    base.update(fixed_draws(fixed))
 
     def to_params(drawn: dict[str, Any]) -> dict[str, Any]:
         params = dict(drawn)

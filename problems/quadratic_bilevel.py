@@ -1278,20 +1278,6 @@ def _rows(gen: np.random.Generator, M: int, K: int, k: int, scale: float, z: np.
 # Search space of the SimFBO family (issue #13): hypothesis strategies for hunts and property tests.
 
 
-def _finite_floats(lo: float, hi: float) -> Any:
-    """Finite floats in [lo, hi] (the families' strategies draw every real this way)."""
-    from hypothesis import strategies as st
-
-    return st.floats(min_value=lo, max_value=hi, allow_nan=False, allow_infinity=False)
-
-
-def _fixed_draws(fixed: Mapping[str, Any]) -> dict[str, Any]:
-    """A strategy's keyword overrides: a value is drawn as itself, a strategy replaces the default."""
-    from hypothesis import strategies as st
-
-    return {name: value if isinstance(value, st.SearchStrategy) else st.just(value) for name, value in fixed.items()}
-
-
 def simfbo_strategy(**fixed: Any):
     """A hypothesis strategy of SimFBO-family instances (parameters of ``make``), for hunts and property
     tests; keyword arguments fix a parameter (a value) or replace its strategy.
@@ -1303,8 +1289,9 @@ def simfbo_strategy(**fixed: Any):
     get B = b I with b != 0 and d_x = d_y, as ``make`` requires.
     """
     from hypothesis import strategies as st
+    from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
-    number = _finite_floats
+    number = finite_floats
     base = {
         "upper": st.sampled_from(UPPERS),
         "dim_x": st.integers(min_value=1, max_value=3),
@@ -1313,7 +1300,7 @@ def simfbo_strategy(**fixed: Any):
         "a_min": number(0.1, 5.0),
         "a_ratio": number(1.0, 10.0),  # a_max / a_min
         "b": st.one_of(st.none(), number(0.2, 3.0)),
-        # lam > 0: with lam = 0 and d_x > d_y P1's Hessian M'M is singular (no unique x*; make accepts it)
+        # lam > 0: with lam = 0 and d_x > d_y P1's Hessian M'M is singular (no unique x*; make refuses it, naming lam)
         "lam": number(0.05, 2.0),
         "delta": number(0.2, 5.0),
         "zeta": number(0.0, 2.0),
@@ -1324,7 +1311,7 @@ def simfbo_strategy(**fixed: Any):
         "start": st.one_of(st.just("zero"), number(-3.0, 3.0)),
         "seed": st.integers(min_value=0, max_value=3),
     }
-    base.update(_fixed_draws(fixed))
+    base.update(fixed_draws(fixed))
 
     def to_params(drawn: dict[str, Any]) -> dict[str, Any]:
         params = dict(drawn)
@@ -1334,7 +1321,6 @@ def simfbo_strategy(**fixed: Any):
         params.setdefault("hessian_spread", spread)
         # client curvatures are >= a_min - 2 spread (p-centred u_i in [-1, 1]); N2 noise must stay below
         params.setdefault("sigma_h", params.pop("sigma_h_fraction") * (a_min - 2 * params["hessian_spread"]))
-        params.pop("sigma_h_fraction", None)
         if params["upper"] != "quadratic":  # B = b I with b != 0 and d_x = d_y (make's rule)
             params["b"] = params["b"] if params["b"] else 1.0
             params["dim_x"] = params["dim_y"]
@@ -1363,8 +1349,9 @@ def fedbio_strategy(**fixed: Any):
     (ratecheck.exact); fix them to search with them.
     """
     from hypothesis import strategies as st
+    from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
-    number = _finite_floats
+    number = finite_floats
     base = {
         "test": st.sampled_from(FEDBIO_TESTS),
         "dim": st.integers(min_value=1, max_value=3),
@@ -1384,7 +1371,7 @@ def fedbio_strategy(**fixed: Any):
         "start": st.sampled_from(("solution", "zero")),
         "seed": st.integers(min_value=0, max_value=3),
     }
-    base.update(_fixed_draws(fixed))
+    base.update(fixed_draws(fixed))
 
     def to_params(drawn: dict[str, Any]) -> dict[str, Any]:
         params = dict(drawn)

@@ -761,7 +761,7 @@ class _Sampling:
 
     participation: Participation
     clients: np.ndarray  # (K, m)
-    draws: np.ndarray  # (K, *draw_shape)
+    draws: np.ndarray  # (K, ...): the uniforms that make Participation.sample pick each outcome
     weights: np.ndarray | None  # (K,) probabilities, or None: additive over the multiplicities
     design: int
     checks: np.ndarray  # indices into clients of the outcomes random checks run under
@@ -1169,7 +1169,7 @@ class RoundModel:
         outcomes, checked on the random ones; averaged with E n_i and E n_i n_k. Else NotExact with
         _NotAdditive."""
         plan, N = self.sampling, self.problem.num_clients
-        counts = np.stack([np.bincount(row, minlength=N) for row in plan.clients]).astype(float)
+        counts = (plan.clients[..., None] == np.arange(N)).sum(axis=-2).astype(float)  # multiplicities (K, N)
         X, rest = counts[:plan.design], counts[plan.design:]
         pieces = {"map": F.reshape(F.shape[0], -1), "noise": cov.reshape(cov.shape[0], -1),
                   **{f"cost {k}": v[:, None] for k, v in costs.items()}}

@@ -2,9 +2,9 @@
 
 When a theorem prescribes step sizes that depend on the horizon T, "rounds to eps" is not read off
 one run: each T is its own run (its own step sizes), and the smallest T whose measure reaches eps
-is found by a search over T. ``smallest_horizon`` brackets it and bisects (the midpoint interpolated
-in log-log, which is nearly linear for a power-law rate; a plain midpoint whenever interpolation
-would not halve the bracket), down to one round. It needs the measure to be a noise-free function
+is found by a search over T. ``smallest_horizon`` brackets it and bisects (the split point interpolated
+in log-log, which is nearly linear for a power-law rate, kept whenever it lands strictly inside the
+bracket, else the plain midpoint; the round next to it is tried too), down to one round. It needs the measure to be a noise-free function
 of T: exact expectations (ratecheck.exact), not Monte Carlo, whose noise would make the predicate
 flicker near eps.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -159,7 +159,10 @@ class HorizonSlopeClaim(SlopeClaim):
             if config.mode != "exact":
                 raise ValueError(f"claim {self.id}: the horizon search needs exact runs (noise-free in T), "
                                  f"got mode {config.mode!r}")
-            trace = traces.setdefault(config.key(), run(config))
+            key = config.key()
+            if key not in traces:  # a bisection asks for the same T more than once
+                traces[key] = run(config)
+            trace = traces[key]
             values = trace.at_end(self.measure)
             return float(values[0]) if values.size else math.inf
 
@@ -244,7 +247,3 @@ class HorizonSlopeClaim(SlopeClaim):
             ax.fill_between(xx, gy * (xx / gx) ** (e - tol), gy * (xx / gx) ** (e + tol), color="C2", alpha=0.15,
                             lw=0, label=f"band: slope {e:+.3f} \u00b1 {tol:g}")
 
-
-def horizon_rows(outcome: Outcome) -> Sequence[Mapping[str, Any]]:
-    """The per-grid-value rows of a horizon claim's evidence (for paper report sections)."""
-    return outcome.evidence.get("rows", [])

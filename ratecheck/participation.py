@@ -100,14 +100,9 @@ class Participation(KindOption):
             clients = np.array(list(itertools.combinations(range(N), m)), dtype=np.int64).reshape(-1, m)
             return clients, np.full(clients.shape[0], 1.0 / clients.shape[0])
         clients = np.array(list(itertools.combinations_with_replacement(range(N), m)), dtype=np.int64).reshape(-1, m)
-        counts = np.stack([np.bincount(row, minlength=N) for row in clients])
+        counts = (clients[..., None] == np.arange(N)).sum(axis=-2)  # multiplicities, (K, N)
         log_factorials = np.array([math.lgamma(k + 1.0) for k in range(m + 1)])
         return clients, np.exp(math.lgamma(m + 1.0) - log_factorials[counts].sum(axis=1) - m * math.log(N))
-
-    def draw_shape(self, num_clients: int) -> tuple[int, ...] | None:
-        """The shape of the uniform draws ``sample`` takes per replica (None: it draws nothing)."""
-        m = self.per_round(num_clients)
-        return {"full": None, "with_replacement": (m,), "without_replacement": (num_clients,)}[self.mode]
 
     def draws_for(self, clients: np.ndarray, num_clients: int) -> np.ndarray | None:
         """Uniform numbers (K, *draw_shape) that make ``sample`` return each row of ``clients`` (K, m)

@@ -269,11 +269,10 @@ def strategy(**fixed: Any):
     parameters follow it; fixing ``d`` (a value) fixes the dimension.
     """
     from hypothesis import strategies as st
+    from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
-    def number(lo: float, hi: float) -> Any:
-        return st.floats(min_value=lo, max_value=hi, allow_nan=False, allow_infinity=False)
-
-    chosen = {name: value if isinstance(value, st.SearchStrategy) else st.just(value) for name, value in fixed.items()}
+    number = finite_floats
+    chosen = fixed_draws(fixed)
     dims = chosen.pop("d", st.integers(min_value=1, max_value=3))
 
     @st.composite

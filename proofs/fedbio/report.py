@@ -224,7 +224,7 @@ def _u_monitor(got: Mapping[str, Outcome]) -> str:
             continue
         cst = constants_of(p.config)
         bound = cst["C_f"] / cst["mu"]
-        rows.append(f"H1 on {C.S6_FEDBIO.id}: max |u_t^(m)| = {p.trace.info.get('max_u_norm', float('nan')):.3g} "
+        rows.append(f"H1 on {C.S6_FEDBIO.id}: max ||u_t^(m)|| = {p.trace.info.get('max_u_norm', float('nan')):.3g} "
                     f"against C_f/mu = {bound:.3g} (C_f on the ball R_x = {cst['R_x']:.3g}).")
     return "\n".join(rows)
 

@@ -51,9 +51,12 @@ class ClientsState:
 
 
 def _tracked(old: ClientsState | None, new: ClientsState) -> ClientsState:
-    """``new`` with the running maxima of ||x_t^(m)||, ||y_t^(m)|| over the visited iterates (spec pitfalls 16, 21)."""
+    """``new`` with the running maxima of ||x_t^(m)||, ||y_t^(m)|| and ||u_t^(m)|| (Euclidean, per client) over
+    the visited iterates (spec pitfalls 16, 21; H1 of §3.2 bounds ||u|| by C_f/mu)."""
     new.max_x_norm = max(0.0 if old is None else old.max_x_norm, float(np.linalg.norm(new.x, axis=-1).max()))
     new.max_y_norm = max(0.0 if old is None else old.max_y_norm, float(np.linalg.norm(new.y, axis=-1).max()))
+    if new.u is not None:
+        new.max_u_norm = max(0.0 if old is None else old.max_u_norm, float(np.linalg.norm(new.u, axis=-1).max()))
     return new
 
 
@@ -170,7 +173,7 @@ class FedBiO(FedBiOBase):
 
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, u = _start(problem, len(streams.replicas))
-        return _tracked(None, ClientsState(x, y, u, max_u_norm=float(np.linalg.norm(u, axis=-1).max())))
+        return _tracked(None, ClientsState(x, y, u))
 
     def u_direction(self, problem: Problem, x, y, u, sample) -> np.ndarray:
         """Seam: r = grad_y f - grad_yy g u = -(gradient of eq. (4)); u += tau r (pitfall 7)."""
@@ -197,8 +200,7 @@ class FedBiO(FedBiOBase):
                  "samples_f_per_client": float(2 * self.bx), "samples_g_per_client": float(self.by),
                  "jvp_per_client": float(self.bx), "hvp_per_client": float(self.bx),
                  "oracle_calls": float(M * (self.by + 4 * self.bx))}
-        u_max = max(state.max_u_norm, float(np.abs(u_new).max()))
-        return _tracked(state, ClientsState(x_new, y_new, u_new, max_u_norm=u_max, syncs=state.syncs + comm)), costs
+        return _tracked(state, ClientsState(x_new, y_new, u_new, syncs=state.syncs + comm)), costs
 
     @staticmethod
     def _exact_u(problem: Problem, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -276,7 +278,7 @@ class FedBiOAcc(StormFields):
     def init(self, problem: Problem, streams: Streams) -> ClientsState:
         x, y, u = _start(problem, len(streams.replicas))
         s = problem.draw(self.first_noise(streams), (problem.num_clients,), self.b1)
-        return _tracked(None, ClientsState(x, y, u, self.targets(problem, x, y, u, s), float(np.abs(u).max())))
+        return _tracked(None, ClientsState(x, y, u, self.targets(problem, x, y, u, s)))
 
     def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
@@ -301,8 +303,7 @@ class FedBiOAcc(StormFields):
                  "samples_f_per_client": float(4 * self.b), "samples_g_per_client": float(2 * self.b),
                  "jvp_per_client": float(2 * self.b), "hvp_per_client": float(2 * self.b),
                  "oracle_calls": float(M * 10 * self.b)}
-        u_max = max(state.max_u_norm, float(np.abs(u_new).max()))
-        return _tracked(state, ClientsState(x_new, y_new, u_new, momenta, u_max, state.syncs + comm)), costs
+        return _tracked(state, ClientsState(x_new, y_new, u_new, momenta, syncs=state.syncs + comm)), costs
 
 
 @dataclass(frozen=True)
@@ -369,7 +370,8 @@ class FedBiOLocal(NeumannFields):
     name: ClassVar[str] = "fedbio_local"
     source: ClassVar[str] = "002_25acef2c58d2293a.txt Algorithm 3, eq. (6) (spec fedbio §2.3)"
 
-    bx: int = integer(1, "Neumann copies b_x per iteration", low=1, high=10**6)
+    bx: int = integer(1, "minibatch b_x of eq. (6): b_x i.i.d. single-sample estimators, or b_x samples per factor "
+                      "(neumann_batch)", low=1, high=10**6)
     by: int = integer(1, "batch b_y of the grad_y g oracle", low=1, high=10**6)
 
     def batches(self, problem: Problem) -> dict[str, int]:
