@@ -672,6 +672,16 @@ class Theorem:
         known = ", ".join(c.name for c in self.conditions)
         raise ValueError(f"theorem {self.id}: unknown condition {name!r}; known: {known}")
 
+    def cap(self, name: str, values: Mapping[SymbolLike, float]) -> float:
+        """The right side of condition ``name`` (lhs <= rhs) at these values: the step-size cap a search
+        or a claim draws its steps under, read off the condition so that a fix to it reaches the runs."""
+        rhs = self.condition(name).rhs
+        base = self._base_values(values, use_schedule=False)
+        compiled = _compile(rhs)
+        self._require(frozenset(compiled[1]), base, f"needed by the right side of {name!r}")
+        with np.errstate(all="ignore"):
+            return _call(compiled, base)
+
     @cached_property
     def _resolved_schedule(self) -> dict[sp.Symbol, sp.Expr]:
         """Schedule expressions with scheduled symbols substituted away (a schedule may refer to

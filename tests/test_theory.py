@@ -367,3 +367,14 @@ def test_derive_complexity_reads_rounds_and_samples_off_a_rate():
     assert sp.simplify(same - (kap + sigma**2 / n) / eps**2) == 0  # K = O(1): samples = rounds
     with pytest.raises(ValueError, match="mixes K and T"):
         derive_complexity(1 / T + K / T**2, eps=eps, rounds=T, local_steps=K, samples=N)
+
+
+def test_cap_is_a_conditions_right_side_at_values():
+    """Theorem.cap: the step-size cap a search draws under, read off the condition (not typed again)."""
+    L, K, eta = sp.symbols("L K eta", positive=True)
+    th = Theorem(id="t", title="t", source=Source("test", "x"), measure="m", constants=(L,), parameters=(K, eta),
+                 conditions=(Condition("eta <= 1/(4 L K)", eta <= 1 / (4 * L * K), Source("test", "x")),),
+                 bounds=(Bound("b", eta, Source("test", "x")),))
+    assert th.cap("eta <= 1/(4 L K)", {"L": 2.0, "K": 5, "eta": 99.0}) == pytest.approx(1 / 40)
+    with pytest.raises(ValueError, match="needed by the right side"):
+        th.cap("eta <= 1/(4 L K)", {"L": 2.0})

@@ -409,9 +409,11 @@ def edge_config(lam: float, profile: Profile) -> RunConfig:
     lam = int(lam)
     draft = RunConfig("defedavg_niid", {}, "quadratic", dict(EDGE_PROBLEM), 1)
     const = view(draft).constants
-    L_, s2, G2, K_ = const["L"], const["sigma"] ** 2, const["G"] ** 2, EDGE_K
+    L_, K_ = const["L"], EDGE_K
     etabar_ = 1.0 / (40 * L_ * K_)
-    cap = min(1 / (4 * L_ * K_ * lam), (2 * s2 + G2 * K_) / (8 * s2 * L_ * K_ * lam + 4 * L_ * G2 * K_**2 * lam**2))
+    at = {**const, "K": K_, "lam": lam}  # eq. (11)'s two caps on eta etabar, read off Theorem 1's conditions
+    cap = min(THEOREM_1.cap("eta etabar <= 1/(4LK lam)", at),
+              THEOREM_1.cap("eta etabar <= (2 sigma^2 + G^2 K)/(8 sigma^2 L K lam + 4 L G^2 K^2 lam^2)", at))
     eta_ = 0.99 * cap / etabar_
     beta = eta_ * (1 - (1 - etabar_ * L_) ** K_)
     params = {"eta_global": eta_, "eta_local": etabar_, "local_steps": K_, "delay": f"constant:{lam}",

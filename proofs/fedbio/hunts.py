@@ -24,12 +24,10 @@ synchronization puts every dispersion at 0 (the search learns to avoid it).
 
 from __future__ import annotations
 
-import functools
 import math
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
-import sympy as sp
 
 from problems.quadratic_bilevel import fedbio_strategy
 from ratecheck.claims import Verdict
@@ -45,20 +43,6 @@ ROUNDS = (1, 40)
 # the run's state quantities of Lemma 8: theorem symbol -> measure (problems/quadratic_bilevel.py)
 STATE = {"X_drift": "x_drift", "Y_drift": "y_drift", "Y_err": "y_err", "U_err": "u_err", "U_disp": "u_disp"}
 CONSTANTS = ("L", "mu", "L_xy", "L_y2", "C_f", "zeta_gxy", "Lbar")
-
-
-@functools.lru_cache(maxsize=None)
-def _cap(condition: str) -> tuple[Callable[..., float], tuple[str, ...]]:
-    """The right side of one of Theorem 5's step conditions, compiled (the caps the steps are drawn under)."""
-    rhs = THEOREM_5.condition(condition).rhs
-    args = tuple(sorted(rhs.free_symbols, key=lambda s: s.name))
-    return sp.lambdify(args, rhs, modules="numpy"), tuple(a.name for a in args)
-
-
-def _cap_value(condition: str, values: Mapping[str, float]) -> float:
-    fn, args = _cap(condition)
-    with np.errstate(all="ignore"):
-        return float(fn(*[np.float64(values[a]) for a in args]))
 
 
 def _strategy(**problem: Any):
@@ -80,10 +64,10 @@ def _configure(instance: Mapping[str, Any], replicas: int) -> RunConfig | None:
     draft = RunConfig("fedbio", {"I": I_}, FAMILY, problem, rounds)
     values = {**{k: constants_of(draft)[k] for k in CONSTANTS}, "I": float(I_)}
     shave = 1 - 1e-9  # the caps are '<=' or '<' conditions: stay strictly inside
-    tau = float(instance["tau_fraction"]) * shave * _cap_value("tau cap", values)
+    tau = float(instance["tau_fraction"]) * shave * THEOREM_5.cap("tau cap", values)
     gamma = 10.0 ** float(instance["gamma_log10"]) * shave * min(
-        _cap_value("gamma <= 1/(8 I L~_1)", values), _cap_value("gamma < 1/(2L)", values))
-    eta = 10.0 ** float(instance["eta_log10"]) * shave * _cap_value("eta cap", {**values, "tau": tau, "gamma": gamma})
+        THEOREM_5.cap("gamma <= 1/(8 I L~_1)", values), THEOREM_5.cap("gamma < 1/(2L)", values))
+    eta = 10.0 ** float(instance["eta_log10"]) * shave * THEOREM_5.cap("eta cap", {**values, "tau": tau, "gamma": gamma})
     if not all(math.isfinite(v) and v > 0 for v in (tau, gamma, eta)):
         return None
     params = {"I": I_, "eta": eta, "gamma": gamma, "tau": tau, "client_measures": True}

@@ -93,10 +93,11 @@ def _configure(instance: Mapping[str, Any], replicas: int) -> RunConfig | None:
     sched = THEOREM_3_5.schedule_values({**c, "K": K_})
     # shave 1e-9 so that eta_l * (eta / eta_l) rounding cannot break the equality-type conditions (as A1 does)
     eta_x, eta_y = sched["eta_x"] * (1 - 2e-9), sched["eta_y"] * (1 - 1e-9)
-    lip, frac = c["l"], float(instance["local_fraction"])
-    drift = math.inf if K_ == 1 else 1 / (2 * lip * math.sqrt(2 * (2 * K_ - 1) * (K_ - 1)))  # Lemma B.4
-    eta_xl = frac * min(drift, math.sqrt(eta_x / (1536 * eta_y * lip**2 * K_**2)))
-    eta_yl = frac * min(drift, 1 / math.sqrt(1536 * lip**2 * K_**2))
+    frac = float(instance["local_fraction"])
+    at = {**c, "K": K_, "eta_x": eta_x, "eta_y": eta_y}  # the local-step caps, read off Theorem 3.5's conditions
+    cap = lambda name: THEOREM_3_5.cap(name, at)  # noqa: E731
+    eta_xl = frac * min(cap("eta_xl <= drift cap"), cap("eta_xl <= sqrt(eta_x/(1536 eta_y l^2 K^2))"))
+    eta_yl = frac * min(cap("eta_yl <= drift cap"), cap("eta_yl <= 1/sqrt(1536 l^2 K^2)"))
     if not all(math.isfinite(v) and v > 0 for v in (eta_x, eta_y, eta_xl, eta_yl)):
         return None
     params = {**steps(eta_x, eta_y, K_, eta_xl, eta_yl), "participation": "full"}

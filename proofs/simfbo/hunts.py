@@ -93,9 +93,10 @@ def _configure(instance: Mapping[str, Any], replicas: int) -> RunConfig | None:
     values["c_gamma_v"] = cv = C_GAMMA_MARGIN * _value("c_gv_min", values)
     frac = float(instance["step_fraction"])
     gamma_x = frac * _value("cap", values) / values["rho_max"]
-    L1, a_max, c_a, mu_g, tbar = (values[k] for k in ("L_1", "alpha_max", "c_a", "mu_g", "tau_bar"))
-    eta_x = frac * math.sqrt(1 / (2 * c_a * a_max * L1**2) / tbar)  # Prop. 3: eta_x^2 tau <= 1/(2 c_a a L_1^2)
-    eta_y = frac * math.sqrt(min(1 / (4 * c_a * a_max * L1**2), mu_g**2 / (96 * c_a * a_max * L1**4)) / tbar)
+    tbar, L1, a_max = values["tau_bar"], values["L_1"], values["alpha_max"]
+    cap = lambda name: THEOREM_1.cap(name, values)  # noqa: E731  (Prop. 3's caps on eta^2 tau_bar)
+    eta_x = frac * math.sqrt(cap("eta_x^2 tau_bar cap") / tbar)
+    eta_y = frac * math.sqrt(min(cap("eta_y^2 tau_bar cap (a)"), cap("eta_y^2 tau_bar cap (b)")) / tbar)
     eta_v = 2.0 ** int(instance["eta_v_log2"]) / (a_max * L1)
     if not all(math.isfinite(v) and v > 0 for v in (gamma_x, eta_x, eta_y, eta_v, cy, cv)):
         return None
