@@ -438,12 +438,16 @@ class LeastSquares(CompositeFederatedProblem):
     def bgd_constants(self, eta: float, eta_hat: float | None = None) -> dict[str, float]:
         """Lemma 2 (paper, with eta_hat^2 factors when eta_hat > 1) and the rigorous G^2, B^2 (spec §3.5)."""
         c = self.constants()
-        L_f, L_h = c["L_f"].value, c["L_h"].value
+        L_f = c["L_f"].value
         eh = eta if eta_hat is None else eta_hat
         scale = max(eh, 1.0) ** 2
         G2 = scale * (2 * c["G_f2"].value + 4 * L_f * c["M"].value) + 2 * c["G_h2"].value
-        B2 = max(4 * eh * L_f, 4 * L_h)
-        return {"G2": G2, "B2": B2, **self.rigorous_bgd(eta)}
+        return {"G2": G2, "B2": self.lemma2_B2(eh), **self.rigorous_bgd(eta)}
+
+    def lemma2_B2(self, eta_hat: float) -> float:
+        """B^2 of Lemma 2: max(4 eta_hat L_f, 4 L_h); it does not depend on the run's eta (only on eta_hat)."""
+        c = self.constants()
+        return max(4 * eta_hat * c["L_f"].value, 4 * c["L_h"].value)
 
     def rigorous_bgd(self, eta: float) -> dict[str, float]:
         """G^2_rig = 2(L_h + eta L_f)(f*_eta - mean_i min f_eta,i), B^2_rig = 2(L_h + eta L_f) (quadratic f)."""

@@ -72,22 +72,32 @@ def tp1_config(R: float, profile: Profile) -> RunConfig:
                      "least_squares", dict(TP1), rounds=R, replicas=profile.replicas)
 
 
-def theorem1_bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
-    """Theorem 1's symbols at a run: exact constants, Q = ||x0 - x*_eta|| at the run's eta, G^2 and B^2
-    of Lemma 2 with eta_hat^2 factors (I5) at eta_hat = p/(e b mu_f^b)."""
-    problem = problem_of(config)
+def eta_hat(config: RunConfig) -> float:
+    """eta_hat = p/(e b mu_f^b), the largest eta of the strongly convex schedule (Lemma 2's factors, I5)."""
+    b, p = float(config.params["b"]), float(config.params["p"])
+    return p / (math.e * b * constants_of(config)["mu_f"] ** b)
+
+
+def theorem1_constants(config: RunConfig) -> dict[str, float]:
+    """Theorem 1's symbols that do not depend on the horizon R (what its conditions read, with R): exact
+    constants, the run's exponents, K, S, gamma_g, and B^2 of Lemma 2 at eta_hat."""
     c = constants_of(config)
     par = config.params
-    sched = schedule_of(config)
-    mu, b, p = c["mu_f"], float(par["b"]), float(par["p"])
-    eta_hat = p / (math.e * b * mu**b)
-    bgd = problem.bgd_constants(sched["eta"], eta_hat)
-    Q = float(np.linalg.norm(problem.x0 - problem.regularized_solution(sched["eta"])))
-    return {"mu_f": mu, "L_f": c["L_f"], "L_h": c["L_h"], "sigma_f": c["sigma_f"], "sigma_h": c["sigma_h"],
-            "G2": bgd["G2"], "B2": bgd["B2"], "Q": Q, "M": c["M"], "alpha": c["alpha"], "kappa": c["kappa"],
-            "gradf_star": c["gradf_star"], "N": c["N"], "R": float(par["horizon"]), "K": float(par["local_steps"]),
-            "S": float(view(config).participating), "gamma_g": float(par["gamma_g"]), "a": float(par["a"]), "b": b,
-            "p": p}
+    return {"mu_f": c["mu_f"], "L_f": c["L_f"], "L_h": c["L_h"], "sigma_f": c["sigma_f"], "sigma_h": c["sigma_h"],
+            "B2": problem_of(config).lemma2_B2(eta_hat(config)), "M": c["M"], "alpha": c["alpha"],
+            "kappa": c["kappa"], "gradf_star": c["gradf_star"], "N": c["N"], "K": float(par["local_steps"]),
+            "S": float(view(config).participating), "gamma_g": float(par["gamma_g"]), "a": float(par["a"]),
+            "b": float(par["b"]), "p": float(par["p"])}
+
+
+def theorem1_bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
+    """Theorem 1's symbols at a run: theorem1_constants, R, Q = ||x0 - x*_eta|| at the run's eta and G^2 of
+    Lemma 2 with eta_hat^2 factors (I5)."""
+    problem = problem_of(config)
+    eta = schedule_of(config)["eta"]
+    Q = float(np.linalg.norm(problem.x0 - problem.regularized_solution(eta)))
+    return {**theorem1_constants(config), "R": float(config.params["horizon"]), "Q": Q,
+            "G2": problem.bgd_constants(eta, eta_hat(config))["G2"]}
 
 
 _TP1 = dict(paper=KEY, vary="R", grid=TP1_GRID, configure=tp1_config, theorem=th.THEOREM_1,

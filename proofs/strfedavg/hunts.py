@@ -24,19 +24,17 @@ from typing import Any, Mapping
 from problems.least_squares import strategy as least_squares_strategy
 from ratecheck.claims import Verdict
 from ratecheck.hunt import HuntSpace, NoCounterexample, smallest_admissible
-from ratecheck.inspection import constants_of
 from ratecheck.params import ParamError
 from ratecheck.theory import Theorem
 from ratecheck.trace import RunConfig
 
-from .claims import KEY, theorem1_bindings
+from .claims import KEY, theorem1_bindings, theorem1_constants
 from .theorems import THEOREM_1, THEOREM_1_PRINTED, src
 
 R_CAP = 800  # the search's largest horizon: beyond it an instance is skipped (no run), not refuted
 PROBE_REPLICAS = 2  # noise-free runs: the replicas coincide (the hunt's rule needs two to read a CI)
-# symbols only the bounds read: any value while the conditions alone decide admissibility
-_BOUND_ONLY = {"sigma_f": 0.0, "sigma_h": 0.0, "G2": 0.0, "Q": 0.0, "M": 0.0, "alpha": 1.0, "kappa": 2.0,
-               "gradf_star": 0.0}
+# the horizon-dependent symbols only the bounds read: any value while the conditions decide admissibility
+_BOUND_ONLY = {"G2": 0.0, "Q": 0.0}
 
 
 def _strategy():
@@ -92,12 +90,8 @@ def _run(instance: Mapping[str, Any], rounds: int, replicas: int) -> RunConfig:
 def _configure_for(theorem: Theorem):
     def configure(instance: Mapping[str, Any], replicas: int) -> RunConfig | None:
         config = _run(instance, 2, PROBE_REPLICAS)
-        c = constants_of(config)
-        a, b, p = config.params["a"], config.params["b"], config.params["p"]
-        eta_hat = p / (math.e * b * c["mu_f"] ** b)
-        values = {"mu_f": c["mu_f"], "L_f": c["L_f"], "L_h": c["L_h"], "B2": max(4 * eta_hat * c["L_f"], 4 * c["L_h"]),
-                  "N": c["N"], "K": float(instance["K"]), "S": c["N"], "gamma_g": 1.0, "a": a, "b": b, "p": p,
-                  **_BOUND_ONLY}
+        # the conditions read the horizon-free symbols (the claims' own), the bounds' other symbols any value
+        values = {**theorem1_constants(config), **_BOUND_ONLY}
         if not theorem.evaluate({**values, "R": R_CAP}, use_schedule=False).all_hold:
             return None  # one evaluation rejects most draws (conditions only get easier as R grows)
         r_min = smallest_admissible(theorem, values, "R", low=2, high=R_CAP, use_schedule=False)

@@ -51,7 +51,7 @@ def _sc(c3: int) -> tuple[sp.Expr, sp.Expr]:
 F_UP_SC, H_UP_SC = _sc(1)
 F_UP_SC_CORR, H_UP_SC_CORR = _sc(3)
 
-_SC_CONDITIONS = (
+_PRINTED_CONDITIONS = (  # Theorem 1's hypotheses, with the two its proof uses unstated (I6)
     Condition("gamma_tilde <= 1/(16 (L_h + eta_hat L_f)^2 (1 + B^2))",
               1 / (muf**a * R**a) <= 1 / (16 * (Lh + ETA_HAT_SC * Lf) ** 2 * (1 + B2)), src("Theorem 1, hypotheses")),
     Condition("R >= (64(1+B^2) L_h^2)^(1/a) / mu_f", (64 * (1 + B2) * Lh**2) ** (1 / a) / muf <= R,
@@ -64,11 +64,14 @@ _SC_CONDITIONS = (
               src("Lemma 6", "omitted from Theorem 1 but used by its proof (I6)")),
     Condition("Prop. 3: R >= 16 (L_h + eta_hat L_f)^2 (1+B^2)/mu_f",
               16 * (Lh + ETA_HAT_SC * Lf) ** 2 * (1 + B2) / muf <= R, src("Proposition 3", "omitted from Theorem 1 (I6)")),
+)
+_I10_CONDITIONS = (  # what the proof needs beyond the printed range 0 < b < a <= 1 (I10)
     Condition("a + b <= 1", a + b <= 1, src("proof of Theorem 1", "needed, not stated (I10)")),
     # (1 - mu_f R)(1 - a - b) <= 0 written so that a + b = 1 in floating point counts as a + b = 1
     Condition("mu_f R >= 1 if a + b < 1", 1 <= sp.Max(muf * R, a + b),
               src("proof of Theorem 1", "bounds (1 - eta mu_f gamma_tilde/2)^R by R^(-p/2): needed, not stated (I10)")),
 )
+_SC_CONDITIONS = _PRINTED_CONDITIONS + _I10_CONDITIONS
 
 THEOREM_1 = Theorem(
     id="strfedavg.theorem1",
@@ -196,7 +199,8 @@ THEOREM_3_DESCENT = Theorem(
 THEOREM_1_PRINTED = dataclasses.replace(
     THEOREM_1, id="strfedavg.theorem1_printed_range",
     title="Theorem 1 over its printed range 0 < b < a <= 1 (without I10's a + b <= 1)",
-    conditions=tuple(c for c in _SC_CONDITIONS if "I10" not in (c.source.note or "")))
+    source=src("Theorem 1 as printed (0 < b < a <= 1)", "spec §4.4, I10"),
+    conditions=_PRINTED_CONDITIONS)
 
 THEOREMS = (THEOREM_1, THEOREM_2, THEOREM_3, THEOREM_3_DESCENT, THEOREM_1_PRINTED)
 
