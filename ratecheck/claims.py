@@ -870,6 +870,56 @@ class Observation(Claim):
         return Outcome(self, Verdict.OBSERVED, f"observed {self.quantity}: {text}{note}", evidence, points)
 
 
+def _tolerance_evidence(evidence: Mapping[str, Any], name: str, value: float, why: str) -> dict[str, Any]:
+    return {**evidence, "tolerance_used": {"name": name, "value": value, "why": why}}
+
+
+_NO_MC_BAND = "Monte-Carlo points, and this claim states a band for exact runs only (ratecheck.exact refused a run)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactSlopeClaim(SlopeClaim):
+    """A slope claim with two tolerances: ``tolerance`` on exact points (from the theory's finite-grid
+    asymptotics, said in ``tolerance_reason``) and ``mc_tolerance`` on Monte-Carlo points (asymptotics
+    plus noise, said in ``mc_tolerance_reason``), e.g. for its ``monte_carlo_twin``. Without an
+    ``mc_tolerance`` the claim is decided on exact runs only: Monte-Carlo points are INCONCLUSIVE."""
+
+    tolerance_reason: str
+    mc_tolerance: float | None = None
+    mc_tolerance_reason: str = ""
+
+    def _decide(self, points):
+        if points and all(p.exact for p in points):
+            verdict, reason, evidence = super()._decide(points)
+            return verdict, reason, _tolerance_evidence(evidence, "exact", self.tolerance, self.tolerance_reason)
+        if self.mc_tolerance is None:
+            return Verdict.INCONCLUSIVE, _NO_MC_BAND, {}
+        verdict, reason, evidence = SlopeClaim._decide(dataclasses.replace(self, tolerance=self.mc_tolerance), points)
+        return verdict, reason, _tolerance_evidence(evidence, "monte_carlo", self.mc_tolerance,
+                                                    self.mc_tolerance_reason)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactValueClaim(ValueClaim):
+    """A value claim with ``rel_tolerance`` on exact points and ``mc_rel_tolerance`` on Monte-Carlo ones
+    (as ExactSlopeClaim: none stated, Monte-Carlo points are INCONCLUSIVE)."""
+
+    tolerance_reason: str
+    mc_rel_tolerance: float | None = None
+    mc_tolerance_reason: str = ""
+
+    def _decide(self, points):
+        if points and all(p.exact for p in points):
+            verdict, reason, evidence = super()._decide(points)
+            return verdict, reason, _tolerance_evidence(evidence, "exact", self.rel_tolerance, self.tolerance_reason)
+        if self.mc_rel_tolerance is None:
+            return Verdict.INCONCLUSIVE, _NO_MC_BAND, {}
+        mc = dataclasses.replace(self, rel_tolerance=self.mc_rel_tolerance)
+        verdict, reason, evidence = ValueClaim._decide(mc, points)
+        return verdict, reason, _tolerance_evidence(evidence, "monte_carlo", self.mc_rel_tolerance,
+                                                    self.mc_tolerance_reason)
+
+
 def monte_carlo_twin(claim: Claim, *, quick: bool = False, **changes: Any) -> Claim:
     """The claim on Monte-Carlo runs, ``<id>.monte_carlo``, so an exact verdict and its Monte-Carlo
     counterpart sit in one report (issue #8). In the full profile it draws replicas; in the quick one it

@@ -165,3 +165,19 @@ def test_exact_limit_distance_is_the_mean_itself():
     row = outcome.evidence["rows"][0]
     assert row["distance"] == row["low"] == row["high"]
     assert outcome.verdict == Verdict.PASS and "exact" in outcome.reason
+
+
+def test_an_exact_claim_without_a_monte_carlo_band_does_not_judge_monte_carlo_points():
+    """ExactSlopeClaim / ExactValueClaim with no mc_tolerance: Monte-Carlo points (exact mode refused a run)
+    are INCONCLUSIVE, never judged with the exact band or a band nobody stated."""
+    import numpy as np
+
+    from ratecheck.claims import ExactSlopeClaim, ExpectedOrder, PointResult, Verdict
+
+    claim = ExactSlopeClaim(id="t", paper="t", title="t", statement="t", source=None, vary="x",
+                            grid={"quick": (1, 2)}, configure=None, measure="m", tolerance=0.1,
+                            expected=ExpectedOrder(value=-1.0, why="t"), tolerance_reason="t")
+    points = [PointResult(value=v, config=None, samples=np.array([1.0 / v, 1.1 / v]), diverged=0) for v in (1, 2)]
+    assert not any(p.exact for p in points)
+    verdict, reason, _ = claim._decide(points)
+    assert verdict == Verdict.INCONCLUSIVE and "exact runs only" in reason

@@ -22,6 +22,8 @@ from problems.quadratic import p1, p2, p3
 from ratecheck.claims import (
     BoundClaim,
     Claim,
+    ExactSlopeClaim,
+    ExactValueClaim,
     ExpectedOrder,
     LimitClaim,
     Outcome,
@@ -32,6 +34,7 @@ from ratecheck.claims import (
     _bootstrap_distance,
     _first_divergence,
     hitting_rounds,
+    monte_carlo_twin,
     tail_average,
 )
 from ratecheck.fit import mean_ci
@@ -49,7 +52,7 @@ from .claims import (
     bindings,
     scheduled_config,
 )
-from .modes import EXACT, ExactSlopeClaim, ExactValueClaim, monte_carlo_twin
+from .modes import EXACT
 from .theorems import KEY, THEOREM_2, src
 
 

@@ -9,13 +9,16 @@ import numpy as np
 
 from problems.quadratic import p1, p2
 from ratecheck.claims import (
-    PROFILES,
     BoundClaim,
+    ExactSlopeClaim,
+    ExactValueClaim,
     ExpectedOrder,
     ExponentComparisonClaim,
     LimitClaim,
+    PROFILES,
     Profile,
     Verdict,
+    monte_carlo_twin,
     observe,
     tail_average,
     term_negligible,
@@ -24,13 +27,7 @@ from ratecheck.inspection import problem_of, view
 from ratecheck.theory import Derived, Theorem  # Derived: split-proofs (issue #7 startup)
 from ratecheck.trace import RunConfig, Trace
 
-from .modes import (
-    EXACT,
-    ExactSlopeClaim,
-    ExactValueClaim,
-    exact_when_quick,
-    monte_carlo_twin,
-)
+from .modes import EXACT, exact_when_quick
 from .theorems import KEY, THEOREM_1, THEOREM_2, K, L, T, etabar, nu, sigma, src
 
 

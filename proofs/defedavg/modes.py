@@ -18,11 +18,7 @@ Not exact, on purpose: the nonconvex P3 (cosine terms), the event-timeline and w
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-from typing import Any
-
-from ratecheck.claims import Profile, SlopeClaim, ValueClaim, monte_carlo_twin  # noqa: F401 (re-exported)
+from ratecheck.claims import Profile
 
 EXACT = "exact"
 MONTE_CARLO = "monte_carlo"
@@ -34,47 +30,7 @@ def exact_when_quick(profile: Profile) -> str:
     return EXACT if profile.name == "quick" else MONTE_CARLO
 
 
-def _tolerance_evidence(evidence: dict[str, Any], name: str, value: float, why: str) -> dict[str, Any]:
-    return {**evidence, "tolerance_used": {"name": name, "value": value, "why": why}}
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExactSlopeClaim(SlopeClaim):
-    """A slope claim with two tolerances: ``tolerance`` on exact points (from the asymptotics, said in
-    ``tolerance_reason``) and ``mc_tolerance`` on Monte-Carlo points (asymptotics plus noise)."""
-
-    tolerance_reason: str
-    mc_tolerance: float
-    mc_tolerance_reason: str
-
-    def _decide(self, points):
-        if points and all(p.exact for p in points):
-            verdict, reason, evidence = super()._decide(points)
-            return verdict, reason, _tolerance_evidence(evidence, "exact", self.tolerance, self.tolerance_reason)
-        mc = dataclasses.replace(self, tolerance=self.mc_tolerance)
-        verdict, reason, evidence = SlopeClaim._decide(mc, points)
-        return verdict, reason, _tolerance_evidence(evidence, "monte_carlo", self.mc_tolerance,
-                                                    self.mc_tolerance_reason)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExactValueClaim(ValueClaim):
-    """A value claim with ``rel_tolerance`` on exact points and ``mc_rel_tolerance`` on Monte-Carlo ones."""
-
-    tolerance_reason: str
-    mc_rel_tolerance: float
-    mc_tolerance_reason: str
-
-    def _decide(self, points):
-        if points and all(p.exact for p in points):
-            verdict, reason, evidence = super()._decide(points)
-            return verdict, reason, _tolerance_evidence(evidence, "exact", self.rel_tolerance, self.tolerance_reason)
-        mc = dataclasses.replace(self, rel_tolerance=self.mc_rel_tolerance)
-        verdict, reason, evidence = ValueClaim._decide(mc, points)
-        return verdict, reason, _tolerance_evidence(evidence, "monte_carlo", self.mc_rel_tolerance,
-                                                    self.mc_tolerance_reason)
-
-
-# monte_carlo_twin (ratecheck.claims), imported above: quick=True draws in the quick profile too, for
+# The exact claims with a Monte-Carlo band are ratecheck.claims.ExactSlopeClaim / ExactValueClaim; their
+# twins come from ratecheck.claims.monte_carlo_twin, whose quick=True draws in the quick profile too, for
 # claims about the sampling or delay randomness (a wrong sampling inside schedule() is refused by exact
-# mode, so only the draws decide it)
+# mode, so only the draws decide it).

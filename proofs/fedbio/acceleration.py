@@ -22,7 +22,6 @@ against bM t (T_eps ∝ 1/(bM)); the (bM)^2 u_bar offset bends the largest M by 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -31,7 +30,7 @@ import numpy as np
 import sympy as sp
 
 from ratecheck.claims import monte_carlo_twin
-from ratecheck.claims import ExpectedOrder, ExponentComparisonClaim, Profile, SlopeClaim, Verdict
+from ratecheck.claims import ExactSlopeClaim, ExpectedOrder, ExponentComparisonClaim, Profile, Verdict
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig, Trace
 
@@ -113,13 +112,10 @@ class DerivedOrder(ExpectedOrder):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ExactOrMCSlope(SlopeClaim):
-    """``tolerance`` on exact points (from the theory's finite-grid curvature, ``tolerance_reason``) and
-    ``mc_tolerance`` on Monte-Carlo points (a twin's); None: the claim is decided on exact runs only, and
-    Monte-Carlo points (exact mode refused) are INCONCLUSIVE, not judged with a band nobody stated."""
+class ExactOrMCSlope(ExactSlopeClaim):
+    """ratecheck.claims.ExactSlopeClaim whose samples can be iterations to eps: ``eps_level`` maps a grid
+    value to the level, and each point's samples become hitting_samples at it."""
 
-    tolerance_reason: str
-    mc_tolerance: float | None = None
     eps_level: Callable[[float], float] | None = None  # grid value -> eps: the samples become iterations to eps
 
     def points(self, profile, traces):
@@ -130,17 +126,6 @@ class ExactOrMCSlope(SlopeClaim):
                 point.stats = {**point.stats, "level": float(self.eps_level(point.value))}
                 point.samples = hit[np.isfinite(hit)]
         return out
-
-    def _decide(self, points):
-        exact = bool(points) and all(p.exact for p in points)
-        if not exact and self.mc_tolerance is None:
-            return Verdict.INCONCLUSIVE, ("Monte-Carlo points, and this claim states a band for exact runs only "
-                                          "(ratecheck.exact refused a run)"), {}
-        claim = self if exact else dataclasses.replace(self, tolerance=self.mc_tolerance)
-        verdict, reason, evidence = SlopeClaim._decide(claim, points)
-        evidence = {**evidence, "tolerance_used": {"value": claim.tolerance, "exact": claim is self,
-                                                   "why": self.tolerance_reason}}
-        return verdict, reason, evidence
 
 
 
