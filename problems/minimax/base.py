@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from ratecheck.params import Param, ParamError
-from ratecheck.problem import Constant, Problem, check_int, check_positive
+from ratecheck.problem import Constant, Problem
 from ratecheck.seeding import ReplicaStream
 
 
@@ -76,10 +76,10 @@ class MinimaxProblem(Problem):
 
     # -- shared machinery --------------------------------------------------------------------
     def _init_common(self, clients: int, dim_x: int, dim_y: int) -> None:
-        check_int("clients (M)", clients)
-        check_positive("noise", self.noise, strict=False)
-        check_positive("zeta", self.zeta, strict=False)
-        check_positive("omega", self.omega)
+        # a direct construction is checked by the same declarations the factories use
+        for name, param, value in (("clients", CLIENTS, clients), ("noise", NOISE, self.noise),
+                                   ("zeta", ZETA, self.zeta), ("omega", OMEGA, self.omega)):
+            param.check(name, value, self.family)
         if self.zeta > 0 and clients < 2:
             raise ValueError(
                 f"zeta={self.zeta} > 0 needs clients >= 2: sum_i sin(u + 2 pi i/M) = 0 only for M >= 2"
@@ -180,7 +180,7 @@ def _vector(name: str, value: Any, dim: int) -> np.ndarray:
 def _shared_fields(params: dict, dim_x: int, dim_y: int) -> dict[str, Any]:
     """The fields every client-heterogeneous kind shares (start points, noise, sinusoidal drift),
     validated once; also normalizes params["clients"] (M) for the problem's identity."""
-    params["clients"] = check_int("clients (M)", params["clients"])
+    params["clients"] = int(params["clients"])  # validated by the kind's @declare (CLIENTS)
     _check_entries(params["kind"], params["clients"], dim_x + dim_y)
     return {"x0": _vector("x0", params["x0"], dim_x), "y0": _vector("y0", params["y0"], dim_y),
             "noise": float(params["noise"]), "zeta": float(params["zeta"]), "omega": float(params["omega"]),
