@@ -423,17 +423,28 @@ def delay_table(delay: Any, clients: np.ndarray, t: int, lam: int, *, check: boo
         got = np.broadcast_to(got, (points, N))
         if got.min(initial=0) < 0 or got.max(initial=0) > lam:
             raise NotExact(f"delay schedule {delay} produced delays outside 0..{lam}")
-        flat = (np.arange(N) * (lam + 1) + got).reshape(-1)
-        table = np.bincount(flat, minlength=N * (lam + 1)).reshape(N, lam + 1) / points
-        return table, bool(stream.calls)
+        return _slot_histograms(got, lam), bool(stream.calls)
 
     table, random = run(1)
     if not random:
         return table
-    table, _ = run(64 * (lam + 1))
-    if check and not np.allclose(table, run(192 * (lam + 1))[0], rtol=0, atol=1e-12):
-        raise NotExact(f"delay schedule {delay}: its distribution is not a step function on the (lam+1) grid")
+    return _step_quadrature(lambda points: run(points)[0], lam + 1, check, f"delay schedule {delay}")
+
+
+def _step_quadrature(run: Callable[[int], np.ndarray], cells: int, check: bool, what: str) -> np.ndarray:
+    """A delay table from ``run(points)`` on 64 mid-points per grid cell: exact for a step function on
+    the (lam+1) grid; with ``check`` it must agree with a 3x finer grid, else NotExact naming ``what``."""
+    table = run(64 * cells)
+    if check and not np.allclose(table, run(192 * cells), rtol=0, atol=1e-12):
+        raise NotExact(f"{what}: its delay distribution is not a step function on the (lam+1) grid")
     return table
+
+
+def _slot_histograms(delays: np.ndarray, lam: int) -> np.ndarray:
+    """P(delay = k) per slot, (slots, lam+1), from delays (points, slots) drawn on a quadrature grid."""
+    points, slots = delays.shape
+    flat = (np.arange(slots)[None, :] * (lam + 1) + delays).reshape(-1)
+    return np.bincount(flat, minlength=slots * (lam + 1)).reshape(slots, lam + 1) / points
 
 
 def schedule_delay_table(algorithm: Any, problem: Problem, t: int, lam: int, *, check: bool = True) -> np.ndarray:
@@ -472,21 +483,21 @@ def schedule_delay_table(algorithm: Any, problem: Problem, t: int, lam: int, *, 
         if delays.min(initial=0) < 0 or delays.max(initial=0) > lam:
             raise NotExact(f"{algorithm.name}.schedule() produced delays outside 0..{lam}")
         table = np.full((N, lam + 1), np.nan)
-        for c in range(C):  # a loop over a handful of covering outcomes, not over clients in a round
-            if not (clients[c] == clients[c, :1]).all() or set(clients[c, 0]) != set(covers[c]):
+        for c in range(C):  # a loop over a handful of covering outcomes (the clients are an array axis)
+            who = clients[c, 0]
+            if not (clients[c] == clients[c, :1]).all() or set(who) != set(covers[c]):
                 raise NotExact(f"{algorithm.name}.schedule() did not return the clients its sampling drew")
-            for slot, client in enumerate(clients[c, 0]):
-                hist = np.bincount(delays[c, :, slot], minlength=lam + 1) / points
-                if not np.isnan(table[client, 0]) and not np.allclose(table[client], hist, rtol=0, atol=1e-12):
-                    raise NotExact(f"{algorithm.name}.schedule(): client {client}'s delays depend on who else is drawn")
-                table[client] = hist
+            hists = _slot_histograms(delays[c], lam)
+            seen = ~np.isnan(table[who, 0])
+            differs = seen & ~np.isclose(np.nan_to_num(table[who]), hists, rtol=0, atol=1e-12).all(axis=1)
+            if differs.any():
+                raise NotExact(f"{algorithm.name}.schedule(): client {who[differs][0]}'s delays depend on who "
+                               "else is drawn")
+            table[who] = hists
         return table
 
     cells = int(algorithm.delay.lam) + 1  # the schedule's own uniform draws step on this grid
-    table = run(64 * cells)
-    if check and not np.allclose(table, run(192 * cells), rtol=0, atol=1e-12):
-        raise NotExact(f"{algorithm.name}.schedule(): its delay distribution is not a step function on the (lam+1) grid")
-    return table
+    return _step_quadrature(run, cells, check, f"{algorithm.name}.schedule()")
 
 
 # ------------------------------------------------------------------------------------------------
