@@ -361,7 +361,7 @@ def trajectory(space: HuntSpace, probe: Probe, version: str, *, level: float = 0
     return {"measure": space.measured, "version": version, "rounds": rounds, "mean": mean, "low": low,
             "high": high, "bound": bound, "exact": bool(getattr(trace, "exact", False)),
             "horizon": int(probe.config.rounds), "found": bool(probe.breaks),
-            "bound_at": "state" if space.state_bindings else "horizon"}
+            "bound_at": "state" if space.state_bindings else "horizon", "level": level}
 
 
 def _smaller(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

@@ -335,12 +335,12 @@ def s14_config(value: float, profile: Profile) -> RunConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MonotoneSlope(ExactOrMCSlope):
-    """A slope claim that also requires the replica means to decrease strictly along the grid (a FAIL
-    naming the first increase otherwise)."""
+class StrictlyDecreasing(ExactOrMCSlope):
+    """Judges only the direction (the means fall strictly along the grid, else FAIL naming the first
+    rise); the fitted slope and its regime check are reported in the reason, not judged."""
 
     def _decide(self, points):
-        verdict, reason, evidence = super()._decide(points)
+        _, reason, evidence = super()._decide(points)
         ordered = sorted(points, key=lambda p: p.value)
         means = [float(np.mean(p.samples)) for p in ordered]
         rises = [f"{a.value:g} -> {b.value:g} ({m0:.4g} -> {m1:.4g})" for a, b, m0, m1
@@ -348,18 +348,6 @@ class MonotoneSlope(ExactOrMCSlope):
         evidence = {**evidence, "means": means, "monotone": not rises}
         if rises:
             return Verdict.FAIL, f"not monotone in {self.vary}: {'; '.join(rises)}; {reason}", evidence
-        return verdict, f"{reason}; strictly decreasing", evidence
-
-
-@dataclass(frozen=True, kw_only=True)
-class StrictlyDecreasing(MonotoneSlope):
-    """Judges only the direction (the means fall strictly along the grid, else FAIL naming the first
-    rise); the fitted slope and its regime check are reported in the reason, not judged."""
-
-    def _decide(self, points):
-        verdict, reason, evidence = super()._decide(points)
-        if verdict == Verdict.FAIL and not evidence.get("monotone", True):
-            return verdict, reason, evidence
         return Verdict.PASS, f"strictly decreasing in {self.vary}; slope reported, not judged: {reason}", evidence
 
 

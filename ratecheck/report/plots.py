@@ -310,7 +310,7 @@ def _trajectory_plot(o: Outcome, path: Path) -> bool:
         what = "expectation (exact)" if tr.get("exact") else "replica mean"
         ax.plot(t, mean, "o-", color="C0", ms=4, lw=1.6, label=f"{tr['measure']}: {what}")
         if not tr.get("exact"):
-            ax.fill_between(t, low, high, color="C0", alpha=0.18, lw=0, label="95% CI")
+            ax.fill_between(t, low, high, color="C0", alpha=0.18, lw=0, label=f"{100 * tr.get('level', 0.95):g}% CI")
         at = "the checkpoint's state" if tr.get("bound_at") == "state" else "T = checkpoint"
         # markers too: a shrunk counterexample is often a single iteration, which a dashed line cannot show
         ax.plot(t, bound, "x--", color="C3", ms=6, lw=1.8, label=f"bound '{tr['version']}' at {at}")
