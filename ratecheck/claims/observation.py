@@ -1,0 +1,82 @@
+"""Observations (numbers with no verdict) and Monte-Carlo twins of claims."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from ..trace import RunConfig, Trace
+from .base import Claim, Outcome
+from .model import PointResult, Profile, Verdict, _num
+
+
+@dataclass(frozen=True, kw_only=True)
+class Observation(Claim):
+    """A number with no verdict: a vacuity ratio, a tightness factor, an exponent against a far cap.
+
+    It reads the points (and, given ``of``, the evidence) of another claim kind on the same runs and
+    reports ``compute(points, evidence) -> {name: value}`` with ``quantity`` saying what it is. Its
+    verdict is always OBSERVED: shown in the report, the JSON and the CLI, never PASS or FAIL.
+    Build one from a claim with ``observe(claim, ...)``.
+    """
+
+    quantity: str
+    compute: Callable[[Sequence[PointResult], Mapping[str, Any]], Mapping[str, float]]
+    of: Claim | None = None
+    expect: Verdict = Verdict.OBSERVED
+    kind: str = "observation"
+
+    def points(self, profile, traces):
+        return self.of.points(profile, traces) if self.of is not None else super().points(profile, traces)
+
+    def runs(self, profile):
+        return self.of.runs(profile) if self.of is not None else super().runs(profile)
+
+    def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
+        points = self.points(profile, traces)
+        evidence: dict[str, Any] = {}
+        note = ""
+        if self.of is not None:
+            why = self.of._precheck(points)
+            if why:
+                note = f" (read despite: {why})"
+            else:
+                evidence = dict(self.of._decide(points)[2])
+        values = {k: float(v) for k, v in self.compute(points, evidence).items()}
+        evidence["observed"] = values
+        evidence["quantity"] = self.quantity
+        text = ", ".join(f"{k} = {_num(v)}" for k, v in values.items())
+        return Outcome(self, Verdict.OBSERVED, f"observed {self.quantity}: {text}{note}", evidence, points)
+
+
+def monte_carlo_twin(claim: Claim, *, quick: bool = False, **changes: Any) -> Claim:
+    """The claim on Monte-Carlo runs, ``<id>.monte_carlo``, so an exact verdict and its Monte-Carlo
+    counterpart sit in one report (issue #8). In the full profile it draws replicas; in the quick one it
+    reads the claim's own exact runs (same run keys: no extra cost) unless ``quick=True`` (a question
+    about the draws themselves). ``changes`` replace fields, e.g. a Monte-Carlo tolerance."""
+    def drawn(configure: Callable[[float, Profile], RunConfig]) -> Callable[[float, Profile], RunConfig]:
+        def configure_mc(value: float, profile: Profile) -> RunConfig:
+            config = configure(value, profile)
+            if profile.name == "quick" and not quick:
+                return config
+            # an exact run has one row: the draws get the profile's replicas
+            return config.with_(mode="monte_carlo",
+                                replicas=config.replicas if config.replicas > 1 else profile.replicas)
+        return configure_mc
+
+    if getattr(claim, "configure_other", None) is not None:  # a comparison of two algorithms' runs
+        changes.setdefault("configure_other", drawn(claim.configure_other))
+    return dataclasses.replace(claim, id=f"{claim.id}.monte_carlo", configure=drawn(claim.configure),
+                               title=f"{claim.title} (Monte Carlo in the full profile)", **changes)
+
+
+def observe(claim: Claim, *, id: str, title: str, quantity: str,
+            compute: Callable[[Sequence[PointResult], Mapping[str, Any]], Mapping[str, float]],
+            statement: str | None = None) -> Observation:
+    """An observation on the runs of ``claim`` (which is not registered itself)."""
+    return Observation(id=id, paper=claim.paper, title=title, statement=statement or claim.statement,
+                       source=claim.source, vary=claim.vary, grid=claim.grid, configure=claim.configure,
+                       measure=claim.measure, theorem=claim.theorem, bindings=claim.bindings,
+                       summary=claim.summary, min_replicas=claim.min_replicas, level=claim.level,
+                       quantity=quantity, compute=compute, of=claim)

@@ -1,0 +1,255 @@
+"""Claim kinds fitted as log-log slopes: one series, hitting times, another abscissa, exact tolerances,
+two series compared."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..fit import SlopeFit, fit_slope
+from ..trace import RunConfig
+from .base import Claim, ExpectedOrder
+from .model import PointResult, Profile, Verdict, _first_divergence, _fmt
+from .rules import _NO_MC_BAND, SIDES, _tolerance_evidence
+from .statistics import slope_text
+from .summaries import hitting_rounds
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlopeClaim(Claim):
+    """log(measure) against log(varied parameter) has the expected slope, within a tolerance band.
+
+    side 'at_most': the slope is no larger than expected + tolerance ("no slower than"); the theorem
+    bounds the exponent from above and the reason states the cap next to the measured slope.
+
+    Fit design (module docstring): at least ``min_points`` distinct points over ``min_decades``
+    decades unless ``design_reason`` says why not; R^2 >= ``r2_floor`` and no confident local-slope
+    change beyond ``max_curvature`` (default: the tolerance), else INCONCLUSIVE (regime change).
+    """
+
+    expected: ExpectedOrder
+    tolerance: float = 0.1
+    side: str = "two-sided"
+    regime: Callable[[Sequence[PointResult]], str] | None = None  # returns a reason if not in regime
+    min_points: int = 5
+    min_decades: float = 1.0
+    design_reason: str = ""  # why fewer points or a narrower range are enough, when they are
+    r2_floor: float = 0.98
+    max_curvature: float | None = None  # None: the tolerance
+    kind: str = "slope"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.side not in SIDES:
+            raise ValueError(f"side must be one of {SIDES}, got {self.side!r}")
+        if self.tolerance <= 0:
+            raise ValueError(f"tolerance must be > 0, got {self.tolerance}")
+
+    def _design(self, fit: SlopeFit) -> str:
+        """Why the grid cannot decide a slope (empty when it can)."""
+        if self.design_reason:
+            return ""
+        count = len(set(fit.x))
+        if count < self.min_points or fit.decades < self.min_decades - 1e-9:
+            return (f"fit design: {count} points over {fit.decades:.2f} decades (need {self.min_points} over "
+                    f"{self.min_decades:g}, or a declared design_reason)")
+        return ""
+
+    def _regime_change(self, fit: SlopeFit, expected: float) -> str:
+        # R^2 speaks only when there is a slope to explain: a flat curve in noise has R^2 near 0 and is a
+        # fine power law (exponent 0), which the band then judges
+        significant = fit.ci_low > 0 or fit.ci_high < 0
+        if expected != 0 and significant and fit.r2 < self.r2_floor:
+            return (f"regime change: R^2 {fit.r2:.4f} below the floor {self.r2_floor:g} (not one power law over "
+                    f"the grid)")
+        limit = self.tolerance if self.max_curvature is None else self.max_curvature
+        if math.isfinite(fit.curvature) and (fit.curvature_low > limit or fit.curvature_high < -limit):
+            return (f"regime change: the local slope changes by {fit.curvature:+.3f} across the grid (CI [{fit.curvature_low:+.3f}, "
+                    f"{fit.curvature_high:+.3f}]), beyond +-{limit:g}: not one power law")
+        return ""
+
+    def _decide(self, points):
+        if self.regime is not None:
+            why = self.regime(points)
+            if why:
+                return Verdict.INCONCLUSIVE, f"regime not reached: {why}", {}
+        fit = fit_slope([p.value for p in points], [p.samples for p in points], level=self.level,
+                        exact=[p.exact for p in points])
+        e = self.expected.exponent()
+        lo, hi = e - self.tolerance, e + self.tolerance
+        band = {"two-sided": (lo, hi), "at_most": (-math.inf, hi), "at_least": (lo, math.inf)}[self.side]
+        evidence = {
+            "fit": fit.to_dict(),
+            "expected_exponent": e,
+            "expected_from": self.expected.describe(),
+            "tolerance": self.tolerance,
+            "side": self.side,
+            "band": list(band),
+        }
+        if self.design_reason:
+            evidence["design_reason"] = self.design_reason
+        ci = slope_text(fit)
+        why = self._design(fit) or self._regime_change(fit, e)
+        if why:
+            return Verdict.INCONCLUSIVE, f"{why}; {ci}", evidence
+        if self.side == "two-sided":
+            target = f"band [{band[0]:+.3f}, {band[1]:+.3f}] around {e:+.3f}"
+        elif self.side == "at_most":
+            target = f"the theorem's cap: at most {e:+.3f} (+{self.tolerance:g} tolerance: <= {band[1]:+.3f})"
+        else:
+            target = f"the theorem's floor: at least {e:+.3f} (-{self.tolerance:g} tolerance: >= {band[0]:+.3f})"
+        if band[0] <= fit.ci_low and fit.ci_high <= band[1]:
+            return Verdict.PASS, f"measured {ci} within {target}", evidence
+        if fit.ci_high < band[0] or fit.ci_low > band[1]:
+            return Verdict.FAIL, f"measured {ci} entirely outside {target}", evidence
+        return Verdict.INCONCLUSIVE, f"measured {ci} straddles {target}: more replicas needed", evidence
+
+
+@dataclass(frozen=True, kw_only=True)
+class HittingTimeClaim(SlopeClaim):
+    """Rounds until ``measure`` first falls to ``threshold(value)``, against a knob, as a log-log slope.
+
+    For rounds against accuracy, let the grid be 1/eps and threshold(v) = v**-2 (a squared measure);
+    grid values that only change the threshold share one run (the sweep deduplicates configurations).
+    ``abscissa`` maps a grid value to the fitted x (e.g. mu -> kappa = l(mu)/mu); default: itself.
+    A replica that never reaches the threshold makes the claim INCONCLUSIVE with that reason.
+    """
+
+    threshold: Callable[[float], float]
+    abscissa: Callable[[float], float] | None = None
+    kind: str = "hitting_time"
+
+    def points(self, profile, traces):
+        # the base class evaluates the theorem per run; the samples become hitting rounds
+        out = super().points(profile, traces)
+        for value, point in zip(self.values(profile), out):
+            trace = traces[point.config.key()]
+            level = float(self.threshold(value))
+            rounds = hitting_rounds(trace.checkpoints, trace.measures[self.measure], level)
+            point.value = float(self.abscissa(value)) if self.abscissa is not None else float(value)
+            point.samples = rounds[np.isfinite(rounds)]
+            point.stats = {"level": level, "not_reached": int(np.sum(np.isnan(rounds) & trace.valid)),
+                           "grid_value": float(value), "rounds_run": int(point.config.rounds)}
+        return out
+
+    def _precheck(self, points):
+        missed = [p for p in points if p.stats.get("not_reached")]
+        if missed:
+            where = ", ".join(
+                f"{self.vary}={_fmt(p.value)} ({p.stats['not_reached']} replicas above {p.stats['level']:.3g} "
+                f"after {p.stats['rounds_run']} rounds)" for p in missed)
+            return f"level not reached within the run: {where}"
+        return super()._precheck(points)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExactSlopeClaim(SlopeClaim):
+    """A slope claim with two tolerances: ``tolerance`` on exact points (from the theory's finite-grid
+    asymptotics, said in ``tolerance_reason``) and ``mc_tolerance`` on Monte-Carlo points (asymptotics
+    plus noise, said in ``mc_tolerance_reason``), e.g. for its ``monte_carlo_twin``. Without an
+    ``mc_tolerance`` the claim is decided on exact runs only: Monte-Carlo points are INCONCLUSIVE."""
+
+    tolerance_reason: str
+    mc_tolerance: float | None = None
+    mc_tolerance_reason: str = ""
+
+    def _decide(self, points):
+        if points and all(p.exact for p in points):
+            verdict, reason, evidence = super()._decide(points)
+            return verdict, reason, _tolerance_evidence(evidence, "exact", self.tolerance, self.tolerance_reason)
+        if self.mc_tolerance is None:
+            return Verdict.INCONCLUSIVE, _NO_MC_BAND, {}
+        verdict, reason, evidence = SlopeClaim._decide(dataclasses.replace(self, tolerance=self.mc_tolerance), points)
+        return verdict, reason, _tolerance_evidence(evidence, "monte_carlo", self.mc_tolerance,
+                                                    self.mc_tolerance_reason)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExponentComparisonClaim(Claim):
+    """The log-log slope of series A (``configure``) is smaller than that of series B (``configure_other``)
+    by at least ``margin``, each series also inside its own band ``expected +- tolerance`` when given.
+
+    Both series share the grid, the measure and the summary. The difference's CI combines the two
+    replica-bootstrap standard errors (the series are independent runs): PASS when the whole CI of
+    slope_A - slope_B lies below -margin and every given band holds; FAIL when the CI lies above -margin
+    or a slope's CI lies entirely outside its band; INCONCLUSIVE otherwise.
+    """
+
+    configure_other: Callable[[float, Profile], RunConfig]
+    labels: tuple[str, str] = ("A", "B")
+    margin: float = 0.0
+    expected: tuple[ExpectedOrder | None, ExpectedOrder | None] = (None, None)
+    tolerance: float = 0.3
+    kind: str = "exponent_comparison"
+
+    def runs(self, profile: Profile) -> list[RunConfig]:
+        values = self.values(profile)
+        return [self.configure(v, profile) for v in values] + [self.configure_other(v, profile) for v in values]
+
+    def points(self, profile, traces):
+        values = self.values(profile)
+        out = []
+        for series, configs in ((0, self.runs(profile)[: len(values)]), (1, self.runs(profile)[len(values):])):
+            for value, config in zip(values, configs):
+                trace = traces[config.key()]
+                samples = self.summary(config, trace) if self.summary else trace.at_end(self.measure)
+                out.append(PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count,
+                                       stats={"series": self.labels[series]},
+                                       first_divergence=_first_divergence(trace), trace=trace))
+        return out
+
+    def _decide(self, points):
+        fits, bands, evidence = [], [], {"labels": list(self.labels), "margin": self.margin}
+        from scipy.stats import norm  # here: claims load without scipy.stats (startup time)
+
+        z = float(norm.ppf(0.5 + self.level / 2))
+        for label, expected in zip(self.labels, self.expected):
+            pts = [p for p in points if p.stats["series"] == label]
+            fit = fit_slope([p.value for p in pts], [p.samples for p in pts], level=self.level,
+                            exact=[p.exact for p in pts])
+            fits.append(fit)
+            evidence[f"fit_{label}"] = fit.to_dict()
+            if expected is not None:
+                e = expected.exponent()
+                band = (e - self.tolerance, e + self.tolerance)
+                evidence[f"expected_{label}"] = {"exponent": e, "from": expected.describe(), "band": list(band)}
+                bands.append((label, fit, band))
+        diff = fits[0].slope - fits[1].slope
+        se = math.hypot(fits[0].stderr, fits[1].stderr)
+        low, high = diff - z * se, diff + z * se
+        evidence["difference"] = {"value": diff, "ci_low": low, "ci_high": high}
+        text = (f"slope {self.labels[0]} {fits[0].slope:+.3f}, {self.labels[1]} {fits[1].slope:+.3f}; difference "
+                f"{diff:+.3f}, {int(self.level * 100)}% CI [{low:+.3f}, {high:+.3f}] against < {-self.margin:+.3f}")
+        outside = [label for label, fit, band in bands if fit.ci_high < band[0] or fit.ci_low > band[1]]
+        unsure = [label for label, fit, band in bands if not (band[0] <= fit.ci_low and fit.ci_high <= band[1])]
+        if low > -self.margin or outside:
+            extra = f"; outside its band: {', '.join(outside)}" if outside else ""
+            return Verdict.FAIL, text + extra, evidence
+        if high < -self.margin and not unsure:
+            return Verdict.PASS, text + ", every band held", evidence
+        extra = f"; band straddled: {', '.join(unsure)}" if unsure else ""
+        return Verdict.INCONCLUSIVE, text + extra + ": more replicas needed", evidence
+
+
+@dataclass(frozen=True, kw_only=True)
+class AbscissaSlopeClaim(SlopeClaim):
+    """A slope claim whose x axis is ``abscissa(config)`` (e.g. the run's eta) instead of the grid value,
+    fitted on |per-replica value| when ``magnitude`` (signed measures whose sign is known)."""
+
+    abscissa: Callable[[RunConfig], float] | None = None
+    magnitude: bool = False
+    kind: str = "slope"
+
+    def points(self, profile, traces):
+        out = super().points(profile, traces)
+        for point in out:
+            if self.abscissa is not None:
+                point.stats = {**point.stats, "grid_value": float(point.value)}
+                point.value = float(self.abscissa(point.config))
+            if self.magnitude:
+                point.samples = np.abs(point.samples)
+        return out
