@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 
 from .algorithms.base import Algorithm
 from .params import ParamError, check_size
+from .points import as_points
 from .problem import Problem
 from .seeding import Streams
 from .trace import RunConfig, Trace
@@ -108,7 +109,7 @@ def _execute(
         # a check that did not expect this input: still an input error, said with both names
         raise ValueError(f"{algorithm.name} on {problem.family}: its parameters were refused "
                          f"({type(exc).__name__}: {exc})") from None
-    # -- issue #8: exact expectations (ratecheck/exact.py); Monte Carlo below is unchanged --------
+    # -- issue #8: exact expectations (ratecheck/exact/); Monte Carlo below is unchanged --------
     fallback = None
     if config.mode != "monte_carlo":
         from .exact import NotExact, run_exact
@@ -196,13 +197,6 @@ def _execute(
         diverged_round=diverged,
         info=info,
     )
-
-
-def as_points(output: np.ndarray | Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """An algorithm's output as named global points: a bare array is the point "x"."""
-    if isinstance(output, Mapping):
-        return dict(output)
-    return {"x": output}
 
 
 def _blown_up(output, replicas: int, scales: Mapping[str, float] | None = None) -> np.ndarray:

@@ -1,0 +1,136 @@
+"""Exact expectations for linear-Gaussian runs: moment propagation instead of Monte Carlo (issue #8).
+
+On a quadratic problem with additive Gaussian noise every round of FedAvg-type methods is an affine
+map of the state and the noise, given the clients drawn and their delays. The mean and the second
+moment of the (augmented) state then propagate exactly, and every quadratic measure's expectation
+follows: no Monte-Carlo error, a cost independent of the number of replicas.
+
+Faithful to the implementation: nothing here re-derives an algorithm. The affine maps are READ OFF
+the algorithm's own seams by probing: ``client_update`` runs on probe start points (the origin and
+the unit vectors, laid out as "replicas") with a probe noise stream (zero draws, then unit draws),
+``aggregate`` and ``server_step`` on unit inputs, ``problem.measures`` on points that determine a
+quadratic form, the delay schedule's ``sample`` on the exact quadrature of its uniform draws. Every
+read-off map is then checked on random inputs; a piece that is not affine (a projection that binds,
+tanh, clipping, a non-Gaussian draw) raises ``NotExact`` with the reason, and the engine falls back
+to Monte Carlo (mode ``auto``) or refuses (mode ``exact``). So a bug in an algorithm's seams shows in
+exact mode too. What stays here is the round's skeleton (who is sampled, which stale model a job
+starts from, how duplicates count): its expectations come from the multiplicity moments of the
+sampling scheme and the delay schedule's distribution, exactly.
+
+The augmented state of the FedAvg family is v = (w^t, w^{t-1}, ..., w^{t-lam}, server state, 1); a
+round maps it to v' = M v + E D with the aggregated direction D = w sum_i n_i (J_{i,d_i} v + G_i z_i),
+n_i the multiplicity of client i, d_i its delay, z_i its standard-normal draws. E[v'] and E[v' v'^T]
+follow in closed form from E[n_i], E[n_i^2], E[n_i n_k] and the delay probabilities.
+
+Algorithms without those seams (SimFBO, FESS-GDA, StR-FedAvg, FedBiO) are exact where their whole
+``round`` is affine-Gaussian given the clients drawn: ``RoundModel`` probes the round itself on the
+flattened state, under every outcome of its client sampling (the 'sampling' stream scripted to the
+draws that pick each outcome), and averages E S' = sum_s p_s (F_s S F_s^T + N_s) over the outcomes
+(enumerated, up to OUTCOME_CAP) or, for rounds additive over the clients drawn (F_s = sum_i n_i D_i,
+checked on random outcomes), through the multiplicities' exact moments E n_i n_k. Any other uniform
+draw (random local-step counts, random delays inside ``round``) raises NotExact.
+
+A run in exact mode produces the usual Trace with ONE "replica" (the expectations), zero spread,
+``info["exact"] = True`` (``Trace.exact``). Other algorithm families join by exposing the same seams
+(client_update -> aggregate -> server_step) and registering a model with ``exact_model``.
+
+Modules: ``probing`` (probe streams, NotExact), ``seams`` (client_update, aggregate, server_step
+and the measures, read off as affine maps and quadratic forms), ``delays`` (multiplicity moments,
+delay tables), ``operators`` (round operators on the second moment), ``fedavg`` (FedAvgModel),
+``round_model`` (RoundModel), ``run`` (the model registry and run_exact).
+"""
+
+from __future__ import annotations
+
+from .delays import (
+    SlotMoments,
+    _slot_histograms,
+    _step_quadrature,
+    delay_table,
+    schedule_delay_table,
+    slot_moments,
+)
+from .fedavg import (
+    SCHEDULE_SLACK,
+    FedAvgModel,
+)
+from .operators import (
+    DENSE_MAX,
+    MIXTURE_DENSE_MAX,
+    MixtureOperator,
+    RoundOperator,
+    _outer_map,
+)
+from .probing import (
+    AFFINE_RTOL,
+    DIVERGENCE_THRESHOLD,
+    NotExact,
+    ProbeStream,
+    ProbeStreams,
+    _close,
+)
+from .round_model import (
+    BOOKKEEPING_WATCH,
+    OUTCOME_CAP,
+    PROBE_ROWS,
+    SAMPLING_CHECKS,
+    RoundModel,
+    _KnownRound,
+    _NotAdditive,
+    _same,
+    _Sampling,
+    _Seen,
+)
+from .run import (
+    MODELS,
+    _augmented_measures,
+    _measure_forms,
+    _run_exact,
+    exact_model,
+    model_for,
+    run_exact,
+)
+from .seams import (
+    ClientMaps,
+    QuadraticMeasure,
+    ServerMap,
+    _server_shape,
+    probe_aggregate,
+    probe_client_update,
+    probe_measures,
+    probe_server_step,
+)
+
+__all__ = [
+    "AFFINE_RTOL",
+    "BOOKKEEPING_WATCH",
+    "DENSE_MAX",
+    "DIVERGENCE_THRESHOLD",
+    "MIXTURE_DENSE_MAX",
+    "MODELS",
+    "OUTCOME_CAP",
+    "PROBE_ROWS",
+    "SAMPLING_CHECKS",
+    "SCHEDULE_SLACK",
+    "ClientMaps",
+    "FedAvgModel",
+    "MixtureOperator",
+    "NotExact",
+    "ProbeStream",
+    "ProbeStreams",
+    "QuadraticMeasure",
+    "RoundModel",
+    "RoundOperator",
+    "ServerMap",
+    "SlotMoments",
+    "delay_table",
+    "exact_model",
+    "model_for",
+    "probe_aggregate",
+    "probe_client_update",
+    "probe_measures",
+    "probe_server_step",
+    "run_exact",
+    "schedule_delay_table",
+    "slot_moments",
+]

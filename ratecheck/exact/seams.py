@@ -1,0 +1,219 @@
+"""Reading affine maps off an algorithm's seams (client_update, aggregate, server_step) and the
+problem's measures as quadratic forms, each checked on random inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..problem import Problem
+from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close
+
+
+@dataclass(frozen=True)
+class ClientMaps:
+    """Delta_i = A[i] start + b[i] + G_i z with Cov(G_i z) = cov[i], for every client i."""
+
+    A: np.ndarray  # (N, d, d)
+    b: np.ndarray  # (N, d)
+    cov: np.ndarray  # (N, d, d)
+    draws: int  # standard-normal draws one job consumes
+
+
+def probe_client_update(algorithm: Any, problem: Problem, *, m: int | None = None, seed: int = 0) -> ClientMaps:
+    """Read client_update's affine map in (start, noise) for every client, then check it on random
+    inputs laid out as a real round (m slots, clients repeated) with random draws."""
+    N, d = problem.num_clients, problem.dim
+    everyone = np.arange(N)
+
+    def call(starts: np.ndarray, clients: np.ndarray, script) -> tuple[np.ndarray, list]:
+        R = starts.shape[0]
+        journal: list = []
+        streams = ProbeStreams(R, lambda purpose: ProbeStream(R, script, purpose=purpose, journal=journal))
+        batch = problem.gather(clients)
+        out = np.asarray(algorithm.client_update(problem, batch, starts.copy(), streams), dtype=float)
+        if out.shape != starts.shape:
+            raise NotExact(f"client_update returned shape {out.shape}, expected {starts.shape}")
+        return out, journal
+
+    # 1) origin and unit vectors as start points, zero draws (also logs the draws one job takes)
+    starts = np.zeros((d + 1, N, d))
+    starts[1:] = np.eye(d)[:, None, :]
+    out, log = call(starts, np.broadcast_to(everyone, (d + 1, N)), None)
+    b = out[0]
+    A = np.transpose(out[1:] - b, (1, 2, 0))  # (N, d_out, d_in)
+    # 2) unit draws, one probe replica per (call, per-client coordinate), the same in every slot
+    layout = []  # (purpose-call position, per-slot size)
+    for purpose, kind, shape in log:
+        if not shape or shape[0] != N:
+            raise NotExact(f"client_update drew {kind} numbers of shape {shape} from {purpose!r}: exact mode "
+                           f"needs per-client draws with the client axis first ({N} clients)")
+        layout.append(int(np.prod(shape[1:], dtype=np.int64)))
+    offsets = np.concatenate([[0], np.cumsum(layout)]).astype(int)
+    draws = int(offsets[-1])
+    G = np.zeros((N, d, 0))
+    if draws:
+        order = {"n": 0}
+
+        def unit(index: int, shape: tuple[int, ...]) -> np.ndarray:
+            position = order["n"]
+            order["n"] += 1
+            if position >= len(layout):
+                raise NotExact("client_update drew more noise on the second probe than on the first")
+            block = np.zeros((draws, *shape))
+            per = block.reshape(draws, shape[0], -1)
+            for j in range(layout[position]):
+                per[offsets[position] + j, :, j] = 1.0
+            return block
+
+        out_noise, _ = call(np.zeros((draws, N, d)), np.broadcast_to(everyone, (draws, N)), unit)
+        G = np.transpose(out_noise - b, (1, 2, 0))  # (N, d, draws)
+    cov = np.einsum("nik,njk->nij", G, G)
+    # 3) check on random starts, random clients (with repeats) and random draws
+    rng = np.random.default_rng(seed)
+    m = N if m is None else m
+    R = 3
+    clients = rng.integers(0, N, (R, m))
+    scale = max(1.0, float(np.max(np.abs(problem.initial_point()))))
+    starts = scale * rng.standard_normal((R, m, d))
+    z = rng.standard_normal((R, m, draws))
+    served = {"n": 0}
+
+    def random_draws(index: int, shape: tuple[int, ...]) -> np.ndarray:
+        position = served["n"]
+        served["n"] += 1
+        if position >= len(layout) or int(np.prod(shape[1:], dtype=np.int64)) != layout[position]:
+            raise NotExact("client_update's draws depend on its inputs (data-dependent control flow)")
+        return z[:, :, offsets[position]:offsets[position + 1]].reshape((R, *shape))
+
+    actual, _ = call(starts, clients, random_draws)
+    predicted = (np.einsum("rmij,rmj->rmi", A[clients], starts) + b[clients]
+                 + np.einsum("rmik,rmk->rmi", G[clients], z))
+    gap = _close(actual, predicted)
+    if not gap <= AFFINE_RTOL:
+        raise NotExact(f"client_update is not affine in (start, noise) per client: off by {gap:.2e} (relative) "
+                       "on random inputs (a nonlinearity, a binding projection or clients coupled in a job)")
+    return ClientMaps(A=A, b=b, cov=cov, draws=draws)
+
+
+def probe_aggregate(algorithm: Any, clients_per_round: int, num_clients: int, dim: int, seed: int = 0) -> float:
+    """The aggregation weight w: aggregate(updates, clients) = w * sum_j updates[:, j], read off one
+    unit update and checked on random updates (zero included) for two different client draws."""
+    m, d = clients_per_round, dim
+    rng = np.random.default_rng(seed)
+    unit = np.zeros((1, m, d))
+    unit[0, 0, 0] = 1.0
+    w = float(np.asarray(algorithm.aggregate(unit, np.arange(m)[None] % num_clients), dtype=float)[0, 0])
+    for clients in (np.arange(m) % num_clients, rng.integers(0, num_clients, m)):
+        updates = rng.standard_normal((4, m, d))
+        updates[0] = 0.0
+        out = np.asarray(algorithm.aggregate(updates.copy(), np.broadcast_to(clients, (4, m))), dtype=float)
+        gap = _close(out, w * updates.sum(axis=1))
+        if not gap <= AFFINE_RTOL:
+            raise NotExact(f"aggregate is not w * (sum over slots) with one weight for every slot and any clients "
+                           f"(off by {gap:.2e}): exact sampling expectations need exchangeable slots")
+    return w
+
+
+@dataclass(frozen=True)
+class ServerMap:
+    """(x', u') = (Sx x + Sd D + Su u + s0, Tx x + Td D + Tu u + u0), u the flattened server state."""
+
+    Sx: np.ndarray
+    Sd: np.ndarray
+    Su: np.ndarray
+    s0: np.ndarray
+    Tx: np.ndarray
+    Td: np.ndarray
+    Tu: np.ndarray
+    u0: np.ndarray
+
+    def same_as(self, other: "ServerMap") -> bool:
+        return all(np.array_equal(getattr(self, f), getattr(other, f)) for f in self.__dataclass_fields__)
+
+
+def _server_shape(server: Any) -> tuple[int, ...] | None:
+    if server is None:
+        return None
+    if isinstance(server, np.ndarray) and server.ndim >= 1:
+        return tuple(server.shape[1:])
+    raise NotExact(f"the server state is a {type(server).__name__}; exact mode handles None or one array")
+
+
+def probe_server_step(algorithm: Any, dim: int, server_shape: tuple[int, ...] | None, t: int,
+                      seed: int = 0) -> ServerMap:
+    """Read server_step's affine map in (x, direction, server state) at round t, check it at random."""
+    d = dim
+    s = int(np.prod(server_shape, dtype=np.int64)) if server_shape is not None else 0
+    n_in = 2 * d + s
+    probes = np.vstack([np.zeros(n_in), np.eye(n_in)])
+    rng = np.random.default_rng(seed)
+    probes = np.vstack([probes, rng.standard_normal((3, n_in))])
+
+    def call(inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x, direction = inputs[:, :d].copy(), inputs[:, d:2 * d].copy()
+        server = inputs[:, 2 * d:].reshape((inputs.shape[0], *server_shape)).copy() if s else None
+        x_new, u_new = algorithm.server_step(x, direction, server, t)
+        u_flat = np.zeros((inputs.shape[0], 0)) if u_new is None else np.asarray(u_new, float).reshape(inputs.shape[0], -1)
+        if u_flat.shape[1] != s:
+            raise NotExact("server_step changed the shape of its state")
+        return np.asarray(x_new, dtype=float), u_flat
+
+    x_out, u_out = call(probes)
+    base = np.hstack([x_out[0], u_out[0]])
+    J = (np.hstack([x_out, u_out])[1:1 + n_in] - base).T  # (d + s, n_in)
+    predicted = probes[1 + n_in:] @ J.T + base
+    gap = _close(np.hstack([x_out, u_out])[1 + n_in:], predicted)
+    if not gap <= AFFINE_RTOL:
+        raise NotExact(f"server_step is not affine in (x, direction, server state): off by {gap:.2e}")
+    return ServerMap(Sx=J[:d, :d], Sd=J[:d, d:2 * d], Su=J[:d, 2 * d:], s0=base[:d],
+                     Tx=J[d:, :d], Td=J[d:, d:2 * d], Tu=J[d:, 2 * d:], u0=base[d:])
+
+
+@dataclass(frozen=True)
+class QuadraticMeasure:
+    """q(x) = c + l.x + x^T Q x, read off problem.measures; E q = c + l.E[x] + tr(Q E[x x^T])."""
+
+    c: float
+    l: np.ndarray
+    Q: np.ndarray
+
+
+def probe_measures(problem: Problem, to_output: Callable[[np.ndarray], Any], dim: int, scale: float = 1.0,
+                   seed: int = 0, omitted: dict[str, str] | None = None) -> dict[str, QuadraticMeasure]:
+    """Every measure of ``problem.measures(to_output(V))`` as a quadratic form of V (R, dim), read off
+    the origin, +-unit vectors and pair sums, and checked on random points of size ``scale``.
+
+    A measure that is not a quadratic form (a norm, not its square) has no exact expectation from
+    the moments: NotExact, or, given ``omitted``, recorded there with the reason and left out."""
+    d = dim
+    eye = np.eye(d)
+    pairs = [(k, l) for k in range(d) for l in range(k + 1, d)]
+    rng = np.random.default_rng(seed)
+    check = max(1.0, scale) * rng.standard_normal((3, d))
+    points = np.vstack([np.zeros(d), eye, -eye] + ([np.array([eye[k] + eye[l] for k, l in pairs])] if pairs else [])
+                       + [check])
+    values = problem.measures(to_output(points))
+    out = {}
+    for name, v in values.items():
+        v = np.asarray(v, dtype=float)
+        c = v[0]
+        plus, minus = v[1:1 + d], v[1 + d:1 + 2 * d]
+        lin = (plus - minus) / 2
+        Q = np.diag((plus + minus) / 2 - c)
+        for index, (k, l) in enumerate(pairs):
+            Q[k, l] = Q[l, k] = (v[1 + 2 * d + index] - plus[k] - plus[l] + c) / 2
+        gap = _close(v[-3:], c + check @ lin + np.einsum("ri,ij,rj->r", check, Q, check))
+        declared = name.removeprefix("avg:") in getattr(problem, "non_quadratic_measures", ())
+        if declared or not gap <= AFFINE_RTOL:
+            why = (f"measure {name!r} is not a quadratic form of the output "
+                   + ("(the problem says so)" if declared else f"(off by {gap:.2e})"))
+            if omitted is None:
+                raise NotExact(why)
+            omitted[name] = why
+            continue
+        out[name] = QuadraticMeasure(float(c), lin, Q)
+    return out
