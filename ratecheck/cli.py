@@ -324,7 +324,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _code_is_current(key: str, meta: dict | None) -> bool:
     """Whether an entry was produced by the code now installed (its code identity is current)."""
-    from ratecheck.trace import RunConfig, code_identity
+    from ratecheck.identity import code_identity, stored_key
+    from ratecheck.trace import RunConfig
 
     if not meta or "code" not in meta:
         return False  # unreadable, or written before runs were keyed on their code
@@ -332,7 +333,7 @@ def _code_is_current(key: str, meta: dict | None) -> bool:
         config = RunConfig.from_dict(meta["config"])
     except (KeyError, TypeError, ValueError):
         return False
-    return meta["code"] == code_identity(config.algorithm, config.problem)["digest"] and config.key() == key
+    return meta["code"] == code_identity(config)["digest"] and stored_key(config) == key
 
 
 def cmd_cache(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from .claims import Claim, Outcome, Profile
 from .engine import run_config
 from .executors import Executor, SerialExecutor, run_all
+from .identity import code_identity, stored_key
 from .registry import with_sources
 from .store import NullStore, Store
 from .trace import RunConfig, Trace
@@ -60,7 +61,7 @@ def run_configs(
     traces: dict[str, Trace] = {}
     missing: list[RunConfig] = []
     for key, config in unique.items():
-        trace = _cached(store, key)
+        trace = _cached(store, config)
         if trace is not None:
             traces[key] = trace
             stats["reused"] += 1
@@ -71,8 +72,7 @@ def run_configs(
         executor = executor or SerialExecutor()
 
         def keep(index: int, result) -> None:
-            arrays, meta = result
-            store.put(missing[index].key(), arrays, meta)
+            put_trace(store, missing[index], *result)
             stats["computed"] += 1
 
         try:
@@ -87,15 +87,22 @@ def run_configs(
     return traces
 
 
-def _cached(store: Store, key: str) -> Trace | None:
-    """The stored trace of ``key``, or None if absent or if its metadata does not describe that run
-    (a foreign or damaged entry whose checksum happens to hold: recompute rather than trust it)."""
-    cached = store.get(key)
+def put_trace(store: Store, config: RunConfig, arrays: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
+    """Store a run's arrays under its stored key, with the identity of the code that produced it."""
+    code = code_identity(config)
+    store.put(stored_key(config), arrays, {**meta, "code": code["digest"], "code_modules": code["modules"]})
+
+
+def _cached(store: Store, config: RunConfig) -> Trace | None:
+    """The stored trace of ``config``'s run by the current code, or None if absent or if its metadata
+    does not describe that run (a foreign or damaged entry whose checksum happens to hold: recompute
+    rather than trust it)."""
+    cached = store.get(stored_key(config))
     if cached is None:
         return None
     try:
         trace = Trace.from_arrays(*cached)
-        if trace.config.key() == key:
+        if trace.config.key() == config.key() and cached[1].get("code") == code_identity(config)["digest"]:
             return trace
     except (KeyError, TypeError, ValueError):
         pass

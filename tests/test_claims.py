@@ -169,10 +169,11 @@ def test_registered_claim(claim, ratecheck_profile, registered_traces):
 def test_check_claims_matches_decide(ratecheck_profile, registered_traces, tmp_path):
     """check_claims (the CLI path) reuses the cache and gives the same verdicts."""
     from ratecheck.store import Store
+    from ratecheck.sweep import put_trace
 
     store = Store(tmp_path)
-    for key, trace in registered_traces.items():
-        store.put(key, *trace.to_arrays())
+    for trace in registered_traces.values():
+        put_trace(store, trace.config, *trace.to_arrays())
     outcomes = check_claims(proofs.all_claims(), ratecheck_profile, store=store, progress=False)
     direct = [c.decide(ratecheck_profile, registered_traces).verdict for c in proofs.all_claims()]
     assert [o.verdict for o in outcomes] == direct

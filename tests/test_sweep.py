@@ -6,6 +6,7 @@ import pytest
 import ratecheck.sweep as sweep
 from problems.quadratic import p2
 from ratecheck.executors import DaskExecutor, ProcessExecutor, SerialExecutor
+from ratecheck.identity import stored_key
 from ratecheck.store import Store
 from ratecheck.trace import RunConfig
 
@@ -69,7 +70,7 @@ def test_interrupted_sweep_resumes_where_it_stopped(tmp_path, monkeypatch):
     def flaky(config):
         if len(done) == 2:
             raise KeyboardInterrupt  # the user pressed Ctrl-C during the third run
-        done.append(config.key())
+        done.append(stored_key(config))
         return real(config)
 
     monkeypatch.setattr(sweep, "_run_to_arrays", flaky)
@@ -78,9 +79,9 @@ def test_interrupted_sweep_resumes_where_it_stopped(tmp_path, monkeypatch):
     assert sorted(store.keys()) == sorted(done)  # finished work was kept
 
     recomputed = []
-    monkeypatch.setattr(sweep, "_run_to_arrays", lambda c: recomputed.append(c.key()) or real(c))
+    monkeypatch.setattr(sweep, "_run_to_arrays", lambda c: recomputed.append(stored_key(c)) or real(c))
     traces = sweep.run_configs(configs, store=store, progress=False)
-    assert sorted(recomputed) == sorted(set(c.key() for c in configs) - set(done))
+    assert sorted(recomputed) == sorted(set(stored_key(c) for c in configs) - set(done))
     _assert_same(traces, sweep.run_configs(configs, progress=False))
 
 
@@ -88,7 +89,7 @@ def test_a_corrupt_entry_is_detected_and_recomputed(tmp_path, counted):
     store = Store(tmp_path)
     configs = _configs(2)
     sweep.run_configs(configs, store=store, progress=False)
-    path = store.path(configs[0].key())
+    path = store.path(stored_key(configs[0]))
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
