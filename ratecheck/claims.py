@@ -59,6 +59,7 @@ class Verdict(str, Enum):
     FAIL = "FAIL"
     INCONCLUSIVE = "INCONCLUSIVE"
     OBSERVED = "OBSERVED"  # an Observation: a number reported with no verdict
+    ERROR = "ERROR"  # issue #23: a run or search the claim needs failed (never expected)
 
     def __str__(self) -> str:
         return self.value
@@ -85,6 +86,7 @@ class Outcome:
     reason: str
     evidence: dict[str, Any] = field(default_factory=dict)
     points: list["PointResult"] = field(default_factory=list)
+    runs: dict[str, int] = field(default_factory=dict)  # issue #19: results read, "reused" / "computed"
 
     @property
     def expected(self) -> Verdict:
@@ -127,6 +129,7 @@ class Outcome:
             "source": str(self.claim.source),
             "evidence": _jsonable(self.evidence),
             "points": [p.to_dict() for p in self.points],
+            "runs": dict(self.runs),
         }
 
 

@@ -1,8 +1,10 @@
 """The ``ratecheck`` command: list, check, report, run, cache.
 
-Exit status: 0 when every verdict is the one its claim expects, 1 when some verdict is unexpected,
+Exit status: 0 when every verdict is the one its claim expects, 1 when some verdict is unexpected
+(an ERROR verdict too: a run or search a claim needs failed; the other claims are still decided),
 2 on bad usage or input (an unknown pattern, a malformed or invalid parameter, a file given as the
-cache directory), 3 when a run or the cluster fails, 130 on Ctrl-C (finished runs stay cached).
+cache directory), 3 when nothing could run (every claim's runs failed) or the cluster fails, 130 on
+Ctrl-C (finished runs stay cached).
 ``--json`` prints machine-readable output instead of tables.
 """
 
@@ -265,6 +267,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             print("\nUnexpected verdicts:")
             for o in unexpected:
                 print(plain_reason(describe(o)) + "\n")
+    errors = [o for o in outcomes if str(o.verdict) == "ERROR"]
+    if outcomes and len(errors) == len(outcomes):  # nothing could run: a failure, not a verdict
+        return _fail(EXIT_FAILURE, f"a run failed, and no claim could be decided: {errors[0].reason}")
     return EXIT_UNEXPECTED if unexpected else EXIT_OK
 
 
@@ -407,7 +412,7 @@ def cmd_hunt(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=2, default=str))
         return EXIT_OK
     head = (f"{space.id}, bound '{version}': {result.examples} admissible instances in {result.seconds:.1f}s "
-            f"({result.rejected} drawn outside the conditions){', budget reached' if result.truncated else ''}")
+            f"({result.rejected} drawn outside the conditions); stopped: {result.stopped}")
     print(head)
     if result.best is None:
         print("no admissible instance was drawn: the search space misses the theorem's conditions")

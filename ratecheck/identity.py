@@ -180,3 +180,54 @@ def _absolute(module: str | None, level: int, package: str) -> str | None:
         return None
     base = parts[: len(parts) - (level - 1)]
     return ".".join(base + ([module] if module else [])) or None
+
+
+# -- tasks (ratecheck.tasks): a claim's stored search ----------------------------------------------
+
+LIBRARIES = ("hypothesis", "sympy", "numpy")  # what a search reads besides the project's code
+_TASK_CODE: dict[int, tuple[Any, str]] = {}  # id(claim) -> (claim, digest): claims are not hashable
+
+
+def stored_task_key(claim: Any, task: Any) -> str:
+    """The store's key of a task: its own key, the digest of the import closure of the modules
+    ``claim`` is built from (with the engine's) and the versions of the libraries it reads."""
+    known = _TASK_CODE.get(id(claim))
+    if known is None or known[0] is not claim:
+        from .tasks import object_modules
+
+        closure = import_closure([*object_modules(claim), *ENGINE])
+        digest = stable_hash({"modules": {name: module_digest(name) for name in closure},
+                              "libraries": {name: _version(name) for name in LIBRARIES}})
+        known = _TASK_CODE[id(claim)] = (claim, digest)
+    return stable_hash({"task": task.key(), "code": known[1]})
+
+
+def runs_code(configs: Iterable[RunConfig]) -> dict[str, str]:
+    """The code digests of the runs a task made, by algorithm, family and mode (checked on reading)."""
+    out: dict[str, str] = {}
+    for config in configs:
+        name = f"{config.algorithm}|{config.problem}|{config.mode}"
+        if name not in out:
+            out[name] = code_identity(config)["digest"]
+    return out
+
+
+def runs_code_current(recorded: Any) -> bool:
+    """Whether every run a stored task made would still be made by the same code."""
+    if not isinstance(recorded, dict):
+        return False
+    for name, digest in recorded.items():
+        algorithm, problem, mode = name.split("|")
+        if code_identity(RunConfig(algorithm, {}, problem, {}, 1, mode=mode))["digest"] != digest:
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def _version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return ""

@@ -113,3 +113,25 @@ def test_two_parameter_grid_runs_every_combination(tmp_path):
     assert len(set(calls.values())) > 1  # K changes the oracle count
     with pytest.raises(ValueError, match="one or two parameters"):
         sweep.grid(configure, a=[1], b=[2], c=[3])
+
+
+def test_a_log_fit_of_a_zero_mean_is_a_reasoned_inconclusive():
+    """Issue #23 item 5: a measure at its exact 0 (mean 0 or round-off below) is no crash of the check."""
+    from dataclasses import dataclass
+
+    from ratecheck.claims import PROFILES, Outcome, Verdict
+    from ratecheck.fit import fit_slope
+
+    @dataclass(frozen=True)
+    class Zero:
+        id: str = "toy.zero"
+
+        def runs(self, profile):
+            return []
+
+        def decide(self, profile, traces) -> Outcome:
+            fit_slope([1.0, 10.0], [np.zeros(4), np.full(4, -1e-18)])
+            raise AssertionError("unreachable")
+
+    (outcome,) = sweep.check_claims([Zero()], PROFILES["quick"], progress=False)
+    assert outcome.verdict == Verdict.INCONCLUSIVE and "<= 0" in outcome.reason
