@@ -179,16 +179,18 @@ def default_jobs() -> int:
 def _outcomes(args: argparse.Namespace):
     from ratecheck.claims import PROFILES
     from ratecheck.executors import make_executor
-    from ratecheck.sweep import check_claims
+    from ratecheck.sweep import check_claims, load_plans
 
     profile = PROFILES["full" if args.full else "quick"]
+    _derivations_beside_runs(args)
     registry = _registry(args)
+    args.store = _store(args)
     try:
         claims = registry.select_claims(args.pattern)
+        load_plans(claims, profile, args.store)  # planning is a stored derivation too (issue #19)
         registry.plan(claims, profile)  # unknown algorithm or problem: say which claim, before any run
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    args.store = _store(args)
     args.stats = {"reused": 0, "computed": 0}
     started = time.perf_counter()
     try:
@@ -201,6 +203,21 @@ def _outcomes(args: argparse.Namespace):
             progress=not getattr(args, "json", False), stats=args.stats,
         )
     return profile, outcomes, time.perf_counter() - started
+
+
+def _derivations_beside_runs(args: argparse.Namespace) -> None:
+    """Keep sympy's derived orders and tables (ratecheck.theory) in the run cache, per sympy version,
+    so that a cached check does no sympy work and an empty cache derives everything again (unless
+    RATECHECK_SYMPY_CACHE names another place). Set before the papers load: they derive at import."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    if getattr(args, "no_cache", False) or "RATECHECK_SYMPY_CACHE" in os.environ:
+        return
+    try:
+        sympy = version("sympy")
+    except PackageNotFoundError:
+        sympy = "unknown"
+    os.environ["RATECHECK_SYMPY_CACHE"] = str(Path(args.cache_dir) / "derivations" / f"sympy-{sympy}.json")
 
 
 def _runs_line(args: argparse.Namespace) -> str:

@@ -215,6 +215,36 @@ def _cached(store: Store, config: RunConfig) -> Trace | None:
     return None
 
 
+def _plan_task(claim: Claim, profile: Profile) -> Task:
+    return Task("plan", claim.id, {"profile": profile.name, "replicas": profile.replicas, "scale": profile.scale})
+
+
+def load_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
+    """Each claim's planned runs from the store where it holds them: planning is a derivation too
+    (theory step sizes solved from a theorem's conditions, constants of an instance), keyed like a
+    task on the import closure of the claim's modules, so a cached check plans nothing. The plan
+    fills the claim's own memo of ``own_runs`` (ratecheck.claims.Claim)."""
+    for claim in claims:
+        memo = claim.__dict__.setdefault("_planned", {})
+        if hasattr(claim, "requests") or profile in memo:
+            continue
+        cached = store.get(stored_task_key(claim, _plan_task(claim, profile)))
+        if cached is not None and isinstance(cached[1].get("plan"), list):
+            try:
+                memo[profile] = [RunConfig.from_dict(c) for c in cached[1]["plan"]]
+            except (TypeError, ValueError):
+                pass  # a foreign entry: plan again
+
+
+def _save_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
+    for claim in claims:
+        if hasattr(claim, "requests"):
+            continue
+        key = stored_task_key(claim, _plan_task(claim, profile))
+        if not store.path(key).exists():
+            store.put(key, {}, {"plan": [c.to_dict() for c in claim.own_runs(profile)]})
+
+
 def gather(
     claims: Sequence[Claim],
     profile: Profile,
@@ -229,7 +259,9 @@ def gather(
     Returns the results and, per claim, the keys it read."""
     store = store if store is not None else NullStore("")
     results = Results()
+    load_plans(claims, profile, store)
     planned = [claim.runs(profile) for claim in claims]
+    _save_plans(claims, profile, store)
     needs = [{c.key() for c in runs} for runs in planned]
     items: list[tuple[Claim | None, RunConfig | Task]] = [(None, c) for runs in planned for c in runs]
     adaptive = [i for i, claim in enumerate(claims) if hasattr(claim, "requests")]
