@@ -1,8 +1,10 @@
 """The ``ratecheck`` command: list, check, report, run, cache.
 
-Exit status: 0 when every verdict is the one its claim expects, 1 when some verdict is unexpected,
+Exit status: 0 when every verdict is the one its claim expects, 1 when some verdict is unexpected
+(an ERROR verdict too: a run or search a claim needs failed; the other claims are still decided),
 2 on bad usage or input (an unknown pattern, a malformed or invalid parameter, a file given as the
-cache directory), 3 when a run or the cluster fails, 130 on Ctrl-C (finished runs stay cached).
+cache directory), 3 when nothing could run (every claim's runs failed) or the cluster fails, 130 on
+Ctrl-C (finished runs stay cached).
 ``--json`` prints machine-readable output instead of tables.
 """
 
@@ -177,16 +179,18 @@ def default_jobs() -> int:
 def _outcomes(args: argparse.Namespace):
     from ratecheck.claims import PROFILES
     from ratecheck.executors import make_executor
-    from ratecheck.sweep import check_claims
+    from ratecheck.sweep import check_claims, load_plans
 
     profile = PROFILES["full" if args.full else "quick"]
+    _derivations_beside_runs(args)
     registry = _registry(args)
+    args.store = _store(args)
     try:
         claims = registry.select_claims(args.pattern)
+        load_plans(claims, profile, args.store)  # planning is a stored derivation too (issue #19)
         registry.plan(claims, profile)  # unknown algorithm or problem: say which claim, before any run
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    args.store = _store(args)
     args.stats = {"reused": 0, "computed": 0}
     started = time.perf_counter()
     try:
@@ -199,6 +203,21 @@ def _outcomes(args: argparse.Namespace):
             progress=not getattr(args, "json", False), stats=args.stats,
         )
     return profile, outcomes, time.perf_counter() - started
+
+
+def _derivations_beside_runs(args: argparse.Namespace) -> None:
+    """Keep sympy's derived orders and tables (ratecheck.theory) in the run cache, per sympy version,
+    so that a cached check does no sympy work and an empty cache derives everything again (unless
+    RATECHECK_SYMPY_CACHE names another place). Set before the papers load: they derive at import."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    if getattr(args, "no_cache", False) or "RATECHECK_SYMPY_CACHE" in os.environ:
+        return
+    try:
+        sympy = version("sympy")
+    except PackageNotFoundError:
+        sympy = "unknown"
+    os.environ["RATECHECK_SYMPY_CACHE"] = str(Path(args.cache_dir) / "derivations" / f"sympy-{sympy}.json")
 
 
 def _runs_line(args: argparse.Namespace) -> str:
@@ -265,6 +284,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             print("\nUnexpected verdicts:")
             for o in unexpected:
                 print(plain_reason(describe(o)) + "\n")
+    errors = [o for o in outcomes if str(o.verdict) == "ERROR"]
+    if outcomes and len(errors) == len(outcomes):  # nothing could run: a failure, not a verdict
+        return _fail(EXIT_FAILURE, f"a run failed, and no claim could be decided: {errors[0].reason}")
     return EXIT_UNEXPECTED if unexpected else EXIT_OK
 
 
@@ -324,7 +346,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _code_is_current(key: str, meta: dict | None) -> bool:
     """Whether an entry was produced by the code now installed (its code identity is current)."""
-    from ratecheck.trace import RunConfig, code_identity
+    from ratecheck.identity import code_identity, stored_key
+    from ratecheck.trace import RunConfig
 
     if not meta or "code" not in meta:
         return False  # unreadable, or written before runs were keyed on their code
@@ -332,7 +355,7 @@ def _code_is_current(key: str, meta: dict | None) -> bool:
         config = RunConfig.from_dict(meta["config"])
     except (KeyError, TypeError, ValueError):
         return False
-    return meta["code"] == code_identity(config.algorithm, config.problem)["digest"] and config.key() == key
+    return meta["code"] == code_identity(config)["digest"] and stored_key(config) == key
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
@@ -406,7 +429,7 @@ def cmd_hunt(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=2, default=str))
         return EXIT_OK
     head = (f"{space.id}, bound '{version}': {result.examples} admissible instances in {result.seconds:.1f}s "
-            f"({result.rejected} drawn outside the conditions){', budget reached' if result.truncated else ''}")
+            f"({result.rejected} drawn outside the conditions); stopped: {result.stopped}")
     print(head)
     if result.best is None:
         print("no admissible instance was drawn: the search space misses the theorem's conditions")

@@ -8,7 +8,9 @@ bracket, else the plain midpoint; the round next to it is tried too), down to on
 of T: exact expectations (ratecheck.exact), not Monte Carlo, whose noise would make the predicate
 flicker near eps.
 
-``HorizonSlopeClaim`` fits log(rounds to eps) against log(grid value), keeping only the grid points
+``HorizonSlopeClaim`` runs its bisections through the sweep: ``requests`` replays them on the runs
+found so far and yields the next horizon, so every run is stored, reused by a rerun and run on the
+executor, and ``decide`` reads the stored runs only. It fits log(rounds to eps) against log(grid value), keeping only the grid points
 where the theorem's conditions hold at the rounds found (its own formula decides the regime, e.g.
 T >= T_min), and shows the excluded points with the smallest admissible T in its evidence.
 """
@@ -22,6 +24,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .claims import Outcome, PointResult, Profile, SlopeClaim, Verdict, _first_divergence, exact_evidence
+from .tasks import Pending, complete
 from .trace import RunConfig, Trace
 
 __all__ = ["HorizonSearch", "HorizonSlopeClaim", "smallest_horizon"]
@@ -140,29 +143,32 @@ class HorizonSlopeClaim(SlopeClaim):
     first_guess: Callable[[float, Profile], int]
     smallest_admissible: Callable[[float, Profile], int | None] | None = None
     high: int = 10**6
-    runner: Callable[[RunConfig], Trace] | None = None  # default: ratecheck.engine.run_config
     kind: str = "horizon_slope"
 
     def own_runs(self, profile: Profile) -> list[RunConfig]:
-        return []  # the search decides what to run (exact runs, in process)
+        return []  # the search decides what to run: ``requests`` yields its next horizon
 
-    def _search(self, profile: Profile) -> list[tuple[float, HorizonSearch, RunConfig, Trace]]:
-        if self.runner is None:
-            from .engine import run_config as run
-        else:
-            run = self.runner
+    def requests(self, profile: Profile, results: Mapping[str, Any]) -> list[RunConfig]:
+        """The next run the bisection needs, given the runs in ``results`` (none once every grid
+        value's search has ended): the sweep runs it through the store and asks again."""
+        try:
+            self._search(profile, results)
+        except Pending as pending:
+            return [pending.item]
+        return []
+
+    def _search(self, profile: Profile, traces: Mapping[str, Any]) -> list[tuple[float, HorizonSearch, RunConfig, Trace]]:
+        """The bisections replayed on the stored runs; Pending names the first run not yet there."""
         out, previous = [], None
-        traces: dict[str, Trace] = {}
 
         def measure_at(value: float, rounds: int) -> float:
             config = self.configure_at(value, rounds, profile)
             if config.mode != "exact":
                 raise ValueError(f"claim {self.id}: the horizon search needs exact runs (noise-free in T), "
                                  f"got mode {config.mode!r}")
-            key = config.key()
-            if key not in traces:  # a bisection asks for the same T more than once
-                traces[key] = run(config)
-            trace = traces[key]
+            trace = traces.get(config.key())
+            if trace is None:
+                raise Pending(config)
             values = trace.at_end(self.measure)
             return float(values[0]) if values.size else math.inf
 
@@ -176,8 +182,10 @@ class HorizonSlopeClaim(SlopeClaim):
             previous = (value, found.rounds)
         return out
 
-    def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
-        searches = self._search(profile)
+    def decide(self, profile: Profile, traces: Mapping[str, Any]) -> Outcome:
+        if self.requests(profile, traces):  # asked outside a sweep: run the bisection here, uncached
+            traces = complete(self, profile, traces)
+        searches = self._search(profile, traces)
         kept: list[PointResult] = []
         rows: list[dict[str, Any]] = []
         shown: list[PointResult] = []

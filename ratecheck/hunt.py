@@ -8,15 +8,15 @@ counterexample when the run decides it, by the one-sided rule of a BoundClaim: t
 bound of the mean measure exceeds the bound. hypothesis then shrinks it to a smallest such instance.
 
 Determinism: for a given seed and ``examples`` count the search is the same everywhere. A seconds
-budget only truncates it (a slower machine sees fewer examples): claims use counts. Found
-counterexamples are kept in a hypothesis example database beside the run cache, so a rerun replays
-them first.
+budget (``ratecheck hunt --budget``) only truncates it, and says so: registered claims use counts
+only, and their results are stored in the run store (``HuntClaim``, a stored task). The
+``ratecheck hunt`` command also keeps found counterexamples in a hypothesis example database beside
+the run cache, so a rerun replays them first.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import math
 import time
@@ -28,6 +28,7 @@ import numpy as np
 
 from .claims import Claim, Outcome, PointResult, Profile, Verdict
 from .fit import mean_ci
+from .tasks import Task, complete
 from .theory import Evaluation, Source, Theorem
 from .trace import RunConfig, Trace
 
@@ -142,6 +143,21 @@ class HuntResult:
     history: list[float] = field(default_factory=list)  # ratio of each probe, in order
     # the best instance's run checkpoint by checkpoint: the measure and the bound at each T (issue #13)
     trajectory: dict[str, Any] | None = None
+    requested: int = 0  # the example count asked for
+    draws: int = 0  # admissible draws, repeated instances included (hypothesis counts these)
+    runs: list[RunConfig] = field(default_factory=list)  # one run per algorithm, family and mode it ran
+
+    @property
+    def stopped(self) -> str:
+        """Why the search ended, in words."""
+        if self.found:
+            return "counterexample found, then shrunk"
+        if self.truncated:
+            return "time budget reached"
+        if self.draws >= self.requested:
+            return "example count reached" + (f" ({self.requested - self.examples} draws repeated an instance)"
+                                              if self.examples < self.requested else "")
+        return "hypothesis ended the search before the example count (it drew too few admissible instances)"
 
     @property
     def ratio(self) -> float:
@@ -168,6 +184,9 @@ class HuntResult:
             "truncated": self.truncated,
             "seed": self.seed,
             "trajectory": self.trajectory,
+            "requested": self.requested,
+            "draws": self.draws,
+            "stopped": self.stopped,
         }
 
 
@@ -214,8 +233,9 @@ def hunt(
         from .engine import run_config as run
     started = time.perf_counter()
     memo: dict[str, Probe | None] = {}  # instance -> probe (None: conditions fail), so replays agree
-    state = {"examples": 0, "rejected": 0, "truncated": False, "best": None, "found": None}
+    state = {"examples": 0, "rejected": 0, "truncated": False, "best": None, "found": None, "draws": 0}
     history: list[float] = []
+    kinds: dict[tuple[str, str, str], RunConfig] = {}  # what code the search ran
 
     def probe(instance: dict[str, Any]) -> Probe | None:
         key = json.dumps(instance, sort_keys=True, default=str)
@@ -228,6 +248,7 @@ def hunt(
         # conditions first, from the configuration alone: an inadmissible instance costs no run
         admissible = config is not None and theorem.evaluate(space.bindings(config, None), use_schedule=False).all_hold
         if admissible:
+            kinds.setdefault((config.algorithm, config.problem, config.mode), config)
             trace = run(config)
             evaluation = theorem.evaluate(space.bindings(config, trace), use_schedule=False)
         if not admissible or not evaluation.all_hold:
@@ -277,6 +298,7 @@ def hunt(
         result = probe(instance)
         if result is None:
             reject()
+        state["draws"] += 1  # admissible draws, repeats included: what hypothesis counts to max_examples
         target(min(result.ratio, 1e12), label="measure/bound")
         if result.breaks:
             raise _Breaks(result)
@@ -304,6 +326,7 @@ def hunt(
         examples=state["examples"], rejected=state["rejected"], seconds=time.perf_counter() - started,
         truncated=state["truncated"], seed=seed, history=history,
         trajectory=trajectory(space, best, version, level=level) if best is not None else None,
+        requested=examples, draws=state["draws"], runs=list(kinds.values()),
     )
 
 
@@ -422,30 +445,33 @@ def smallest_admissible(
 
 
 def _no_grid_runs(value: float, profile: Profile) -> RunConfig:
-    raise ValueError("a hunt claim plans no grid runs: its decision runs the search")
+    raise ValueError("a hunt claim plans no grid runs: its searches are stored tasks")
 
 
 @dataclass(frozen=True, kw_only=True)
 class HuntClaim(Claim):
-    """A hunt registered as a claim; it plans no grid runs, its decision runs the search.
+    """A hunt registered as a claim: it plans no grid runs; its searches are stored tasks.
 
     ``NoCounterexample`` states what a theorem states, "the bound holds on every admissible
     instance": PASS when the search finds no counterexample within its examples, FAIL when it finds
     one (a printed bound that is wrong is then an expected FAIL, a confirmed erratum, with the
     counterexample as evidence). ``Counterexample`` states the opposite and decides the other way.
-    The grid is the number of instances searched per profile (``vary="examples"``); ``budget``
-    caps the seconds per profile (a safety net: a truncated search says so in its reason).
+    The grid is the number of instances searched per profile (``vary="examples"``): a search stops
+    on that count, never on seconds, so its verdict is the same on every machine and load.
     ``restarts`` independent searches (seeds seed, seed + 1, ...) run in turn until one finds a
     counterexample: hypothesis's targeting follows the largest ratio, which can pull a search away
     from a region where the bound breaks by divergence rather than by degrees; restarts are how a
     registered hunt keeps its power without trusting one lucky seed.
+
+    Each search is a ``Task`` (ratecheck.tasks): ``requests`` asks for the next restart until one
+    finds a counterexample, the sweep runs it on the executor and stores its result, and
+    ``decide`` reads the stored results.
     """
 
     space: HuntSpace
     version: str
     seed: int = 0
     restarts: int = 1
-    budget: Mapping[str, float] = field(default_factory=lambda: {"quick": 20.0, "full": 300.0})
     replicas: int = 16  # per probe, for Monte-Carlo runs (exact runs have one row)
     vary: str = "examples"
     configure: Callable[[float, Profile], RunConfig] = field(default=_no_grid_runs)
@@ -459,35 +485,63 @@ class HuntClaim(Claim):
     def own_runs(self, profile: Profile) -> list[RunConfig]:
         return []  # the search decides what to run as it goes
 
-    def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
+    def searches(self, profile: Profile) -> list[Task]:
+        """One task per restart: the space, the bound version, the seed and the example count."""
         examples = int(self.values(profile)[0])
-        budget = self.budget.get(profile.name)
-        started = time.perf_counter()
-        result: HuntResult | None = None
-        for restart in range(max(1, int(self.restarts))):
-            left = None if budget is None else max(budget - (time.perf_counter() - started), 1e-3)
-            attempt = hunt(self.space, self.version, examples=examples, budget=left, seed=self.seed + restart,
-                           replicas=self.replicas)
+        return [Task("hunt", self.id, {"theorem": self.space.id, "version": self.version, "seed": self.seed + r,
+                                       "examples": examples, "replicas": self.replicas, "level": self.level,
+                                       "roundoff": self.space.roundoff})
+                for r in range(max(1, int(self.restarts)))]
+
+    def requests(self, profile: Profile, results: Mapping[str, Any]) -> list[Task]:
+        """The next restart not yet in ``results``, unless an earlier one found a counterexample."""
+        for task in self.searches(profile):
+            if task.key() not in results:
+                return [task]
+            if results[task.key()]["found"]:
+                return []
+        return []
+
+    def compute_task(self, task: Task) -> dict[str, Any]:
+        spec = task.spec
+        result = hunt(self.space, spec["version"], examples=int(spec["examples"]), seed=int(spec["seed"]),
+                      replicas=int(spec["replicas"]), level=float(spec["level"]))
+        return {**result.to_dict(), "history": [_num(r) for r in result.history],
+                "runs": [c.to_dict() for c in result.runs]}
+
+    def decide(self, profile: Profile, traces: Mapping[str, Any]) -> Outcome:
+        if self.requests(profile, traces):  # asked outside a sweep: search here, uncached
+            traces = complete(self, profile, traces)
+        result: dict[str, Any] | None = None
+        restarts = 0
+        for task in self.searches(profile):
+            attempt = traces[task.key()]
             result = attempt if result is None else _merged(result, attempt)
-            if result.found:
+            restarts += 1
+            if result["found"]:
                 break
+        assert result is not None
+        history = [float(r) for r in result["history"]]
+        best = result["best"]
+        config = RunConfig.from_dict(best["config"]) if best else None
         # issue #13 (hunts helper): a diverged probe has ratio inf; PointResult samples must be finite (the
         # report's CI and the --json output refuse inf), so it is a diverged point with no sample
-        points = [PointResult(float(i + 1), result.best.config,
-                              np.array([ratio]) if math.isfinite(ratio) else np.empty(0), int(not math.isfinite(ratio)))
-                  for i, ratio in enumerate(result.history)] if result.best else []
-        evidence = {"hunt": result.to_dict(), "history": [_num(r) for r in result.history],
-                    "trajectory": result.trajectory}
-        searched = (f"{result.examples} admissible instances searched ({result.rejected} drawn outside the "
-                    f"theorem's conditions){', truncated by the time budget' if result.truncated else ''}")
-        if result.found:
+        points = [PointResult(float(i + 1), config, np.array([ratio]) if math.isfinite(ratio) else np.empty(0),
+                              int(not math.isfinite(ratio)))
+                  for i, ratio in enumerate(history)] if best else []
+        hunt_evidence = {**{k: v for k, v in result.items() if k not in ("history", "runs")}, "restarts": restarts}
+        evidence = {"hunt": hunt_evidence, "history": result["history"], "trajectory": result["trajectory"]}
+        searched = (f"{result['examples']} admissible instances searched ({result['rejected']} drawn outside the "
+                    f"theorem's conditions)")
+        ratio = float(result["ratio"])
+        if result["found"]:
             found = (f"counterexample to bound '{self.version}' of {self.space.id}: measure/bound = "
-                     f"{result.ratio:.3g} at {json.dumps(result.best.instance, sort_keys=True, default=str)}; "
-                     f"{searched}; reproduce: {result.command}")
+                     f"{ratio:.3g} at {json.dumps(best['instance'], sort_keys=True, default=str)}; "
+                     f"{searched}; reproduce: {result['command']}")
             verdict = Verdict.PASS if self.expects_counterexample else Verdict.FAIL
             return Outcome(self, verdict, found, evidence, points)
-        best = f"largest measure/bound {result.ratio:.3g}" if result.best else "no admissible instance"
-        reason = f"no counterexample to bound '{self.version}' of {self.space.id}: {best}; {searched}"
+        best_text = f"largest measure/bound {ratio:.3g}" if best else "no admissible instance"
+        reason = f"no counterexample to bound '{self.version}' of {self.space.id}: {best_text}; {searched}"
         verdict = Verdict.FAIL if self.expects_counterexample else Verdict.PASS
         return Outcome(self, verdict, reason, evidence, points)
 
@@ -503,13 +557,16 @@ class HuntClaim(Claim):
         ax.set_xlabel("instance (search order; shrinking last)")
 
 
-def _merged(first: HuntResult, then: HuntResult) -> HuntResult:
-    """Two searches as one: the counterexample or best instance of either, counts and history summed."""
-    pick = then if then.found or (not first.found and then.ratio > first.ratio) else first
-    return dataclasses.replace(
-        pick, examples=first.examples + then.examples, rejected=first.rejected + then.rejected,
-        seconds=first.seconds + then.seconds, truncated=first.truncated or then.truncated,
-        history=first.history + then.history)
+def _merged(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    """Two searches (stored results) as one: the counterexample or best instance of either, counts
+    and history summed, the stopping reason of the last."""
+    better = float(then["ratio"]) > float(first["ratio"]) if first["best"] and then["best"] else bool(then["best"])
+    pick = then if then["found"] or (not first["found"] and better) else first
+    return {**pick, "examples": first["examples"] + then["examples"], "rejected": first["rejected"] + then["rejected"],
+            "seconds": round(first["seconds"] + then["seconds"], 2), "truncated": first["truncated"] or then["truncated"],
+            "requested": first.get("requested", 0) + then.get("requested", 0),
+            "draws": first.get("draws", 0) + then.get("draws", 0), "stopped": then.get("stopped"),
+            "history": first["history"] + then["history"]}
 
 
 def NoCounterexample(**kwargs: Any) -> HuntClaim:

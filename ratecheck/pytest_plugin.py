@@ -128,17 +128,19 @@ def ratecheck_runs(request: pytest.FixtureRequest, ratecheck_profile: Profile, r
     """One deduplicated sweep over the runs of every collected claim."""
     from .executors import make_executor
     from .registry import RegistryError, default
-    from .sweep import run_configs
+    from .sweep import gather
 
-    configs, refused = [], {}
+    claims, refused = [], {}
     for claim in request.config.stash.get(_CLAIMS, []):
         try:
-            configs += default().plan([claim], ratecheck_profile)
+            default().plan([claim], ratecheck_profile)
+            claims.append(claim)
         except RegistryError as exc:
             refused[claim.id] = str(exc)
     with make_executor(jobs=request.config.getoption("ratecheck_jobs")) as executor:
-        traces = run_configs(configs, store=ratecheck_store, executor=executor, progress=False)
-    return SessionRuns(traces, refused)
+        # runs and searches (hunts, bisections) alike, through the store
+        results, _ = gather(claims, ratecheck_profile, store=ratecheck_store, executor=executor, progress=False)
+    return SessionRuns(results, refused)
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from .algorithms import base
+import ratecheck.algorithms.base as base  # the contract only, not the package's make_algorithm
 from .paper import Paper
 
 if TYPE_CHECKING:

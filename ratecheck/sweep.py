@@ -7,13 +7,17 @@ where it stopped; a rerun reuses the cache; duplicate configurations across clai
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .claims import Claim, Outcome, Profile
+from .claims import Claim, Outcome, Profile, Verdict
 from .engine import run_config
-from .executors import Executor, SerialExecutor, run_all
+from .executors import Executor, JobError, SerialExecutor, run_all
+from .fit import NonPositiveMean
+from .identity import code_identity, runs_code, runs_code_current, stored_key, stored_task_key
 from .registry import with_sources
 from .store import NullStore, Store
+from .tasks import Task, jsonable
 from .trace import RunConfig, Trace
 
 
@@ -38,6 +42,133 @@ def _run_to_arrays(config: RunConfig):
     return run_config(config).to_arrays()
 
 
+@dataclass(frozen=True)
+class _TaskJob:
+    """A task as sent to a worker: its claim itself (this process, or picklable) or, for a
+    registered claim, its id and the extra sources to find it by."""
+
+    task: Task
+    claim: Any = None
+    sources: tuple[str, ...] = ()
+
+
+def _job(item: RunConfig | _TaskJob) -> tuple[str, Any]:
+    """Module-level job: ("run", arrays and meta), ("task", result), or ("error", reason) for an item
+    that failed, so that one failure costs only the claims that need that item."""
+    try:
+        if isinstance(item, RunConfig):
+            return "run", _run_to_arrays(item)
+        claim = item.claim if item.claim is not None else _registered_claim(item.task.claim, item.sources)
+        return "task", jsonable(claim.compute_task(item.task))
+    except Exception as exc:  # a run or search refused or failed: reported, not raised
+        return "error", f"{type(exc).__name__}: {exc}"
+
+
+def _registered_claim(claim_id: str, sources: tuple[str, ...]) -> Claim:
+    from .registry import default
+
+    registry = default()
+    for spec in sources:
+        registry.add_source(spec)
+    for claim in registry.claims():
+        if claim.id == claim_id:
+            return claim
+    raise LookupError(f"claim {claim_id} is not registered in this worker")
+
+
+def _task_job(claim: Claim, task: Task, executor: Executor) -> _TaskJob:
+    """A task for ``executor``: a registered claim travels by id (its closures need not pickle)."""
+    if isinstance(executor, SerialExecutor):
+        return _TaskJob(task, claim)
+    from .registry import default
+
+    if any(c is claim for c in default().claims()):
+        return _TaskJob(task, None, tuple(default().sources))
+    return _TaskJob(task, claim)  # a claim made outside any paper must pickle (module-level functions)
+
+
+class Results(dict):
+    """What a sweep computed, by key (``RunConfig.key()`` -> Trace, ``Task.key()`` -> its result),
+    with where each came from (``origin``: "reused" or "computed") and what failed (``errors``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.origin: dict[str, str] = {}
+        self.errors: dict[str, str] = {}
+
+
+def compute(
+    items: Iterable[tuple[Claim | None, RunConfig | Task]],
+    results: Results,
+    *,
+    store: Store,
+    executor: Executor | None = None,
+    progress: bool | str = True,
+    stats: dict[str, int] | None = None,
+) -> None:
+    """Add to ``results`` every item's result (``(claim, Task)`` or ``(None, RunConfig)``): from the
+    store when it holds it, else computed on the executor and stored the moment it arrives."""
+    stats = stats if stats is not None else {}
+    stats.setdefault("reused", 0)
+    stats.setdefault("computed", 0)
+    missing: list[tuple[Claim | None, RunConfig | Task]] = []
+    for claim, item in {item.key(): (claim, item) for claim, item in items}.values():
+        key = item.key()
+        if key in results or key in results.errors:
+            continue
+        found = _cached(store, item) if isinstance(item, RunConfig) else _cached_task(store, claim, item)
+        if found is not None:
+            results[key], results.origin[key] = found, "reused"
+            stats["reused"] += 1
+        else:
+            missing.append((claim, item))
+    if not missing:
+        return
+    owned = executor is None
+    executor = executor or SerialExecutor()
+    jobs = [item if isinstance(item, RunConfig) else _task_job(claim, item, executor) for claim, item in missing]
+
+    def keep(index: int, result: tuple[str, Any]) -> None:
+        claim, item = missing[index]
+        kind, value = result
+        key = item.key()
+        if kind == "error":
+            results.errors[key] = value
+            return
+        if kind == "run":
+            put_trace(store, item, *value)
+            results[key] = Trace.from_arrays(*value)
+        else:
+            store.put(stored_task_key(claim, item), {}, {"task": {"kind": item.kind, "claim": item.claim,
+                                                                 "spec": dict(item.spec)},
+                                                        "result": value, "runs_code": runs_code(_task_runs(value))})
+            results[key] = value
+        results.origin[key] = "computed"
+        stats["computed"] += 1
+
+    try:
+        run_all(with_sources(_job), jobs, executor, on_result=keep, progress=progress, desc="runs")
+    finally:
+        if owned:
+            executor.close()
+
+
+def _task_runs(result: Any) -> list[RunConfig]:
+    """The runs a task's result says it made (``result["runs"]``: their configurations)."""
+    return [RunConfig.from_dict(c) for c in (result.get("runs", []) if isinstance(result, dict) else [])]
+
+
+def _cached_task(store: Store, claim: Any, task: Task) -> Any:
+    cached = store.get(stored_task_key(claim, task))
+    if cached is None:
+        return None
+    meta = cached[1]
+    task_meta = {"kind": task.kind, "claim": task.claim, "spec": jsonable(dict(task.spec))}
+    if meta.get("task") != task_meta or not runs_code_current(meta.get("runs_code")):
+        return None
+    return meta.get("result")
+
+
 def run_configs(
     configs: Iterable[RunConfig],
     *,
@@ -49,57 +180,106 @@ def run_configs(
     """Traces by config key for every configuration, computing only what the store lacks.
 
     ``stats``, if given, receives how many runs were ``reused`` from the store and how many
-    ``computed`` (updated as each run is stored, so it is right even after an interrupt)."""
-    store = store if store is not None else NullStore("")
-    stats = stats if stats is not None else {}
-    stats.setdefault("reused", 0)
-    stats.setdefault("computed", 0)
-    unique: dict[str, RunConfig] = {}
-    for config in configs:
-        unique.setdefault(config.key(), config)
-    traces: dict[str, Trace] = {}
-    missing: list[RunConfig] = []
-    for key, config in unique.items():
-        trace = _cached(store, key)
-        if trace is not None:
-            traces[key] = trace
-            stats["reused"] += 1
-        else:
-            missing.append(config)
-    if missing:
-        owned = executor is None
-        executor = executor or SerialExecutor()
-
-        def keep(index: int, result) -> None:
-            arrays, meta = result
-            store.put(missing[index].key(), arrays, meta)
-            stats["computed"] += 1
-
-        try:
-            results = run_all(
-                with_sources(_run_to_arrays), missing, executor, on_result=keep, progress=progress, desc="runs"
-            )
-        finally:
-            if owned:
-                executor.close()
-        for config, (arrays, meta) in zip(missing, results):
-            traces[config.key()] = Trace.from_arrays(arrays, meta)
-    return traces
+    ``computed`` (updated as each run is stored, so it is right even after an interrupt). A run
+    that fails raises JobError (``check_claims`` instead gives its claims an ERROR verdict)."""
+    results = Results()
+    configs = list(configs)
+    compute([(None, c) for c in configs], results, store=store if store is not None else NullStore(""),
+            executor=executor, progress=progress, stats=stats)
+    if results.errors:
+        index, (key, reason) = next((i, (c.key(), results.errors[c.key()])) for i, c in enumerate(configs)
+                                    if c.key() in results.errors)
+        raise JobError(index, f"job {index} failed: {reason}")
+    return {c.key(): results[c.key()] for c in configs}
 
 
-def _cached(store: Store, key: str) -> Trace | None:
-    """The stored trace of ``key``, or None if absent or if its metadata does not describe that run
-    (a foreign or damaged entry whose checksum happens to hold: recompute rather than trust it)."""
-    cached = store.get(key)
+def put_trace(store: Store, config: RunConfig, arrays: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
+    """Store a run's arrays under its stored key, with the identity of the code that produced it."""
+    code = code_identity(config)
+    store.put(stored_key(config), arrays, {**meta, "code": code["digest"], "code_modules": code["modules"]})
+
+
+def _cached(store: Store, config: RunConfig) -> Trace | None:
+    """The stored trace of ``config``'s run by the current code, or None if absent or if its metadata
+    does not describe that run (a foreign or damaged entry whose checksum happens to hold: recompute
+    rather than trust it)."""
+    cached = store.get(stored_key(config))
     if cached is None:
         return None
     try:
         trace = Trace.from_arrays(*cached)
-        if trace.config.key() == key:
+        if trace.config.key() == config.key() and cached[1].get("code") == code_identity(config)["digest"]:
             return trace
     except (KeyError, TypeError, ValueError):
         pass
     return None
+
+
+def _plan_task(claim: Claim, profile: Profile) -> Task:
+    return Task("plan", claim.id, {"profile": profile.name, "replicas": profile.replicas, "scale": profile.scale})
+
+
+def load_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
+    """Each claim's planned runs from the store where it holds them: planning is a derivation too
+    (theory step sizes solved from a theorem's conditions, constants of an instance), keyed like a
+    task on the import closure of the claim's modules, so a cached check plans nothing. The plan
+    fills the claim's own memo of ``own_runs`` (ratecheck.claims.Claim)."""
+    for claim in claims:
+        memo = claim.__dict__.setdefault("_planned", {})
+        if hasattr(claim, "requests") or profile in memo:
+            continue
+        cached = store.get(stored_task_key(claim, _plan_task(claim, profile)))
+        if cached is not None and isinstance(cached[1].get("plan"), list):
+            try:
+                memo[profile] = [RunConfig.from_dict(c) for c in cached[1]["plan"]]
+            except (TypeError, ValueError):
+                pass  # a foreign entry: plan again
+
+
+def _save_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
+    for claim in claims:
+        if hasattr(claim, "requests"):
+            continue
+        key = stored_task_key(claim, _plan_task(claim, profile))
+        if not store.path(key).exists():
+            store.put(key, {}, {"plan": [c.to_dict() for c in claim.own_runs(profile)]})
+
+
+def gather(
+    claims: Sequence[Claim],
+    profile: Profile,
+    *,
+    store: Store | None = None,
+    executor: Executor | None = None,
+    progress: bool | str = True,
+    stats: dict[str, int] | None = None,
+) -> tuple[Results, list[set[str]]]:
+    """Every result the claims need: their planned runs, then what adaptive claims (``requests``,
+    see ratecheck.tasks) still ask for, round by round, all through the store and the executor.
+    Returns the results and, per claim, the keys it read."""
+    store = store if store is not None else NullStore("")
+    results = Results()
+    load_plans(claims, profile, store)
+    planned = [claim.runs(profile) for claim in claims]
+    _save_plans(claims, profile, store)
+    needs = [{c.key() for c in runs} for runs in planned]
+    items: list[tuple[Claim | None, RunConfig | Task]] = [(None, c) for runs in planned for c in runs]
+    adaptive = [i for i, claim in enumerate(claims) if hasattr(claim, "requests")]
+    while True:
+        for i in adaptive:
+            asked = _requests(claims[i], profile, results, needs[i])
+            needs[i].update(item.key() for item in asked)
+            items += [(claims[i], item) for item in asked]
+        if not items:
+            return results, needs
+        compute(items, results, store=store, executor=executor, progress=progress, stats=stats)
+        items = []
+
+
+def _requests(claim: Any, profile: Profile, results: Results, needs: set[str]) -> list[RunConfig | Task]:
+    if any(key in results.errors for key in needs):
+        return []  # a request failed: the claim's verdict is an ERROR, nothing more to ask
+    return list(claim.requests(profile, results))
 
 
 def check_claims(
@@ -111,10 +291,30 @@ def check_claims(
     progress: bool | str = True,
     stats: dict[str, int] | None = None,
 ) -> list[Outcome]:
-    """Run every claim's sweep (deduplicated, cached) and decide each claim (``stats``: see run_configs)."""
-    configs = [config for claim in claims for config in claim.runs(profile)]
-    traces = run_configs(configs, store=store, executor=executor, progress=progress, stats=stats)
-    return [claim.decide(profile, traces) for claim in claims]
+    """Gather every claim's results (deduplicated, cached) and decide each claim from them
+    (``stats``: see run_configs). A claim whose run or search failed gets an ERROR verdict naming
+    the reason; every other claim is still decided. Each outcome's ``runs`` says how many of the
+    results it read were reused from the store and how many computed."""
+    results, needs = gather(claims, profile, store=store, executor=executor, progress=progress, stats=stats)
+    outcomes = []
+    for claim, keys in zip(claims, needs):
+        failed = sorted({results.errors[k] for k in keys if k in results.errors})
+        outcome = _error(claim, "; ".join(failed)) if failed else _decide(claim, profile, results)
+        outcome.runs = {"reused": sum(results.origin.get(k) == "reused" for k in keys),
+                        "computed": sum(results.origin.get(k) == "computed" for k in keys)}
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _decide(claim: Claim, profile: Profile, results: Results) -> Outcome:
+    try:
+        return claim.decide(profile, results)
+    except NonPositiveMean as exc:  # issue #23: a log fit of a zero mean has no answer, it is not a crash
+        return Outcome(claim, Verdict.INCONCLUSIVE, f"no log fit: {exc}", {}, [])
+
+
+def _error(claim: Claim, reason: str) -> Outcome:
+    return Outcome(claim, Verdict.ERROR, f"a run or search this claim needs failed: {reason}", {}, [])
 
 
 def traces_for(claim: Claim, profile: Profile, traces: Mapping[str, Trace]) -> list[Trace]:

@@ -386,6 +386,8 @@ def _rebuild(text: str) -> Any:
                 return -value
         if isinstance(node, ast.Tuple):
             return tuple(build(e) for e in node.elts)
+        if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):  # a table of expressions
+            return {build(k): build(v) for k, v in zip(node.keys, node.values)}
         if isinstance(node, ast.Name) and node.id in _REBUILD_ATOMS:
             return getattr(sp, node.id)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _REBUILD:
@@ -399,10 +401,11 @@ def _rebuild(text: str) -> Any:
 def cached_derivation(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Keep a symbolic derivation's result on disk (with ``elasticity``'s orders, see _OrderCache).
 
-    For pure functions of sympy expressions and plain values that return an expression or a tuple
-    of them, e.g. a complexity read off a rate with ``sp.solve``. The key holds the function's
-    module, name and source (an edit derives again) and the ``srepr`` of its arguments; a result
-    is kept only if it rebuilds exactly (``_rebuild``, no eval)."""
+    For pure functions of sympy expressions and plain values that return an expression, a number,
+    or a tuple or dict of them, e.g. a complexity table read off a rate with ``sp.solve``. The key
+    holds the function's module, name and source (an edit derives again) and the ``srepr`` of its
+    arguments; a result is kept only if it rebuilds exactly (``_rebuild``, no eval), and is
+    rebuilt once per process."""
     import hashlib
     import inspect
 
@@ -410,6 +413,8 @@ def cached_derivation(fn: Callable[..., Any]) -> Callable[..., Any]:
         source = inspect.getsource(fn)
     except (OSError, TypeError):
         source = fn.__qualname__
+
+    memo: dict[str, Any] = {}
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -419,6 +424,12 @@ def cached_derivation(fn: Callable[..., Any]) -> Callable[..., Any]:
         except Exception:  # arguments sympy cannot print: just derive
             return fn(*args, **kwargs)
         key = "derivation:" + hashlib.sha256(text.encode()).hexdigest()
+        if key in memo:  # rebuilding a stored table costs sympy's constructors: once per process
+            return memo[key]
+        memo[key] = result = _derive(key, args, kwargs)
+        return result
+
+    def _derive(key: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         stored = ORDER_CACHE.get_text(key)
         if stored is not None:
             try:

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import importlib
 import json
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
@@ -16,12 +11,6 @@ import numpy as np
 from .params import ParamError
 from .seeding import stable_hash
 
-# The engine's own modules: a change to any of them can change every run's numbers.
-ENGINE_MODULES = (
-    "ratecheck.engine", "ratecheck.seeding", "ratecheck.participation", "ratecheck.options",
-    "ratecheck.projections", "ratecheck.problem", "ratecheck.params", "ratecheck.trace",
-    "ratecheck.algorithms.base", "ratecheck.algorithms.local",
-)
 CONFIG_FIELDS = ("algorithm", "params", "problem", "problem_params", "rounds", "replicas", "seed", "checkpoints",
                  "mode")
 RUN_MODES = ("monte_carlo", "exact", "auto")  # issue #8: Monte Carlo, exact expectations, exact where possible
@@ -81,13 +70,9 @@ class RunConfig:
         return stable_hash({k: v for k, v in self.identity().items() if k != "mode"})
 
     def key(self) -> str:
-        """Cache key: identity, seed, replica count and the identity of the code that runs it
-        (``code_identity``), so that editing an algorithm, a problem family or the engine
-        invalidates exactly the runs it affects."""
-        code = code_identity(self.algorithm, self.problem)["digest"]
-        if self.mode != "monte_carlo":  # exact values also depend on the moment propagation's code
-            code = stable_hash([code, _module_digest("ratecheck.exact")])
-        return stable_hash({**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas), "code": code})
+        """The run's key: identity, seed and replica count. The store adds the identity of the code
+        that runs it (``ratecheck.identity.stored_key``)."""
+        return stable_hash({**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas)})
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas), "mode": self.mode}
@@ -111,69 +96,6 @@ class RunConfig:
             else:
                 raise ValueError(f"RunConfig has no field {name!r}")
         return RunConfig.from_dict(data)
-
-
-def _module_digest(name: str) -> str:
-    """SHA-256 of a module's source file (of every file of a package); '' if it cannot be read."""
-    try:
-        module = sys.modules.get(name) or importlib.import_module(name)
-    except Exception:
-        return ""
-    path = getattr(module, "__file__", None)
-    if not path:
-        return ""
-    path = Path(path)
-    files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
-    h = hashlib.sha256()
-    for file in files:
-        h.update(file.name.encode() + b"\0")
-        h.update(file.read_bytes())
-    return h.hexdigest()
-
-
-def code_identity(algorithm: str, problem: str) -> dict[str, Any]:
-    """Digests of the source that produces a run: the algorithm's modules (its class and every base
-    class), the problem family's module (a whole package if it is one) and the engine's modules,
-    with ``digest`` combining them and the package version. An unknown algorithm or family
-    contributes nothing (its runs fail anyway). The registries are read on every call, so a test
-    double swapped into them gets its own identity; the digests are cached per class and factory
-    (sources do not change under a running sweep)."""
-    from .registry import default  # names resolve through the one registry, never problems/ itself
-
-    registry = default()
-    try:
-        cls = registry.algorithm(algorithm)
-    except Exception:  # unknown here: the run will fail and say why
-        cls = None
-    try:
-        factory = registry.problem(problem)
-    except Exception:
-        factory = None
-    return _code_identity(cls, factory)
-
-
-@functools.lru_cache(maxsize=None)
-def _code_identity(cls: type | None, factory: Any) -> dict[str, Any]:
-    from . import __version__
-
-    modules: dict[str, str] = {}
-    algorithm_modules = sorted({c.__module__ for c in getattr(cls, "__mro__", ())
-                                if c.__module__ not in ("builtins", "abc", "typing")})
-    for name in algorithm_modules:
-        modules[name] = _module_digest(name)
-    problem_module = getattr(factory, "__module__", "") or ""
-    if problem_module:
-        # a family split into a package (problems.minimax.quadratic ...) is identified as a whole
-        parts = problem_module.split(".")
-        top = ".".join(parts[:2]) if parts[0] == "problems" and len(parts) > 2 else problem_module
-        modules[top] = _module_digest(top)
-    for name in ENGINE_MODULES:
-        modules[name] = _module_digest(name)
-    # the classes too: two test doubles defined in one module must not share their runs
-    classes = [f"{c.__module__}.{c.__qualname__}" for c in getattr(cls, "__mro__", ()) if c is not object]
-    digest = stable_hash({"version": __version__, "modules": modules, "classes": classes})
-    return {"digest": digest, "version": __version__, "algorithm": algorithm_modules, "classes": classes,
-            "problem": problem_module, "modules": modules}
 
 
 @dataclass
@@ -226,10 +148,7 @@ class Trace:
         arrays.update({f"measure.{k}": v for k, v in self.measures.items()})
         arrays.update({f"counter.{k}": v for k, v in self.counters.items()})
         arrays.update({f"final.{k}": v for k, v in self.final.items()})
-        code = code_identity(self.config.algorithm, self.config.problem)
-        meta = {"config": self.config.to_dict(), "info": _jsonable(self.info), "code": code["digest"],
-                "code_modules": code["modules"]}
-        return arrays, meta
+        return arrays, {"config": self.config.to_dict(), "info": _jsonable(self.info)}
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> "Trace":

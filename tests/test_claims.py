@@ -156,9 +156,11 @@ def registered_traces(request, ratecheck_profile, ratecheck_store):
     """The runs the selected registered claims need, computed once (deduplicated) on a 2-process pool."""
     from ratecheck.executors import make_executor
 
-    configs = [c for claim in _selected_claims(request.session) for c in claim.runs(ratecheck_profile)]
-    with make_executor(jobs=2) as executor:
-        return run_configs(configs, store=ratecheck_store, executor=executor, progress=False)
+    from ratecheck.sweep import gather
+
+    with make_executor(jobs=2) as executor:  # runs and searches (hunts, bisections) alike
+        return gather(_selected_claims(request.session), ratecheck_profile, store=ratecheck_store, executor=executor,
+                      progress=False)[0]
 
 
 @pytest.mark.parametrize("claim", proofs.all_claims(), ids=lambda c: c.id)
@@ -169,10 +171,12 @@ def test_registered_claim(claim, ratecheck_profile, registered_traces):
 def test_check_claims_matches_decide(ratecheck_profile, registered_traces, tmp_path):
     """check_claims (the CLI path) reuses the cache and gives the same verdicts."""
     from ratecheck.store import Store
+    from ratecheck.sweep import put_trace
 
     store = Store(tmp_path)
-    for key, trace in registered_traces.items():
-        store.put(key, *trace.to_arrays())
+    for trace in registered_traces.values():
+        if hasattr(trace, "to_arrays"):  # runs; the searches are computed again
+            put_trace(store, trace.config, *trace.to_arrays())
     outcomes = check_claims(proofs.all_claims(), ratecheck_profile, store=store, progress=False)
     direct = [c.decide(ratecheck_profile, registered_traces).verdict for c in proofs.all_claims()]
     assert [o.verdict for o in outcomes] == direct

@@ -191,3 +191,26 @@ def test_the_verdict_table_fits_100_columns_and_elides_visibly():
     text = _table(rows, ["claim", "verdict", "expected", "status", "reason"], width=100)
     assert max(len(line) for line in text.splitlines()) <= 100
     assert text.splitlines()[-1].endswith("\u2026")
+
+
+def test_one_failing_run_gives_its_claims_an_error_and_the_others_are_decided(monkeypatch, tmp_path, capsys):
+    """Issue #23 item 5: a run that fails costs only the claims that read it (ERROR, exit 1)."""
+    import json
+
+    import ratecheck.sweep as sweep
+
+    real = sweep._run_to_arrays
+
+    def broken_once(config):
+        if config.algorithm == "naive_hypergrad":  # the runs of some of the claims, not all
+            raise ValueError("exact mode refused this instance")
+        return real(config)
+
+    monkeypatch.setattr(sweep, "_run_to_arrays", broken_once)
+    code = main(["check", "fedbio.S6*", "--cache-dir", str(tmp_path), "--no-report", "--jobs", "1", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    verdicts = {c["claim"]: c["verdict"] for c in data["claims"]}
+    assert "ERROR" in verdicts.values() and set(verdicts.values()) - {"ERROR"}, verdicts
+    assert code == 1
+    error = next(c for c in data["claims"] if c["verdict"] == "ERROR")
+    assert "exact mode refused this instance" in error["reason"] and not error["ok"]

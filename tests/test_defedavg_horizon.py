@@ -55,3 +55,17 @@ def test_a_speedup_that_is_not_there_fails():
     outcome = broken.decide(PROFILES["quick"], {})
     assert not outcome.ok and outcome.verdict != Verdict.PASS, outcome.reason
     assert abs(outcome.evidence["fit"]["slope"] + 1) > 0.5
+
+
+def test_the_bisection_runs_through_the_store_and_a_rerun_reuses_every_run(tmp_path):
+    """Issue #19: the search yields its next horizon to the sweep; decide reads stored runs only."""
+    from ratecheck.store import Store
+    from ratecheck.sweep import check_claims
+
+    store = Store(tmp_path)
+    first, stats = check_claims([T2_ROUNDS_TO_EPS], PROFILES["quick"], store=store, progress=False), {}
+    (again,) = check_claims([T2_ROUNDS_TO_EPS], PROFILES["quick"], store=store, progress=False, stats=stats)
+    (first,) = first
+    assert first.runs["computed"] == first.evidence["runs"] > 0 and first.runs["reused"] == 0
+    assert stats == {"reused": first.evidence["runs"], "computed": 0} and again.runs["computed"] == 0
+    assert again.to_dict()["evidence"] == first.to_dict()["evidence"] and again.verdict == first.verdict

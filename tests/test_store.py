@@ -462,29 +462,31 @@ def test_a_file_is_not_a_cache_directory(tmp_path):
 
 
 def test_cache_key_follows_the_code_of_the_algorithm_problem_and_engine(monkeypatch):
-    import ratecheck.trace as trace
+    import ratecheck.identity as identity
+    from ratecheck.trace import RunConfig
 
-    config = trace.RunConfig("fess_gda", {}, "minimax", {}, 5)
-    other = trace.RunConfig("fedavg", {}, "quadratic", {}, 5)
-    code = trace.code_identity("fess_gda", "minimax")
+    config = RunConfig("fess_gda", {}, "minimax", {}, 5)
+    other = RunConfig("fedavg", {}, "quadratic", {}, 5)
+    code = identity.code_identity(config)
     assert "ratecheck.algorithms.minimax" in code["modules"] and "problems.minimax" in code["modules"]
-    assert "ratecheck.engine" in code["modules"] and "ratecheck.algorithms.fedavg" not in code["modules"]
-    before, before_other = config.key(), other.key()
-    real = trace._module_digest
+    assert "ratecheck.engine" in code["modules"] and "ratecheck.algorithms.minimax" not in identity.code_identity(
+        other)["modules"]
+    before, before_other = identity.stored_key(config), identity.stored_key(other)
+    real = identity.module_digest
 
     def edited(name):  # as if someone had edited the minimax algorithms
         return "edited" if name == "ratecheck.algorithms.minimax" else real(name)
 
-    monkeypatch.setattr(trace, "_module_digest", edited)
-    trace._code_identity.cache_clear()
+    monkeypatch.setattr(identity, "module_digest", edited)
+    identity._identity.cache_clear()
     try:
-        assert config.key() != before  # the edit invalidates the runs it affects...
-        assert other.key() == before_other  # ...and only those
-        assert config.run_key() == trace.RunConfig("fess_gda", {}, "minimax", {}, 5).run_key()  # same streams
+        assert identity.stored_key(config) != before  # the edit invalidates the runs it affects...
+        assert identity.stored_key(other) == before_other  # ...and only those
+        assert config.key() == RunConfig("fess_gda", {}, "minimax", {}, 5).key()  # the run itself is the same
     finally:
         monkeypatch.undo()
-        trace._code_identity.cache_clear()
-    assert config.key() == before
+        identity._identity.cache_clear()
+    assert identity.stored_key(config) == before
 
 
 def test_a_test_double_swapped_into_the_registry_gets_its_own_cache_key(monkeypatch):
@@ -492,6 +494,7 @@ def test_a_test_double_swapped_into_the_registry_gets_its_own_cache_key(monkeypa
 
     import ratecheck.algorithms.base as base
     from ratecheck.algorithms.fedavg import FedAvg
+    from ratecheck.identity import stored_key
     from ratecheck.trace import RunConfig
 
     @dataclass(frozen=True)
@@ -503,8 +506,8 @@ def test_a_test_double_swapped_into_the_registry_gets_its_own_cache_key(monkeypa
         pass
 
     config = RunConfig("fedavg", {}, "quadratic", {}, 5)
-    before = config.key()
+    before = stored_key(config)
     monkeypatch.setitem(base.REGISTRY, "fedavg", Broken)
-    broken = config.key()
+    broken = stored_key(config)
     monkeypatch.setitem(base.REGISTRY, "fedavg", AlsoBroken)
-    assert len({before, broken, config.key()}) == 3
+    assert len({before, broken, stored_key(config)}) == 3

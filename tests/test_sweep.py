@@ -6,6 +6,7 @@ import pytest
 import ratecheck.sweep as sweep
 from problems.quadratic import p2
 from ratecheck.executors import DaskExecutor, ProcessExecutor, SerialExecutor
+from ratecheck.identity import stored_key
 from ratecheck.store import Store
 from ratecheck.trace import RunConfig
 
@@ -69,7 +70,7 @@ def test_interrupted_sweep_resumes_where_it_stopped(tmp_path, monkeypatch):
     def flaky(config):
         if len(done) == 2:
             raise KeyboardInterrupt  # the user pressed Ctrl-C during the third run
-        done.append(config.key())
+        done.append(stored_key(config))
         return real(config)
 
     monkeypatch.setattr(sweep, "_run_to_arrays", flaky)
@@ -78,9 +79,9 @@ def test_interrupted_sweep_resumes_where_it_stopped(tmp_path, monkeypatch):
     assert sorted(store.keys()) == sorted(done)  # finished work was kept
 
     recomputed = []
-    monkeypatch.setattr(sweep, "_run_to_arrays", lambda c: recomputed.append(c.key()) or real(c))
+    monkeypatch.setattr(sweep, "_run_to_arrays", lambda c: recomputed.append(stored_key(c)) or real(c))
     traces = sweep.run_configs(configs, store=store, progress=False)
-    assert sorted(recomputed) == sorted(set(c.key() for c in configs) - set(done))
+    assert sorted(recomputed) == sorted(set(stored_key(c) for c in configs) - set(done))
     _assert_same(traces, sweep.run_configs(configs, progress=False))
 
 
@@ -88,7 +89,7 @@ def test_a_corrupt_entry_is_detected_and_recomputed(tmp_path, counted):
     store = Store(tmp_path)
     configs = _configs(2)
     sweep.run_configs(configs, store=store, progress=False)
-    path = store.path(configs[0].key())
+    path = store.path(stored_key(configs[0]))
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
@@ -112,3 +113,25 @@ def test_two_parameter_grid_runs_every_combination(tmp_path):
     assert len(set(calls.values())) > 1  # K changes the oracle count
     with pytest.raises(ValueError, match="one or two parameters"):
         sweep.grid(configure, a=[1], b=[2], c=[3])
+
+
+def test_a_log_fit_of_a_zero_mean_is_a_reasoned_inconclusive():
+    """Issue #23 item 5: a measure at its exact 0 (mean 0 or round-off below) is no crash of the check."""
+    from dataclasses import dataclass
+
+    from ratecheck.claims import PROFILES, Outcome, Verdict
+    from ratecheck.fit import fit_slope
+
+    @dataclass(frozen=True)
+    class Zero:
+        id: str = "toy.zero"
+
+        def runs(self, profile):
+            return []
+
+        def decide(self, profile, traces) -> Outcome:
+            fit_slope([1.0, 10.0], [np.zeros(4), np.full(4, -1e-18)])
+            raise AssertionError("unreachable")
+
+    (outcome,) = sweep.check_claims([Zero()], PROFILES["quick"], progress=False)
+    assert outcome.verdict == Verdict.INCONCLUSIVE and "<= 0" in outcome.reason

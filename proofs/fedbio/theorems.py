@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ratecheck.theory import Bound, Condition, Source, Theorem
+from ratecheck.theory import Bound, Condition, Source, Theorem, cached_derivation
 
 SEED = "002_25acef2c58d2293a.txt (FedBiO / FedBiOAcc, arXiv:2302.06701)"
 src = Source.of(SEED)
@@ -226,6 +226,7 @@ THEOREMS = (THEOREM_5, THEOREM_6, THEOREM_7, THEOREM_8)
 
 
 # -- complexity table (spec §4.7), derived from the O-forms by sympy ----------------------------------
+@cached_derivation  # sp.solve and simplify: seconds per call, kept on disk (ratecheck.theory)
 def complexity() -> dict[str, sp.Expr]:
     """T(eps), I(eps), rounds(eps) of FedBiOAcc from its O-form (spec §4.8 'complexity derivation'),
     and FedBiO's T(eps) from the cube-root term of Theorem 5 (I = O(1))."""
@@ -238,6 +239,7 @@ def complexity() -> dict[str, sp.Expr]:
             "FedBiOAcc rounds": rounds_acc, "FedBiOAcc rounds, b = eps^-1/2": sp.simplify(rounds_acc.subs(b, eps ** sp.Rational(-1, 2)))}
 
 
+@cached_derivation
 def exponent(expr: sp.Expr, var: sp.Symbol) -> float:
     """The power of ``var`` in a monomial (elasticity), e.g. eps in T(eps)."""
     return float(sp.simplify(var * sp.diff(expr, var) / expr))

@@ -6,6 +6,18 @@ pyproject.toml); importing this package imports none of them, so the engine depe
 contract. ``make_algorithm`` resolves a name through ratecheck.registry.
 """
 
-from .base import REGISTRY, Algorithm, make_algorithm, register
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .base import REGISTRY, Algorithm, register
 
 __all__ = ["REGISTRY", "Algorithm", "make_algorithm", "register"]
+
+
+def make_algorithm(name: str, params: Mapping[str, Any] | None = None) -> Algorithm:
+    """The algorithm registered under ``name`` (see ratecheck.registry), built from parameters."""
+    # here, not in base.py: the registry imports the contract (base.py), and must not be imported by it
+    from ..registry import make_algorithm as build
+
+    return build(name, params)

@@ -159,10 +159,3 @@ def lookup(name: str) -> type[Algorithm] | None:
 
 def names() -> list[str]:
     return sorted(set(REGISTRY) | set(DECLARED))
-
-
-def make_algorithm(name: str, params: Mapping[str, Any] | None = None) -> Algorithm:
-    """The algorithm registered under ``name`` (see ratecheck.registry), built from parameters."""
-    from ..registry import make_algorithm as build  # the registry imports this module
-
-    return build(name, params)

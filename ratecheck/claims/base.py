@@ -22,6 +22,7 @@ class Outcome:
     reason: str
     evidence: dict[str, Any] = field(default_factory=dict)
     points: list["PointResult"] = field(default_factory=list)
+    runs: dict[str, int] = field(default_factory=dict)  # issue #19: results read, "reused" / "computed"
 
     @property
     def expected(self) -> Verdict:
@@ -64,6 +65,7 @@ class Outcome:
             "source": str(self.claim.source),
             "evidence": _jsonable(self.evidence),
             "points": [p.to_dict() for p in self.points],
+            "runs": dict(self.runs),
         }
 
 

@@ -19,6 +19,7 @@ class Verdict(str, Enum):
     FAIL = "FAIL"
     INCONCLUSIVE = "INCONCLUSIVE"
     OBSERVED = "OBSERVED"  # an Observation: a number reported with no verdict
+    ERROR = "ERROR"  # issue #23: a run or search the claim needs failed (never expected)
 
     def __str__(self) -> str:
         return self.value

@@ -139,7 +139,8 @@ def _hunts(group: Sequence[Outcome], images: Mapping[str, str | None]) -> list[B
             [Span("Claim: ", bold=True), Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
              f" ({o.verdict}, expected {o.expected})"],
             [Span("Search: ", bold=True), f"{h['examples']} admissible instances, {h['rejected']} drawn outside "
-             f"the conditions, {h['seconds']}s, seed {h['seed']}" + (", truncated by the budget" if h["truncated"] else "")],
+             f"the conditions, {h['seconds']}s, seed {h['seed']}" + (", truncated by the budget" if h["truncated"] else "")
+             + (f"; stopped: {h['stopped']}" if h.get("stopped") else "")],
             [Span("Result: ", bold=True), f"{found}: measure/bound = {_g(h['ratio'])}"],
         ]
         if h.get("instance") is not None:
@@ -179,6 +180,9 @@ def _claim_facts(o: Outcome) -> list[Inline]:
     facts.append(expected)
     facts.append([Span("Measured: ", bold=True), _verdict(o.verdict, ok=o.ok), " - ", _status(o)])
     facts.append([Span("Reason: ", bold=True), o.reason])
+    if o.runs:  # issue #19: what this verdict read, from the store or computed by this check
+        facts.append([Span("Runs: ", bold=True), f"{o.runs.get('reused', 0)} reused from the cache, "
+                      f"{o.runs.get('computed', 0)} computed"])
     ev = o.evidence
     if o.observation:
         facts.append([Span("Observed (no verdict): ", bold=True), f"{ev.get('quantity', '')}: " + ", ".join(

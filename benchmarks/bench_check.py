@@ -1,0 +1,138 @@
+"""What `ratecheck check` costs on the five papers' quick profile, against main beside it (issue #19).
+
+Figures (each `check` is a fresh `python -m ratecheck check --json` process in the checkout; CPU is
+user + system time of it and all its workers, from getrusage of the waited-for children):
+
+* empty cache: wall and CPU-seconds of `check --no-report` from an empty run cache (target <= 100 CPU-s);
+* cached:      wall of the same check again, everything reused (target < 5 s);
+* report:      the extra CPU of writing the report (a cached `check` with it, minus one without);
+* the same empty-cache and cached figures of the baseline checkout (``--baseline``, default
+  /work/main: the main branch), and their ratios;
+* per paper, in this process on one core: runs and searches computed, CPU-seconds, and the five
+  most expensive claims (the compute time of the runs and searches each reads, plus its decision).
+
+Run:  python benchmarks/bench_check.py [--jobs 2] [--baseline /work/main | --no-baseline] [--no-papers]
+The last line is  empty_cpu=<s> cached_wall=<s> report_cpu=<s> baseline_empty_cpu=<s> ratio=<x>.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPERS = ("defedavg", "fedbio", "fessgda", "simfbo", "strfedavg")
+
+
+def check(checkout: Path, cache: Path, jobs: int, *args: str) -> tuple[float, float, dict | None]:
+    """(wall seconds, CPU seconds, JSON output) of one `ratecheck check` in ``checkout``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "ratecheck", "check", "--json", "--jobs", str(jobs),
+                          "--cache-dir", str(cache), *args], cwd=checkout, capture_output=True, text=True,
+                         env={**os.environ, "RATECHECK_SYMPY_CACHE": str(cache / "orders.json")})
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if out.returncode not in (0, 1):
+        print(out.stderr[-2000:], file=sys.stderr)
+        raise SystemExit(f"check in {checkout} failed with exit {out.returncode}")
+    try:
+        data = json.loads(out.stdout)
+    except json.JSONDecodeError:
+        data = None
+    return wall, cpu, data
+
+
+def figures(checkout: Path, jobs: int, report: bool) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="bench-check-") as tmp:
+        cache, reports = Path(tmp) / "cache", Path(tmp) / "reports"
+        empty_wall, empty_cpu, data = check(checkout, cache, jobs, "--no-report")
+        cached_wall, cached_cpu, again = check(checkout, cache, jobs, "--no-report")
+        out = {"empty_wall": empty_wall, "empty_cpu": empty_cpu, "cached_wall": cached_wall,
+               "cached_cpu": cached_cpu, "claims": len(data["claims"]) if data else 0,
+               "same": bool(data and again and _verdicts(data) == _verdicts(again))}
+        if report:
+            _, with_report, _ = check(checkout, cache, jobs, "--report-dir", str(reports))
+            out["report_cpu"] = with_report - cached_cpu
+    return out
+
+
+def _verdicts(data: dict) -> list[tuple[str, str, str]]:
+    return [(c["claim"], c["verdict"], json.dumps(c["evidence"], sort_keys=True)) for c in data["claims"]]
+
+
+def per_paper() -> list[tuple[str, int, float, list[tuple[str, float]]]]:
+    """Per paper, in this process: results computed, CPU-seconds, and the five costliest claims."""
+    sys.path.insert(0, str(ROOT))
+    from ratecheck import registry
+    from ratecheck.claims import PROFILES
+    from ratecheck.store import Store
+    from ratecheck.sweep import gather
+
+    profile = PROFILES["quick"]
+    rows = []
+    for paper in PAPERS:
+        claims = registry.select_claims(f"{paper}.*")
+        with tempfile.TemporaryDirectory(prefix="bench-check-") as tmp:
+            started = time.process_time()
+            results, needs = gather(claims, profile, store=Store(tmp), progress=False)
+            costs = []
+            for claim, keys in zip(claims, needs):
+                t = time.process_time()
+                claim.decide(profile, results)
+                spent = sum(_seconds(results.get(k)) for k in keys) + time.process_time() - t
+                costs.append((claim.id, spent))
+            cpu = time.process_time() - started
+        rows.append((paper, len(results), cpu, sorted(costs, key=lambda c: -c[1])[:5]))
+    return rows
+
+
+def _seconds(result: object) -> float:
+    info = getattr(result, "info", None)
+    if isinstance(info, dict):
+        return float(info.get("wall_seconds", 0.0))
+    return float(result.get("seconds", 0.0)) if isinstance(result, dict) else 0.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--baseline", default="/work/main", help="checkout to compare with (main)")
+    ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--no-papers", action="store_true", help="skip the per-paper table")
+    args = ap.parse_args()
+
+    mine = figures(ROOT, args.jobs, report=True)
+    print(f"this checkout ({ROOT}), {mine['claims']} claims, --jobs {args.jobs}:")
+    print(f"  empty cache: {mine['empty_wall']:7.1f} s wall {mine['empty_cpu']:7.1f} CPU-s   (target <= 100 CPU-s)")
+    print(f"  cached:      {mine['cached_wall']:7.1f} s wall {mine['cached_cpu']:7.1f} CPU-s   (target < 5 s wall)")
+    print(f"  report:      {mine['report_cpu']:7.1f} extra CPU-s                  (target <= 20 CPU-s)")
+    print(f"  cached rerun gives the same verdicts and evidence: {mine['same']}")
+    base = None
+    if not args.no_baseline and Path(args.baseline).is_dir():
+        base = figures(Path(args.baseline), args.jobs, report=False)
+        print(f"baseline ({args.baseline}), {base['claims']} claims:")
+        print(f"  empty cache: {base['empty_wall']:7.1f} s wall {base['empty_cpu']:7.1f} CPU-s")
+        print(f"  cached:      {base['cached_wall']:7.1f} s wall {base['cached_cpu']:7.1f} CPU-s")
+        print(f"  ratio (this / baseline): empty CPU {mine['empty_cpu'] / base['empty_cpu']:.2f}, "
+              f"cached wall {mine['cached_wall'] / base['cached_wall']:.2f}")
+    if not args.no_papers:
+        print("\nper paper (this process, one core, empty cache):")
+        print(f"  {'paper':<10} {'results':>7} {'CPU-s':>7}  five most expensive claims (s)")
+        for paper, count, cpu, top in per_paper():
+            print(f"  {paper:<10} {count:7d} {cpu:7.1f}  " + ", ".join(f"{c} {s:.1f}" for c, s in top))
+    print(f"empty_cpu={mine['empty_cpu']:.1f} cached_wall={mine['cached_wall']:.2f} report_cpu={mine['report_cpu']:.1f} "
+          f"baseline_empty_cpu={base['empty_cpu'] if base else float('nan'):.1f} "
+          f"ratio={mine['empty_cpu'] / base['empty_cpu'] if base else float('nan'):.2f}")
+
+
+if __name__ == "__main__":
+    main()
