@@ -11,7 +11,7 @@ from ..algorithms.fedavg import FedAvg, FedAvgState
 from ..problem import Problem
 from ..seeding import Streams
 from .delays import delay_table, schedule_delay_table, slot_moments
-from .operators import RoundOperator, _outer_map
+from .operators import DENSE_MAX, JobsOperator, RoundOperator, _outer_map
 from .probing import NotExact
 from .seams import (
     ServerMap,
@@ -128,7 +128,7 @@ class FedAvgModel:
         return self._server0 if self.server_time_invariant else probe_server_step(
             self.algorithm, self.d, self.server_shape, t)
 
-    def operator(self, t: int) -> RoundOperator:
+    def operator(self, t: int) -> RoundOperator | JobsOperator:
         if self._tables is not None and self.server_time_invariant:
             op = self._operators.get(t % self.period)
             if op is not None:
@@ -147,7 +147,7 @@ class FedAvgModel:
             self.max_delay = max(self.max_delay, int(reached.max(initial=0)))
         return op
 
-    def _build(self, table: np.ndarray, sm: ServerMap) -> RoundOperator:
+    def _build(self, table: np.ndarray, sm: ServerMap) -> RoundOperator | JobsOperator:
         """The round's operator for one delay table: D = w sum_i n_i (J_{i,d_i} v + G_i z_i)."""
         d, lam, s, n, w, mo = self.d, self.lam, self.s, self.n, self.w, self.moments
         M = np.zeros((n, n))
@@ -168,6 +168,8 @@ class FedAvgModel:
         Jbar = np.einsum("ik,ikap->iap", table, self.jobs)  # delay-averaged jobs
         Jsum = Jbar.sum(axis=0)
         B = w * mo.first * Jsum  # E[D | v] = B v
+        if n > DENSE_MAX:
+            return self._jobs_operator(table, Jbar, Jsum, M + E @ B, E)
         # E[D D^T | v] - E[D|v] E[D|v]^T as a linear map of S = E[v v^T] (noise via S[-1, -1] = 1);
         # sums of J S J^T over clients and delays are one product of stacked jobs (weights >= 0)
         Q = mo.pair * _outer_map(Jsum[None])
@@ -178,6 +180,24 @@ class FedAvgModel:
         Q[:, :, -1, -1] += w * w * mo.single * self.noise_sum
         Q -= _outer_map(B[None])
         return RoundOperator(F=M + E @ B, E=E, Q=Q.reshape(d * d, n * n))
+
+    def _jobs_operator(self, table: np.ndarray, Jbar: np.ndarray, Jsum: np.ndarray, F: np.ndarray,
+                       E: np.ndarray) -> JobsOperator:
+        """The same round as ``_build``'s Q, in O(d^2 + N d n) memory: Cov(D | v) averaged is
+        w^2 [(pair - first^2) Jsum S Jsum^T + same sum_i Jbar_i S Jbar_i^T
+             + single sum_i sum_k p_ik J_ik S J_ik^T + single S[-1, -1] sum_i Cov_i]."""
+        w, mo = self.w, self.moments
+        if np.all((table == 0.0) | (table == 1.0)):  # each client at one delay: Jbar_i = J_{i, d_i}
+            jobs, weights = Jbar, np.full(self.N, w * w * (mo.same + mo.single))
+        else:
+            who, delay = np.nonzero(table)
+            jobs = np.concatenate([self.jobs[who, delay], Jbar]) if mo.same else self.jobs[who, delay]
+            weights = w * w * mo.single * table[who, delay]
+            if mo.same:
+                weights = np.concatenate([weights, np.full(self.N, w * w * mo.same)])
+        keep = weights != 0.0
+        return JobsOperator(F=F, E=E, Jsum=Jsum, pair=w * w * (mo.pair - mo.first ** 2), jobs=jobs[keep],
+                            weights=weights[keep], noise=w * w * mo.single * self.noise_sum)
 
     def step(self, t: int, flat: np.ndarray) -> np.ndarray:
         """vec E[v v^T] after round t from before it."""

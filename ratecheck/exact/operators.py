@@ -68,6 +68,10 @@ def _outer_map(jobs: np.ndarray) -> np.ndarray:
 class MixtureOperator:
     """One round averaged over the clients drawn: S' = sum_ab W_ab F_a S F_b^T + S[-1, -1] noise.
 
+    When W's off-diagonal entries are all equal (E n_i n_k for i != k under every supported sampling
+    scheme), W = c 11^T + diag(e) and the double sum collapses to c Fsum S Fsum^T + sum_a e_a F_a S F_a^T:
+    O(K n^3) a round, never the O(K^2 n^2) pair sum.
+
     Enumerated outcomes: F_a the round's map under outcome a and W = diag P(a). Rounds additive
     over the clients drawn (F_s = sum_i n_i D_i): F_i = D_i and W = E[n n^T], the multiplicities'
     second moments. ``noise`` is the expected covariance of the noise. Small states propagate as
@@ -86,6 +90,13 @@ class MixtureOperator:
             dense = np.tensordot(Y, self.F, axes=(0, 0)).transpose(0, 2, 1, 3).reshape(n * n, n * n)
             dense[:, -1] += self.noise.reshape(-1)
         object.__setattr__(self, "dense", dense)
+        object.__setattr__(self, "collapsed", None)
+        if dense is None:
+            object.__setattr__(self, "F_stacked_T", self.F.transpose(0, 2, 1).reshape(K * n, n).copy())
+            off = self.W[~np.eye(K, dtype=bool)]
+            if K > 1 and np.all(off == off[0]):  # the multiplicities' moments: E n_i n_k the same for i != k
+                c = float(off[0])
+                object.__setattr__(self, "collapsed", (c, np.diag(self.W) - c, self.F.sum(axis=0)))
 
     def apply(self, flat: np.ndarray) -> np.ndarray:
         """vec S -> vec S' (row-major vec of the n x n second moment)."""
@@ -93,7 +104,96 @@ class MixtureOperator:
             return self.dense @ flat
         K, n, _ = self.F.shape
         second = flat.reshape(n, n)
-        Y = np.tensordot(self.W, (self.F.reshape(K * n, n) @ second).reshape(K, n, n), axes=(0, 0))  # sum_a W_ab F_a S
+        FS = (self.F.reshape(K * n, n) @ second).reshape(K, n, n)
+        if self.collapsed is not None:  # W = c 11^T + diag(e): c Fsum S Fsum^T + sum_a e_a F_a S F_a^T
+            c, e, total = self.collapsed
+            out = _weighted_sandwich(FS, e, self.F_stacked_T) + c * (total @ second @ total.T)
+            return (out + second[-1, -1] * self.noise).reshape(-1)
+        Y = np.tensordot(self.W, FS, axes=(0, 0))  # sum_a W_ab F_a S
         # sum_b Y_b F_b^T as one product: (n, K n) @ (K n, n)
-        out = Y.transpose(1, 0, 2).reshape(n, K * n) @ self.F.transpose(0, 2, 1).reshape(K * n, n)
+        out = Y.transpose(1, 0, 2).reshape(n, K * n) @ self.F_stacked_T
         return (out + second[-1, -1] * self.noise).reshape(-1)
+
+
+def _weighted_sandwich(left: np.ndarray, weights: np.ndarray, right_T: np.ndarray) -> np.ndarray:
+    """sum_j weights_j left_j right_j^T for left (J, p, q) and the stacked right_j^T (J q, p'): one
+    (p, J q) @ (J q, p') product."""
+    J, p, q = left.shape
+    scaled = left * weights[:, None, None]
+    return scaled.transpose(1, 0, 2).reshape(p, J * q) @ right_T
+
+
+@dataclass(frozen=True)
+class JobsOperator:
+    """One round of the FedAvg family on the second moment S (n x n) of v = (x-part, 1), never as an
+    (n^2 x n^2) or (d^2 x n^2) operator:
+
+    S' = F S F^T + E X E^T,
+    X  = pair Jsum S Jsum^T + sum_j c_j J_j S J_j^T + S[-1, -1] noise,
+
+    X the direction's covariance given v averaged over the sampling, the delays and the noise (the
+    multiplicities' moments are folded into ``pair`` and the weights c_j), J_j = [Jx_j, b_j] (d x n)
+    the local jobs (a client at a delay, or its delay-averaged job), F = M + E B the mean dynamics,
+    E (n x d) where the direction enters. Each J_j S J_j^T splits into Jx_j Sxx Jx_j^T (the only
+    O(d n^2) part), Jx_j s b_j^T and its transpose (s = E[x-part], O(d n) per job) and S[-1, -1]
+    b_j b_j^T (a constant); the first sums over an exact low-rank basis of the Jx_j when they span few
+    directions (every client with the same curvature: one), so a round costs O(r d n^2 + J d n).
+    """
+
+    F: np.ndarray  # (n, n)
+    E: np.ndarray  # (n, d)
+    Jsum: np.ndarray  # (d, n)
+    pair: float
+    jobs: np.ndarray  # (J, d, n)
+    weights: np.ndarray  # (J,)
+    noise: np.ndarray  # (d, d)
+
+    def __post_init__(self) -> None:
+        J, d, n = self.jobs.shape
+        Jx, b = self.jobs[:, :, :-1], self.jobs[:, :, -1]
+        basis, scale = _span(Jx, self.weights)
+        r = basis.shape[0]
+        object.__setattr__(self, "basis_flat", basis.reshape(r * d, n - 1))
+        object.__setattr__(self, "basis_T", basis.transpose(0, 2, 1).reshape(r * (n - 1), d).copy())
+        object.__setattr__(self, "basis_weights", scale)
+        object.__setattr__(self, "Jx_flat", Jx.reshape(J * d, n - 1).copy())
+        object.__setattr__(self, "weighted_b", self.weights[:, None] * b)
+        object.__setattr__(self, "constant", np.einsum("j,ja,jb->ab", self.weights, b, b) + self.noise)
+
+    def apply(self, flat: np.ndarray) -> np.ndarray:
+        """vec S -> vec S' (row-major vec of the n x n second moment)."""
+        n = self.F.shape[0]
+        J, d, _ = self.jobs.shape
+        second = flat.reshape(n, n)
+        Sxx, s = second[:-1, :-1], second[:-1, -1]
+        r = self.basis_weights.size
+        X = _weighted_sandwich((self.basis_flat @ Sxx).reshape(r, d, n - 1), self.basis_weights, self.basis_T)
+        cross = (self.Jx_flat @ s).reshape(J, d).T @ self.weighted_b  # sum_j c_j (Jx_j s) b_j^T
+        X += cross
+        X += cross.T
+        if self.pair:
+            X += self.pair * (self.Jsum @ second @ self.Jsum.T)
+        X += second[-1, -1] * self.constant
+        out = self.F @ second @ self.F.T + self.E @ X @ self.E.T
+        return out.reshape(-1)
+
+
+SPAN_RTOL = 1e-10  # singular values below this fraction of the largest are round-off in the jobs' span
+
+
+def _span(jobs: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(U, lam) with sum_k lam_k U_k S U_k^T = sum_j weights_j jobs_j S jobs_j^T for every S: the
+    weighted Gram sum_j w_j vec(J_j) vec(J_j)^T diagonalized on the jobs' span when it has at most
+    half as many directions as there are jobs (else the jobs themselves). Exact up to the dropped
+    singular values (< SPAN_RTOL of the largest, round-off between equal jobs)."""
+    J = jobs.shape[0]
+    if J < 2:
+        return jobs, weights
+    Z = jobs.reshape(J, -1)
+    P, sing, Vt = np.linalg.svd(Z, full_matrices=False)
+    r = int(np.sum(sing > SPAN_RTOL * sing[0])) if sing[0] > 0 else 0
+    if r > J // 2:
+        return jobs, weights
+    B = P[:, :r] * sing[:r]  # Z ~ B Vt[:r]
+    lam, W = np.linalg.eigh(B.T @ (weights[:, None] * B))
+    return (W.T @ Vt[:r]).reshape((r, *jobs.shape[1:])), lam

@@ -10,6 +10,7 @@ import numpy as np
 from ..seeding import ReplicaStream, Streams
 
 AFFINE_RTOL = 1e-9  # a read-off map must reproduce the code on random inputs to this relative error
+PROBE_ELEMENTS = 2**23  # gathered elements a probe call may allocate per chunk of rows (64 MB of floats)
 DIVERGENCE_THRESHOLD = 1e100  # as in the engine: a second moment beyond this counts as divergence
 
 

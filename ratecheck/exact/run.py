@@ -13,12 +13,28 @@ from ..algorithms.fedavg import FedAvg
 from ..fit import log_spaced_checkpoints
 from ..problem import Problem
 from ..trace import RunConfig, Trace
+from .diagonal import DiagonalFedAvgModel
 from .fedavg import FedAvgModel
 from .probing import DIVERGENCE_THRESHOLD, NotExact
 from .round_model import RoundModel
 from .seams import QuadraticMeasure, probe_measures
 
-MODELS: dict[type, Callable[[Any, Problem, int], Any]] = {FedAvg: FedAvgModel, Algorithm: RoundModel}
+
+def fedavg_model(algorithm: FedAvg, problem: Problem, rounds: int) -> DiagonalFedAvgModel | FedAvgModel:
+    """The diagonal model where the problem declares a shared eigenbasis and every probed map and
+    measure is diagonal in it (O(d) a round), else the dense FedAvgModel (with the reason why not)."""
+    if getattr(problem, "eigenbasis", False) is not False:
+        try:
+            return DiagonalFedAvgModel(algorithm, problem, rounds)
+        except NotExact as why:
+            try:
+                return FedAvgModel(algorithm, problem, rounds)
+            except NotExact as dense:
+                raise NotExact(f"{dense} (and diagonally: {why})") from None
+    return FedAvgModel(algorithm, problem, rounds)
+
+
+MODELS: dict[type, Callable[[Any, Problem, int], Any]] = {FedAvg: fedavg_model, Algorithm: RoundModel}
 
 
 def exact_model(algorithm_class: type) -> Callable[[Callable], Callable]:
@@ -58,9 +74,13 @@ def _run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
     started = time.perf_counter()
     rounds = int(config.rounds)
     model = model_for(algorithm, problem, rounds)
-    scale = float(np.sqrt(np.max(np.abs(np.diag(model.initial())))))
     omitted: dict[str, str] = {}
-    names, forms = _measure_forms(model, problem, scale, omitted)
+    flat_state = hasattr(model, "measure_forms")  # a model whose state is not one second-moment matrix
+    if flat_state:
+        names, forms = model.measure_forms(omitted)
+    else:
+        scale = float(np.sqrt(np.max(np.abs(np.diag(model.initial())))))
+        names, forms = _measure_forms(model, problem, scale, omitted)
     marks = log_spaced_checkpoints(rounds, int(config.checkpoints))
     mark_index = {int(t): c for c, t in enumerate(marks)}
     per_round = model.costs()
@@ -97,7 +117,7 @@ def _run_exact(config: RunConfig, algorithm: Any, problem: Problem) -> Trace:
             average[-1] = sums[:-1] / rounds
             if varying:
                 spent[-1] = totals
-    second = flat.reshape(model.n, model.n)
+    second = flat if flat_state else flat.reshape(model.n, model.n)
     measures = {name: point[:, j:j + 1] for j, name in enumerate(names)}
     measures.update({f"avg:{name}": average[:, j:j + 1] for j, name in enumerate(names)})
     for name in omitted:  # present, so a claim reading one says what is missing instead of a KeyError

@@ -10,7 +10,14 @@ from typing import Any
 import numpy as np
 
 from ..problem import Problem
-from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close
+from .probing import (
+    AFFINE_RTOL,
+    PROBE_ELEMENTS,
+    NotExact,
+    ProbeStream,
+    ProbeStreams,
+    _close,
+)
 
 
 @dataclass(frozen=True)
@@ -25,9 +32,14 @@ class ClientMaps:
 
 def probe_client_update(algorithm: Any, problem: Problem, *, m: int | None = None, seed: int = 0) -> ClientMaps:
     """Read client_update's affine map in (start, noise) for every client, then check it on random
-    inputs laid out as a real round (m slots, clients repeated) with random draws."""
+    inputs laid out as a real round (m slots, clients repeated) with random draws.
+
+    Probe rows go in chunks of at most PROBE_ELEMENTS / (N d^2) rows (a problem may gather a d x d
+    matrix per slot and row), and the noise map G_i (d x draws) is never held: its covariance and its
+    action on the check's random draws are accumulated chunk by chunk, so memory stays O(N d^2)."""
     N, d = problem.num_clients, problem.dim
     everyone = np.arange(N)
+    chunk = max(1, PROBE_ELEMENTS // (N * d * d))
 
     def call(starts: np.ndarray, clients: np.ndarray, script) -> tuple[np.ndarray, list]:
         R = starts.shape[0]
@@ -40,12 +52,22 @@ def probe_client_update(algorithm: Any, problem: Problem, *, m: int | None = Non
         return out, journal
 
     # 1) origin and unit vectors as start points, zero draws (also logs the draws one job takes)
-    starts = np.zeros((d + 1, N, d))
-    starts[1:] = np.eye(d)[:, None, :]
-    out, log = call(starts, np.broadcast_to(everyone, (d + 1, N)), None)
+    out = np.empty((d + 1, N, d))
+    log: list = []
+    for lo in range(0, d + 1, chunk):
+        rows = np.arange(lo, min(lo + chunk, d + 1))
+        starts = np.zeros((rows.size, N, d))
+        unit_rows = rows >= 1
+        starts[unit_rows, :, rows[unit_rows] - 1] = 1.0
+        out[rows], journal = call(starts, np.broadcast_to(everyone, (rows.size, N)), None)
+        if lo == 0:
+            log = journal
+        elif journal != log:
+            raise NotExact("client_update's draws depend on its inputs (data-dependent control flow)")
     b = out[0]
     A = np.transpose(out[1:] - b, (1, 2, 0))  # (N, d_out, d_in)
-    # 2) unit draws, one probe replica per (call, per-client coordinate), the same in every slot
+    del out
+    # the random check's inputs: random starts, random clients (with repeats) and random draws
     layout = []  # (purpose-call position, per-slot size)
     for purpose, kind, shape in log:
         if not shape or shape[0] != N:
@@ -54,32 +76,35 @@ def probe_client_update(algorithm: Any, problem: Problem, *, m: int | None = Non
         layout.append(int(np.prod(shape[1:], dtype=np.int64)))
     offsets = np.concatenate([[0], np.cumsum(layout)]).astype(int)
     draws = int(offsets[-1])
-    G = np.zeros((N, d, 0))
-    if draws:
-        order = {"n": 0}
-
-        def unit(index: int, shape: tuple[int, ...]) -> np.ndarray:
-            position = order["n"]
-            order["n"] += 1
-            if position >= len(layout):
-                raise NotExact("client_update drew more noise on the second probe than on the first")
-            block = np.zeros((draws, *shape))
-            per = block.reshape(draws, shape[0], -1)
-            for j in range(layout[position]):
-                per[offsets[position] + j, :, j] = 1.0
-            return block
-
-        out_noise, _ = call(np.zeros((draws, N, d)), np.broadcast_to(everyone, (draws, N)), unit)
-        G = np.transpose(out_noise - b, (1, 2, 0))  # (N, d, draws)
-    cov = np.einsum("nik,njk->nij", G, G)
-    # 3) check on random starts, random clients (with repeats) and random draws
     rng = np.random.default_rng(seed)
     m = N if m is None else m
     R = 3
     clients = rng.integers(0, N, (R, m))
     scale = max(1.0, float(np.max(np.abs(problem.initial_point()))))
-    starts = scale * rng.standard_normal((R, m, d))
+    check_starts = scale * rng.standard_normal((R, m, d))
     z = rng.standard_normal((R, m, draws))
+    # 2) unit draws, one probe row per (call, per-client coordinate), the same in every slot
+    cov = np.zeros((N, d, d))
+    noise_part = np.zeros((R, m, d))  # G_{client} z of the check's slots
+    for lo in range(0, draws, chunk):
+        hi = min(lo + chunk, draws)
+        order = {"n": 0}
+
+        def unit(index: int, shape: tuple[int, ...], lo: int = lo, hi: int = hi, order: dict = order) -> np.ndarray:
+            position = order["n"]
+            order["n"] += 1
+            if position >= len(layout):
+                raise NotExact("client_update drew more noise on the second probe than on the first")
+            block = np.zeros((hi - lo, *shape))
+            per = block.reshape(hi - lo, shape[0], -1)
+            cols = np.arange(max(lo - offsets[position], 0), min(hi - offsets[position], layout[position]))
+            per[cols + offsets[position] - lo, :, cols] = 1.0
+            return block
+
+        out_noise, _ = call(np.zeros((hi - lo, N, d)), np.broadcast_to(everyone, (hi - lo, N)), unit)
+        G = (out_noise - b).transpose(1, 2, 0)  # (N, d, rows): columns lo..hi-1 of every client's G_i
+        cov += G @ G.transpose(0, 2, 1)
+        noise_part += (G[clients] @ z[:, :, lo:hi, None])[..., 0]
     served = {"n": 0}
 
     def random_draws(index: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -89,9 +114,13 @@ def probe_client_update(algorithm: Any, problem: Problem, *, m: int | None = Non
             raise NotExact("client_update's draws depend on its inputs (data-dependent control flow)")
         return z[:, :, offsets[position]:offsets[position + 1]].reshape((R, *shape))
 
-    actual, _ = call(starts, clients, random_draws)
-    predicted = (np.einsum("rmij,rmj->rmi", A[clients], starts) + b[clients]
-                 + np.einsum("rmik,rmk->rmi", G[clients], z))
+    actual, _ = call(check_starts, clients, random_draws)
+    # A_{client} start for every slot without gathering an (R, m, d, d) stack: all clients' maps on
+    # all the check's starts, then each slot's own
+    flat_clients = clients.reshape(-1)
+    every = (A.reshape(N * d, d) @ check_starts.reshape(-1, d).T).reshape(N, d, -1)
+    linear = every[flat_clients, :, np.arange(flat_clients.size)].reshape(R, m, d)
+    predicted = linear + b[clients] + noise_part
     gap = _close(actual, predicted)
     if not gap <= AFFINE_RTOL:
         raise NotExact(f"client_update is not affine in (start, noise) per client: off by {gap:.2e} (relative) "
@@ -190,22 +219,38 @@ def probe_measures(problem: Problem, to_output: Callable[[np.ndarray], Any], dim
     A measure that is not a quadratic form (a norm, not its square) has no exact expectation from
     the moments: NotExact, or, given ``omitted``, recorded there with the reason and left out."""
     d = dim
-    eye = np.eye(d)
-    pairs = [(k, l) for k in range(d) for l in range(k + 1, d)]
+    first, second = np.triu_indices(d, 1)  # the pairs k < l, row by row
     rng = np.random.default_rng(seed)
     check = max(1.0, scale) * rng.standard_normal((3, d))
-    points = np.vstack([np.zeros(d), eye, -eye] + ([np.array([eye[k] + eye[l] for k, l in pairs])] if pairs else [])
-                       + [check])
-    values = problem.measures(to_output(points))
+    total = 1 + 2 * d + first.size + 3
+
+    def rows(lo: int, hi: int) -> np.ndarray:
+        """Points lo..hi-1 of: the origin, e_k, -e_k, e_k + e_l (k < l), the checks."""
+        index = np.arange(lo, hi)
+        points = np.zeros((index.size, d))
+        unit = (index >= 1) & (index < 1 + d)
+        points[unit, index[unit] - 1] = 1.0
+        minus = (index >= 1 + d) & (index < 1 + 2 * d)
+        points[minus, index[minus] - 1 - d] = -1.0
+        pair = (index >= 1 + 2 * d) & (index < total - 3)
+        k = index[pair] - 1 - 2 * d
+        points[pair, first[k]] = 1.0
+        points[pair, second[k]] = 1.0
+        tail = index >= total - 3
+        points[tail] = check[index[tail] - (total - 3)]
+        return points
+
+    step = max(1, PROBE_ELEMENTS // max(d, 1) // 4)  # a measure may hold a few arrays of the points' size
+    parts = [problem.measures(to_output(rows(lo, min(lo + step, total)))) for lo in range(0, total, step)]
+    values = {name: np.concatenate([np.asarray(part[name], dtype=float).reshape(-1) for part in parts])
+              for name in parts[0]}
     out = {}
     for name, v in values.items():
-        v = np.asarray(v, dtype=float)
         c = v[0]
         plus, minus = v[1:1 + d], v[1 + d:1 + 2 * d]
         lin = (plus - minus) / 2
         Q = np.diag((plus + minus) / 2 - c)
-        for index, (k, l) in enumerate(pairs):
-            Q[k, l] = Q[l, k] = (v[1 + 2 * d + index] - plus[k] - plus[l] + c) / 2
+        Q[first, second] = Q[second, first] = (v[1 + 2 * d:total - 3] - plus[first] - plus[second] + c) / 2
         gap = _close(v[-3:], c + check @ lin + np.einsum("ri,ij,rj->r", check, Q, check))
         declared = name.removeprefix("avg:") in getattr(problem, "non_quadratic_measures", ())
         if declared or not gap <= AFFINE_RTOL:
