@@ -164,7 +164,7 @@ def _store(args: argparse.Namespace):
         return NullStore("")
     try:
         return Store(args.cache_dir)
-    except NotADirectoryError as exc:
+    except (NotADirectoryError, ValueError) as exc:
         raise UsageError(f"--cache-dir: {exc}") from None
 
 
@@ -371,12 +371,15 @@ def cmd_cache(args: argparse.Namespace) -> int:
               f"({removed['bytes'] / 2**20:.1f} MiB)")
         return EXIT_OK
     scan = store.scan()
-    stale = [key for key, _, _ in scan.entries if not _code_is_current(key, store.read_meta(key))]
+    metas = {key: store.read_meta(key) for key, _, _ in scan.entries}
+    unreadable = [key for key, meta in metas.items() if meta is None]
+    stale = [key for key, meta in metas.items() if meta is not None and not _code_is_current(key, meta)]
     data = {
         "root": str(store.root),
         "entries": len(scan.entries),
         "bytes": scan.entry_bytes,
         "stale_code_entries": len(stale),
+        "unreadable_entries": len(unreadable),
         "temp_files": len(scan.temp),
         "stale_temp_files": len(scan.stale_temp),
         "corrupt_files": len(scan.corrupt),
@@ -386,6 +389,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"cache {data['root']}: {data['entries']} entries, {data['bytes'] / 2**20:.1f} MiB")
     print(f"  {data['stale_code_entries']} from code that has changed since (ratecheck cache prune removes them)")
+    print(f"  {data['unreadable_entries']} unreadable (a run that needs one sets it aside and recomputes it)")
     print(f"  {data['temp_files']} temp files ({data['stale_temp_files']} stale), "
           f"{data['corrupt_files']} corrupt entries set aside")
     return EXIT_OK
@@ -432,7 +436,11 @@ def cmd_hunt(args: argparse.Namespace) -> int:
             f"({result.rejected} drawn outside the conditions); stopped: {result.stopped}")
     print(head)
     if result.best is None:
-        print("no admissible instance was drawn: the search space misses the theorem's conditions")
+        if result.truncated:
+            print(f"the budget of {args.budget:g} s ran out before any admissible instance was run: "
+                  "give a larger --budget")
+        else:
+            print("no admissible instance was drawn: the search space misses the theorem's conditions")
         return EXIT_OK
     best = result.best
     what = "COUNTEREXAMPLE (shrunk)" if result.found else "no counterexample; the largest ratio seen"
@@ -467,7 +475,9 @@ def build_parser() -> argparse.ArgumentParser:
         prof.add_argument("--quick", action="store_true", help="quick profile (default)")
         prof.add_argument("--full", action="store_true", help="full profile: larger grids, more replicas")
         p.add_argument("--jobs", type=int, default=None,
-                       help="worker processes (default: all cores; 1 runs serially)")
+                       help="worker processes (default: all cores; 1 runs serially; more than the cores "
+                            "is capped at them unless --force-jobs)")
+        p.add_argument("--force-jobs", action="store_true", help="use --jobs even if it exceeds the cores")
         p.add_argument("--dask", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS")
         p.add_argument("--dask-local", action="store_true", help="start a local Dask cluster")
         p.add_argument("--cache-dir", default=DEFAULT_CACHE, help=f"run cache (default {DEFAULT_CACHE})")
@@ -527,11 +537,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: --help exits 0, a usage error 2
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
     # -- options that apply after parsing (other helpers add theirs here, one call each) ----------
-    if hasattr(args, "jobs"):
-        if args.jobs is None:
-            args.jobs = default_jobs()
-        elif args.jobs < 1:
-            return _fail(EXIT_USAGE, f"--jobs must be >= 1, got {args.jobs}")
+    problem = _check_run_options(args)
+    if problem:
+        return _fail(EXIT_USAGE, problem)
     # ---------------------------------------------------------------------------------------------
     try:
         return int(args.func(args) or 0)
@@ -549,6 +557,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("RATECHECK_TRACEBACK"):  # for debugging the package itself
             raise
         return _fail(EXIT_FAILURE, _failure_message(exc, args))
+
+
+def _check_run_options(args: argparse.Namespace) -> str | None:
+    """--jobs, --dask and --cache-dir checked before anything runs: what is wrong, or None.
+
+    --jobs above the cores is capped at them (one interpreter per extra job only competes for the
+    same cores), with a note on stderr; --force-jobs keeps the number asked for."""
+    if hasattr(args, "jobs"):
+        cores = default_jobs()
+        if args.jobs is None:
+            args.jobs = cores
+        elif args.jobs < 1:
+            return f"--jobs must be >= 1, got {args.jobs}"
+        elif args.jobs > cores and not getattr(args, "force_jobs", False):
+            print(f"ratecheck: note: --jobs {args.jobs} is more than the {cores} cores; using {cores} "
+                  f"(--force-jobs keeps {args.jobs})", file=sys.stderr)
+            args.jobs = cores
+    if getattr(args, "dask", None) is not None:
+        from ratecheck.executors import check_dask_address
+
+        try:
+            check_dask_address(args.dask)
+        except ValueError as exc:
+            return f"--dask: {exc}"
+        if getattr(args, "dask_local", False):
+            return "choose either --dask ADDRESS or --dask-local, not both"
+    if hasattr(args, "cache_dir") and not getattr(args, "no_cache", False):
+        try:
+            _store(args)
+        except UsageError as exc:
+            return str(exc)
+    return None
 
 
 def _fail(code: int, message: str) -> int:

@@ -10,6 +10,7 @@ early because every replica diverged keeps the counters of the rounds it ran.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 
@@ -17,7 +18,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .algorithms.base import Algorithm
-from .params import ParamError, check_size
+from .params import check_run, check_size, replica_ids
 from .points import as_points
 from .problem import Problem
 from .seeding import Streams
@@ -75,21 +76,7 @@ def run_config(
 
 
 def _replica_ids(replicas: int | Sequence[int]) -> np.ndarray:
-    if isinstance(replicas, (bool, np.bool_)):
-        raise ParamError("run", "replicas", replicas, "must be an integer >= 1 or a list of replica ids")
-    if isinstance(replicas, (int, np.integer)):
-        if replicas < 1:
-            raise ParamError("run", "replicas", replicas, "must be an integer >= 1")
-        if replicas > 10**7:
-            raise ParamError("run", "replicas", replicas, "must be <= 10^7 (see the size rule in ratecheck.params)")
-        return np.arange(int(replicas))
-    if not isinstance(replicas, (list, tuple, np.ndarray, range)):
-        raise ParamError("run", "replicas", replicas, "must be an integer >= 1 or a list of replica ids")
-    items = list(replicas)
-    if not items or any(isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or i < 0 for i in items) \
-            or len(set(int(i) for i in items)) != len(items):
-        raise ParamError("run", "replicas", replicas, "replica ids must be distinct non-negative integers")
-    return np.asarray(items, dtype=np.int64)
+    return replica_ids("run", replicas)
 
 
 def _execute(
@@ -98,10 +85,7 @@ def _execute(
     from .fit import log_spaced_checkpoints  # here, not at import: fit pulls in scipy.stats
 
     for name in ("rounds", "checkpoints", "seed"):
-        value = getattr(config, name)
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (0 if name == "seed" else 1):
-            rule = "an integer >= 0" if name == "seed" else "an integer >= 1"
-            raise ParamError("run", name, value, f"must be {rule}")
+        check_run("run", name, getattr(config, name))
     algorithm.check_problem(problem)
     try:
         algorithm.validate(problem)
@@ -114,6 +98,7 @@ def _execute(
     if config.mode != "monte_carlo":
         from .exact import NotExact, run_exact
 
+        _check_size(config, algorithm, problem, ids, exact=True)
         try:
             return run_exact(config, algorithm, problem)
         except NotExact as why:
@@ -122,8 +107,7 @@ def _execute(
             fallback = f"Monte Carlo instead of exact: {why}"
     # -- end issue #8 ------------------------------------------------------------------------------
     rounds = int(config.rounds)
-    check_size("run", rounds=rounds, replicas=int(ids.size), clients=_slots(algorithm, problem),
-               dim=int(problem.dim), local_steps=_local_work(algorithm))
+    _check_size(config, algorithm, problem, ids)
     started = time.perf_counter()
     streams = Streams(int(config.seed), config.run_key(), ids)
     marks = log_spaced_checkpoints(rounds, int(config.checkpoints))
@@ -211,6 +195,35 @@ def _blown_up(output, replicas: int, scales: Mapping[str, float] | None = None) 
         bad |= ~np.isfinite(flat).all(axis=1)
         bad |= np.abs(np.nan_to_num(flat, nan=0.0)).max(axis=1, initial=0.0) > limit
     return bad
+
+
+def _check_size(config: RunConfig, algorithm: Algorithm, problem: Problem, ids: np.ndarray,
+                exact: bool = False) -> None:
+    """The size rule (ratecheck.params.check_size) with every cost of this run that scales."""
+    timeline = int(problem.num_clients) if hasattr(algorithm, "timeline") else 0  # event-driven algorithms
+    state = _state_floats(algorithm, problem, config) if exact else 0
+    check_size("run", rounds=int(config.rounds), replicas=int(ids.size), clients=_slots(algorithm, problem),
+               dim=int(problem.dim), local_steps=_local_work(algorithm), checkpoints=int(config.checkpoints),
+               timeline_clients=timeline, state=state)
+
+
+def _state_floats(algorithm: Algorithm, problem: Problem, config: RunConfig) -> int:
+    """Numbers in one replica's state (what exact mode keeps the second moment of), at least 1."""
+    check_size("run", rounds=int(config.rounds), replicas=1, clients=_slots(algorithm, problem),
+               dim=int(problem.dim), local_steps=_local_work(algorithm))  # building one replica fits
+    return max(1, _floats(algorithm.init(problem, Streams(int(config.seed), config.run_key(), [0]))))
+
+
+def _floats(value: object) -> int:
+    if isinstance(value, np.ndarray):
+        return int(value.size) if value.dtype.kind in "fc" else 0
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(_floats(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, Mapping):
+        return sum(_floats(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_floats(v) for v in value)
+    return 0
 
 
 def _slots(algorithm: Algorithm, problem: Problem) -> int:

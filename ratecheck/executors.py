@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import pickle
+import re
 import sys
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
@@ -33,6 +37,7 @@ __all__ = [
     "JobError",
     "ProcessExecutor",
     "SerialExecutor",
+    "check_dask_address",
     "make_executor",
     "run_all",
 ]
@@ -89,7 +94,7 @@ class SerialExecutor(Executor):
         for index, item in enumerate(items):
             try:
                 result = fn(item)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end ratecheck
                 raise JobError.wrap(index, exc) from exc
             yield index, result
 
@@ -104,6 +109,46 @@ def single_threaded_blas() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
+
+
+PARENT_POLL_SECONDS = 0.5
+
+
+def worker_initializer(death_signal: bool = False) -> None:
+    """Set up a pool worker: one BLAS thread, and an end with the parent process."""
+    single_threaded_blas()
+    end_with_parent(death_signal=death_signal)
+
+
+def end_with_parent(poll: float = PARENT_POLL_SECONDS, death_signal: bool = False) -> None:
+    """Make this (worker) process exit when its parent dies, however it dies (SIGKILL included).
+
+    A pool worker would otherwise outlive a killed ``ratecheck check``, holding its memory: a daemon
+    thread polls the parent id (a worker whose parent died is re-parented) and exits. With
+    ``death_signal`` on Linux the kernel also sends SIGKILL at once (prctl PR_SET_PDEATHSIG); it
+    fires when the parent's *thread* that started the worker ends, so the pool asks for it only
+    when that thread is the main thread.
+    """
+    parent = os.getppid()
+    if death_signal and sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            PR_SET_PDEATHSIG = 1
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # no prctl: the thread below still ends the worker
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll)
+        os._exit(1)  # no cleanup: the parent that would collect anything is gone
+
+    threading.Thread(target=watch, name="ratecheck-parent-watch", daemon=True).start()
 
 
 class ProcessExecutor(Executor):
@@ -130,7 +175,9 @@ class ProcessExecutor(Executor):
     def pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._context,
-                                             initializer=single_threaded_blas)
+                                             initializer=worker_initializer,
+                                             # workers start in the thread that submits (spawn)
+                                             initargs=(threading.current_thread() is threading.main_thread(),))
         return self._pool
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
@@ -151,7 +198,7 @@ class ProcessExecutor(Executor):
                 index = pending.pop(future)
                 try:
                     result = future.result()
-                except Exception as exc:
+                except (Exception, SystemExit) as exc:
                     raise JobError.wrap(index, exc) from exc
                 yield index, result
         finally:
@@ -201,6 +248,8 @@ class DaskExecutor(Executor):
     def __init__(self, address: str | None = None, local_workers: int = 2, connect_timeout: float = 5.0) -> None:
         if address is None:
             local_workers = _check_jobs(local_workers, what="local_workers")
+        else:
+            address = check_dask_address(address)
         self.connect_timeout = float(connect_timeout)
         self.address = address
         self.local_workers = local_workers
@@ -260,7 +309,7 @@ class DaskExecutor(Executor):
                 index = index_of[future.key]
                 try:
                     result = future.result()
-                except (Exception, asyncio.CancelledError) as exc:
+                except (Exception, SystemExit, asyncio.CancelledError) as exc:
                     raise JobError.wrap(index, exc) from exc
                 # Drop our reference so the cluster can free the result's memory.
                 del pending[future.key]
@@ -294,8 +343,6 @@ def make_executor(jobs: int = 1, dask: str | None = None, dask_local: bool = Fal
     if dask is not None and dask_local:
         raise ValueError("choose either a Dask scheduler address or a local Dask cluster, not both")
     if dask is not None:
-        if not isinstance(dask, str) or not dask.strip():
-            raise ValueError(f"Dask scheduler address must be a non-empty string, got {dask!r}")
         return DaskExecutor(address=dask)
     if dask_local:
         return DaskExecutor(local_workers=jobs if jobs > 1 else 2)
@@ -357,6 +404,36 @@ def _check_jobs(jobs: int, what: str = "jobs") -> int:
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"{what} must be an integer >= 1, got {jobs!r}")
     return jobs
+
+
+DASK_SCHEMES = ("tcp", "tls", "ucx", "inproc", "ws", "wss")
+_HOST_PORT = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?")
+
+
+def check_dask_address(address: object) -> str:
+    """A Dask scheduler address ``[scheme://]host[:port]``, or a ValueError saying what is wrong
+    (before anything connects: a malformed address would otherwise time out, then print a traceback
+    from the half-built client)."""
+    if not isinstance(address, str) or not address.strip():
+        raise ValueError(f"Dask scheduler address must be a non-empty string, got {address!r}")
+    text = address.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    form = f"expected [SCHEME://]HOST[:PORT] with SCHEME one of {', '.join(DASK_SCHEMES)}, e.g. tcp://127.0.0.1:8786"
+    if scheme not in DASK_SCHEMES:
+        raise ValueError(f"Dask scheduler address {address!r} has an unknown scheme {scheme!r}: {form}")
+    if scheme == "inproc":
+        if not rest or any(ch.isspace() for ch in rest):
+            raise ValueError(f"Dask scheduler address {address!r} is malformed: {form}")
+        return text
+    match = _HOST_PORT.fullmatch(rest)
+    if match is None:
+        raise ValueError(f"Dask scheduler address {address!r} is malformed: {form}")
+    port = match.group("port")
+    if port is not None and not 1 <= int(port) <= 65535:
+        raise ValueError(f"Dask scheduler address {address!r}: port {port} is not in 1..65535")
+    return text
 
 
 def _show_progress(progress: bool | str) -> bool:

@@ -38,6 +38,9 @@ __all__ = [
     "option",
     "real",
     "check_size",
+    "check_run",
+    "replica_ids",
+    "RUN_PARAMS",
     "text",
     "vector",
 ]
@@ -58,6 +61,29 @@ class ParamError(ValueError):
         self.owner, self.name, self.value, self.rule = owner, name, value, rule
         where = f"{owner}: " if owner else ""
         super().__init__(f"{where}parameter {name} = {_show(value)} is invalid: {rule}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default would call ParamError(message) and fail in the process that unpickles it (a
+        # worker's error would then arrive as a broken pool): rebuild from the four fields.
+        return (type(self), (self.owner, self.name, _picklable(self.value), self.rule))
+
+
+class _Shown(str):
+    """The repr of a value that cannot be pickled, shown as the value itself in messages."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _picklable(value: Any) -> Any:
+    """``value`` itself if it pickles, else its (shortened) repr: an error must cross processes."""
+    import pickle
+
+    try:
+        pickle.dumps(value)
+    except Exception:
+        return _Shown(_show(value))
+    return value
 
 
 def _show(value: Any) -> str:
@@ -234,24 +260,83 @@ class Param:
         return {"kind": self.kind, "meaning": self.meaning, "rule": self.rule()}
 
 
-def check_size(owner: str, *, rounds: int, replicas: int, clients: int, dim: int, local_steps: int = 1) -> None:
-    """Refuse a run that cannot finish on the reference machine (24 GiB, 2 cores), naming the rule.
+MAX_REPLICAS = 10**7
+MAX_CHECKPOINTS = 10**6
+# A run's own parameters (RunConfig, engine.run, --rounds/--replicas/--seed on the command line).
+RUN_PARAMS: dict[str, Param] = dict(
+    rounds=Param.int("communication rounds T of a run", low=1),
+    replicas=Param.int("independent replicas R, run as an array axis", low=1, high=MAX_REPLICAS),
+    seed=Param.int("base seed of the run's random streams", low=0),
+    checkpoints=Param.int("log-spaced rounds at which measures are recorded (besides round 0; "
+                          "at least 2, for round 1 and the last)", low=2, high=MAX_CHECKPOINTS),
+)
 
-    Memory: COPIES live float64 arrays of shape (replicas, clients, dim) must fit in MEMORY_BUDGET
-    (4 GiB, leaving room for other runs and workers). Work: rounds x replicas x clients x dim x
-    local_steps must stay under WORK_BUDGET (2e11 element updates, about an hour of numpy on one
-    core); a longer study belongs on a cluster, split into several configurations.
+
+def check_run(owner: str, name: str, value: Any) -> Any:
+    """``value`` checked against the declaration of the run parameter ``name`` (RUN_PARAMS)."""
+    return RUN_PARAMS[name].check(name, value, owner)
+
+
+def replica_ids(owner: str, replicas: Any) -> np.ndarray:
+    """Replica ids from a count (``range(count)``) or an explicit list of distinct ids in [0, 2^63)."""
+    if isinstance(replicas, (list, tuple, range)) or (isinstance(replicas, np.ndarray) and replicas.ndim == 1):
+        items = list(replicas)
+        rule = "replica ids must be distinct integers in [0, 2^63) (at most 10^7 of them)"
+        if not items or len(items) > MAX_REPLICAS:
+            raise ParamError(owner, "replicas", replicas, rule)
+        for item in items:
+            if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral) or not 0 <= item < 2**63:
+                raise ParamError(owner, "replicas", replicas, rule)
+        if len(set(int(i) for i in items)) != len(items):
+            raise ParamError(owner, "replicas", replicas, rule)
+        return np.asarray([int(i) for i in items], dtype=np.int64)
+    if isinstance(replicas, numbers.Integral) and not isinstance(replicas, (bool, np.bool_)):
+        return np.arange(check_run(owner, "replicas", replicas), dtype=np.int64)
+    raise ParamError(owner, "replicas", replicas, "must be an integer >= 1 or a list of replica ids")
+
+
+# What a run's extra costs take, measured on the reference machine (issue #24):
+TIMELINE_SECONDS_PER_CLIENT = 1.5e-3  # simulating one client's event timeline, per replica (100k clients: 153 s)
+RECORDED_ARRAYS = 16  # float64 (checkpoints, replicas) arrays a run records (point and running average per measure)
+SECONDS_BUDGET = 3600.0  # what WORK_BUDGET takes: the time one run may take on one core
+MOMENT_BYTES_BUDGET = MEMORY_BUDGET  # exact mode: the (state x state) second moment and its propagation
+MOMENT_FLOPS_BUDGET = 1e13  # exact mode: rounds x state^3 multiply-adds, about an hour of BLAS on one core
+
+
+def check_size(owner: str, *, rounds: int, replicas: int, clients: int, dim: int, local_steps: int = 1,
+               checkpoints: int = 2, timeline_clients: int = 0, state: int = 0) -> None:
+    """Refuse a run that cannot finish on the reference machine (24 GiB, 2 cores), naming the
+    parameter and the rule.
+
+    Memory: COPIES live float64 arrays of shape (replicas, clients, dim), plus RECORDED_ARRAYS
+    (checkpoints, replicas) records, must fit in MEMORY_BUDGET (4 GiB, leaving room for other runs
+    and workers). Time: rounds x replicas x clients x dim x local_steps element updates (WORK_BUDGET
+    = 2e11, about SECONDS_BUDGET = an hour of numpy on one core) plus, for an algorithm on the event
+    timeline, TIMELINE_SECONDS_PER_CLIENT per client and replica, must fit in an hour; a longer study
+    belongs on a cluster, split into several configurations. ``state`` > 0 is exact mode: one
+    "replica" whose second moment is a (state x state) float64 matrix, propagated by products that
+    cost state^3 per round.
     """
-    sizes = {"rounds": rounds, "replicas": replicas, "clients": clients, "dim": dim, "local_steps": local_steps}
+    sizes = {"rounds": rounds, "replicas": replicas, "clients": clients, "dim": dim, "local_steps": local_steps,
+             "checkpoints": checkpoints}
     for name, value in sizes.items():
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise ParamError(owner, name, value, "must be an integer >= 1")
-    memory = 8.0 * COPIES * replicas * clients * dim
-    if memory > MEMORY_BUDGET:
+    marks = min(int(checkpoints), int(rounds)) + 1
+    if state:
+        _check_moments(owner, rounds=rounds, state=state, marks=marks)
+        return
+    live = 8.0 * COPIES * replicas * clients * dim
+    recorded = 8.0 * RECORDED_ARRAYS * marks * replicas
+    if live + recorded > MEMORY_BUDGET:
+        name, value, fix = (("replicas x clients x dim", f"{replicas} x {clients} x {dim}",
+                             "use fewer replicas or clients") if live >= recorded else
+                            ("checkpoints x replicas", f"{marks} x {replicas}", "use fewer checkpoints or replicas"))
         raise ParamError(
-            owner, "replicas x clients x dim", f"{replicas} x {clients} x {dim}",
-            f"must fit in {MEMORY_BUDGET / 2**30:g} GiB (rule: 8 bytes x {COPIES} live arrays x replicas x "
-            f"clients x dim), but needs about {memory / 2**30:.3g} GiB: use fewer replicas or clients")
+            owner, name, value,
+            f"must fit in {MEMORY_BUDGET / 2**30:g} GiB (rule: 8 bytes x ({COPIES} live arrays x replicas x "
+            f"clients x dim + {RECORDED_ARRAYS} records x checkpoints x replicas)), but needs about "
+            f"{(live + recorded) / 2**30:.3g} GiB: {fix}")
     work = float(rounds) * replicas * clients * dim * local_steps
     if work > WORK_BUDGET:
         raise ParamError(
@@ -259,6 +344,30 @@ def check_size(owner: str, *, rounds: int, replicas: int, clients: int, dim: int
             f"{rounds} x {replicas} x {clients} x {dim} x {local_steps}",
             f"must be at most {WORK_BUDGET:.0e} element updates (about an hour on one core), but is "
             f"{work:.3g}: use fewer rounds or replicas, or split the study")
+    seconds = work / WORK_BUDGET * SECONDS_BUDGET + TIMELINE_SECONDS_PER_CLIENT * timeline_clients * replicas
+    if seconds > SECONDS_BUDGET:
+        raise ParamError(
+            owner, "clients x replicas", f"{timeline_clients} x {replicas}",
+            f"the event timeline takes about {TIMELINE_SECONDS_PER_CLIENT * 1e3:g} ms per client and replica "
+            f"to simulate, so this run needs about {seconds / 60:.0f} minutes, more than the "
+            f"{SECONDS_BUDGET / 60:.0f} allowed: use fewer clients or replicas")
+
+
+def _check_moments(owner: str, *, rounds: int, state: int, marks: int) -> None:
+    """Exact mode: the second moment of a ``state``-float state (memory) and its propagation (time)."""
+    memory = 8.0 * 3 * state * state + 8.0 * RECORDED_ARRAYS * marks
+    if memory > MOMENT_BYTES_BUDGET:
+        raise ParamError(
+            owner, "clients x dim (exact mode)", state,
+            f"exact mode keeps the second moment of the {state}-number state (rule: 8 bytes x 3 x state^2 "
+            f"<= {MOMENT_BYTES_BUDGET / 2**30:g} GiB), but needs about {memory / 2**30:.3g} GiB: use fewer "
+            "clients or a smaller dimension, or Monte Carlo")
+    work = float(rounds) * float(state) ** 3
+    if work > MOMENT_FLOPS_BUDGET:
+        raise ParamError(
+            owner, "rounds x state^3 (exact mode)", f"{rounds} x {state}^3",
+            f"must be at most {MOMENT_FLOPS_BUDGET:.0e} operations (about an hour on one core), but is {work:.3g}: "
+            "use fewer rounds, clients or a smaller dimension, or Monte Carlo")
 
 
 # -- dataclass fields (algorithms) -----------------------------------------------------------------

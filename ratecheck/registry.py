@@ -24,15 +24,18 @@ only here; worker processes get the list of extra sources with each job (``with_
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
 import importlib
 import importlib.metadata
 import importlib.util
+import signal
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import ratecheck.algorithms.base as base  # the contract only, not the package's make_algorithm
 from .paper import Paper
@@ -213,8 +216,11 @@ class Registry:
         saved = ([dict(t) for t in tables], {k: list(v) for k, v in base.BY_MODULE.items()},
                  dict(self._papers), dict(self._problems), set(sys.modules))
         try:
-            load()
-        except Exception as exc:  # a plugin may fail in any way: report it, keep the others
+            with _interrupts_seen() as seen:
+                load()
+        except BaseException as exc:  # a plugin may fail in any way (sys.exit included): report it
+            if isinstance(exc, KeyboardInterrupt) and seen.interrupted:
+                raise  # the user pressed Ctrl-C while it loaded: a real interrupt
             saved_tables, by_module, papers_, problems_, modules = saved
             # the package's own modules imported on the way stay imported, with their registrations;
             # any other module is forgotten so that a retry re-imports (and re-registers) it
@@ -438,6 +444,39 @@ def _import_source(spec: str):
     return module
 
 
+class _Interrupts:
+    interrupted = False
+
+
+@contextlib.contextmanager
+def _interrupts_seen() -> Iterator[_Interrupts]:
+    """Tell a real Ctrl-C (SIGINT delivered while a plugin loads) from a plugin that raises
+    KeyboardInterrupt itself: only the first may interrupt ratecheck; the second is a broken plugin."""
+    seen = _Interrupts()
+    if threading.current_thread() is not threading.main_thread():
+        yield seen  # signals reach the main thread only: a KeyboardInterrupt here is the plugin's
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        if previous == signal.SIG_IGN:
+            return
+        seen.interrupted = True
+        if callable(previous):
+            previous(signum, frame)
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGINT, on_interrupt)
+    except (ValueError, OSError):  # no signals here (an embedded interpreter)
+        yield seen
+        return
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _is_module(obj: Any) -> bool:
     return type(obj).__name__ == "module"
 
@@ -449,6 +488,10 @@ def _kind(obj: Any) -> str:
 def _cause(exc: BaseException) -> str:
     if isinstance(exc, SyntaxError):
         return f"SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r}) while loading (a plugin must not end the program)"
+    if isinstance(exc, KeyboardInterrupt):
+        return "it raised KeyboardInterrupt while loading (no Ctrl-C was pressed)"
     return f"{type(exc).__name__}: {exc}"
 
 

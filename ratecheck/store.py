@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import tempfile
 import time
 import zipfile
@@ -77,9 +78,17 @@ class Store:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         # The directory is created by the first ``put``, so merely naming a cache has no side effect.
+        if not os.fspath(root):
+            raise ValueError("the cache directory must be a non-empty path ('' would be the current folder)")
         self.root = Path(root)
         if self.root.exists() and not self.root.is_dir():
             raise NotADirectoryError(f"cache directory {str(self.root)!r} exists and is not a directory")
+        for parent in self.root.absolute().parents:  # found now, not when the first run is written
+            if parent.exists():
+                if not parent.is_dir():
+                    raise NotADirectoryError(f"cache directory {str(self.root)!r} cannot be created: "
+                                             f"{str(parent)!r} is not a directory")
+                break
         self.puts = 0  # entries written by this object (the CLI reports it after an interrupt)
 
     def __repr__(self) -> str:
@@ -105,11 +114,15 @@ class Store:
     # -- reading --------------------------------------------------------------------------------
 
     def get(self, key: str) -> tuple[dict[str, np.ndarray], dict] | None:
-        """The stored ``(arrays, meta)`` for ``key``, or ``None`` if it is absent or corrupt."""
+        """The stored ``(arrays, meta)`` for ``key``, or ``None`` if it is absent or unreadable (an
+        unreadable entry, whatever the reason, is set aside so that the run is recomputed)."""
         path = self.path(key)
         try:
             fh = open(path, "rb")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no entry (or a file where its shard should be)
+            return None
+        except OSError as exc:  # a directory in its place, no permission to read it, an I/O error, ...
+            self._quarantine(key, path, None, f"{type(exc).__name__}: {exc}")
             return None
         with fh:
             # Remember which file we read, so quarantining cannot hit a good file that a concurrent
@@ -122,22 +135,27 @@ class Store:
         self._quarantine(key, path, stat, reason)
         return None
 
-    def _quarantine(self, key: str, path: Path, stat: os.stat_result, reason: str) -> None:
-        logger.warning("cache entry %s is corrupt (%s); moving it aside to recompute", key, reason)
+    def _quarantine(self, key: str, path: Path, stat: os.stat_result | None, reason: str) -> None:
+        """Move an unreadable entry aside to ``<key>.npz.corrupt`` (``stat``: the file that was read,
+        None when it could not be opened at all)."""
+        logger.warning("cache entry %s is unreadable (%s); moving it aside to recompute", key, reason)
         try:
             now = os.stat(path)
-            if (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) != (
+            if stat is not None and (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) != (
                 stat.st_dev,
                 stat.st_ino,
                 stat.st_size,
                 stat.st_mtime_ns,
             ):
                 return  # replaced by a writer since we read it: that version is not ours to judge
-            os.replace(path, path.with_name(path.name + ".corrupt"))
+            aside = path.with_name(path.name + ".corrupt")
+            if aside.is_dir() and not aside.is_symlink():
+                shutil.rmtree(aside)  # an older directory set aside: os.replace cannot overwrite it
+            os.replace(path, aside)
         except FileNotFoundError:
             pass  # another reader moved it aside first
         except OSError as exc:
-            logger.warning("could not move corrupt cache entry %s aside: %s", key, exc)
+            logger.warning("could not move unreadable cache entry %s aside: %s", key, exc)
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -150,9 +168,14 @@ class Store:
         members[_META] = np.array(meta_json)
         members[_CHECKSUM] = np.array(digest)
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Same directory as the target: os.replace is only atomic within one filesystem.
-        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=path.parent)
+        try:
+            if path.is_dir() and not path.is_symlink():  # a directory where the entry goes: set it aside
+                self._quarantine(key, path, None, "a directory where the entry should be")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Same directory as the target: os.replace is only atomic within one filesystem.
+            fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=path.parent)
+        except OSError as exc:
+            raise _naming(exc, path.parent) from exc
         try:
             with os.fdopen(fd, "wb") as fh:
                 _write_npz(fh, members)
@@ -160,11 +183,13 @@ class Store:
                 os.fsync(fh.fileno())  # data on disk before the rename makes it visible
             os.replace(tmp, path)
             self.puts += 1
-        except BaseException:
+        except BaseException as exc:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+            if isinstance(exc, OSError):  # e.g. a full disk: say which file could not be written
+                raise _naming(exc, path) from exc
             raise
         _fsync_dir(path.parent)
 
@@ -175,17 +200,13 @@ class Store:
             for child in list(shard.iterdir()):
                 name = child.name
                 stem = name.split(".")[1] if name.startswith(".") else name.split(".")[0]
-                if not (_KEY_RE.fullmatch(stem) and stem[:2] == shard.name and child.is_file()):
+                if not (_KEY_RE.fullmatch(stem) and stem[:2] == shard.name):
                     continue  # not ours: leave foreign files alone
                 is_entry = name == f"{stem}.npz"
                 if is_entry or name == f"{stem}.npz.corrupt" or (
-                    name.startswith(f".{stem}.") and name.endswith(".tmp")
+                    name.startswith(f".{stem}.") and name.endswith(".tmp") and child.is_file()
                 ):
-                    try:
-                        child.unlink()
-                    except FileNotFoundError:
-                        continue
-                    removed += is_entry
+                    removed += _unlink(child) and is_entry
             try:
                 shard.rmdir()
             except OSError:
@@ -408,10 +429,20 @@ def _decode(fh: Any) -> tuple[dict[str, np.ndarray], dict]:
 
 def _unlink(path: Path) -> bool:
     try:
-        path.unlink()
+        if path.is_dir() and not path.is_symlink():  # an unreadable entry set aside was a directory
+            shutil.rmtree(path)
+        else:
+            path.unlink()
     except FileNotFoundError:
         return False
     return True
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """``exc`` as an OSError that names ``path`` (a write error alone does not say where)."""
+    if exc.filename is not None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror or str(exc), str(path))
 
 
 def _fsync_dir(directory: Path) -> None:

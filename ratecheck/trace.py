@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .params import ParamError
+from .params import RUN_PARAMS, ParamError, check_run
 from .seeding import stable_hash
 
 CONFIG_FIELDS = ("algorithm", "params", "problem", "problem_params", "rounds", "replicas", "seed", "checkpoints",
@@ -46,10 +46,8 @@ class RunConfig:
             value = getattr(self, name)
             if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
                 raise ParamError("RunConfig", name, value, "must be a mapping of parameter names to values")
-        for name, low in (("rounds", 1), ("replicas", 1), ("seed", 0), ("checkpoints", 1)):
-            value = getattr(self, name)
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < low:
-                raise ParamError("RunConfig", name, value, f"must be an integer >= {low}")
+        for name in RUN_PARAMS:  # rounds, replicas, seed, checkpoints: declared in ratecheck.params
+            check_run("RunConfig", name, getattr(self, name))
 
     def identity(self) -> dict[str, Any]:
         out = {
