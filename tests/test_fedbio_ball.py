@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from proofs.fedbio import claims as fc
-from proofs.fedbio.ball import ball_checked, ball_evidence
+from proofs.fedbio.ball import BallGate, ball_checked, ball_evidence
 from ratecheck.claims import PointResult, Verdict
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
@@ -26,11 +26,11 @@ def test_iterates_outside_the_ball_are_named_and_a_decisive_claim_is_not_accepte
     assert len(left) == 1 and f"R_x {R_x:.3g}" in left[0]
     claim = ball_checked(fc.STORM_GLOBAL, decisive=True)
     assert claim.id == fc.STORM_GLOBAL.id
-    verdict, reason, evidence = claim._decide([inside])
+    verdict, reason, evidence = claim.judge([inside])
     assert verdict == Verdict.PASS and evidence["C_f_ball"]["left"] == []
-    verdict, reason, evidence = claim._decide([outside])
+    verdict, reason, evidence = claim.judge([outside])
     assert verdict == Verdict.INCONCLUSIVE and "LEFT the ball" in reason
-    verdict, reason, _ = ball_checked(fc.STORM_GLOBAL)._decide([outside])  # reported, not decisive
+    verdict, reason, _ = ball_checked(fc.STORM_GLOBAL).judge([outside])  # reported, not decisive
     assert verdict == Verdict.PASS and "LEFT the ball" in reason
 
 
@@ -39,7 +39,7 @@ def test_exact_runs_are_counted_as_unchecked_and_every_claim_is_wrapped():
                         trace=SimpleNamespace(info={}, exact=True))
     assert ball_evidence([exact]) == {"points": [], "left": [], "unchecked": 1}
     assert ball_evidence([_point(float("nan"), float("nan"))])["unchecked"] == 1  # exact mode's NaN monitors
-    assert all(type(c).__name__.startswith("BallChecked") for c in fc.CLAIMS)
+    assert all(any(isinstance(g, BallGate) for g in c.gates) for c in fc.CLAIMS)
 
 
 def test_runs_record_the_visited_maxima():

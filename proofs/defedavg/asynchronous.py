@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -31,12 +31,11 @@ from ratecheck.claims import (
     Profile,
     SlopeClaim,
     Verdict,
-    _bootstrap_distance,
-    _first_divergence,
     hitting_rounds,
     monte_carlo_twin,
     tail_average,
 )
+from ratecheck.claims.views import Statistic
 from ratecheck.fit import mean_ci
 from ratecheck.inspection import problem_of, view
 from ratecheck.trace import RunConfig, Trace
@@ -54,6 +53,7 @@ from .claims import (
 )
 from .modes import EXACT
 from .theorems import KEY, THEOREM_2, src
+from .views import ChangeOverRun, TimeRatio
 
 
 def companion(beta: float, delay: int) -> np.ndarray:
@@ -125,6 +125,7 @@ class StabilityClaim(Claim):
     make: Callable[[float, float, Profile], RunConfig]
     factor: float = 1e3
     kind: str = "stability"
+    statistic_view: ClassVar[Statistic] = ChangeOverRun()
 
     def runs(self, profile):
         return [self.make(v, beta, profile) for v in self.values(profile) for beta in self.betas(v).values()]
@@ -477,27 +478,6 @@ def speed_biased_point(config: RunConfig, trace: Trace) -> np.ndarray:
     return problem.x_star + share @ (problem.centers - problem.x_star)
 
 
-@dataclass(frozen=True, kw_only=True)
-class TraceLimitClaim(LimitClaim):
-    """A LimitClaim whose target depends on the run itself (e.g. shares measured on its timeline)."""
-
-    target_of_run: Callable[[RunConfig, Trace], np.ndarray]
-
-    def points(self, profile, traces):
-        out = []
-        for value, config in zip(self.values(profile), self.runs(profile)):
-            trace = traces[config.key()]
-            final = trace.final[self.point]
-            final = final[np.isfinite(final).all(axis=1)]
-            target = self.target_of_run(config, trace)
-            est, low, high = _bootstrap_distance(final, target, self.level)
-            stats = {"distance": est, "low": low, "high": high,
-                     "target_offset": float(np.linalg.norm(target - problem_of(config).x_star))}
-            out.append(PointResult(value, config, np.linalg.norm(final - target, axis=1), trace.diverged_count,
-                                   stats=stats, first_divergence=_first_divergence(trace), trace=trace))
-        return out
-
-
 def _exact_minimizer(config: RunConfig) -> np.ndarray:
     return problem_of(config).x_star
 
@@ -506,7 +486,7 @@ _BIAS_COMMON = dict(paper=KEY, vary="n", grid={"quick": (BIAS_N,), "full": (BIAS
                     tolerance=BIAS_TOLERANCE, source=src("§3.1 on uniform sampling vs first arrivals; spec §6 P2-e, "
                                                          "pitfall 4"))
 
-FEDBUFF_BIAS = TraceLimitClaim(
+FEDBUFF_BIAS = LimitClaim(
     id="defedavg.fedbuff.speed_bias",
     title="FedBuff settles at the speed-biased point when fast clients hold one kind of data",
     statement="First-n arrivals weight clients by speed: FedBuff converges to x* + zeta (p+ - p-) e_d, with "
@@ -705,6 +685,7 @@ class WallClockClaim(Claim):
     band_reason: str
     fraction: float = WALL_TARGET
     kind: str = "wall_clock"
+    statistic_view: ClassVar[Statistic] = TimeRatio()
 
     def runs(self, profile):
         return [wall_config(a, v, self.problem, profile) for v in self.values(profile)

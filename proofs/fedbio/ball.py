@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar, Sequence
+from typing import Any, Sequence
 
-from ratecheck.claims import Claim, PointResult, Verdict
+from ratecheck.claims import Claim, PointResult, Verdict, with_gates
 from ratecheck.inspection import problem_of
 
 
@@ -42,34 +42,25 @@ def ball_evidence(points: Sequence[PointResult]) -> dict[str, Any]:
     return {"points": rows, "left": left, "unchecked": unchecked}
 
 
-class BallCheck:
-    """Mixin: decide as the claim does, then add the ball check (see the module docstring)."""
+@dataclasses.dataclass(frozen=True)
+class BallGate:
+    """A gate (ratecheck.claims.with_gates): after the claim's own decision, add the ball check (see the
+    module docstring); ``decisive`` downgrades a PASS to INCONCLUSIVE when the iterates left the ball."""
 
-    ball_decisive: ClassVar[bool] = False
+    decisive: bool = False
 
-    def _decide(self, points):
-        verdict, reason, evidence = super()._decide(points)
+    def __call__(self, claim: Claim, points: Sequence[PointResult], verdict: Verdict, reason: str,
+                 evidence: dict[str, Any]) -> tuple[Verdict, str, dict[str, Any]]:
         check = ball_evidence(points)
         evidence = {**evidence, "C_f_ball": check}
         if check["left"]:
             reason = (f"{reason}; the iterates LEFT the ball on which C_f, zeta_g, zeta_g* are taken: "
                       f"{'; '.join(check['left'])}")
-            if self.ball_decisive and verdict == Verdict.PASS:
+            if self.decisive and verdict == Verdict.PASS:
                 return Verdict.INCONCLUSIVE, f"constants on the ball do not hold for this run: {reason}", evidence
         return verdict, reason, evidence
 
 
-_CLASSES: dict[tuple[type, bool], type] = {}
-
-
 def ball_checked(claim: Claim, decisive: bool = False) -> Claim:
-    """The same claim (same id and fields) deciding with the after-run ball check."""
-    base = type(claim)
-    key = (base, decisive)
-    if key not in _CLASSES:
-        cls = type(f"BallChecked{base.__name__}", (BallCheck, base), {"ball_decisive": decisive,
-                                                                      "__doc__": base.__doc__})
-        params = base.__dataclass_params__
-        _CLASSES[key] = dataclasses.dataclass(frozen=params.frozen, eq=params.eq)(cls)
-    fields = {f.name: getattr(claim, f.name) for f in dataclasses.fields(claim) if f.init}
-    return _CLASSES[key](**fields)
+    """The same claim (same id and fields) deciding with the after-run ball check as an extra gate."""
+    return with_gates(claim, BallGate(decisive))

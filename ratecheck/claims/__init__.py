@@ -43,7 +43,7 @@ Verdict semantics (the rules every claim follows; README-ready):
   different from the expected one fails the check.
 """
 
-from .base import Claim, ExpectedOrder, Outcome
+from .base import Claim, ExpectedOrder, Gate, Outcome, check_invariants, negative_control, with_gates
 from .model import PROFILES, Bindings, PointResult, Profile, Verdict, exact_evidence, exact_state
 from .observation import Observation, monte_carlo_twin, observe
 from .rules import SIDES, term_negligible
@@ -58,9 +58,9 @@ from .statistics import _bootstrap_distance  # noqa: F401
 
 __all__ = [
     "PROFILES", "SIDES", "AbscissaSlopeClaim", "Bindings", "BoundClaim", "Claim", "ExactSlopeClaim",
-    "ExactValueClaim", "ExpectedOrder", "ExponentComparisonClaim", "HittingTimeClaim", "IntervalClaim",
+    "ExactValueClaim", "ExpectedOrder", "Gate", "ExponentComparisonClaim", "HittingTimeClaim", "IntervalClaim",
     "LimitClaim", "Observation", "Outcome", "PointResult", "Profile", "RateClaim", "SlopeClaim",
     "ThresholdClaim", "ValueClaim", "Verdict", "deterministic", "exact_evidence", "exact_state",
     "final_value", "hitting_rounds", "monte_carlo_twin", "observe", "point_ci", "relative", "slope_text",
-    "tail_average", "term_negligible",
+    "tail_average", "term_negligible", "check_invariants", "negative_control", "with_gates",
 ]

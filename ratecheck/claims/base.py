@@ -3,13 +3,15 @@ claim decided (Outcome), and the expected order of a slope."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from ..theory import Source, Theorem
 from ..trace import RunConfig, Trace
+from .views import NoRule, Piece, Statistic, View, view_of
 from .model import Bindings, PointResult, Profile, Verdict, _first_divergence, _fmt, _jsonable, exact_evidence, exact_state
 
 
@@ -23,6 +25,8 @@ class Outcome:
     evidence: dict[str, Any] = field(default_factory=dict)
     points: list["PointResult"] = field(default_factory=list)
     runs: dict[str, int] = field(default_factory=dict)  # issue #19: results read, "reused" / "computed"
+    # decided before any statistic (too few replicas, violated conditions): nothing to compare a control with
+    premature: bool = field(default=False, repr=False, compare=False)
 
     @property
     def expected(self) -> Verdict:
@@ -69,6 +73,39 @@ class Outcome:
         }
 
 
+Gate = Callable[["Claim", Sequence[PointResult], Verdict, str, dict[str, Any]], tuple[Verdict, str, dict[str, Any]]]
+
+
+def check_invariants(claim: Claim) -> None:
+    """The rules every claim meets, whatever its kind or pieces (run after each kind's own checks)."""
+    if claim.expect == Verdict.INCONCLUSIVE:
+        raise ValueError(f"claim {claim.id}: no claim may expect INCONCLUSIVE (it cannot tell a bug from noise)")
+    if (claim.expect == Verdict.OBSERVED) != type(claim).observes:
+        raise ValueError(f"claim {claim.id}: only an Observation expects OBSERVED, and it always does")
+    if claim.controls is not None:
+        if not claim.negative_control:
+            raise ValueError(f"claim {claim.id} declares controls= but is not a negative control")
+        if dict(claim.controls.grid) != dict(claim.grid) or claim.controls.vary != claim.vary:
+            raise ValueError(f"negative control {claim.id} must run on the grid of {claim.controls.id}")
+
+
+def controlled(claim: Claim, outcome: Outcome, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
+    """A negative control's outcome, shown to differ from the claim it controls on the same runs: when
+    both verdicts agree it is INCONCLUSIVE ("does not differ from ..."). Other claims pass through."""
+    if claim.controls is None or outcome.premature or outcome.claim is not claim:
+        return outcome
+    other = claim.controls.decide(profile, traces)
+    verdict, reason = outcome.verdict, outcome.reason
+    evidence = {**outcome.evidence, "controlled": {"claim": claim.controls.id, "verdict": str(other.verdict),
+                                                   "reason": other.reason}}
+    if other.verdict == verdict:
+        return Outcome(claim, Verdict.INCONCLUSIVE,
+                       f"negative control does not differ from {claim.controls.id} on the same instance "
+                       f"(both {verdict}): {reason}", evidence, outcome.points)
+    return Outcome(claim, verdict, f"{reason}; differs from {claim.controls.id} ({other.verdict})", evidence,
+                   outcome.points)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Claim:
     """Base of all claims: identity, expectation, the sweep to run and the theorem to bind."""
@@ -98,16 +135,49 @@ class Claim:
     level: float = 0.95
     kind: str = "claim"
 
+    # extra gates, applied in order after the kind's own decision (e.g. FedBiO's after-run ball check):
+    # gate(claim, points, verdict, reason, evidence) -> (verdict, reason, evidence); see with_gates
+    gates: tuple[Gate, ...] = ()
+    # a claim that reports a number and never a verdict (an Observation) expects OBSERVED, and only it
+    observes: ClassVar[bool] = False
+    # how the report shows it (ratecheck.claims.views): replica means with their CI, no yardstick drawn
+    statistic_view: ClassVar[Statistic] = Statistic()
+    rule_view: ClassVar[Piece] = NoRule()
+
     def __post_init__(self) -> None:
-        if self.expect == Verdict.INCONCLUSIVE:
-            raise ValueError(f"claim {self.id}: no claim may expect INCONCLUSIVE (it cannot tell a bug from noise)")
-        if (self.expect == Verdict.OBSERVED) != (self.kind == "observation"):
-            raise ValueError(f"claim {self.id}: only an Observation expects OBSERVED, and it always does")
-        if self.controls is not None:
-            if not self.negative_control:
-                raise ValueError(f"claim {self.id} declares controls= but is not a negative control")
-            if dict(self.controls.grid) != dict(self.grid) or self.controls.vary != self.vary:
-                raise ValueError(f"negative control {self.id} must run on the grid of {self.controls.id}")
+        self._validate()
+        check_invariants(self)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # the invariants hold for every claim: a kind that writes its own __post_init__ or decide (instead
+        # of _validate / _decide) still has them checked after its own code (check_invariants, controlled)
+        super().__init_subclass__(**kwargs)
+        own_init = cls.__dict__.get("__post_init__")
+        if own_init is not None and not getattr(own_init, "_checks_invariants", False):
+            def __post_init__(self: Claim, _own: Callable[[Claim], None] = own_init) -> None:
+                _own(self)
+                check_invariants(self)
+
+            __post_init__._checks_invariants = True  # type: ignore[attr-defined]
+            cls.__post_init__ = __post_init__  # type: ignore[method-assign]
+        own_decide = cls.__dict__.get("decide")
+        if own_decide is not None and not getattr(own_decide, "_controlled", False):
+            def decide(self: Claim, profile: Profile, traces: Mapping[str, Trace],
+                       _own: Callable[..., Outcome] = own_decide) -> Outcome:
+                return controlled(self, _own(self, profile, traces), profile, traces)
+
+            decide._controlled = True  # type: ignore[attr-defined]
+            decide.__doc__ = own_decide.__doc__
+            cls.decide = decide  # type: ignore[method-assign]
+
+    def _validate(self) -> None:
+        """A kind's own checks of its fields (the invariants every claim meets are checked after it)."""
+
+    def view(self) -> View:
+        """How the report shows this claim: its statistic's and rule's plot layers, captions, table
+        columns and facts (ratecheck.claims.views). A kind names its pieces in ``statistic_view`` and
+        ``rule_view``; a claim that draws itself (``draw_plot``, e.g. a hunt) is shown through that."""
+        return view_of(self)
 
     def values(self, profile: Profile) -> list[float]:
         if profile.name not in self.grid:
@@ -146,21 +216,21 @@ class Claim:
         points = self.points(profile, traces)
         reason = self._precheck(points)
         if reason:
-            return Outcome(self, Verdict.INCONCLUSIVE, reason, {}, points)
-        verdict, reason, evidence = self._decide(points)
+            return Outcome(self, Verdict.INCONCLUSIVE, reason, {}, points, premature=True)
+        verdict, reason, evidence = self.judge(points)
         evidence = {**evidence, **exact_evidence(points)}  # issue #8
         if evidence["exact"] is True and "exact" not in reason:
             reason = f"{reason} (exact expectations)"
-        if self.controls is not None:
-            other = self.controls.decide(profile, traces)
-            evidence = {**evidence, "controlled": {"claim": self.controls.id, "verdict": str(other.verdict),
-                                                   "reason": other.reason}}
-            if other.verdict == verdict:
-                return Outcome(self, Verdict.INCONCLUSIVE,
-                               f"negative control does not differ from {self.controls.id} on the same instance "
-                               f"(both {verdict}): {reason}", evidence, points)
-            reason = f"{reason}; differs from {self.controls.id} ({other.verdict})"
-        return Outcome(self, verdict, reason, evidence, points)
+        return controlled(self, Outcome(self, verdict, reason, evidence, points), profile, traces)
+
+    decide._controlled = True  # type: ignore[attr-defined]
+
+    def judge(self, points: Sequence[PointResult]) -> tuple[Verdict, str, dict[str, Any]]:
+        """The kind's decision on the points, then each extra gate in turn."""
+        verdict, reason, evidence = self._decide(points)
+        for gate in self.gates:
+            verdict, reason, evidence = gate(self, points, verdict, reason, evidence)
+        return verdict, reason, evidence
 
     def _precheck(self, points: Sequence[PointResult]) -> str:
         """Reasons that make any verdict premature, in words."""
@@ -215,3 +285,19 @@ class ExpectedOrder:
             lead = f", leading term as {self.dominant_in} -> oo" if self.dominant_in else ""
             return f"order in {self.var} of {self.theorem.id} bound '{self.version}'{lead} (sympy)"
         return self.why
+
+
+def with_gates(claim: Claim, *gates: Gate) -> Claim:
+    """The same claim (same id and fields) with extra gates applied after its own decision."""
+    return dataclasses.replace(claim, gates=tuple(claim.gates) + gates)
+
+
+def negative_control(of: Claim, *, id: str, title: str, statement: str, expect_reason: str,
+                     compare: bool = True, **changes: Any) -> Claim:
+    """A negative control of ``of``: the same claim (kind, grid, measure, rule, tolerances) with
+    ``changes`` (typically another ``configure``), expected to FAIL as a property of the algorithm, not an
+    erratum. With ``compare`` (default) it declares ``controls=of``: run on the same grid, its verdict
+    must differ from ``of``'s (else INCONCLUSIVE)."""
+    return dataclasses.replace(of, id=id, title=title, statement=statement, expect=Verdict.FAIL,
+                               expect_reason=expect_reason, negative_control=True,
+                               controls=of if compare else None, **changes)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from ..trace import RunConfig, Trace
 from .base import Claim, Outcome
+from .views import View
 from .model import PointResult, Profile, Verdict, _num
 
 
@@ -26,12 +27,17 @@ class Observation(Claim):
     of: Claim | None = None
     expect: Verdict = Verdict.OBSERVED
     kind: str = "observation"
+    observes: ClassVar[bool] = True
 
     def points(self, profile, traces):
         return self.of.points(profile, traces) if self.of is not None else super().points(profile, traces)
 
     def runs(self, profile):
         return self.of.runs(profile) if self.of is not None else super().runs(profile)
+
+    def view(self) -> View:
+        """An observation is shown as the claim whose runs it reads."""
+        return self.of.view() if self.of is not None else super().view()
 
     def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
         points = self.points(profile, traces)
@@ -42,7 +48,7 @@ class Observation(Claim):
             if why:
                 note = f" (read despite: {why})"
             else:
-                evidence = dict(self.of._decide(points)[2])
+                evidence = dict(self.of.judge(points)[2])
         values = {k: float(v) for k, v in self.compute(points, evidence).items()}
         evidence["observed"] = values
         evidence["quantity"] = self.quantity

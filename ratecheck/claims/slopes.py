@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, ClassVar, Sequence
 
 import numpy as np
 
@@ -17,6 +17,8 @@ from .model import PointResult, Profile, Verdict, _first_divergence, _fmt
 from .rules import _NO_MC_BAND, SIDES, _tolerance_evidence
 from .statistics import slope_text
 from .summaries import hitting_rounds
+from .views import NoRule, Piece, Statistic
+from .views_slopes import ExponentBand, FittedSlope, HittingTimes, TwoSeries
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,9 +43,10 @@ class SlopeClaim(Claim):
     r2_floor: float = 0.98
     max_curvature: float | None = None  # None: the tolerance
     kind: str = "slope"
+    statistic_view: ClassVar[Statistic] = FittedSlope()
+    rule_view: ClassVar[Piece] = ExponentBand()
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def _validate(self) -> None:
         if self.side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {self.side!r}")
         if self.tolerance <= 0:
@@ -122,6 +125,8 @@ class HittingTimeClaim(SlopeClaim):
     threshold: Callable[[float], float]
     abscissa: Callable[[float], float] | None = None
     kind: str = "hitting_time"
+    statistic_view: ClassVar[Statistic] = HittingTimes()
+    rule_view: ClassVar[Piece] = ExponentBand()
 
     def points(self, profile, traces):
         # the base class evaluates the theorem per run; the samples become hitting rounds
@@ -185,6 +190,8 @@ class ExponentComparisonClaim(Claim):
     expected: tuple[ExpectedOrder | None, ExpectedOrder | None] = (None, None)
     tolerance: float = 0.3
     kind: str = "exponent_comparison"
+    statistic_view: ClassVar[Statistic] = TwoSeries()
+    rule_view: ClassVar[Piece] = NoRule()
 
     def runs(self, profile: Profile) -> list[RunConfig]:
         values = self.values(profile)

@@ -5,15 +5,17 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, ClassVar
 
 import numpy as np
 
 from ..fit import log_rate
-from ..trace import RunConfig
+from ..trace import RunConfig, Trace
 from .base import Claim
 from .model import PointResult, Verdict, _first_divergence, _fmt
 from .rules import _NO_MC_BAND, _compare_to_ceiling, _tolerance_evidence
+from .views import NoRule, Piece, Statistic
+from .views_values import BoundCurves, Distance, DistanceTolerance, IntervalSides, LogRate, PredictionBand, ThresholdLine
 from .statistics import _bootstrap_distance, _deterministic_note, _ratio, deterministic, point_ci, relative
 
 
@@ -27,9 +29,10 @@ class BoundClaim(Claim):
 
     version: str
     kind: str = "bound"
+    statistic_view: ClassVar[Statistic] = Statistic()
+    rule_view: ClassVar[Piece] = BoundCurves()
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def _validate(self) -> None:
         if self.theorem is None or self.bindings is None:
             raise ValueError(f"bound claim {self.id} needs a theorem and bindings")
         self.theorem.bound(self.version)  # fail early on an unknown version
@@ -65,6 +68,8 @@ class ValueClaim(Claim):
     prediction: str  # what the prediction is, e.g. "exact Lyapunov noise floor"
     rel_tolerance: float = 0.1
     kind: str = "value"
+    statistic_view: ClassVar[Statistic] = Statistic()
+    rule_view: ClassVar[Piece] = PredictionBand()
 
     def _decide(self, points):
         rows, outside, unsure = [], [], []
@@ -95,14 +100,19 @@ class LimitClaim(Claim):
     """The replica-mean final iterate is within `tolerance` of a target point (x* or a biased point).
 
     The distance's confidence interval comes from a bootstrap over replicas. ``target`` maps a run
-    configuration to the point (from the problem's closed form).
+    configuration to the point (from the problem's closed form). A target that depends on the run itself
+    (e.g. shares measured on its timeline) is ``target_of_run(config, trace)``: the distance is then to
+    it, and each point also records ``target_offset``, its distance from ``target(config)``.
     """
 
     target: Callable[[RunConfig], np.ndarray]
+    target_of_run: Callable[[RunConfig, Trace], np.ndarray] | None = None
     target_name: str = "x*"
     tolerance: float = 1e-2
     point: str = "x"
     kind: str = "limit"
+    statistic_view: ClassVar[Statistic] = Distance()
+    rule_view: ClassVar[Piece] = DistanceTolerance()
 
     def points(self, profile, traces):
         out = []
@@ -110,12 +120,15 @@ class LimitClaim(Claim):
             trace = traces[config.key()]
             final = trace.final[self.point]
             final = final[np.isfinite(final).all(axis=1)]
-            target = self.target(config)
+            nominal = self.target(config)
+            target = nominal if self.target_of_run is None else self.target_of_run(config, trace)
             est, low, high = _bootstrap_distance(final, target, self.level)
             if trace.exact and final.shape[0] == 1:  # issue #8: the mean itself, no bootstrap
                 est = low = high = float(np.linalg.norm(final[0] - target))
             per_replica = np.linalg.norm(final - target, axis=1)
             stats = {"distance": est, "low": low, "high": high}
+            if self.target_of_run is not None:
+                stats["target_offset"] = float(np.linalg.norm(target - nominal))
             out.append(PointResult(value, config, per_replica, trace.diverged_count, stats=stats,
                                    first_divergence=_first_divergence(trace), trace=trace))
         return out
@@ -140,6 +153,8 @@ class ThresholdClaim(Claim):
 
     threshold: float
     kind: str = "threshold"
+    statistic_view: ClassVar[Statistic] = Statistic()
+    rule_view: ClassVar[Piece] = ThresholdLine()
 
     def _decide(self, points):
         rows, above, unsure = _compare_to_ceiling(points, self.level, lambda p: self.threshold)
@@ -167,8 +182,10 @@ class IntervalClaim(Claim):
     lower: str  # bound version giving the lower side
     upper: str  # bound version giving the upper side
     kind: str = "interval"
+    statistic_view: ClassVar[Statistic] = Statistic()
+    rule_view: ClassVar[Piece] = IntervalSides()
 
-    def __post_init__(self) -> None:
+    def _validate(self) -> None:
         if self.theorem is None or self.bindings is None:
             raise ValueError(f"interval claim {self.id} needs a theorem and bindings")
         self.theorem.bound(self.lower)
@@ -241,9 +258,10 @@ class RateClaim(Claim):
     start_fraction: float = 0.5
     min_window_points: int = 5
     kind: str = "rate"
+    statistic_view: ClassVar[Statistic] = LogRate()
+    rule_view: ClassVar[Piece] = NoRule()
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def _validate(self) -> None:
         if not 0 <= self.start_fraction < 1:
             raise ValueError(f"start_fraction must be in [0, 1), got {self.start_fraction}")
         if self.rel_tolerance <= 0:

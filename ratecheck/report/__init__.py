@@ -8,14 +8,15 @@
 
 Both formats are rendered from one small document model (blocks of inline spans), so they always carry
 the same content; long sympy formulas are MathML in HTML (browsers render it natively) and code in
-Markdown. Every number shown comes from the outcomes and theorems passed in. Each claim kind owns its
-plot and axis label (``PLOTS``): slopes draw their tolerance band (one-sided for one-sided claims),
-hitting times are labelled as rounds to a threshold, rates are drawn on a linear round axis, and an
-observation draws the plot of the claim kind it reads. Expected FAILs are not painted as failures,
+Markdown. Every number shown comes from the outcomes and theorems passed in. A claim's plot layers,
+axis labels, caption, table columns and facts come from its pieces (``claim.view()``,
+ratecheck.claims.views), never from a branch on its kind: slopes draw their tolerance band (one-sided
+for one-sided claims), hitting times are labelled as rounds to a threshold, rates are drawn on a linear
+round axis, and an observation draws the plot of the claim it reads. Expected FAILs are not painted as failures,
 deterministic points say so instead of a zero-width CI, and a bound equal to 0 is noted on a log axis.
 
 Modules: document.py (the document model and its two renderers), format.py (numbers, anchors,
-badges), plots.py (one plot per claim kind, paper figures, parallel drawing), pages.py (the index and
+badges), plots.py (the frame of each claim's plot, paper figures, parallel drawing), pages.py (the index and
 the paper pages); this module writes them.
 """
 
@@ -32,10 +33,10 @@ from .document import (
 )
 from .format import _safe
 from .pages import _group, _index_page, _paper_page
-from .plots import PLOTS, extra_figures, paper_figures, plot_all
+from .plots import extra_figures, paper_figures, plot_all
 
-# write_report, and the document model and plot table for paper modules and tests
-__all__ = ["Bullets", "Heading", "Image", "PLOTS", "Para", "Span", "Table", "formula", "markdown_blocks",
+# write_report, and the document model for paper modules and tests
+__all__ = ["Bullets", "Heading", "Image", "Para", "Span", "Table", "formula", "markdown_blocks",
            "paper_figures", "plot_all", "render_html", "render_markdown", "write_report"]
 
 

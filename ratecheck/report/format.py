@@ -7,10 +7,9 @@ import re
 
 from typing import Any
 
-import numpy as np
 
-from ..claims import Outcome, PointResult, Verdict
-from ..fit import mean_ci
+from ..claims import Outcome, Verdict
+from ..claims.views import pct, point_mean_ci, replicas_identical, value_text
 from .document import Span
 
 
@@ -33,8 +32,7 @@ def _g(x: Any) -> str:
     return f"{x:.3g}"
 
 
-def _value(x: float) -> str:
-    return f"{float(x):g}"
+_value = value_text
 
 
 def _safe(name: str) -> str:
@@ -74,19 +72,7 @@ def _status(o: Outcome) -> Span:
     return Span("OK")
 
 
-def _deterministic(p: PointResult) -> bool:
-    return p.samples.size > 1 and float(np.ptp(p.samples)) == 0.0
-
-
-def _mean_ci(p: PointResult, level: float) -> tuple[float, float, float]:
-    """(mean, low, high) of a grid point's replicas; NaN when every replica diverged."""
-    if p.samples.size == 0:
-        return math.nan, math.nan, math.nan
-    ci = mean_ci(p.samples, level=level)
-    return ci.mean, ci.low, ci.high
-
-
-def _pct(level: float) -> str:
-    return f"{level * 100:g}%"
-
-
+# the claims' display pieces and the pages format grid points alike
+_deterministic = replicas_identical
+_mean_ci = point_mean_ci
+_pct = pct

@@ -4,12 +4,14 @@ theorems)."""
 from __future__ import annotations
 
 import json
-import math
 
 from typing import Any, Mapping, Sequence
 
 
-from ..claims import BoundClaim, LimitClaim, Outcome, Profile, SlopeClaim, Verdict
+import sympy as sp
+
+from ..claims import Outcome, Profile, Verdict
+from ..claims.views import Fact
 from ..paper import Paper
 from ..theory import Theorem
 from .document import (
@@ -35,7 +37,7 @@ from .format import (
     _value,
     _verdict,
 )
-from .plots import _drawn
+from .plots import _as_drawn, _drawn
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,8 +97,8 @@ def _errata(group: Sequence[Outcome]) -> list[Block]:
         items: list[Inline] = [[Span("Paper says: ", bold=True), claim.statement, f" [{claim.source}]"]]
         if claim.expect_reason:
             items.append([Span("Expected to fail because: ", bold=True), claim.expect_reason])
-        if isinstance(claim, BoundClaim) and claim.theorem is not None:
-            bound = claim.theorem.bound(claim.version)
+        bound = _stated_bound(claim)
+        if bound is not None:
             items.append([Span(f"Bound '{bound.version}' of {claim.theorem.id}: ", bold=True),
                           formula(bound.expr), f" [{bound.source}]"])
             if bound.note:
@@ -115,12 +117,12 @@ def _observations(group: Sequence[Outcome]) -> list[Block]:
             values = ", ".join(f"{k} = {_g(v)}" for k, v in o.evidence.get("observed", {}).items())
             table.rows.append([Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
                                o.evidence.get("quantity", ""), values])
-    tight = [(o, row) for o in group if o.claim.kind == "rate" for row in o.evidence.get("rows", [])
-             if "tightness" in row]
-    for o, row in tight:
-        table.rows.append([Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
-                           "tightness of the theorem's rate (exact / guaranteed log-contraction)",
-                           f"{_g(row['tightness'])} at {o.claim.vary}={_value(row['value'])}"])
+    # numbers with no verdict that a claim carries beside its verdict (e.g. a rate's tightness), by its pieces
+    for o in group:
+        if o.observation:
+            continue
+        for quantity, values in o.claim.view().observed(o):
+            table.rows.append([Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)), quantity, values])
     return [table] if table.rows else [Para("None in this run.")]
 
 
@@ -192,82 +194,50 @@ def _claim_facts(o: Outcome) -> list[Inline]:
         facts.append([Span("Negative control of: ", bold=True),
                       Span(claim.controls.id, code=True, fragment=_anchor("claim", claim.controls.id)),
                       f" on the same grid; it measured {other.get('verdict', '-')}, this control must differ"])
-    shown = _drawn(claim)
-    if isinstance(shown, SlopeClaim) and "fit" in ev:
-        fit = ev["fit"]
-        spread = ("deterministic (replicas identical)" if fit.get("deterministic") else
-                  f"{_pct(fit['level'])} bootstrap CI [{fit['ci_low']:+.4f}, {fit['ci_high']:+.4f}]")
-        curv = fit.get("curvature")
-        facts.append([Span("Fit: ", bold=True),
-                      f"slope {fit['slope']:+.4f}, {spread}, R^2 {fit['r2']:.4f}, {len(fit['x'])} points over "
-                      f"{fit.get('decades', math.nan):.2f} decades"
-                      + (f", local-slope change across the grid {curv:+.3f}" if curv is not None else "")
-                      + f", intercept (ln) {fit['intercept']:.4g}"])
-        band = ev.get("band", [math.nan, math.nan])
-        side = ev.get("side", "")
-        what = {"at_most": "the theorem bounds the exponent from above: ",
-                "at_least": "the theorem bounds the exponent from below: "}.get(side, "")
-        facts.append([Span("Expected exponent: ", bold=True),
-                      f"{what}{ev['expected_exponent']:+.4f} ({ev.get('expected_from', '')}); tolerance "
-                      f"{ev.get('tolerance', math.nan):g}, {side}, band "
-                      f"[{float(band[0]):+.3f}, {float(band[1]):+.3f}]"])
-        if ev.get("design_reason"):
-            facts.append([Span("Grid design: ", bold=True), ev["design_reason"]])
-    if shown.kind == "rate":
-        for row in ev.get("rows", []):
-            text = (f"{claim.vary}={_value(row['value'])}: fitted {row['rate']:.5g}/round over rounds "
-                    f"{row['window'][0]:g}-{row['window'][1]:g} vs exact {row['exact']:.5g}")
-            if "asymptotic" in row:
-                text += f" (spectral limit {row['asymptotic']:.5g})"
-            if "guaranteed" in row:
-                text += f"; theorem {row['guaranteed']:.4g} (tightness: exact is {row['tightness']:.3g}x faster)"
-            facts.append([Span("Rate: ", bold=True), text])
-    if isinstance(shown, BoundClaim) and shown.theorem is not None:
-        bound = shown.theorem.bound(shown.version)
-        item: list[str | Span] = [Span(f"Bound '{bound.version}': ", bold=True), formula(bound.expr),
-                                  f" [{bound.source}]"]
-        if bound.note:
-            item.append(f" - {bound.note}")
-        facts.append(item)
-    if isinstance(shown, LimitClaim):
-        facts.append([Span("Target: ", bold=True), f"{shown.target_name}, tolerance {shown.tolerance:g} on the "
-                      f"distance of the replica-mean final {shown.point}"])
+    facts += [_fact(fact) for fact in _drawn(claim).view().facts(_as_drawn(o))]
     return facts
+
+
+def _fact(fact: Fact) -> Inline:
+    """A piece's fact: its label in bold, text as is, sympy expressions as formulas."""
+    label, parts = fact
+    return [Span(label, bold=True), *(formula(x) if isinstance(x, sp.Basic) else str(x) for x in parts)]
+
+
+def _stated_bound(claim: Any) -> Any:
+    """The bound the claim's rule compares with, when it compares with one of its theorem's bounds."""
+    shown = _drawn(claim)
+    return shown.view().rule.stated_bound(shown)
 
 
 def _grid_table(o: Outcome) -> list[Block]:
     claim = _drawn(o.claim)
+    view = claim.view()
     pct = _pct(claim.level)
-    limit = isinstance(claim, LimitClaim)
-    # a limit claim's samples are per-replica distances, not the distance of the mean
-    mean_label = f"replica mean of ||{claim.point}_r - {claim.target_name}||" if limit else "replica mean"
-    header: list[Inline] = [claim.vary, mean_label, f"{pct} CI", "replicas used", "diverged"]
-    if limit:
-        header += ["distance of mean", "CI low", "CI high"]
+    own = view.statistic_columns(claim)  # the statistic's columns (e.g. a limit's distance of the mean)
+    header: list[Inline] = [claim.vary, view.mean_label(claim), f"{pct} CI", "replicas used", "diverged"]
+    header += [c.header for c in own]
     evals = [p.evaluation for p in o.points if p.evaluation is not None]
     versions: list[str] = []
     conditions: list[str] = []
+    ruled = view.rule_columns(claim)  # the rule's columns (e.g. mean / the claimed bound)
     if evals:
         versions = list(claim.theorem.versions) if claim.theorem is not None else list(evals[0].bounds)
         conditions = [c.name for c in evals[0].conditions]
         claimed = getattr(claim, "version", None)
         header += [f"bound '{v}'" + (" (claimed)" if v == claimed else "") for v in versions]
-        if isinstance(claim, BoundClaim):
-            header.append(f"mean / bound '{claim.version}'")
+        header += [c.header for c in ruled]
         header += [f"c{i + 1} lhs/rhs" for i in range(len(conditions))]
     table = Table(header)
     for p in o.points:
         mean, low, high = _mean_ci(p, claim.level)
         ci = "deterministic" if _deterministic(p) else f"[{_g(low)}, {_g(high)}]"
         row: list[Inline] = [_value(p.value), _g(mean), ci, str(p.samples.size), str(p.diverged)]
-        if limit:
-            row += [_g(p.stats.get(k)) for k in ("distance", "low", "high")]
+        row += [_cell(c.cell(p)) for c in own]
         if evals:
             bounds = p.evaluation.bounds if p.evaluation is not None else {}
             row += [_g(bounds.get(v)) for v in versions]
-            if isinstance(claim, BoundClaim):
-                b = bounds.get(claim.version)
-                row.append(_g(mean / b) if b else "-")
+            row += [_cell(c.cell(p)) for c in ruled]
             results = {c.name: c for c in p.evaluation.conditions} if p.evaluation is not None else {}
             for name in conditions:
                 c = results.get(name)
@@ -278,13 +248,18 @@ def _grid_table(o: Outcome) -> list[Block]:
                 row.append(Span(text + " violated", bold=True, cls="violated") if not c.holds else text)
         table.rows.append(row)
     blocks: list[Block] = [table]
-    if claim.kind == "rate":
-        blocks.insert(0, Para("Per grid point: the replica mean of the per-replica fitted log-contraction per round."))
+    note = view.table_note(_as_drawn(o))
+    if note:
+        blocks.insert(0, Para(note))
     if conditions:
         legend: list[Inline] = [[f"c{i + 1}: ", Span(name, code=True)] for i, name in enumerate(conditions)]
         blocks += [Para("Conditions, as margin = lhs/rhs (holds when <= 1, or < 1 for strict ones):"),
                    Bullets(legend)]
     return blocks
+
+
+def _cell(value: Any) -> Inline:
+    return value if isinstance(value, str) else _g(value)
 
 
 def _claim_section(o: Outcome, image: str | None) -> list[Block]:
@@ -303,19 +278,7 @@ def _claim_section(o: Outcome, image: str | None) -> list[Block]:
 
 
 def _plot_caption(o: Outcome) -> str:
-    claim = _drawn(o.claim)
-    pct = _pct(claim.level)
-    if claim.kind == "limit":
-        return f"Points: distance of the replica-mean final iterate; bars: {pct} bootstrap CI over replicas."
-    if claim.kind == "rate":
-        return ("The measure against the round (linear axis, log scale): the fitted log-contraction over the shaded "
-                "window, the exact rate, and the theorem's guaranteed rate, all from the window's first point.")
-    text = f"Points: replica means; band: {pct} Student-t CI of the mean per grid point (none when deterministic)."
-    if claim.kind == "hitting_time":
-        text = ("Points: rounds until the measure first reaches the threshold (replica mean; exact up to the "
-                f"checkpoint resolution); band: {pct} CI. ")
-    if isinstance(claim, SlopeClaim):
-        text += " Shaded: the tolerance band of the expected exponent (one-sided for a one-sided claim)."
+    text = _drawn(o.claim).view().caption(_as_drawn(o))
     if o.observation:
         text += " An observation: the number is reported, with no verdict."
     return text

@@ -1,5 +1,6 @@
-"""One plot per claim: each claim kind owns its drawing and axis label (``PLOTS``, or a claim's own
-``draw_plot``); figures are drawn in parallel."""
+"""One plot per claim: the frame (scales, ticks, limits, title, legend) is drawn here, the content and
+the axis labels by the claim's pieces (``claim.view()``, ratecheck.claims.views); figures are drawn in
+parallel."""
 
 from __future__ import annotations
 
@@ -17,14 +18,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter  # noqa: E402
 
-from ..claims import Claim, Outcome, PointResult  # noqa: E402
+from ..claims import Claim, Outcome  # noqa: E402
 from ..paper import Paper  # noqa: E402
-from .format import (  # noqa: E402
-    _deterministic,
-    _mean_ci,
-    _pct,
-    _value,
-)
+from ..claims.views import positive  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------
@@ -39,202 +35,16 @@ class _PlainLogFormatter(LogFormatter):
         return f"{x:.3g}"
 
 
-def _positive(values: Sequence[float]) -> bool:
-    arr = np.asarray([v for v in values if v is not None], dtype=float)
-    arr = arr[np.isfinite(arr)]
-    return arr.size > 0 and bool((arr > 0).all())
-
-
-def _series(points: Sequence[PointResult], level: float) -> tuple[np.ndarray, ...]:
-    """x, mean, CI low, CI high over the grid points that have finite replicas."""
-    rows = [(p.value, *_mean_ci(p, level)) for p in points if p.samples.size]
-    if not rows:
-        return tuple(np.empty(0) for _ in range(4))
-    return tuple(np.asarray(col, dtype=float) for col in zip(*rows))
-
-
-def _draw_measured(ax: Any, x: np.ndarray, m: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                   level: float, log_y: bool, label: str) -> None:
-    """Replica means as points and their CI as a band (lower ends <= 0 clipped on a log axis)."""
-    if not x.size:
-        return
-    order = np.argsort(x)
-    x, m, lo, hi = x[order], m[order], lo[order], hi[order]
-    clipped = np.isfinite(lo) & (lo <= 0) if log_y else np.zeros(x.shape, dtype=bool)
-    low = np.where(clipped, m / 10, lo) if log_y else lo
-    band = f"{_pct(level)} CI of the mean"
-    if np.all(np.isfinite(lo) & (lo == hi)):
-        label += " (deterministic: replicas identical, no CI)"
-    if clipped.any():
-        band += " (lower end <= 0 drawn at mean/10)"
-    ok = np.isfinite(low) & np.isfinite(hi) & (hi > low)  # no band where unbounded (1 replica) or deterministic
-    if ok.any():
-        ax.fill_between(x, np.where(ok, low, np.nan), np.where(ok, hi, np.nan), color="C0", alpha=0.2,
-                        lw=0, label=band)
-        ax.vlines(x[ok], low[ok], hi[ok], color="C0", alpha=0.6, lw=1)
-    ax.plot(x, m, "o", color="C0", ms=5, label=label, zorder=4)
-
-
-def _slope_plot(ax: Any, o: Outcome, log_y: bool) -> None:
-    """Replica means, the fitted power law and the tolerance band of the expected exponent: two-sided
-    between the slopes e - tol and e + tol, one-sided (at most / at least) as the region below / above
-    the cap, all through the geometric-mean point where the OLS line also passes."""
-    claim = o.claim
-    x, m, lo, hi = _series(o.points, claim.level)
-    _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
-    if not x.size:
-        return
-    xx = np.geomspace(x.min(), x.max(), 64) if _positive(x) else np.linspace(x.min(), x.max(), 64)
-    fit = o.evidence.get("fit")
-    if fit:
-        spread = ("deterministic" if fit.get("deterministic") else
-                  f"{_pct(fit['level'])} CI [{fit['ci_low']:+.3f}, {fit['ci_high']:+.3f}]")
-        label = f"fit: slope {fit['slope']:+.3f}, {spread}, R\u00b2 {fit['r2']:.3f}"
-        ax.plot(xx, math.exp(fit["intercept"]) * xx ** fit["slope"], "-", color="C1", lw=1.8, label=label)
-    e = o.evidence.get("expected_exponent")
-    if e is None or not (_positive(x) and _positive(m)):
-        return
-    gx, gy = math.exp(np.mean(np.log(x))), math.exp(np.mean(np.log(m)))
-    tol = float(o.evidence.get("tolerance", 0.0))
-    side = o.evidence.get("side", "two-sided")
-    source = o.evidence.get("expected_from", "")
-    ylo, yhi = ax.get_ylim()
-    if side == "two-sided":
-        ax.fill_between(xx, gy * (xx / gx) ** (e - tol), gy * (xx / gx) ** (e + tol), color="C2", alpha=0.15,
-                        lw=0, label=f"band: slope {e:+.3f} \u00b1 {tol:g} ({source})")
-        ax.plot(xx, gy * (xx / gx) ** e, "--", color="C2", lw=1.2)
-    else:
-        cap = e + tol if side == "at_most" else e - tol
-        edge = gy * (xx / gx) ** cap
-        other = np.full_like(xx, ylo if side == "at_most" else yhi)
-        word = "at most" if side == "at_most" else "at least"
-        ax.fill_between(xx, other, edge, color="C2", alpha=0.15, lw=0,
-                        label=f"one-sided band: slope {word} {e:+.3f} (theorem) with tolerance {tol:g} ({source})")
-        ax.plot(xx, edge, "-", color="C2", lw=1.0)
-        ax.set_ylim(ylo, yhi)
-
-
-def _hitting_plot(ax: Any, o: Outcome, log_y: bool) -> None:
-    _slope_plot(ax, o, log_y)
-    levels = sorted({p.stats.get("level") for p in o.points if p.stats.get("level") is not None})
-    if levels:
-        text = f"{levels[0]:.3g}" if len(levels) == 1 else f"{levels[0]:.3g} to {levels[-1]:.3g}"
-        ax.plot([], [], " ", label=f"threshold on {o.claim.measure}: {text}")
-
-
-def _rate_plot(ax: Any, o: Outcome, log_y: bool) -> None:
-    """The measure against the round (linear axis, log y): replica mean, the fitted slope over the
-    window, the exact rate and the theorem's guaranteed rate through the window's first point."""
-    claim = o.claim
-    for i, p in enumerate(o.points):
-        trace = p.trace
-        if trace is None:
-            continue
-        marks = np.asarray(trace.checkpoints, dtype=float)
-        mean = np.nanmean(trace.measures[claim.measure], axis=1)
-        ok = np.isfinite(mean) & (mean > 0)
-        ax.plot(marks[ok], mean[ok], "-", color="C0", lw=1.4, label=f"{claim.measure}, replica mean ({claim.vary}="
-                f"{_value(p.value)})" + (" - deterministic" if _deterministic(p) else ""))
-        row = next((r for r in o.evidence.get("rows", []) if r["value"] == p.value), None)
-        if row is None:
-            continue
-        t0, t1 = row["window"]
-        tt = np.linspace(t0, t1, 32)
-        start = float(np.interp(t0, marks[ok], mean[ok]))
-        ax.plot(tt, start * np.exp(row["rate"] * (tt - t0)), "-", color="C1", lw=2.2,
-                label=f"fitted log-contraction {row['rate']:.4g}/round over [{t0:g}, {t1:g}]")
-        ax.plot(tt, start * np.exp(row["exact"] * (tt - t0)), "--", color="C2", lw=1.6,
-                label=f"exact {row['exact']:.4g}/round \u00b1 {claim.rel_tolerance:.0%}")
-        if "guaranteed" in row:
-            ax.plot(tt, start * np.exp(row["guaranteed"] * (tt - t0)), ":", color="C3", lw=1.6,
-                    label=f"theorem {row['guaranteed']:.3g}/round ({row['tightness']:.3g}x slower than exact)")
-        ax.axvspan(t0, t1, color="C1", alpha=0.06, lw=0)
-
-
-def _threshold_plot(ax: Any, o: Outcome, log_y: bool) -> None:
-    claim = o.claim
-    x, m, lo, hi = _series(o.points, claim.level)
-    _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
-    ax.axhline(claim.threshold, color="C3", ls="--", lw=1.5, label=f"threshold {claim.threshold:g} (one-sided: at most)")
-
-
-def _bound_plot(ax: Any, o: Outcome, log_y: bool) -> None:
-    claim = o.claim
-    x, m, lo, hi = _series(o.points, claim.level)
-    _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
-    pts = sorted((p for p in o.points if p.evaluation is not None), key=lambda p: p.value)
-    if not pts:
-        return
-    versions = list(claim.theorem.versions) if claim.theorem is not None else sorted(pts[0].evaluation.bounds)
-    xs = np.array([p.value for p in pts], dtype=float)
-    curves = {v: np.array([p.evaluation.bounds.get(v, math.nan) for p in pts], dtype=float) for v in versions}
-    styles = ["--", "-.", ":", (0, (6, 2, 1, 2))]
-    for i, v in enumerate(versions):
-        ys = curves[v]
-        zero = [_value(x) for x, y in zip(xs, ys) if np.isfinite(y) and y <= 0]
-        if log_y:
-            ys = np.where(ys > 0, ys, np.nan)  # a non-positive bound has no place on a log axis
-        mine = v == getattr(claim, "version", None)
-        label = f"bound '{v}'" + (" (this claim)" if mine else "")
-        # equal curves (e.g. a general form at the prescribed steps) would hide each other: say so
-        same = [w for w in versions[:i] if np.allclose(curves[w], curves[v], rtol=1e-9, equal_nan=True)]
-        if same:
-            label += " = " + ", ".join(f"'{w}'" for w in same) + " on this grid"
-        if zero and log_y:
-            label += f" (= 0 at {', '.join(zero)}: not drawable on a log axis)"
-        ax.plot(xs, ys, linestyle="-" if mine else styles[i % len(styles)], marker="s" if mine else "o",
-                ms=6 if mine else max(2.0, 5.0 - i), lw=2.4 if mine else 1.4, color=f"C{i + 1}",
-                alpha=1.0 if mine else 0.85, zorder=3 if mine else 2, label=label)
-
-
-def _limit_plot(ax: Any, o: Outcome, log_y: bool) -> None:
-    claim = o.claim
-    pts = sorted((p for p in o.points if "distance" in p.stats), key=lambda p: p.value)
-    x = np.array([p.value for p in pts], dtype=float)
-    d = np.array([p.stats["distance"] for p in pts], dtype=float)
-    lo = np.array([p.stats["low"] for p in pts], dtype=float)
-    hi = np.array([p.stats["high"] for p in pts], dtype=float)
-    if log_y:
-        lo = np.where(lo > 0, lo, d / 10)
-    # vlines rather than errorbar: a bootstrap interval of a norm need not contain the estimate
-    ax.vlines(x, lo, hi, color="C0", lw=2, alpha=0.6, label=f"{_pct(claim.level)} bootstrap CI")
-    ax.plot(x, d, "o", color="C0", ms=6, label=f"distance of the replica-mean final {claim.point} "
-            f"to {claim.target_name}", zorder=4)
-    ax.axhline(claim.tolerance, color="C3", ls="--", lw=1.5, label=f"tolerance {claim.tolerance:g}")
-
-
-def _value_plot(ax: Any, o: Outcome, log_y: bool) -> None:
-    claim = o.claim
-    x, m, lo, hi = _series(o.points, claim.level)
-    _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
-    x = np.array([p.value for p in o.points], dtype=float)
-    pred = np.array([float(claim.predict(p.config)) for p in o.points])
-    ax.plot(x, pred, "--", color="C2", lw=1.8, label=f"predicted: {claim.prediction}")
-    ax.fill_between(x, pred * (1 - claim.rel_tolerance), pred * (1 + claim.rel_tolerance), color="C2",
-                    alpha=0.12, label=f"tolerance +-{claim.rel_tolerance:.0%}")
-
-
 def _plot(o: Outcome, path: Path) -> bool:
     """Draw the claim's plot into path; False when there is nothing to draw."""
     claim = _drawn(o.claim)
-    own = getattr(claim, "draw_plot", None)  # a claim kind may draw itself (e.g. ratecheck.hunt)
-    draw, ylabel_of = (lambda ax, o, log_y: own(ax, o, log_y), lambda c: c.plot_label) if own else \
-        PLOTS.get(claim.kind, PLOTS["slope"])
-    ylabel = ylabel_of(claim)
-    if claim.kind == "limit":
-        ys = [v for p in o.points for v in (p.stats.get("distance"), p.stats.get("high"))]
-        ys.append(claim.tolerance)
-    elif claim.kind == "rate":
-        ys = [float(v) for p in o.points if p.trace is not None for v in np.ravel(p.trace.measures[claim.measure])]
-    else:
-        ys = [float(np.mean(p.samples)) for p in o.points if p.samples.size]
+    view = claim.view()  # the claim's statistic and rule draw it (ratecheck.claims.views)
+    drawn = _as_drawn(o)
+    ys = view.y_values(drawn)
     if not any(v is not None and math.isfinite(v) for v in ys):
         return False
-    xs = [p.value for p in o.points]
-    log_x, log_y = _positive(xs) and (own is None or getattr(claim, "plot_log_x", False)), _positive(ys)
-    if claim.kind == "rate":  # rounds on a linear axis, the measure on a log axis
-        xs = [0.0, max(float(p.trace.checkpoints[-1]) for p in o.points if p.trace is not None)]
-        log_x, log_y = False, True
+    xs = view.x_values(drawn)
+    log_x, log_y = view.scales(drawn, xs, ys)
 
     fig, ax = plt.subplots(figsize=(6.6, 4.3), dpi=110)
     try:
@@ -242,7 +52,7 @@ def _plot(o: Outcome, path: Path) -> bool:
             ax.set_xscale("log")
         if log_y:
             ax.set_yscale("log")
-        draw(ax, _as_drawn(o), log_y)
+        view.draw(ax, drawn, log_y)
         if log_x:
             # label the grid values themselves: decade ticks alone say little on a 1..32 grid
             ticks = sorted(set(xs))
@@ -265,9 +75,8 @@ def _plot(o: Outcome, path: Path) -> bool:
         if log_y:
             ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
             ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
-        xlabel = "round" if claim.kind == "rate" else claim.vary
-        ax.set_xlabel(f"{xlabel} ({'log' if log_x else 'linear'} scale)")
-        ax.set_ylabel(f"{ylabel} ({'log' if log_y else 'linear'})")
+        ax.set_xlabel(f"{view.xlabel(claim)} ({'log' if log_x else 'linear'} scale)")
+        ax.set_ylabel(f"{view.ylabel(claim)} ({'log' if log_y else 'linear'})")
         title = (f"{o.claim.id}\nobservation (no verdict)" if o.observation else
                  f"{o.claim.id}\nmeasured {o.verdict}, expected {o.expected}")
         ax.set_title(title, fontsize=10)
@@ -302,7 +111,7 @@ def _trajectory_plot(o: Outcome, path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(6.6, 4.3), dpi=110)
     try:
         ax.set_xscale("log")
-        if _positive(np.concatenate([mean, bound])):
+        if positive(np.concatenate([mean, bound])):
             ax.set_yscale("log")
             ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
             ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
@@ -383,22 +192,6 @@ def _as_drawn(o: Outcome) -> Outcome:
     if inner is o.claim:
         return o
     return Outcome(inner, o.verdict, o.reason, o.evidence, o.points)
-
-
-def _measure_label(claim: Claim) -> str:
-    return f"{claim.measure} after the last round" if claim.summary is None else f"{claim.measure} (claim summary)"
-
-
-# claim kind -> (draw(ax, outcome, log_y), y-axis label): each kind owns its plot
-PLOTS = {
-    "slope": (_slope_plot, _measure_label),
-    "hitting_time": (_hitting_plot, lambda c: f"rounds until {c.measure} first reaches the threshold"),
-    "bound": (_bound_plot, _measure_label),
-    "value": (_value_plot, _measure_label),
-    "threshold": (_threshold_plot, _measure_label),
-    "limit": (_limit_plot, lambda c: f"||mean final {c.point} - {c.target_name}||"),
-    "rate": (_rate_plot, lambda c: f"{c.measure} (replica mean)"),
-}
 
 
 def paper_figures(module: Paper | None, group: Sequence[Outcome], out_dir: Path,

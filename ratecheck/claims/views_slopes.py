@@ -1,0 +1,136 @@
+"""The display pieces of slope claims: a fitted power law (one series, hitting times, two series) and
+the tolerance band of the expected exponent (ratecheck.claims.views)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .views import Fact, Piece, Statistic, draw_fit, draw_means, grid_line, mean_series, pct, positive
+
+
+class FittedSlope(Statistic):
+    """Replica means and the fitted power law (evidence ``fit``)."""
+
+    def draw(self, ax: Any, o: Any, log_y: bool) -> None:
+        super().draw(ax, o, log_y)
+        x = mean_series(o.points, o.claim.level)[0]
+        fit = o.evidence.get("fit")
+        if x.size and fit:
+            draw_fit(ax, grid_line(x), fit)
+
+    def facts(self, o: Any) -> list[Fact]:
+        fit = o.evidence.get("fit")
+        if not fit:
+            return []
+        spread = ("deterministic (replicas identical)" if fit.get("deterministic") else
+                  f"{pct(fit['level'])} bootstrap CI [{fit['ci_low']:+.4f}, {fit['ci_high']:+.4f}]")
+        curv = fit.get("curvature")
+        return [("Fit: ", (f"slope {fit['slope']:+.4f}, {spread}, R^2 {fit['r2']:.4f}, {len(fit['x'])} points over "
+                           f"{fit.get('decades', math.nan):.2f} decades"
+                           + (f", local-slope change across the grid {curv:+.3f}" if curv is not None else "")
+                           + f", intercept (ln) {fit['intercept']:.4g}",))]
+
+
+class HittingTimes(FittedSlope):
+    """Rounds until the measure first reaches a threshold, fitted as a power law."""
+
+    def ylabel(self, claim: Any) -> str:
+        return f"rounds until {claim.measure} first reaches the threshold"
+
+    def annotate(self, ax: Any, o: Any, log_y: bool) -> None:
+        levels = sorted({p.stats.get("level") for p in o.points if p.stats.get("level") is not None})
+        if levels:
+            text = f"{levels[0]:.3g}" if len(levels) == 1 else f"{levels[0]:.3g} to {levels[-1]:.3g}"
+            ax.plot([], [], " ", label=f"threshold on {o.claim.measure}: {text}")
+
+    def caption(self, o: Any) -> str:
+        return ("Points: rounds until the measure first reaches the threshold (replica mean; exact up to the "
+                f"checkpoint resolution); band: {pct(o.claim.level)} CI. ")
+
+
+class ExponentBand(Piece):
+    """The tolerance band of the expected exponent through the points' geometric mean (where the OLS line
+    also passes): two-sided between the slopes e - tol and e + tol, one-sided (at most / at least) as the
+    region below / above the cap."""
+
+    def draw(self, ax: Any, o: Any, log_y: bool) -> None:
+        x, m, _, _ = mean_series(o.points, o.claim.level)
+        e = o.evidence.get("expected_exponent")
+        if not x.size or e is None or not (positive(x) and positive(m)):
+            return
+        xx = grid_line(x)
+        gx, gy = math.exp(np.mean(np.log(x))), math.exp(np.mean(np.log(m)))
+        tol = float(o.evidence.get("tolerance", 0.0))
+        side = o.evidence.get("side", "two-sided")
+        source = o.evidence.get("expected_from", "")
+        ylo, yhi = ax.get_ylim()
+        if side == "two-sided":
+            ax.fill_between(xx, gy * (xx / gx) ** (e - tol), gy * (xx / gx) ** (e + tol), color="C2", alpha=0.15,
+                            lw=0, label=f"band: slope {e:+.3f} \u00b1 {tol:g} ({source})")
+            ax.plot(xx, gy * (xx / gx) ** e, "--", color="C2", lw=1.2)
+        else:
+            cap = e + tol if side == "at_most" else e - tol
+            edge = gy * (xx / gx) ** cap
+            other = np.full_like(xx, ylo if side == "at_most" else yhi)
+            word = "at most" if side == "at_most" else "at least"
+            ax.fill_between(xx, other, edge, color="C2", alpha=0.15, lw=0,
+                            label=f"one-sided band: slope {word} {e:+.3f} (theorem) with tolerance {tol:g} ({source})")
+            ax.plot(xx, edge, "-", color="C2", lw=1.0)
+            ax.set_ylim(ylo, yhi)
+
+    def caption(self, o: Any) -> str:
+        return " Shaded: the tolerance band of the expected exponent (one-sided for a one-sided claim)."
+
+    def facts(self, o: Any) -> list[Fact]:
+        ev = o.evidence
+        if "fit" not in ev or "expected_exponent" not in ev:
+            return []
+        band = ev.get("band", [math.nan, math.nan])
+        side = ev.get("side", "")
+        what = {"at_most": "the theorem bounds the exponent from above: ",
+                "at_least": "the theorem bounds the exponent from below: "}.get(side, "")
+        out: list[Fact] = [("Expected exponent: ", (
+            f"{what}{ev['expected_exponent']:+.4f} ({ev.get('expected_from', '')}); tolerance "
+            f"{ev.get('tolerance', math.nan):g}, {side}, band [{float(band[0]):+.3f}, {float(band[1]):+.3f}]",))]
+        if ev.get("design_reason"):
+            out.append(("Grid design: ", (ev["design_reason"],)))
+        return out
+
+
+class TwoSeries(Statistic):
+    """Two series on one grid (points' ``stats["series"]``), each with its fitted power law."""
+
+    COLORS = ("C0", "C4")
+
+    def draw(self, ax: Any, o: Any, log_y: bool) -> None:
+        for label, color in zip(o.evidence.get("labels", []), self.COLORS):
+            pts = [p for p in o.points if p.stats.get("series") == label]
+            x, m, lo, hi = mean_series(pts, o.claim.level)
+            draw_means(ax, x, m, lo, hi, o.claim.level, log_y, f"{label}: replica mean", color=color)
+            fit = o.evidence.get(f"fit_{label}")
+            if x.size and fit:
+                draw_fit(ax, grid_line(x), fit, color=color, prefix=f"{label} fit")
+
+    def caption(self, o: Any) -> str:
+        return (f"Points: replica means of each series; band: {pct(o.claim.level)} Student-t CI of the mean (none "
+                "when deterministic); lines: each series' fitted power law. The claim judges the difference of the "
+                "two slopes against the margin, and each slope against its band when one is given.")
+
+    def facts(self, o: Any) -> list[Fact]:
+        ev = o.evidence
+        diff = ev.get("difference")
+        if not diff:
+            return []
+        labels = ev.get("labels", ["A", "B"])
+        slopes = ", ".join(f"{lab} {ev[f'fit_{lab}']['slope']:+.4f}" for lab in labels if f"fit_{lab}" in ev)
+        out: list[Fact] = [("Slopes: ", (f"{slopes}; difference {diff['value']:+.4f}, CI [{diff['ci_low']:+.4f}, "
+                                         f"{diff['ci_high']:+.4f}] against < {-float(ev.get('margin', 0.0)):+.3f}",))]
+        for lab in labels:
+            band = ev.get(f"expected_{lab}")
+            if band:
+                out.append((f"Expected exponent of {lab}: ", (f"{band['exponent']:+.4f} ({band['from']}); band "
+                                                              f"[{band['band'][0]:+.3f}, {band['band'][1]:+.3f}]",)))
+        return out
