@@ -219,14 +219,29 @@ def _plan_task(claim: Claim, profile: Profile) -> Task:
     return Task("plan", claim.id, {"profile": profile.name, "replicas": profile.replicas, "scale": profile.scale})
 
 
+def _planners(claims: Sequence[Claim]) -> list[Claim]:
+    """The claims whose ``own_runs`` a check plans: each claim and those it reads the runs of (an
+    observation's ``of``, a negative control's ``controls``), once each; adaptive claims plan none."""
+    out: dict[int, Claim] = {}
+    todo = list(claims)
+    while todo:
+        claim = todo.pop()
+        if id(claim) in out or hasattr(claim, "requests"):
+            continue
+        out[id(claim)] = claim
+        todo += [value for value in (getattr(claim, "of", None), getattr(claim, "controls", None))
+                 if isinstance(value, Claim)]
+    return list(out.values())
+
+
 def load_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
     """Each claim's planned runs from the store where it holds them: planning is a derivation too
     (theory step sizes solved from a theorem's conditions, constants of an instance), keyed like a
     task on the import closure of the claim's modules, so a cached check plans nothing. The plan
     fills the claim's own memo of ``own_runs`` (ratecheck.claims.Claim)."""
-    for claim in claims:
+    for claim in _planners(claims):
         memo = claim.__dict__.setdefault("_planned", {})
-        if hasattr(claim, "requests") or profile in memo:
+        if profile in memo:
             continue
         cached = store.get(stored_task_key(claim, _plan_task(claim, profile)))
         if cached is not None and isinstance(cached[1].get("plan"), list):
@@ -237,9 +252,7 @@ def load_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
 
 
 def _save_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
-    for claim in claims:
-        if hasattr(claim, "requests"):
-            continue
+    for claim in _planners(claims):
         key = stored_task_key(claim, _plan_task(claim, profile))
         if not store.path(key).exists():
             store.put(key, {}, {"plan": [c.to_dict() for c in claim.own_runs(profile)]})
