@@ -139,9 +139,8 @@ def compute(
             put_trace(store, item, *value)
             results[key] = Trace.from_arrays(*value)
         else:
-            store.put(stored_task_key(claim, item), {}, {"task": {"kind": item.kind, "claim": item.claim,
-                                                                 "spec": dict(item.spec)},
-                                                        "result": value, "runs_code": runs_code(_task_runs(value))})
+            store.put(stored_task_key(claim, item), {}, {"task": _task_meta(item), "result": value,
+                                                        "runs_code": runs_code(_task_runs(value))})
             results[key] = value
         results.origin[key] = "computed"
         stats["computed"] += 1
@@ -158,13 +157,31 @@ def _task_runs(result: Any) -> list[RunConfig]:
     return [RunConfig.from_dict(c) for c in (result.get("runs", []) if isinstance(result, dict) else [])]
 
 
+def _task_meta(task: Task) -> dict[str, Any]:
+    return {"kind": task.kind, "claim": task.claim, "spec": jsonable(dict(task.spec))}
+
+
+def task_is_current(key: str, meta: Mapping[str, Any], claims: Mapping[str, Claim]) -> bool:
+    """Whether a stored task or plan (``ratecheck cache``) would be read by the code now installed:
+    its claim is registered, its key follows from the claim's current code, and the runs it made
+    would be made by the same code."""
+    task = meta.get("task")
+    if not isinstance(task, dict) or task.get("claim") not in claims:
+        return False
+    try:
+        again = Task(task["kind"], task["claim"], task["spec"])
+    except (KeyError, TypeError):
+        return False
+    current = stored_task_key(claims[task["claim"]], again) == key
+    return current and ("runs_code" not in meta or runs_code_current(meta["runs_code"]))
+
+
 def _cached_task(store: Store, claim: Any, task: Task) -> Any:
     cached = store.get(stored_task_key(claim, task))
     if cached is None:
         return None
     meta = cached[1]
-    task_meta = {"kind": task.kind, "claim": task.claim, "spec": jsonable(dict(task.spec))}
-    if meta.get("task") != task_meta or not runs_code_current(meta.get("runs_code")):
+    if meta.get("task") != _task_meta(task) or not runs_code_current(meta.get("runs_code")):
         return None
     return meta.get("result")
 
@@ -226,7 +243,7 @@ def _planners(claims: Sequence[Claim]) -> list[Claim]:
     todo = list(claims)
     while todo:
         claim = todo.pop()
-        if id(claim) in out or hasattr(claim, "requests"):
+        if id(claim) in out or hasattr(claim, "requests") or not isinstance(claim, Claim):
             continue
         out[id(claim)] = claim
         todo += [value for value in (getattr(claim, "of", None), getattr(claim, "controls", None))
@@ -253,9 +270,10 @@ def load_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
 
 def _save_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
     for claim in _planners(claims):
-        key = stored_task_key(claim, _plan_task(claim, profile))
+        task = _plan_task(claim, profile)
+        key = stored_task_key(claim, task)
         if not store.path(key).exists():
-            store.put(key, {}, {"plan": [c.to_dict() for c in claim.own_runs(profile)]})
+            store.put(key, {}, {"task": _task_meta(task), "plan": [c.to_dict() for c in claim.own_runs(profile)]})
 
 
 def gather(
