@@ -50,7 +50,7 @@ def check(
     from .claims import PROFILES
     from .executors import make_executor
     from .store import NullStore, Store
-    from .sweep import check_claims
+    from .sweep import check_claims, load_plans
 
     chosen: list[Claim] = []
     for claim in claims:
@@ -58,9 +58,10 @@ def check(
     if not chosen:
         raise ValueError("check() needs at least one claim or pattern")
     profile = PROFILES[profile] if isinstance(profile, str) else profile
-    registry.plan(chosen, profile)  # an unknown algorithm or problem: which claim, before any run
     root = cache_dir if cache_dir is not None else os.environ.get("RATECHECK_CACHE")
     store = Store(root) if root else NullStore("")
+    load_plans(chosen, profile, store)  # planned runs are stored too: a cached check plans nothing
+    registry.plan(chosen, profile)  # an unknown algorithm or problem: which claim, before any run
     with make_executor(jobs=jobs) as executor:
         outcomes = check_claims(chosen, profile, store=store, executor=executor, progress=False)
     unexpected = [o for o in outcomes if not o.ok]

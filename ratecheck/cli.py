@@ -349,6 +349,11 @@ def _code_is_current(key: str, meta: dict | None) -> bool:
     from ratecheck.identity import code_identity, stored_key
     from ratecheck.trace import RunConfig
 
+    if meta and "task" in meta:  # a claim's stored search or plan (issue #19)
+        from ratecheck.registry import default
+        from ratecheck.sweep import task_is_current
+
+        return task_is_current(key, meta, {c.id: c for c in default().claims()})
     if not meta or "code" not in meta:
         return False  # unreadable, or written before runs were keyed on their code
     try:
@@ -547,7 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(EXIT_USAGE, str(exc))
     except KeyboardInterrupt:
         store = getattr(args, "store", None)
-        stored = getattr(store, "puts", 0)
+        stored = (getattr(args, "stats", None) or {}).get("computed", getattr(store, "puts", 0))  # runs, not plans
         where = f" in {store.root}" if stored and getattr(store, "root", None) else ""
         return _fail(EXIT_INTERRUPTED, f"interrupted: {stored} runs stored{where}, rerun to resume")
     except BrokenPipeError:  # `ratecheck list | head`: the reader left, which is not an error

@@ -78,7 +78,11 @@ def _identity(cls: type | None, factory: Any, exact: bool) -> dict[str, Any]:
 
 def import_closure(roots: Iterable[str]) -> list[str]:
     """Every project module reachable from ``roots`` by imports (sorted, roots included)."""
-    roots = list(dict.fromkeys(roots))
+    return list(_closure(tuple(dict.fromkeys(roots))))
+
+
+@functools.lru_cache(maxsize=None)
+def _closure(roots: tuple[str, ...]) -> tuple[str, ...]:
     project = set(PROJECT) | {name.split(".")[0] for name in roots}
     seen: set[str] = set()
     todo = list(roots)
@@ -88,7 +92,7 @@ def import_closure(roots: Iterable[str]) -> list[str]:
             continue
         seen.add(name)
         todo += [target for target in _imports(name) if target not in seen]
-    return sorted(seen)
+    return tuple(sorted(seen))
 
 
 def module_digest(name: str) -> str:
@@ -155,16 +159,19 @@ def _imports(name: str) -> tuple[str, ...]:
 
 
 def _executed(tree: ast.AST) -> Iterable[ast.AST]:
-    """Every node except those under ``if TYPE_CHECKING:`` (typing-only imports never run)."""
-    stack = [tree]
+    """Every statement, nested ones included, except those under ``if TYPE_CHECKING:`` (typing-only
+    imports never run). Imports are statements: expressions need not be walked."""
+    stack = list(getattr(tree, "body", []))
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child.test):
-                stack.extend(child.orelse)
-            else:
-                stack.append(child)
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                stack.extend(block)
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -195,9 +202,7 @@ def stored_task_key(claim: Any, task: Any) -> str:
     if known is None or known[0] is not claim:
         from .tasks import object_modules
 
-        closure = import_closure([*object_modules(claim), *ENGINE])
-        digest = stable_hash({"modules": {name: module_digest(name) for name in closure},
-                              "libraries": {name: _version(name) for name in LIBRARIES}})
+        digest = _modules_digest(tuple(dict.fromkeys([*object_modules(claim), *ENGINE])))
         known = _TASK_CODE[id(claim)] = (claim, digest)
     return stable_hash({"task": task.key(), "code": known[1]})
 
@@ -221,6 +226,13 @@ def runs_code_current(recorded: Any) -> bool:
         if code_identity(RunConfig(algorithm, {}, problem, {}, 1, mode=mode))["digest"] != digest:
             return False
     return True
+
+
+@functools.lru_cache(maxsize=None)
+def _modules_digest(roots: tuple[str, ...]) -> str:
+    closure = import_closure(roots)
+    return stable_hash({"modules": {name: module_digest(name) for name in closure},
+                        "libraries": {name: _version(name) for name in LIBRARIES}})
 
 
 @functools.lru_cache(maxsize=None)

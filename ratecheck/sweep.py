@@ -139,9 +139,8 @@ def compute(
             put_trace(store, item, *value)
             results[key] = Trace.from_arrays(*value)
         else:
-            store.put(stored_task_key(claim, item), {}, {"task": {"kind": item.kind, "claim": item.claim,
-                                                                 "spec": dict(item.spec)},
-                                                        "result": value, "runs_code": runs_code(_task_runs(value))})
+            store.put(stored_task_key(claim, item), {}, {"task": _task_meta(item), "result": value,
+                                                        "runs_code": runs_code(_task_runs(value))})
             results[key] = value
         results.origin[key] = "computed"
         stats["computed"] += 1
@@ -158,13 +157,31 @@ def _task_runs(result: Any) -> list[RunConfig]:
     return [RunConfig.from_dict(c) for c in (result.get("runs", []) if isinstance(result, dict) else [])]
 
 
+def _task_meta(task: Task) -> dict[str, Any]:
+    return {"kind": task.kind, "claim": task.claim, "spec": jsonable(dict(task.spec))}
+
+
+def task_is_current(key: str, meta: Mapping[str, Any], claims: Mapping[str, Claim]) -> bool:
+    """Whether a stored task or plan (``ratecheck cache``) would be read by the code now installed:
+    its claim is registered, its key follows from the claim's current code, and the runs it made
+    would be made by the same code."""
+    task = meta.get("task")
+    if not isinstance(task, dict) or task.get("claim") not in claims:
+        return False
+    try:
+        again = Task(task["kind"], task["claim"], task["spec"])
+    except (KeyError, TypeError):
+        return False
+    current = stored_task_key(claims[task["claim"]], again) == key
+    return current and ("runs_code" not in meta or runs_code_current(meta["runs_code"]))
+
+
 def _cached_task(store: Store, claim: Any, task: Task) -> Any:
     cached = store.get(stored_task_key(claim, task))
     if cached is None:
         return None
     meta = cached[1]
-    task_meta = {"kind": task.kind, "claim": task.claim, "spec": jsonable(dict(task.spec))}
-    if meta.get("task") != task_meta or not runs_code_current(meta.get("runs_code")):
+    if meta.get("task") != _task_meta(task) or not runs_code_current(meta.get("runs_code")):
         return None
     return meta.get("result")
 
@@ -219,14 +236,29 @@ def _plan_task(claim: Claim, profile: Profile) -> Task:
     return Task("plan", claim.id, {"profile": profile.name, "replicas": profile.replicas, "scale": profile.scale})
 
 
+def _planners(claims: Sequence[Claim]) -> list[Claim]:
+    """The claims whose ``own_runs`` a check plans: each claim and those it reads the runs of (an
+    observation's ``of``, a negative control's ``controls``), once each; adaptive claims plan none."""
+    out: dict[int, Claim] = {}
+    todo = list(claims)
+    while todo:
+        claim = todo.pop()
+        if id(claim) in out or hasattr(claim, "requests") or not isinstance(claim, Claim):
+            continue
+        out[id(claim)] = claim
+        todo += [value for value in (getattr(claim, "of", None), getattr(claim, "controls", None))
+                 if isinstance(value, Claim)]
+    return list(out.values())
+
+
 def load_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
     """Each claim's planned runs from the store where it holds them: planning is a derivation too
     (theory step sizes solved from a theorem's conditions, constants of an instance), keyed like a
     task on the import closure of the claim's modules, so a cached check plans nothing. The plan
     fills the claim's own memo of ``own_runs`` (ratecheck.claims.Claim)."""
-    for claim in claims:
+    for claim in _planners(claims):
         memo = claim.__dict__.setdefault("_planned", {})
-        if hasattr(claim, "requests") or profile in memo:
+        if profile in memo:
             continue
         cached = store.get(stored_task_key(claim, _plan_task(claim, profile)))
         if cached is not None and isinstance(cached[1].get("plan"), list):
@@ -237,12 +269,11 @@ def load_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
 
 
 def _save_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
-    for claim in claims:
-        if hasattr(claim, "requests"):
-            continue
-        key = stored_task_key(claim, _plan_task(claim, profile))
+    for claim in _planners(claims):
+        task = _plan_task(claim, profile)
+        key = stored_task_key(claim, task)
         if not store.path(key).exists():
-            store.put(key, {}, {"plan": [c.to_dict() for c in claim.own_runs(profile)]})
+            store.put(key, {}, {"task": _task_meta(task), "plan": [c.to_dict() for c in claim.own_runs(profile)]})
 
 
 def gather(

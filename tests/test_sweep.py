@@ -135,3 +135,27 @@ def test_a_log_fit_of_a_zero_mean_is_a_reasoned_inconclusive():
 
     (outcome,) = sweep.check_claims([Zero()], PROFILES["quick"], progress=False)
     assert outcome.verdict == Verdict.INCONCLUSIVE and "<= 0" in outcome.reason
+
+
+def test_a_cached_check_plans_nothing(tmp_path):
+    """Issue #19: a claim's planned runs (theory step sizes, ...) are stored like a task."""
+    import dataclasses
+
+    import proofs
+    from ratecheck.claims import PROFILES
+
+    original = next(c for c in proofs.all_claims() if c.id == "defedavg.fedavg.drift_limit")
+    calls = []
+
+    def configure(value, profile):
+        calls.append(value)
+        return original.configure(value, profile)
+
+    store, profile = Store(tmp_path), PROFILES["quick"]
+    first = sweep.check_claims([dataclasses.replace(original, configure=configure)], profile, store=store,
+                               progress=False)
+    planned = len(calls)
+    again = sweep.check_claims([dataclasses.replace(original, configure=configure)], profile, store=store,
+                               progress=False)
+    assert planned > 0 and len(calls) == planned  # the second check read its plan from the store
+    assert again[0].to_dict()["evidence"] == first[0].to_dict()["evidence"]

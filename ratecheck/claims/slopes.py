@@ -211,9 +211,9 @@ class ExponentComparisonClaim(Claim):
 
     def _decide(self, points):
         fits, bands, evidence = [], [], {"labels": list(self.labels), "margin": self.margin}
-        from scipy.stats import norm  # here: claims load without scipy.stats (startup time)
+        from scipy.special import ndtri  # norm.ppf's own function, without scipy.stats's import (startup time)
 
-        z = float(norm.ppf(0.5 + self.level / 2))
+        z = float(ndtri(0.5 + self.level / 2))
         for label, expected in zip(self.labels, self.expected):
             pts = [p for p in points if p.stats["series"] == label]
             fit = fit_slope([p.value for p in pts], [p.samples for p in pts], level=self.level,
