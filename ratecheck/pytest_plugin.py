@@ -13,6 +13,11 @@ load, or a claim naming an unknown algorithm or problem, fails its own test with
 
 Options: ``--full`` (profile), ``--jobs N``, ``--paper MODULE_OR_PATH`` (repeatable),
 ``--ratecheck-cache DIR``.
+
+Marker ``claims``: a test that decides registered claims or runs heavy sweeps. The plugin adds it to every
+test that uses the claim fixtures (``ratecheck_claim``, ``ratecheck_outcome``, ``ratecheck_runs``,
+``ratecheck_traces``), is parametrized over Claim objects, or is marked ``full``; mark other heavy tests
+by hand. ``pytest -m "not claims"`` is then the unit layer.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "claims: decides registered claims or runs heavy sweeps (deselect with "
+                                       "-m 'not claims' for the unit layer)")
     if config.getoption("ratecheck_jobs") < 1:
         raise pytest.UsageError(f"--jobs must be >= 1, got {config.getoption('ratecheck_jobs')}")
     sources = config.getoption("ratecheck_papers")
@@ -72,7 +79,25 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("ratecheck_claim", values, ids=ids, indirect=True)
 
 
+# fixtures whose use means the test decides registered claims on their runs
+CLAIM_FIXTURES = frozenset({"ratecheck_claim", "ratecheck_outcome", "ratecheck_runs", "ratecheck_traces"})
+
+
+def runs_claims(item: pytest.Item) -> bool:
+    """True when a test decides registered claims or runs heavy sweeps (it gets the ``claims`` marker)."""
+    if CLAIM_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if any(isinstance(v, Claim) for v in params.values()):
+        return True
+    return item.get_closest_marker("full") is not None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: the marker must be there when it is read
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("claims") is None and runs_claims(item):
+            item.add_marker(pytest.mark.claims)
     if config.getoption("--full"):
         return
     skip = pytest.mark.skip(reason="full profile: run with --full")

@@ -30,7 +30,9 @@ import numpy as np
 import sympy as sp
 
 from ratecheck.claims import monte_carlo_twin
-from ratecheck.claims import ExactSlopeClaim, ExpectedOrder, ExponentComparisonClaim, Profile, Verdict
+from ratecheck.claims import ExactSlopeClaim, ExpectedOrder, ExponentComparisonClaim, HittingTime, Profile, Verdict, negative_control
+from ratecheck.claims import summaries
+from ratecheck.claims.summaries import last_crossing, settled_crossing  # noqa: F401  (the tests read them here)
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig, Trace
 
@@ -52,49 +54,18 @@ ACC_GAIN, ACC_UBAR, ACC_C0, ACC_STEP = 0.2, 0.0005, 10.0, 0.12
 
 
 def windowed(trace: Trace, measure: str = "grad_norm_sq") -> tuple[np.ndarray, np.ndarray]:
-    """(t, w): w_i = mean of the measure over rounds (t_{i-1}, t_i] per replica (C-1, R), from the running
-    averages; t the windows' geometric midpoints."""
-    marks = np.asarray(trace.checkpoints, dtype=float)
-    sums = np.nan_to_num(trace.measures[f"avg:{measure}"]) * marks[:, None]
-    keep = np.flatnonzero(np.diff(marks) > 0) + 1
-    keep = keep[marks[keep - 1] > 0]  # the first window (from round 0) has no geometric midpoint
-    width = (marks[keep] - marks[keep - 1])[:, None]
-    return np.sqrt(marks[keep] * marks[keep - 1]), (sums[keep] - sums[keep - 1]) / width
-
-
-def last_crossing(t: np.ndarray, w: np.ndarray, level: float) -> np.ndarray:
-    """Per replica, the time after which the smoothed measure stays <= level: the last window above it
-    and the next one, log-log interpolated (NaN when the last window is still above the level)."""
-    out = np.full(w.shape[1], np.nan)
-    for r in range(w.shape[1]):  # replicas: a few numbers each, after the run
-        above = np.flatnonzero(~(w[:, r] <= level))
-        if above.size == 0:
-            out[r] = t[0]
-            continue
-        j = above[-1]
-        if j + 1 >= t.size:
-            continue
-        lw0, lw1 = math.log(w[j, r]), math.log(w[j + 1, r])
-        frac = (lw0 - math.log(level)) / (lw0 - lw1)
-        out[r] = math.exp(math.log(t[j]) + frac * (math.log(t[j + 1]) - math.log(t[j])))
-    return out
+    """The smoothed E||grad h(x_bar_t)||^2 (ratecheck.claims.summaries.windowed)."""
+    return summaries.windowed(trace, measure)
 
 
 def hitting_samples(trace: Trace, level: float) -> np.ndarray:
-    """Iterations until the smoothed E||grad h(x_bar_t)||^2 stays <= level, as claim samples.
+    """Iterations until the smoothed E||grad h(x_bar_t)||^2 stays <= level (ratecheck.claims.settled_crossing)."""
+    return settled_crossing(trace, "grad_norm_sq", level)
 
-    Exact run: the one hitting time of the exact curve. Monte-Carlo run: the hitting time of the replica-mean
-    curve, as jackknife pseudo-values n theta - (n - 1) theta_(-i) (leave-one-out mean curves), so that their
-    mean is the estimate and their spread its standard error. Per-replica hitting times would not do: a
-    single replica's window is noisy, and its last crossing of a low level lands on the last noise spike."""
-    t, w = windowed(trace)
-    R = w.shape[1]
-    if R == 1:
-        return last_crossing(t, w, level)
-    mean = w.mean(axis=1, keepdims=True)
-    theta = last_crossing(t, mean, level)[0]
-    loo = (R * mean - w) / (R - 1)
-    return R * theta - (R - 1) * last_crossing(t, loo, level)
+
+def _settled(level: Callable[[float], float]) -> HittingTime:
+    """What S7/S8/S13 read from a run: iterations until the smoothed measure stays <= the grid value's level."""
+    return HittingTime(level, settled_crossing)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,25 +80,6 @@ class DerivedOrder(ExpectedOrder):
 
     def exponent(self) -> float:
         return float(self.derive())
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExactOrMCSlope(ExactSlopeClaim):
-    """ratecheck.claims.ExactSlopeClaim whose samples can be iterations to eps: ``eps_level`` maps a grid
-    value to the level, and each point's samples become hitting_samples at it."""
-
-    eps_level: Callable[[float], float] | None = None  # grid value -> eps: the samples become iterations to eps
-
-    def points(self, profile, traces):
-        out = super().points(profile, traces)
-        if self.eps_level is not None:
-            for point in out:
-                hit = hitting_samples(point.trace, float(self.eps_level(point.value)))
-                point.stats = {**point.stats, "level": float(self.eps_level(point.value))}
-                point.samples = hit[np.isfinite(hit)]
-        return out
-
-
 
 
 def storm_schedule(M: int, b: int, I: int) -> dict[str, Any]:
@@ -168,13 +120,13 @@ def s7_config(value: float, profile: Profile) -> RunConfig:
     return acc_config(M, S7_B, S7_I, math.ceil(1.3 * S7_BMT / (S7_B * M)), profile)
 
 
-S7 = ExactOrMCSlope(
+S7 = ExactSlopeClaim(
     id="fedbio.S7.acc_rounds_M", paper=KEY, title="FedBiOAcc: iterations to eps ∝ 1/M (Test A, exact)",
     statement="With Theorem 6's schedule shape (alpha_t ∝ (bM)^(2/3)/((bM)^2 u_bar + t)^(1/3), c ∝ 1/(bM)) the "
               "noise term (bMT)^(-2/3) dominates: T_eps = O(kappa^8 (bM)^-1 eps^-1.5), slope -1 in M.",
     source=src("Theorem 2/6 (T = O(kappa^8 (bM)^-1 eps^-1.5))", "spec §6.5 S7"),
     vary="M", grid=S7_GRID, configure=s7_config, measure="grad_norm_sq",
-    eps_level=lambda value: S7_EPS, expected=_acc_order(M_SYM), tolerance=0.15,
+    hitting=_settled(lambda value: S7_EPS), expected=_acc_order(M_SYM), tolerance=0.15,
     max_curvature=0.15,
     tolerance_reason="exact expectations: no Monte-Carlo error; the band is the law's finite-grid curvature (the "
                      "(bM)^2 u_bar offset of alpha_t grows like M^2 and the windowed curve approaches its -2/3 from "
@@ -193,11 +145,11 @@ def s8_config(value: float, profile: Profile) -> RunConfig:
     return acc_config(S8_M, S8_B, S7_I, S8_ROUNDS, profile, checkpoints=64)
 
 
-S8 = ExactOrMCSlope(
+S8 = ExactSlopeClaim(
     id="fedbio.S8.acc_rounds_eps", paper=KEY, title="FedBiOAcc: iterations to eps ∝ eps^-1.5 (Test A, exact)",
     statement="At fixed M and b, T_eps = O(eps^-1.5): the (bMT)^(-2/3) term of Theorem 6.",
     source=src("Theorem 2/6", "spec §6.5 S8"), vary="eps", grid=S8_GRID, configure=s8_config,
-    measure="grad_norm_sq", eps_level=lambda value: value, expected=_acc_order(eps), tolerance=0.15,
+    measure="grad_norm_sq", hitting=_settled(lambda value: value), expected=_acc_order(eps), tolerance=0.15,
     max_curvature=0.15,
     tolerance_reason="exact expectations; the band is the finite-grid curvature: the local exponent of the smoothed "
                      "curve in t goes -0.67 .. -0.75 .. -0.68 over the window (Theorem 6's -2/3 approached after the "
@@ -335,7 +287,7 @@ def s14_config(value: float, profile: Profile) -> RunConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class StrictlyDecreasing(ExactOrMCSlope):
+class StrictlyDecreasing(ExactSlopeClaim):
     """Judges only the direction (the means fall strictly along the grid, else FAIL naming the first
     rise); the fitted slope and its regime check are reported in the reason, not judged."""
 
@@ -455,7 +407,7 @@ def neumann_floor(config: RunConfig) -> float:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CrossingRegimeSlope(ExactOrMCSlope):
+class CrossingRegimeSlope(ExactSlopeClaim):
     """Iterations to eps against a parameter, decided only where every crossing lies in the noise term's
     regime: the windowed curve's local exponent at the crossing within ``regime_band`` of
     ``regime_slope`` and the Neumann floor ||grad h(x_Q)||^2 below ``floor_fraction`` of eps; otherwise
@@ -516,7 +468,7 @@ S13 = CrossingRegimeSlope(
               "t)^(1/3), c ∝ 1/(bM)), noise on the upper-level oracles (grad f, sigma_f = 1; sigma_g = 0) reaches "
               "eps in T_eps = O(kappa^8 (bM)^-1 eps^-1.5) iterations: slope -1 in M (the linear speedup).",
     source=src("Theorem 4/8 (T = O(kappa^8 (bM)^-1 eps^-1.5), b_x = b, b_y = bM)", "spec §4.6, §6.5 S13"),
-    configure=s13_config("upper"), eps_level=lambda value: S13_EPS["upper"], expected=_acc_local_order(),
+    configure=s13_config("upper"), hitting=_settled(lambda value: S13_EPS["upper"]), expected=_acc_local_order(),
     tolerance_reason="exact expectations: no Monte-Carlo error; the band is the law's finite-grid curvature (the "
                      "(bM)^2 u_bar offset of alpha_t grows like M^2, as in S7): measured local slopes -0.97 .. -0.88 "
                      "across the grid (fit -0.93, change +0.09), so the spec's +-0.15 and a local-slope change up to "
@@ -524,7 +476,8 @@ S13 = CrossingRegimeSlope(
                      "moves the exponent by more (tests/test_sensitivity_fedbio.py)",
     **_S13)
 
-S13_LOWER = CrossingRegimeSlope(
+S13_LOWER = negative_control(
+    S13,
     id="fedbio.S13.acc_local_lower_noise_unscaled_by",
     title="FedBiOAcc-Local with b_y = b (not bM): the lower-level noise is predicted not to shrink with M, "
           "yet T_eps ∝ 1/M (Test C1, exact)",
@@ -533,18 +486,16 @@ S13_LOWER = CrossingRegimeSlope(
               "lower-level noise (sigma_g = 1, sigma_f = 0) does not shrink with M and T_eps is predicted flat in M "
               "(spec §6.5 S13: slope -> 0).",
     source=src("Theorem 4/8 (b_y = bM); Lemmas 29-30 (per-client omega and y errors)", "spec §4.2b, §6.5 S13"),
-    configure=s13_config("lower", unscaled_by=True), eps_level=lambda value: S13_EPS["lower"],
+    configure=s13_config("lower", unscaled_by=True), hitting=_settled(lambda value: S13_EPS["lower"]),
     expected=ExpectedOrder(value=0.0, why="spec §6.5 S13: with b_y = b the lower-level noise term of Theorem 8's "
                                           "per-client analysis has no 1/M, so T_eps does not fall with M"),
-    expect=Verdict.FAIL, negative_control=True, controls=S13,
     expect_reason="the bound is loose, not the algorithm wrong: the clients' lower-level errors are independent and "
                   "reach x_bar only through nu_bar = (1/M) sum_m nu_m, so omega_bar's noise is sigma^2/(bM) at "
                   "b_y = b and, with the schedule in bM, T_eps ∝ 1/(bM) as for the upper level (measured when the "
                   "grid was chosen: fit -0.94, local slopes -0.98 .. -0.91); Theorem 8 (like Theorem 7, S11) "
                   "bounds each client's error without that average",
     tolerance_reason="exact expectations; the band is the spec's +-0.15 around 0, the measured curvature that of S13 "
-                     "(the same schedule): -0.94 is 6 bands away",
-    **_S13)
+                     "(the same schedule): -0.94 is 6 bands away")
 
 # No Monte-Carlo twin for S7/S8: their hitting time is read where the mean curve is a slow power law, so it
 # needs the mean to a few percent per window; the STORM momentum error is correlated over 1/(c alpha_t^2) ~ t

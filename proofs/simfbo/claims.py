@@ -14,6 +14,7 @@ from problems.quadratic_bilevel import p1, p3
 from ratecheck.algorithms.bilevel import LocalSteps, coefficient_table
 from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
 from ratecheck.claims import (
+    negative_control,
     BoundClaim,
     ExpectedOrder,
     LimitClaim,
@@ -21,7 +22,6 @@ from ratecheck.claims import (
     Profile,
     SlopeClaim,
     ThresholdClaim,
-    Verdict,
     final_value,
     observe,
 )
@@ -355,19 +355,17 @@ T4_FPC = SlopeClaim(
     expected=ExpectedOrder(THEOREM_1, "P", "partial_term_per_fpc"),
     tolerance=EXACT_TOLERANCE, **_AVG)
 
-T4_WR = SlopeClaim(
+T4_WR = negative_control(
+    T4_FPC,
     id="simfbo.T4.fpc_with_replacement",
     title="Negative control: with-replacement sampling has no finite-population factor",
     statement="The same normalization G (n-1)/(n-P) for the naive with-replacement sampler.",
     source=src("Lemma 9 (which needs sampling without replacement)", "spec §6.4 T4"),
-    vary="P", grid=T4_GRID, summary=fpc_normalized,
     configure=lambda v, prof: t4_config(v, prof, "with_replacement"),
-    expected=ExpectedOrder(THEOREM_1, "P", "partial_term_per_fpc"),
-    tolerance=EXACT_TOLERANCE, expect=Verdict.FAIL, negative_control=True, controls=T4_FPC,
     expect_reason="with replacement G ∝ P^(-1/2) without the (n-P)/(n-1) drop, so G (n-1)/(n-P) rises near P = n: "
                   "a property of the sampler, not an error of the paper",
     # the control's curve is expected NOT to be the P^-1/2 law: a bend is what it shows, not a regime to wait for
-    r2_floor=0.0, max_curvature=math.inf, **_AVG)
+    r2_floor=0.0, max_curvature=math.inf)
 
 T4_ZERO = ThresholdClaim(
     id="simfbo.T4.zero_at_full",
@@ -377,16 +375,14 @@ T4_ZERO = ThresholdClaim(
     vary="P", grid={"quick": (T4_N,), "full": (T4_N,)}, configure=lambda v, prof: t4_config(v, prof, mode=MONTE_CARLO),
     threshold=1e-20, **_AVG)
 
-T4_ZERO_WR = ThresholdClaim(
+T4_ZERO_WR = negative_control(
+    T4_ZERO,
     id="simfbo.T4.zero_at_full_with_replacement",
     title="Negative control: with replacement, P = n draws still move the iterate",
     statement="The same threshold for the with-replacement sampler.",
     source=src("Lemma 9", "spec §6.4 T4"),
-    vary="P", grid={"quick": (T4_N,), "full": (T4_N,)},
-    configure=lambda v, prof: t4_config(v, prof, "with_replacement", mode=MONTE_CARLO), threshold=1e-20,
-    expect=Verdict.FAIL, negative_control=True, controls=T4_ZERO,
-    expect_reason="n draws with replacement repeat clients, so the aggregate is random even at P = n",
-    **_AVG)
+    configure=lambda v, prof: t4_config(v, prof, "with_replacement", mode=MONTE_CARLO),
+    expect_reason="n draws with replacement repeat clients, so the aggregate is random even at P = n")
 
 T5A_TAU_HURTS = SlopeClaim(
     id="simfbo.T5a.tau_partial",
@@ -434,13 +430,13 @@ T6_SHROFBO_X = LimitClaim(
     configure=t6_config("shrofbo"), measure="dist_sq", target=x_star, target_name="x*", **_T6)
 
 
-T6_SIMFBO_NOT_X = LimitClaim(
+T6_SIMFBO_NOT_X = negative_control(
+    T6_SHROFBO_X,
     id="simfbo.T6.simfbo_not_x_star",
     title="Negative control: SimFBO does not reach x* under uneven tau",
     statement="The same SimFBO runs end farther than the tolerance from x*.",
-    configure=t6_config("simfbo"), measure="dist_sq", target=x_star, target_name="x*",
-    expect=Verdict.FAIL, negative_control=True, controls=T6_SHROFBO_X,
-    expect_reason="objective inconsistency of SimFBO: it optimizes Phi-tilde (the paper's own Theorem 1)", **_T6)
+    configure=t6_config("simfbo"),
+    expect_reason="objective inconsistency of SimFBO: it optimizes Phi-tilde (the paper's own Theorem 1)")
 
 
 T6_SIMFBO_RESIDUAL = SlopeClaim(
@@ -528,14 +524,14 @@ SIMFBO_UNBIASED = LimitClaim(
     statement="The aggregated LS surrogate (eqs. (3)-(5)) is linear in the client data: no client-drift bias at tau = 1.",
     configure=baseline_config("simfbo"), **_BASE)
 
-NAIVE_BIASED = LimitClaim(
+NAIVE_BIASED = negative_control(
+    SIMFBO_UNBIASED,
     id="simfbo.baseline.naive_biased",
     title="Negative control: averaging local hypergradients converges away from x*",
     statement="With heterogeneous A_i, sum_i p_i grad Phi_i(x) (each at its own y_i*, v_i*) vanishes away from x*.",
-    configure=baseline_config("naive_hypergrad"), expect=Verdict.FAIL, negative_control=True,
-    controls=SIMFBO_UNBIASED,
+    configure=baseline_config("naive_hypergrad"),
     expect_reason="[grad_yy G]^-1 is not the average of the clients' inverses: the naive aggregate is biased "
-                  "(the motivation of the paper's LS surrogate, §2.1), not an error of the paper", **_BASE)
+                  "(the motivation of the paper's LS surrogate, §2.1), not an error of the paper")
 
 # ShroFBO at equal tau is SimFBO (Theorem 2: rho = 1), so its baseline runs at T6's uneven tau_i (five
 # clients at 1 step, five at 10) and T6's constant steps (gamma_x = 0.02, gamma_y = gamma_v = 0.1, eta = 0.004;
@@ -563,16 +559,16 @@ SHROFBO_UNBIASED = LimitClaim(
     configure=uneven_baseline_config("shrofbo"),
     **{**_BASE, "source": src("§2.1; Theorem 2 (ShroFBO)", "spec §1.2, §6.4 T6, §7.2")})
 
-SIMFBO_UNEVEN_BIASED = LimitClaim(
+SIMFBO_UNEVEN_BIASED = negative_control(
+    SHROFBO_UNBIASED,
     id="simfbo.baseline.simfbo_uneven_biased",
     title="Negative control: SimFBO at the same uneven tau_i converges away from x*",
     statement="Same instance as simfbo.baseline.shrofbo_unbiased with SimFBO: without rho it reaches x-tilde*, "
               "not x* (so ShroFBO's correction is what the claim tests).",
-    configure=uneven_baseline_config("simfbo"), expect=Verdict.FAIL, negative_control=True,
-    controls=SHROFBO_UNBIASED,
+    configure=uneven_baseline_config("simfbo"),
+    source=src("§1.5 eq. (6); Theorem 2", "spec §6.4 T6, §7.2"),
     expect_reason="uneven tau_i reweight SimFBO's objective to w_i ∝ p_i tau_i (§1.5 eq. (6)): the behaviour the "
-                  "paper describes and ShroFBO corrects, not an error of the paper",
-    **{**_BASE, "source": src("§1.5 eq. (6); Theorem 2", "spec §6.4 T6, §7.2")})
+                  "paper describes and ShroFBO corrects, not an error of the paper")
 
 COMM_ALGORITHMS = ("simfbo", "fednest", "lfednest")
 

@@ -49,7 +49,7 @@ from .observation import Observation, monte_carlo_twin, observe
 from .rules import SIDES, term_negligible
 from .slopes import AbscissaSlopeClaim, ExactSlopeClaim, ExponentComparisonClaim, HittingTimeClaim, SlopeClaim
 from .statistics import deterministic, point_ci, relative, slope_text
-from .summaries import final_value, hitting_rounds, tail_average
+from .summaries import HittingTime, final_value, first_crossing, hitting_rounds, settled_crossing, tail_average
 from .values import BoundClaim, ExactValueClaim, IntervalClaim, LimitClaim, RateClaim, ThresholdClaim, ValueClaim
 
 # helpers other modules of the project read (underscored: not part of the public API)
@@ -58,9 +58,9 @@ from .statistics import _bootstrap_distance  # noqa: F401
 
 __all__ = [
     "PROFILES", "SIDES", "AbscissaSlopeClaim", "Bindings", "BoundClaim", "Claim", "ExactSlopeClaim",
-    "ExactValueClaim", "ExpectedOrder", "Gate", "ExponentComparisonClaim", "HittingTimeClaim", "IntervalClaim",
+    "ExactValueClaim", "ExpectedOrder", "Gate", "ExponentComparisonClaim", "HittingTime", "HittingTimeClaim", "IntervalClaim",
     "LimitClaim", "Observation", "Outcome", "PointResult", "Profile", "RateClaim", "SlopeClaim",
     "ThresholdClaim", "ValueClaim", "Verdict", "deterministic", "exact_evidence", "exact_state",
     "final_value", "hitting_rounds", "monte_carlo_twin", "observe", "point_ci", "relative", "slope_text",
-    "tail_average", "term_negligible", "check_invariants", "negative_control", "with_gates",
+    "tail_average", "term_negligible", "check_invariants", "negative_control", "with_gates", "first_crossing", "settled_crossing",
 ]

@@ -16,7 +16,7 @@ from .base import Claim, ExpectedOrder
 from .model import PointResult, Profile, Verdict, _first_divergence, _fmt
 from .rules import _NO_MC_BAND, SIDES, _tolerance_evidence
 from .statistics import slope_text
-from .summaries import hitting_rounds
+from .summaries import Crossing, HittingTime, first_crossing
 from .views import NoRule, Piece, Statistic
 from .views_slopes import ExponentBand, FittedSlope, HittingTimes, TwoSeries
 
@@ -42,6 +42,9 @@ class SlopeClaim(Claim):
     design_reason: str = ""  # why fewer points or a narrower range are enough, when they are
     r2_floor: float = 0.98
     max_curvature: float | None = None  # None: the tolerance
+    # what to read from each run instead of the measure's summary: a hitting time (each point's samples
+    # become the per-replica times, its stats the level)
+    hitting: HittingTime | None = None
     kind: str = "slope"
     statistic_view: ClassVar[Statistic] = FittedSlope()
     rule_view: ClassVar[Piece] = ExponentBand()
@@ -51,6 +54,15 @@ class SlopeClaim(Claim):
             raise ValueError(f"side must be one of {SIDES}, got {self.side!r}")
         if self.tolerance <= 0:
             raise ValueError(f"tolerance must be > 0, got {self.tolerance}")
+
+    def points(self, profile, traces):
+        out = super().points(profile, traces)
+        if self.hitting is not None:
+            for point in out:
+                level, times = self.hitting.read(point.trace, self.measure, point.value)
+                point.stats = {**point.stats, "level": level}
+                point.samples = times[np.isfinite(times)]
+        return out
 
     def _design(self, fit: SlopeFit) -> str:
         """Why the grid cannot decide a slope (empty when it can)."""
@@ -119,10 +131,13 @@ class HittingTimeClaim(SlopeClaim):
     For rounds against accuracy, let the grid be 1/eps and threshold(v) = v**-2 (a squared measure);
     grid values that only change the threshold share one run (the sweep deduplicates configurations).
     ``abscissa`` maps a grid value to the fitted x (e.g. mu -> kappa = l(mu)/mu); default: itself.
-    A replica that never reaches the threshold makes the claim INCONCLUSIVE with that reason.
+    A replica that never reaches the threshold makes the claim INCONCLUSIVE with that reason. It reads
+    the same HittingTime as ``SlopeClaim(hitting=...)`` (level ``threshold``, rule ``crossing``), and adds
+    that gate, the abscissa and the per-point level, misses, grid value and rounds run.
     """
 
     threshold: Callable[[float], float]
+    crossing: Crossing = first_crossing  # or settled_crossing (ratecheck.claims.summaries)
     abscissa: Callable[[float], float] | None = None
     kind: str = "hitting_time"
     statistic_view: ClassVar[Statistic] = HittingTimes()
@@ -133,8 +148,7 @@ class HittingTimeClaim(SlopeClaim):
         out = super().points(profile, traces)
         for value, point in zip(self.values(profile), out):
             trace = traces[point.config.key()]
-            level = float(self.threshold(value))
-            rounds = hitting_rounds(trace.checkpoints, trace.measures[self.measure], level)
+            level, rounds = HittingTime(self.threshold, self.crossing).read(trace, self.measure, value)
             point.value = float(self.abscissa(value)) if self.abscissa is not None else float(value)
             point.samples = rounds[np.isfinite(rounds)]
             point.stats = {"level": level, "not_reached": int(np.sum(np.isnan(rounds) & trace.valid)),
