@@ -20,12 +20,27 @@ The last line is  exact_speedup=<x>  (the smaller of the two settings' speedups 
 A second, informational part times client sampling inside a whole round (RoundModel, no seams): SimFBO
 on P1 (spec §6.6) with P of n = 32 clients drawn without replacement (the T4/T5a instances), exact
 (averaged over the sampling through the multiplicity moments) against mc16, and the probing cost.
+
+A third part (issue #21, ``--part scale``; every figure from a fresh subprocess, CPU seconds from
+os.times of the child and peak RSS from resource.getrusage, so imports (~50 MB) are included):
+FedAvg on the quadratic, K = 5, T = ``--scale-rounds`` (500), participation without_replacement:N/2,
+for d in (10, 50, 100, 200, 400) and N in (10, 100): exact mode (shared curvature, the family's
+default, and per-client curvature, where the O(N d^3)-a-round limit applies), 16 Monte-Carlo
+replicas, the baseline's exact mode (``--baseline``: a checkout of 42d283e, before issue #21) where its
+(d^2 x n^2) operator fits in ``--baseline-max-gb``, and the O(N d^3) limit's flop count
+4 N d^3 T (two GEMMs of 2 N d^3 a round); then the shared-eigenbasis family (spectral_quadratic,
+diagonal exact mode) up to d = 1000, N = 100. Targets: d = 100, N = 100 exact < 200 MB and
+<= 0.5 x the CPU of mc16; d = 400, N = 10 < 1 GB; diagonal d = 1000, N = 100 < 10 s.
+    PYTHONPATH=. python benchmarks/bench_exact.py --part scale
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
+import sys
 import time
 
 # one BLAS thread for both sides: on a shared 2-core machine threaded GEMMs of these sizes only spin
@@ -70,7 +85,18 @@ def main() -> None:
     parser.add_argument("--reference-rounds", type=int, default=100, help="T of the error check")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--reference-replicas", type=int, default=4096, help="0: timings only")
+    parser.add_argument("--part", choices=("speed", "scale", "all"), default="all")
+    parser.add_argument("--scale-rounds", type=int, default=500, help="T of the scale table")
+    parser.add_argument("--baseline", default="/tmp/exact-base", help="checkout whose exact mode is the baseline (e.g. git archive 42d283e, before issue #21)")
+    parser.add_argument("--baseline-max-gb", type=float, default=3.0, help="skip baseline runs predicted larger")
+    parser.add_argument("--dims", default="10,50,100,200,400")
+    parser.add_argument("--per-client-max", type=float, default=1e9, help="skip per-client curvature beyond this N d^3")
+    parser.add_argument("--clients", default="10,100")
     args = parser.parse_args()
+    if args.part in ("scale", "all"):
+        scale_table(args)
+    if args.part == "scale":
+        return
 
     problem = make_problem("quadratic", dict(dim=D, clients=N, zeta=1.0, heterogeneity="random", sigma=1.0,
                                              curvature="per_client"))
@@ -121,6 +147,86 @@ def sampled_round(rounds: int, repeats: int) -> None:
         t_mc, _ = best_time(lambda: run(algorithm, problem, rounds, replicas=16, seed=SEED), repeats)
         print(f"[without_replacement:{P}]  {route} over {model.sampling.clients.shape[0]} probed outcomes, "
               f"probe {t_probe:.3f} s;  exact {t_exact:.3f} s   mc16 {t_mc:.3f} s   speedup {t_mc / t_exact:.1f}x")
+
+
+CHILD = """
+import json, os, resource, sys, time
+sys.path.insert(0, os.getcwd())
+from ratecheck import run
+from ratecheck.algorithms import make_algorithm
+spec = json.loads(sys.argv[1])
+if spec["family"] == "spectral_quadratic":
+    from problems.spectral_quadratic import make
+    problem = make(**spec["problem"])
+else:
+    from problems import make_problem
+    problem = make_problem(spec["family"], spec["problem"])
+algorithm = make_algorithm("fedavg", spec["algorithm"])
+before = os.times()
+if spec["mode"] == "exact":
+    trace = run(algorithm, problem, spec["rounds"], mode="exact")
+else:
+    trace = run(algorithm, problem, spec["rounds"], replicas=16, seed=0)
+after = os.times()
+value = float(trace.measures["dist_sq"][-1].mean())
+print(json.dumps({"cpu": after.user - before.user + after.system - before.system,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "dist_sq": value}))
+"""
+
+
+def measure(spec: dict, cwd: str) -> dict:
+    """One run in a fresh interpreter (one BLAS thread), its CPU seconds and peak RSS; {} on failure."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONPATH=cwd)
+    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], cwd=cwd, env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:80]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def scale_table(args) -> None:
+    """Issue #21: exact mode's CPU and memory against 16 replicas, the baseline and the O(N d^3) limit."""
+    here = os.getcwd()
+    T = args.scale_rounds
+    dims = [int(x) for x in args.dims.split(",")]
+    counts = [int(x) for x in args.clients.split(",")]
+    print(f"\nFedAvg on the quadratic, K=5, T={T}, without_replacement:N/2 (CPU s, peak MB per fresh process)")
+    print(f"{'d':>4} {'N':>4} {'curvature':>10} | {'exact s':>8} {'MB':>6} | {'mc16 s':>7} {'MB':>6} | "
+          f"{'exact/mc16':>10} | {'baseline s':>10} {'MB':>6} {'rel.diff':>9} | {'4NdT^3 GF':>9}")
+    for d in dims:
+        for N in counts:
+            for curvature in ("shared", "per_client"):
+                if curvature == "per_client" and N * d**3 > args.per_client_max:
+                    print(f"{d:>4} {N:>4} {curvature:>10} | skipped: N d^3 > {args.per_client_max:.0e} "
+                          f"(--per-client-max); the limit's flops {4 * N * d**3 * T / 1e9:.0f} GF", flush=True)
+                    continue
+                problem = dict(dim=d, clients=N, curvature=curvature)
+                algorithm = dict(local_steps=5, participation=f"without_replacement:{N // 2}")
+                spec = dict(family="quadratic", problem=problem, algorithm=algorithm, rounds=T)
+                exact = measure({**spec, "mode": "exact"}, here)
+                mc = measure({**spec, "mode": "mc16"}, here)
+                n = d + 1
+                base = {}
+                if 8 * d * d * n * n * 3 / 1e9 <= args.baseline_max_gb and os.path.isdir(args.baseline):
+                    base = measure({**spec, "mode": "exact"}, args.baseline)
+                ratio = exact["cpu"] / mc["cpu"] if "cpu" in exact and "cpu" in mc else float("nan")
+                rel = (abs(exact["dist_sq"] - base["dist_sq"]) / abs(base["dist_sq"])
+                       if "dist_sq" in base and "dist_sq" in exact else float("nan"))
+                flops = 4 * N * d**3 * T / 1e9 if curvature == "per_client" else 4 * d**3 * T / 1e9
+                cell = lambda r, k, f: f"{r[k]:{f}}" if k in r else r.get("error", "skipped")[:8]
+                print(f"{d:>4} {N:>4} {curvature:>10} | {cell(exact, 'cpu', '8.2f')} {cell(exact, 'peak_mb', '6.0f')} | "
+                      f"{cell(mc, 'cpu', '7.2f')} {cell(mc, 'peak_mb', '6.0f')} | {ratio:10.2f} | "
+                      f"{cell(base, 'cpu', '10.2f') if base else 'skipped':>10} {cell(base, 'peak_mb', '6.0f') if base else '':>6} "
+                      f"{rel:9.1e} | {flops:9.1f}", flush=True)
+    print(f"\nspectral_quadratic (shared eigenbasis, spread 0.5), diagonal exact mode, K=5, T={T}")
+    for d, N in [(100, 100), (400, 10), (1000, 10), (1000, 100)]:
+        problem = dict(dim=d, clients=N)
+        algorithm = dict(local_steps=5, participation=f"without_replacement:{N // 2}")
+        spec = dict(family="spectral_quadratic", problem=problem, algorithm=algorithm, rounds=T)
+        exact = measure({**spec, "mode": "exact"}, here)
+        mc = measure({**spec, "mode": "mc16"}, here)
+        print(f"d={d:>5} N={N:>4}  exact {exact.get('cpu', float('nan')):7.2f} s {exact.get('peak_mb', float('nan')):6.0f} MB"
+              f"   mc16 {mc.get('cpu', float('nan')):7.2f} s {mc.get('peak_mb', float('nan')):6.0f} MB", flush=True)
 
 
 if __name__ == "__main__":

@@ -222,19 +222,8 @@ def make(
     else:
         qs = np.stack([_orthogonal(rng, dim) for _ in range(clients)])
         hessians = np.einsum("nij,j,nkj->nik", qs, h, qs)
-    if heterogeneity == "none" or zeta == 0:
-        u = np.zeros((clients, dim))
-    elif heterogeneity == "alternating":
-        if clients % 2:
-            raise ValueError(f"heterogeneity 'alternating' needs an even number of clients, got {clients}")
-        top = np.eye(dim)[np.argmax(np.diag(hessians))] if curvature == "shared" and not rotate else None
-        direction = top if top is not None else np.eye(dim)[-1]
-        u = np.where(np.arange(clients)[:, None] % 2 == 0, 1.0, -1.0) * direction
-    else:
-        u = rng.standard_normal((clients, dim))
-        u -= u.mean(axis=0)
-        u /= np.linalg.norm(u, axis=1).max()
-    centers = zeta * u
+    top = np.eye(dim)[np.argmax(np.diag(hessians))] if curvature == "shared" and not rotate else np.eye(dim)[-1]
+    centers = zeta * client_directions(rng, clients, dim, heterogeneity if zeta else "none", top)
     h_bar = hessians if hessians.ndim == 2 else hessians.mean(axis=0)
     hc = centers @ hessians if hessians.ndim == 2 else np.einsum("nij,nj->ni", hessians, centers)
     x_star = np.linalg.solve(h_bar, hc.mean(axis=0))
@@ -246,6 +235,22 @@ def make(
         radius=radius,
         spec_params=params,
     )
+
+
+def client_directions(rng: np.random.Generator, clients: int, dim: int, heterogeneity: str,
+                      axis: np.ndarray) -> np.ndarray:
+    """u_i (N, d) with sum_i u_i = 0: none (zeros), alternating (+-axis: +1 for even i, -1 for odd
+    i, N even) or random (i.i.d. Gaussian, centred, scaled so that max_i ||u_i|| = 1)."""
+    if heterogeneity == "none":
+        return np.zeros((clients, dim))
+    if heterogeneity == "alternating":
+        if clients % 2:
+            raise ValueError(f"heterogeneity 'alternating' needs an even number of clients, got {clients}")
+        return np.where(np.arange(clients)[:, None] % 2 == 0, 1.0, -1.0) * axis
+    u = rng.standard_normal((clients, dim))
+    u -= u.mean(axis=0)
+    u /= np.linalg.norm(u, axis=1).max()
+    return u
 
 
 def _orthogonal(rng: np.random.Generator, dim: int) -> np.ndarray:

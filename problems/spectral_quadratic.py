@@ -24,7 +24,7 @@ import numpy as np
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant, SmoothFederatedProblem, check_positive
 
-from .quadratic import _orthogonal
+from .quadratic import _orthogonal, client_directions
 
 HETEROGENEITY = ("none", "alternating", "random")
 
@@ -182,16 +182,6 @@ def make(
     jitter = rng.uniform(-1.0, 1.0, (clients, dim))
     spectra = mu * (L / mu) ** np.clip(position + spread * jitter, 0.0, 1.0)
     basis = _orthogonal(rng, dim) if rotate else None
-    if heterogeneity == "none" or zeta == 0:
-        u = np.zeros((clients, dim))
-    elif heterogeneity == "alternating":
-        if clients % 2:
-            raise ValueError(f"heterogeneity 'alternating' needs an even number of clients, got {clients}")
-        u = np.where(np.arange(clients)[:, None] % 2 == 0, 1.0, -1.0) * np.eye(dim)[-1]
-    else:
-        u = rng.standard_normal((clients, dim))
-        u -= u.mean(axis=0)
-        u /= np.linalg.norm(u, axis=1).max()
-    centers = zeta * u
+    centers = zeta * client_directions(rng, clients, dim, heterogeneity if zeta else "none", np.eye(dim)[-1])
     probe = SpectralQuadratic(spectra, basis, centers, float(sigma), np.zeros(dim), params)
     return SpectralQuadratic(spectra, basis, centers, float(sigma), probe.x_star + x0_offset, params)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-_CHUNK = 1 << 16  # floats per replica and refill
+_CHUNK = 1 << 14  # floats per replica and refill (what is left unused at the end of a run is drawn for nothing)
 
 
 def stable_hash(obj: Any) -> str:
@@ -89,7 +90,7 @@ class ReplicaStream:
 
     def normal(self, shape: tuple[int, ...] = ()) -> np.ndarray:
         """Standard normal draws of shape (R, *shape)."""
-        size = int(np.prod(shape, dtype=np.int64))
+        size = math.prod(int(s) for s in shape)  # not np.prod: ~20 us a call on the engine's hot path
         return self._take("normal", size).reshape((self.count, *shape))
 
     def uniform(self, shape: tuple[int, ...] = ()) -> np.ndarray:

@@ -223,3 +223,61 @@ def test_diagonal_model_refuses_a_map_that_is_not_diagonal():
     problem = make_spectral(dim=5, clients=4, rotate=False)
     model = model_for(Coupled(local_steps=2, participation=make_algorithm("fedavg", {"participation": "without_replacement:2"}).participation), problem, 5)
     assert isinstance(model, FedAvgModel)
+
+
+def test_exact_rates_are_the_spectral_radii_of_the_enumerated_moment_map():
+    """FedAvg without replacement with noise (d = 17): the Arnoldi radii on the model's own operator
+    equal the dense eigenvalues of the moment map written from the math (test-only Kronecker
+    matrices, small d): sum over subsets of F_S (x) F_S / |S| on the centred block, and the mean map."""
+    from ratecheck.exact import model_for
+    from ratecheck.exact.rates import exact_rates
+
+    problem = make_problem("quadratic", dict(dim=17, clients=5, curvature="per_client", zeta=1.0,
+                                             heterogeneity="random", sigma=0.7, mu=0.2, L=1.0))
+    algorithm = make_algorithm("fedavg", dict(eta_local=ETA_L, eta_global=ETA_G, local_steps=K,
+                                              participation="without_replacement:2"))
+    maps, d, m = _client_maps(problem), problem.dim, 2
+    Ms = [np.eye(d) - ETA_G / m * sum(np.eye(d) - maps[i][0] for i in s)
+          for s in itertools.combinations(range(problem.num_clients), m)]
+    kron = sum(np.kron(M, M) for M in Ms) / len(Ms)
+    want_second = np.abs(np.linalg.eigvals(kron)).max()
+    want_mean = np.abs(np.linalg.eigvals(sum(Ms) / len(Ms))).max()
+    rates = exact_rates(model_for(algorithm, problem, 10))
+    assert rates.second == pytest.approx(want_second, rel=1e-10)
+    assert rates.mean == pytest.approx(want_mean, rel=1e-10)
+    assert rates.second > rates.mean ** 2 * (1 + 1e-6)  # the sampling noise slows the second moment
+
+
+def test_exact_rates_deterministic_and_diagonal():
+    """Full participation, no noise: second = rho(F)^2 with F from the math; the diagonal family's
+    closed-form radii equal those of the same instance run through the dense model."""
+    from problems.spectral_quadratic import make as make_spectral
+    from ratecheck.exact import DiagonalFedAvgModel, FedAvgModel, model_for
+    from ratecheck.exact.rates import exact_rates
+
+    problem = make_problem("quadratic", dict(dim=17, clients=4, curvature="per_client", zeta=1.0,
+                                             heterogeneity="random", sigma=0.0, mu=0.2, L=1.0))
+    algorithm = make_algorithm("fedavg", dict(eta_local=ETA_L, eta_global=ETA_G, local_steps=K))
+    maps, d = _client_maps(problem), problem.dim
+    F = np.eye(d) - ETA_G / 4 * sum(np.eye(d) - A for A, _, _ in maps)
+    rho = np.abs(np.linalg.eigvals(F)).max()
+    rates = exact_rates(model_for(algorithm, problem, 10))
+    assert rates.second == pytest.approx(rho**2, rel=1e-10) and rates.mean == pytest.approx(rho, rel=1e-10)
+
+    spectral = make_spectral(dim=6, clients=4, spread=0.8, rotate=True, seed=2)
+    sampled = make_algorithm("fedavg", dict(eta_local=ETA_L, eta_global=ETA_G, local_steps=K,
+                                            participation="without_replacement:2"))
+    diagonal = model_for(sampled, spectral, 10)
+    assert isinstance(diagonal, DiagonalFedAvgModel)
+    dense_model = FedAvgModel(sampled, spectral, 10)
+    closed = exact_rates(diagonal)
+    assert closed.mean == pytest.approx(exact_rates(dense_model).mean, rel=1e-10)
+    # the dense model's operator on the diagonal (in the eigenbasis) matrices, the subspace the measures see
+    Q, d, op = spectral.basis, spectral.dim, dense_model.operator(0)
+    columns = []
+    for j in range(d):
+        S = np.zeros((d + 1, d + 1))
+        S[:d, :d] = np.outer(Q[:, j], Q[:, j])
+        out = op.apply(S.reshape(-1)).reshape(d + 1, d + 1)[:d, :d]
+        columns.append(np.diag(Q.T @ out @ Q))
+    assert closed.second == pytest.approx(np.abs(np.linalg.eigvals(np.array(columns).T)).max(), rel=1e-10)

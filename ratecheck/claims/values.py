@@ -247,6 +247,11 @@ class RateClaim(Claim):
 
     The tightness factor exact/guaranteed is in the evidence (and the report). Runs need dense
     checkpoints in the window (RunConfig.checkpoints) and a measure that stays well above round-off.
+
+    ``spectral(config)`` (issue #21; e.g. ratecheck.exact.rates.config_log_rate) is the exact
+    asymptotic log-contraction: log of the spectral radius of the run's probed moment map. FAIL when
+    it differs from ``asymptotic`` (the paper's recursion) beyond ``spectral_rtol``, or when the
+    theorem's guaranteed rate is faster than it (the bound cannot hold); exact/guaranteed is reported.
     """
 
     exact: Callable[[RunConfig, np.ndarray], float]
@@ -254,6 +259,8 @@ class RateClaim(Claim):
     asymptotic: Callable[[RunConfig], float] | None = None  # e.g. 2 log rho(F): reported, not compared
     guaranteed: Callable[[PointResult], float] | None = None
     guaranteed_name: str = "the theorem's rate"
+    spectral: Callable[[RunConfig], float] | None = None  # exact log rho of the moment map (issue #21)
+    spectral_rtol: float = 1e-8  # Arnoldi to 1e-13 on rho near 1: log rho to ~1e-10 relative
     rel_tolerance: float = 0.05
     start_fraction: float = 0.5
     min_window_points: int = 5
@@ -282,10 +289,13 @@ class RateClaim(Claim):
                 point.stats["guaranteed"] = float(self.guaranteed(point))
             if self.asymptotic is not None:
                 point.stats["asymptotic"] = float(self.asymptotic(point.config))
+            if self.spectral is not None:
+                point.stats["spectral"] = float(self.spectral(point.config))
         return out
 
     def _decide(self, points):
         rows, outside, unsure, slower, slower_unsure = [], [], [], [], []
+        spectral_off, bound_broken = [], []
         for p in points:
             if p.stats["window_points"] < self.min_window_points:
                 return (Verdict.INCONCLUSIVE, f"only {p.stats['window_points']} checkpoints in the fit window at "
@@ -309,6 +319,15 @@ class RateClaim(Claim):
                     slower.append(p.value)
                 elif ci.high > g:
                     slower_unsure.append(p.value)
+            if "spectral" in p.stats:  # issue #21: the exact asymptotic rate as an eigenvalue
+                s_ = row["spectral"] = p.stats["spectral"]
+                a = p.stats.get("asymptotic")
+                if a is not None and not abs(s_ - a) <= self.spectral_rtol * abs(a):
+                    spectral_off.append(p.value)
+                if "guaranteed" in row:
+                    row["spectral_tightness"] = s_ / row["guaranteed"] if row["guaranteed"] else math.inf
+                    if s_ > row["guaranteed"] + self.spectral_rtol * abs(row["guaranteed"]):
+                        bound_broken.append(p.value)
             rows.append(row)
         evidence = {"exact_name": self.exact_name, "guaranteed_name": self.guaranteed_name,
                     "rel_tolerance": self.rel_tolerance, "start_fraction": self.start_fraction, "rows": rows}
@@ -320,6 +339,14 @@ class RateClaim(Claim):
                f"at {self.vary}={_fmt(worst['value'])}")
         if "guaranteed" in worst:
             tag += f"; {self.guaranteed_name} {worst['guaranteed']:.3g} ({worst['tightness']:.3g}x slower than exact)"
+        if "spectral" in worst:
+            tag += f"; exact asymptotic log rho {worst['spectral']:.10g} (eigenvalue of the moment map)"
+        if spectral_off:
+            return (Verdict.FAIL, f"the moment map's spectral radius differs from the recursion's at {self.vary}="
+                    f"{_fmt(spectral_off[0])} (rtol {self.spectral_rtol:g}): {tag}", evidence)
+        if bound_broken:
+            return (Verdict.FAIL, f"{self.guaranteed_name} is faster than the exact asymptotic contraction at "
+                    f"{self.vary}={_fmt(bound_broken[0])}: {tag}", evidence)
         if outside:
             return Verdict.FAIL, f"rate differs from the exact one: {tag}", evidence
         if slower:
