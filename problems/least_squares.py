@@ -25,8 +25,9 @@ Assumption 2 holds exactly; or, for P4 only, mini-batches of B rows drawn unifor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -686,6 +687,7 @@ def strategy(**fixed: Any):
     and noise over two to three decades.
     """
     from hypothesis import strategies as st
+
     from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
     real = finite_floats

@@ -10,8 +10,9 @@ curvature. The spec's P1 (IID, ill-conditioned) and P2 (non-IID, alternating +-e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -388,6 +389,7 @@ def strategy(**fixed: Any):
     noise and heterogeneity over four decades.
     """
     from hypothesis import strategies as st
+
     from ratecheck.hunt import fixed_draws  # the families' shared strategy helpers
 
     scales = st.floats(min_value=0.05, max_value=20.0, allow_nan=False, allow_infinity=False)

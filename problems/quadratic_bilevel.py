@@ -30,9 +30,10 @@ variance is exactly (K-b)/(b(K-1)) (1/K) sum_k ||dev_ik||^2 (sigma_f, sigma_g re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -1038,7 +1039,8 @@ class FedBilevel(Problem):
         exact = self.draw(None, ())
         nu = (self.grad_x_f(xs, ys, exact) - self.jvp(xs, ys, us, exact)).mean(1)
         bias = self.hypergrad(xs.mean(1)) - nu
-        spread = lambda v: ((v - v.mean(1, keepdims=True)) ** 2).sum(-1).mean(-1)
+        def spread(v):
+            return ((v - v.mean(1, keepdims=True)) ** 2).sum(-1).mean(-1)
         return {"hg_bias": np.einsum("ri,ri->r", bias, bias), "x_drift": spread(xs), "y_drift": spread(ys),
                 "u_disp": spread(us)}
 
@@ -1064,8 +1066,9 @@ class FedBilevel(Problem):
         L = max(L_g, 1.0, self.rho)
         kappa = L / mu
         R_x, R_y = self.ball
-        pair = lambda a: float(max((np.linalg.norm(a[i] - a[j], 2) if a.ndim == 3 else np.linalg.norm(a[i] - a[j]))
-                                   for i in range(M) for j in range(M)))
+        def pair(a):
+            return float(max((np.linalg.norm(a[i] - a[j], 2) if a.ndim == 3 else np.linalg.norm(a[i] - a[j]))
+                                           for i in range(M) for j in range(M)))
         zeta_gyy, zeta_gxy = pair(self.A), pair(self.B)
         if self.upper == "quadratic":
             C_f = float(np.sqrt((self.rho * (R_x + np.linalg.norm(self.e_m, axis=1))) ** 2
@@ -1076,7 +1079,8 @@ class FedBilevel(Problem):
         else:
             C_f = self.delta * np.sqrt(d + self.rho**2 * p)
             cf_how = "delta sqrt(d + rho^2 p): |psi'| < delta (global)"
-            cap = lambda r: np.minimum(np.abs(r), 2 * self.delta)
+            def cap(r):
+                return np.minimum(np.abs(r), 2 * self.delta)
             zeta_f = float(max(np.sqrt(np.sum(cap(self.d_m[i] - self.d_m[j]) ** 2)
                                        + self.rho**2 * np.sum(cap(self.e_m[i] - self.e_m[j]) ** 2))
                                for i in range(M) for j in range(M)))
@@ -1142,8 +1146,9 @@ class FedBilevel(Problem):
             return self.sigma_g, how
         # grad_y g(z; i) - grad_y g_m(z) = dA_i y - dB_i x + r_i: by Minkowski in L2 over the rows, its root mean
         # square is at most ||E dA^T dA||^(1/2) R_y + ||E dB^T dB||^(1/2) R_x + sigma_g on the ball
-        gram = lambda r: 0.0 if r is None else np.sqrt(np.linalg.eigvalsh(np.einsum("mkij,mkil->mjl", r, r)
-                                                                           / r.shape[1])[:, -1])
+        def gram(r):
+            return 0.0 if r is None else np.sqrt(np.linalg.eigvalsh(np.einsum("mkij,mkil->mjl", r, r)
+                                                                                   / r.shape[1])[:, -1])
         rms_c = np.sqrt((self.rows_g**2).sum(-1).mean(1))
         bound = float((gram(self.rows_A) * R_y + gram(self.rows_B) * R_x + rms_c).max())
         how["g"] = (f"N2 with matrix rows, state-dependent: an upper bound of sup over the C_f ball (||x|| <= "
@@ -1228,7 +1233,8 @@ def make_fedbio(test: str = "A", setting: str | None = None, dim_x: int = 2, dim
         sign = np.where(np.arange(M) % 2 == 0, 1.0, -1.0)[:, None]
         if M % 2:
             sign[-1] = 0.0
-        pairs = lambda k: np.repeat(dev.standard_normal((M // 2 + 1, k)), 2, axis=0)[:M] * sign
+        def pairs(k):
+            return np.repeat(dev.standard_normal((M // 2 + 1, k)), 2, axis=0)[:M] * sign
         d_m, e_m = d_s + s * pairs(dim_y), x_s + s * pairs(dim_x)
         c = c_bar + s * _matvec(A_bar, pairs(dim_y))
     else:
@@ -1289,6 +1295,7 @@ def simfbo_strategy(**fixed: Any):
     get B = b I with b != 0 and d_x = d_y, as ``make`` requires.
     """
     from hypothesis import strategies as st
+
     from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
     number = finite_floats
@@ -1349,6 +1356,7 @@ def fedbio_strategy(**fixed: Any):
     (ratecheck.exact); fix them to search with them.
     """
     from hypothesis import strategies as st
+
     from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
     number = finite_floats

@@ -42,9 +42,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -80,11 +81,11 @@ PROFILES = {"quick": Profile("quick", replicas=16), "full": Profile("full", repl
 class Outcome:
     """A claim's verdict with its evidence (JSON-able through ``to_dict``)."""
 
-    claim: "Claim"
+    claim: Claim
     verdict: Verdict
     reason: str
     evidence: dict[str, Any] = field(default_factory=dict)
-    points: list["PointResult"] = field(default_factory=list)
+    points: list[PointResult] = field(default_factory=list)
 
     @property
     def expected(self) -> Verdict:
@@ -185,7 +186,7 @@ class Claim:
     # an expected FAIL that is a property of the algorithm (a negative control), not a paper error
     negative_control: bool = False
     # the claim a negative control controls: run on the same grid, its verdict must differ
-    controls: "Claim | None" = None
+    controls: Claim | None = None
     theorem: Theorem | None = None
     bindings: Bindings | None = None  # run -> theorem symbol values (constants and parameters)
     # per-replica numbers a run contributes; default: the measure after the last round. Use it for
@@ -344,7 +345,7 @@ def final_value(measure: str) -> Callable[[RunConfig, Trace], np.ndarray]:
     return summary
 
 
-def term_negligible(term: sp.Expr, label: str, fraction: float = 0.1) -> Callable[[Sequence["PointResult"]], str]:
+def term_negligible(term: sp.Expr, label: str, fraction: float = 0.1) -> Callable[[Sequence[PointResult]], str]:
     """A regime check for slope claims: `term` (a sympy expression in the theorem's symbols, e.g.
     the O(1/(KT)) term of a bound) must stay below `fraction` of the measured mean at every point.
 
@@ -816,7 +817,8 @@ class RateClaim(Claim):
         worst = max(rows, key=lambda r: abs(r["ratio"] - 1))
         det = deterministic(points)
         measured = (f"log-contraction per round {worst['rate']:.5g}" +
-                    (" (exact)" if all(p.exact for p in points) else " (deterministic)" if det else f" (CI [{worst['low']:.5g}, {worst['high']:.5g}])"))
+                    (" (exact)" if all(p.exact for p in points) else " (deterministic)" if det
+                     else f" (CI [{worst['low']:.5g}, {worst['high']:.5g}])"))
         tag = (f"{measured} vs {self.exact_name} {worst['exact']:.5g} within {relative(self.rel_tolerance)} "
                f"at {self.vary}={_fmt(worst['value'])}")
         if "guaranteed" in worst:

@@ -16,8 +16,9 @@ import re
 import sys
 import textwrap
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 DEFAULT_CACHE = ".ratecheck-cache"
 DEFAULT_REPORTS = "reports"

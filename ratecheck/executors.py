@@ -18,9 +18,10 @@ import asyncio
 import multiprocessing
 import pickle
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from tqdm import tqdm  # plain tqdm: the bar goes to stderr even inside notebooks
 
@@ -49,7 +50,7 @@ class JobError(RuntimeError):
         self.index = index
 
     @classmethod
-    def wrap(cls, index: int, exc: BaseException) -> "JobError":
+    def wrap(cls, index: int, exc: BaseException) -> JobError:
         return cls(index, f"job {index} failed: {type(exc).__name__}: {exc}")
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -16,8 +16,9 @@ T >= T_min), and shows the excluded points with the smallest admissible T in its
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 

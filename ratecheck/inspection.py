@@ -16,8 +16,9 @@ from __future__ import annotations
 import functools
 import json
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .algorithms.base import Algorithm
 from .problem import Problem

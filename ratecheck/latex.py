@@ -15,7 +15,7 @@ what and where.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import sympy as sp
 from sympy.core.relational import Relational
@@ -99,7 +99,7 @@ def _forms(declared: Mapping[str, sp.Symbol]) -> list[tuple[str, sp.Symbol]]:
     """LaTeX spellings of the declared symbols the grammar does not read as the same name, longest
     first (a single Latin letter is read natively)."""
     forms: dict[str, sp.Symbol] = {}
-    for name, sym in declared.items():
+    for _name, sym in declared.items():
         printed = sp.latex(sym)
         spellings = {printed, re.sub(r"_\{(\\?[A-Za-z0-9]+)\}$", r"_\1", printed)}
         for form in spellings:

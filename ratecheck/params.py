@@ -21,8 +21,9 @@ import functools
 import inspect
 import math
 import numbers
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -100,19 +101,19 @@ class Param:
     @classmethod
     def real(cls, meaning: str, *, positive: bool = False, low: float | None = None,
              high: float | None = None, low_open: bool = False, high_open: bool = False,
-             nullable: bool = False, finite: bool = True) -> "Param":
+             nullable: bool = False, finite: bool = True) -> Param:
         if positive:
             low, low_open = 0.0, True
         return cls("real", meaning, low, high, low_open, high_open, nullable=nullable, finite=finite)
 
     @classmethod
     def int(cls, meaning: str, *, low: int | None = None, high: int | None = None,
-            nullable: bool = False) -> "Param":
+            nullable: bool = False) -> Param:
         return cls("int", meaning, low, high, nullable=nullable)
 
     @classmethod
     def vector(cls, meaning: str, *, positive: bool = False, low: float | None = None,
-               high: float | None = None, nullable: bool = False, max_length: int = MAX_VECTOR) -> "Param":
+               high: float | None = None, nullable: bool = False, max_length: int = MAX_VECTOR) -> Param:
         """A finite real or a non-empty list of finite reals (bounds apply to every entry); the
         factory checks the length it needs (it depends on other parameters, e.g. dim)."""
         low_open = False
@@ -121,19 +122,19 @@ class Param:
         return cls("vector", meaning, low, high, low_open, nullable=nullable, max_length=max_length)
 
     @classmethod
-    def bool(cls, meaning: str) -> "Param":
+    def bool(cls, meaning: str) -> Param:
         return cls("bool", meaning)
 
     @classmethod
-    def str(cls, meaning: str, *, nullable: bool = False) -> "Param":
+    def str(cls, meaning: str, *, nullable: bool = False) -> Param:
         return cls("str", meaning, nullable=nullable)
 
     @classmethod
-    def choice(cls, meaning: str, choices: tuple[Any, ...], *, nullable: bool = False) -> "Param":
+    def choice(cls, meaning: str, choices: tuple[Any, ...], *, nullable: bool = False) -> Param:
         return cls("choice", meaning, choices=tuple(choices), nullable=nullable)
 
     @classmethod
-    def option(cls, meaning: str, parse: Callable[[Any], Any], *, nullable: bool = False) -> "Param":
+    def option(cls, meaning: str, parse: Callable[[Any], Any], *, nullable: bool = False) -> Param:
         return cls("option", meaning, parse=parse, nullable=nullable)
 
     # -- checking ---------------------------------------------------------------------------------
@@ -212,7 +213,8 @@ class Param:
             raise fail(f"must be {self.rule()}, got {got}")
         if self.kind == "int":
             if not isinstance(value, numbers.Integral):
-                hint = f" (write {int(value)}, not {value!r})" if isinstance(value, float) and value.is_integer() and abs(value) < 1e15 else ""
+                whole = isinstance(value, float) and value.is_integer() and abs(value) < 1e15
+                hint = f" (write {int(value)}, not {value!r})" if whole else ""
                 raise fail(f"must be {self.rule()}, got a {type(value).__name__}{hint}")
             value = int(value)
         else:

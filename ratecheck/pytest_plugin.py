@@ -18,8 +18,9 @@ Options: ``--full`` (profile), ``--jobs N``, ``--paper MODULE_OR_PATH`` (repeata
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import pytest
 

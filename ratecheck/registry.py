@@ -30,9 +30,10 @@ import importlib
 import importlib.metadata
 import importlib.util
 import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .algorithms import base
 from .paper import Paper
@@ -179,7 +180,7 @@ class Registry:
             self._all_entry_points = list(self._entry_points())
         return [ep for ep in self._all_entry_points if ep.group == GROUPS[kind]]
 
-    def ensure(self, *kinds: str) -> "Registry":
+    def ensure(self, *kinds: str) -> Registry:
         """Load the entry points of these kinds (all by default) once."""
         for kind in kinds or KINDS:
             if kind in self._loaded:
@@ -346,7 +347,7 @@ class Registry:
             raise RegistryError(f"unknown algorithm {name!r}; known: {base.names()}{self._hint()}")
         return cls
 
-    def problem(self, name: str) -> Callable[..., "Problem"]:
+    def problem(self, name: str) -> Callable[..., Problem]:
         self.ensure("problem")
         if name not in self._problems:
             raise RegistryError(f"unknown problem family {name!r}; known: {sorted(self._problems)}{self._hint()}")
@@ -355,13 +356,13 @@ class Registry:
     def _hint(self) -> str:
         return "".join(f"\n  ({error})" for error in self.errors)
 
-    def claims(self) -> list["Claim"]:
+    def claims(self) -> list[Claim]:
         return [c for paper in self.papers().values() for c in paper.claims]
 
-    def theorems(self) -> list["Theorem"]:
+    def theorems(self) -> list[Theorem]:
         return [t for paper in self.papers().values() for t in paper.theorems]
 
-    def select_claims(self, pattern: str | None = None) -> list["Claim"]:
+    def select_claims(self, pattern: str | None = None) -> list[Claim]:
         """Claims whose id or paper matches a glob pattern (a bare word matches as a substring)."""
         claims = self.claims()
         if not pattern:
@@ -372,11 +373,11 @@ class Registry:
             raise RegistryError(f"no claim matches {pattern!r}; claims: {[c.id for c in claims]}")
         return chosen
 
-    def paper_of(self, claim: "Claim") -> Item | None:
+    def paper_of(self, claim: Claim) -> Item | None:
         self.ensure("paper")
         return self._papers.get(claim.paper)
 
-    def plan(self, claims: Sequence["Claim"], profile: "Profile") -> list["RunConfig"]:
+    def plan(self, claims: Sequence[Claim], profile: Profile) -> list[RunConfig]:
         """Every run the claims need in this profile, with their names checked against the registry:
         a claim naming an unknown algorithm or problem is a RegistryError naming the claim, its
         paper's origin and the unknown name (before anything runs)."""
@@ -482,11 +483,11 @@ def papers() -> dict[str, Paper]:
     return default().papers()
 
 
-def select_claims(pattern: str | None = None) -> list["Claim"]:
+def select_claims(pattern: str | None = None) -> list[Claim]:
     return default().select_claims(pattern)
 
 
-def plan(claims: Sequence["Claim"], profile: "Profile") -> list["RunConfig"]:
+def plan(claims: Sequence[Claim], profile: Profile) -> list[RunConfig]:
     return default().plan(claims, profile)
 
 
@@ -495,7 +496,7 @@ def make_algorithm(name: str, params: Mapping[str, Any] | None = None) -> base.A
     return default().algorithm(name).from_params(dict(params or {}))
 
 
-def make_problem(name: str, params: Mapping[str, Any] | None = None) -> "Problem":
+def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
     """Build a registered problem, every parameter checked against its family's declaration.
 
     A factory declared with ``ratecheck.params.declare`` checks its own keywords. For one not yet
@@ -561,7 +562,7 @@ def worker_sources() -> tuple[str, ...]:
     (``@register`` in a researcher's module), which a fresh process must import to know them."""
     registry = default()
     extra = list(registry.sources)
-    for name, origin in base.ORIGINS.items():
+    for _name, origin in base.ORIGINS.items():
         module = origin.removeprefix("module ")
         if origin.startswith("module ") and module != "__main__" and module not in extra:
             if not module.startswith(_OWN):

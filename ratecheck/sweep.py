@@ -7,7 +7,8 @@ where it stopped; a rerun reuses the cache; duplicate configurations across clai
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from .claims import Claim, Outcome, Profile
 from .engine import run_config

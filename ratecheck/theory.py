@@ -19,10 +19,10 @@ from __future__ import annotations
 import functools
 import math
 import types
-from pathlib import Path
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -61,7 +61,7 @@ class Source:
     note: str = ""
 
     @classmethod
-    def of(cls, paper: str) -> Callable[..., "Source"]:
+    def of(cls, paper: str) -> Callable[..., Source]:
         """A paper module's citation helper: ``src = Source.of(SEED)``; ``src("Theorem 2, eq. (14)")``."""
         return functools.partial(cls, paper)
 
@@ -120,7 +120,7 @@ class Condition:
         return set(self.relation.free_symbols)
 
     @classmethod
-    def from_latex(cls, name: str, latex: str, source: Source, symbols: Any, note: str = "") -> "Condition":
+    def from_latex(cls, name: str, latex: str, source: Source, symbols: Any, note: str = "") -> Condition:
         """The condition pasted from the paper, e.g. ``r"\\bar{\\eta} \\le \\frac{1}{4 \\sqrt{3} L K}"``;
         ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
         from .latex import relation
@@ -154,7 +154,7 @@ class Bound:
         object.__setattr__(self, "expr", sp.sympify(self.expr))
 
     @classmethod
-    def from_latex(cls, version: str, latex: str, source: Source, symbols: Any, note: str = "") -> "Bound":
+    def from_latex(cls, version: str, latex: str, source: Source, symbols: Any, note: str = "") -> Bound:
         """The bound pasted from the paper, e.g. ``r"\\sqrt{\\frac{128 \\Delta}{n K T}} + \\frac{8 L}{K T}"``;
         ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
         from .latex import expression
@@ -278,7 +278,7 @@ class _OrderCache:
         self._new: dict[str, str] = {}
 
     @property
-    def path(self) -> "Path | None":
+    def path(self) -> Path | None:
         import os
 
         configured = os.environ.get("RATECHECK_SYMPY_CACHE")

@@ -7,9 +7,10 @@ import hashlib
 import importlib
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,7 @@ class RunConfig:
         return {**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas), "mode": self.mode}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
+    def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
         if not isinstance(data, Mapping):
             raise ParamError("RunConfig", "config", data, "must be a mapping of its fields")
         unknown = sorted(set(data) - set(CONFIG_FIELDS))
@@ -103,7 +104,7 @@ class RunConfig:
                              f"unknown fields {unknown} / missing fields {missing}; fields: {list(CONFIG_FIELDS)}")
         return cls(**data)
 
-    def with_(self, **changes: Any) -> "RunConfig":
+    def with_(self, **changes: Any) -> RunConfig:
         data = self.to_dict()
         for name, value in changes.items():
             if name in data:
@@ -152,7 +153,7 @@ def code_identity(algorithm: str, problem: str) -> dict[str, Any]:
     return _code_identity(cls, factory)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _code_identity(cls: type | None, factory: Any) -> dict[str, Any]:
     from . import __version__
 
@@ -232,7 +233,7 @@ class Trace:
         return arrays, meta
 
     @classmethod
-    def from_arrays(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> "Trace":
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> Trace:
         def section(prefix: str) -> dict[str, np.ndarray]:
             return {k[len(prefix) :]: np.asarray(v) for k, v in arrays.items() if k.startswith(prefix)}
 

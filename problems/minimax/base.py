@@ -3,15 +3,15 @@ shares (ratecheck.params) and the size rules."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ratecheck.params import Param, ParamError
 from ratecheck.problem import Constant, Problem
 from ratecheck.seeding import ReplicaStream
-
 
 Y_SETS = ("free", "box", "simplex")
 

@@ -10,7 +10,7 @@ import numpy as np
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
 
-from .base import DIM, SHARED, MinimaxProblem, _sin_sigma_g, _min_1d, _shared_fields
+from .base import DIM, SHARED, MinimaxProblem, _min_1d, _shared_fields, _sin_sigma_g
 
 
 @dataclass(frozen=True, eq=False)

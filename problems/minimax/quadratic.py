@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -11,17 +12,17 @@ from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
 
 from .base import (
-    MAX_DIM,
     CLIENTS,
     DIM,
-    ZETA,
+    MAX_DIM,
     NOISE,
+    SEED,
     X0,
     Y0,
-    SEED,
-    _check_quadratic_size,
+    ZETA,
     MinimaxBatch,
     MinimaxProblem,
+    _check_quadratic_size,
     _vector,
 )
 
@@ -269,6 +270,7 @@ def strategy(**fixed: Any):
     parameters follow it; fixing ``d`` (a value) fixes the dimension.
     """
     from hypothesis import strategies as st
+
     from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
     number = finite_floats

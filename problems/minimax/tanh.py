@@ -11,7 +11,7 @@ from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
 from ratecheck.projections import project_box
 
-from .base import DIM, MOREAU, SHARED, MinimaxProblem, _sin_sigma_g, _shared_fields
+from .base import DIM, MOREAU, SHARED, MinimaxProblem, _shared_fields, _sin_sigma_g
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
 from problems.quadratic import p1, p2
 from ratecheck.claims import (
+    PROFILES,
     BoundClaim,
     ExactSlopeClaim,
     ExactValueClaim,
     ExpectedOrder,
     ExponentComparisonClaim,
     LimitClaim,
-    PROFILES,
     Profile,
     Verdict,
     monte_carlo_twin,
@@ -29,7 +29,6 @@ from ratecheck.trace import RunConfig, Trace
 
 from .modes import EXACT, exact_when_quick
 from .theorems import KEY, THEOREM_1, THEOREM_2, K, L, T, etabar, nu, sigma, src
-
 
 # --------------------------------------------------------------------------------------------
 # Binding runs to theorem symbols

@@ -11,7 +11,7 @@ The theorem's own conditions, evaluated at the rounds found, decide which points
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from problems.quadratic import p1
 from ratecheck.claims import ExpectedOrder, PointResult, Profile

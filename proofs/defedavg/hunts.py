@@ -10,7 +10,8 @@ expectations (ratecheck.exact), so a counterexample is decided with no Monte-Car
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from problems.quadratic import strategy as quadratic_strategy
 from ratecheck.claims import Verdict

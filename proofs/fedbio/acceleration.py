@@ -23,20 +23,20 @@ against bM t (T_eps ∝ 1/(bM)); the (bM)^2 u_bar offset bends the largest M by 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from ratecheck.claims import monte_carlo_twin
-from ratecheck.claims import ExactSlopeClaim, ExpectedOrder, ExponentComparisonClaim, Profile, Verdict
+from ratecheck.claims import ExactSlopeClaim, ExpectedOrder, ExponentComparisonClaim, Profile, Verdict, monte_carlo_twin
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig, Trace
 
+from .theorems import THEOREM_8, complexity, eps, exponent, src
 from .theorems import M as M_SYM
 from .theorems import T as T_SYM
-from .theorems import THEOREM_8, complexity, eps, exponent, src
 from .theorems import b as b_SYM
 
 KEY = "fedbio"

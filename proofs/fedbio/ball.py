@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from ratecheck.claims import Claim, PointResult, Verdict
 from ratecheck.inspection import problem_of

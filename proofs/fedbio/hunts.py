@@ -25,7 +25,8 @@ synchronization puts every dispersion at 0 (the search learns to avoid it).
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

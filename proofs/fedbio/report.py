@@ -4,7 +4,7 @@ the claims' runs (floors against M, b and the step scale; the Neumann bias again
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
 from ratecheck.claims import (
     ExpectedOrder,
     HittingTimeClaim,
@@ -22,6 +22,7 @@ from ratecheck.claims import (
     observe,
     tail_average,
 )
+from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
 from ratecheck.fit import log_rate
 from ratecheck.inspection import constants_of, problem_of, view
 from ratecheck.theory import Derived, exponent
@@ -40,6 +41,8 @@ from .theorems import (
     THEOREM_3_5,
     THEOREM_3_5_SWAPPED,
     W0,
+    K,
+    M,
     beta,
     complexity_table,
     complexity_theorem,
@@ -48,10 +51,8 @@ from .theorems import (
     eta_xl,
     eta_y,
     eta_yl,
-    K,
     kap,
     l,
-    M,
     m,
     mu,
     p,
@@ -59,7 +60,6 @@ from .theorems import (
     sigma_G,
     src,
 )
-
 
 # ---------------------------------------------------------------------------------------------
 # Binding runs to theorem symbols
@@ -619,7 +619,8 @@ _B1 = dict(paper=KEY, vary="kappa", measure="stat_kappa", threshold=lambda v: B1
 B1_FESS_KAPPA = HittingTimeClaim(
     id="fessgda.B1.fess_kappa",
     title="NC-PL: FESS-GDA rounds grow like kappa",
-    statement="Deterministic, M = m = 1: rounds to ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2 grow like kappa^1 (Theorem 3.1: T = O(kappa eps^-2)).",
+    statement="Deterministic, M = m = 1: rounds to ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2 grow like kappa^1 "
+              "(Theorem 3.1: T = O(kappa eps^-2)).",
     source=src("Theorem 3.1, Table 1", "spec §6.2 test 1"),
     configure=b1_fess_config, grid=B1_FESS_GRID,
     expected=ExpectedOrder(value=derived_rounds_exponent(0, kap),
@@ -698,7 +699,8 @@ C1_PWMAX = observe(
     HittingTimeClaim(
     id="fessgda.C1.pwmax_rounds",
     title="Point-wise max: rounds to eps-stationarity of f grow at most like eps^-2",
-    statement="With strict complementarity (c0 = 0.5), the rounds until ||grad_x f||^2 + l^2||P(y + grad_y f/l) - y||^2 <= eps^2 grow at most like eps^-2.",
+    statement="With strict complementarity (c0 = 0.5), the rounds until ||grad_x f||^2 + l^2||P(y + grad_y f/l) - y||^2 <= eps^2 "
+              "grow at most like eps^-2.",
     source=src("Theorem 3.4", "spec §6.4 test 1"),
     configure=c1_config({"kind": "pwmax", "c0": 0.5}),
     **_C1,

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from problems.quadratic_bilevel import p1, p3
 from ratecheck.algorithms.bilevel import LocalSteps, coefficient_table
-from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
 from ratecheck.claims import (
     BoundClaim,
     ExpectedOrder,
@@ -25,6 +25,7 @@ from ratecheck.claims import (
     final_value,
     observe,
 )
+from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
 from ratecheck.inspection import problem_of, view
 from ratecheck.theory import Derived
 from ratecheck.trace import RunConfig, Trace
@@ -38,6 +39,7 @@ from .theorems import (
     THEOREM_1,
     THEOREM_1_GROWING_TAU,
     THEOREM_2,
+    P,
     alpha_max,
     c_a,
     c_gv,
@@ -46,11 +48,9 @@ from .theorems import (
     c_gy_min,
     mu_g,
     n,
-    P,
     src,
     tau_bar,
 )
-
 
 # --------------------------------------------------------------------------------------------
 # Binding runs to theorem symbols
@@ -90,7 +90,7 @@ def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
     return {**values, **macro_values(values)}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _macro_functions() -> dict[str, tuple[Any, tuple[str, ...]]]:
     out = {}
     for sym, expr in MACROS.items():

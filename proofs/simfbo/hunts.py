@@ -23,7 +23,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -50,7 +51,7 @@ ROUNDS = (10, 100)  # the search's horizons: exact SimFBO rounds cost ~1 ms each
 C_GAMMA_MARGIN = 1.001  # c_gamma_y, c_gamma_v just above their closed-form minima (conditions use <=)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiled() -> dict[str, list[tuple[Any, tuple[str, ...]]]]:
     """The twelve terms of the rho gamma_x cap and c_gamma_y,min, c_gamma_v,min as numpy functions (each term
     on its own: sympy's Min of the twelve would spend seconds comparing them symbolically)."""

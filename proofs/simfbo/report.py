@@ -3,7 +3,7 @@ and the T6 trajectories."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -29,7 +29,6 @@ from .claims import (
     T8_NONCONVEX,
 )
 from .theorems import CONDITIONS, KEY, THEOREM_1, THEOREM_1_GROWING_TAU
-
 
 # --------------------------------------------------------------------------------------------
 # Paper-specific report sections

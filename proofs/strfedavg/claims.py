@@ -22,19 +22,19 @@ import math
 
 import numpy as np
 
-from ratecheck.claims import monte_carlo_twin
 from ratecheck.claims import (
+    PROFILES,
     AbscissaSlopeClaim,
     BoundClaim,
     ExpectedOrder,
     IntervalClaim,
     LimitClaim,
-    PROFILES,
     Profile,
     SlopeClaim,
     ThresholdClaim,
     ValueClaim,
     Verdict,
+    monte_carlo_twin,
     observe,
     tail_average,
 )

@@ -19,7 +19,8 @@ at which every condition of the searched theorem holds.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from problems.least_squares import strategy as least_squares_strategy
 from ratecheck.claims import Verdict

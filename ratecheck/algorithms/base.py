@@ -8,8 +8,9 @@ deviation from a paper's pseudocode is a named field whose default is the paper'
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -60,7 +61,7 @@ class Algorithm:
         """One communication round: (new state, this round's costs)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def output(self, state: Any) -> "np.ndarray | Mapping[str, np.ndarray]":  # pragma: no cover
+    def output(self, state: Any) -> np.ndarray | Mapping[str, np.ndarray]:  # pragma: no cover
         """The global point(s) the problem's measures are taken at: an array (R, d), or named
         arrays with a leading replica axis such as {"x": ..., "y": ...} for minimax problems.
         ``problem.measures`` receives exactly this; the Trace keeps it as ``final[name]``."""
@@ -80,7 +81,7 @@ class Algorithm:
         return out
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "Algorithm":
+    def from_params(cls, params: Mapping[str, Any]) -> Algorithm:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(params) - names
         if unknown:

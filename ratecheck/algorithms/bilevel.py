@@ -56,7 +56,7 @@ class LocalSteps:
             raise ValueError(f"local_steps 'uniform:lo:hi' needs 1 <= lo <= hi, got {list(self.values)}")
 
     @classmethod
-    def parse(cls, value: Any) -> "LocalSteps":
+    def parse(cls, value: Any) -> LocalSteps:
         if isinstance(value, LocalSteps):
             return value
         if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..asynchrony import Timelines, TimelineError
+from ..asynchrony import TimelineError, Timelines
 from ..options import KindOption
 from ..params import choice, integer, option, real
 from ..participation import Participation, first_occurrence
@@ -60,7 +60,7 @@ class DelaySchedule(KindOption):
     path: str = ""
 
     @classmethod
-    def parse(cls, value: Any) -> "DelaySchedule":
+    def parse(cls, value: Any) -> DelaySchedule:
         if isinstance(value, str) and value.startswith("trace:"):
             path, _, digest = value[len("trace:"):].partition("@")
             found = _file_digest(path)

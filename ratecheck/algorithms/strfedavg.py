@@ -22,8 +22,9 @@ FedAvg on h alone is the package's ``fedavg`` (its oracle is the problem's h ora
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-
 from typing import Any
 
 import numpy as np
@@ -12,7 +11,6 @@ import numpy as np
 from ..claims import Outcome, PointResult, Verdict
 from ..fit import mean_ci
 from .document import Span
-
 
 REASON_CHARS = 220  # the verdict table shows one line; the claim section has the full reason
 

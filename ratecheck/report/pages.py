@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 import math
-
-from typing import Any, Mapping, Sequence
-
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..claims import BoundClaim, LimitClaim, Outcome, Profile, SlopeClaim, Verdict
 from ..paper import Paper
@@ -36,7 +35,6 @@ from .format import (
     _verdict,
 )
 from .plots import _drawn
-
 
 # ---------------------------------------------------------------------------------------------
 # Page content

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
-
-from typing import Any, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -25,7 +25,6 @@ from .format import (  # noqa: E402
     _pct,
     _value,
 )
-
 
 # ---------------------------------------------------------------------------------------------
 # Plots
@@ -126,7 +125,7 @@ def _rate_plot(ax: Any, o: Outcome, log_y: bool) -> None:
     """The measure against the round (linear axis, log y): replica mean, the fitted slope over the
     window, the exact rate and the theorem's guaranteed rate through the window's first point."""
     claim = o.claim
-    for i, p in enumerate(o.points):
+    for _i, p in enumerate(o.points):
         trace = p.trace
         if trace is None:
             continue
