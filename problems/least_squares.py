@@ -51,6 +51,9 @@ class QuadraticOuter:
     q: np.ndarray  # (N, n)
     k: np.ndarray  # (N,)
     separable_clients: ClassVar[bool] = True
+    # derived in __post_init__ (not parameters)
+    q_bar: np.ndarray = field(init=False, repr=False, compare=False)
+    k_bar: float = field(init=False, repr=False, compare=False)
 
     def client_grad(self, clients: np.ndarray, w: np.ndarray, gathered: Any) -> np.ndarray:
         return w @ self.P - gathered
@@ -141,6 +144,21 @@ class LeastSquares(CompositeFederatedProblem):
     lam: float | None = None  # Moreau parameter of F_lambda (TP3)
     convention: str = "half"
     spec_params: Mapping[str, Any] = field(default_factory=dict)
+    # derived in __post_init__ (not parameters)
+    H: np.ndarray = field(init=False, repr=False, compare=False)
+    g: np.ndarray = field(init=False, repr=False, compare=False)
+    x_ls: np.ndarray = field(init=False, repr=False, compare=False)
+    z1: np.ndarray = field(init=False, repr=False, compare=False)
+    H_row: np.ndarray = field(init=False, repr=False, compare=False)
+    h_star: float = field(init=False, repr=False, compare=False)
+    b_sq: float = field(init=False, repr=False, compare=False)
+    V2: np.ndarray = field(init=False, repr=False, compare=False)
+    null_projector: np.ndarray = field(init=False, repr=False, compare=False)
+    x_star: np.ndarray = field(init=False, repr=False, compare=False)
+    f_star: float = field(init=False, repr=False, compare=False)
+    x_eta: np.ndarray = field(init=False, repr=False, compare=False)
+    f_eta_star: float = field(init=False, repr=False, compare=False)
+    y_stat: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         A = np.asarray(self.A, dtype=float)

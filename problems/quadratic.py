@@ -11,7 +11,7 @@ curvature. The spec's P1 (IID, ill-conditioned) and P2 (non-IID, alternating +-e
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -40,6 +40,9 @@ class Quadratic(SmoothFederatedProblem):
     x0: np.ndarray  # (d,)
     radius: float  # ball B(x*, radius) on which G^2 and nu^2 are bounded (Assumption 6 is local)
     spec_params: Mapping[str, Any]
+    # derived in __post_init__ (not parameters)
+    h_bar: np.ndarray = field(init=False, repr=False, compare=False)
+    x_star: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         centers = np.asarray(self.centers, dtype=float)
@@ -290,6 +293,10 @@ class CosineQuadratic(SmoothFederatedProblem):
     sigma: float
     x0: np.ndarray
     spec_params: Mapping[str, Any]
+    # derived in __post_init__ (not parameters)
+    c_bar: np.ndarray = field(init=False, repr=False, compare=False)
+    spread: float = field(init=False, repr=False, compare=False)
+    minimizer: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         centers = np.asarray(self.centers, dtype=float)

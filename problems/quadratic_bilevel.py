@@ -31,7 +31,7 @@ variance is exactly (K-b)/(b(K-1)) (1/K) sum_k ||dev_ik||^2 (sigma_f, sigma_g re
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -97,6 +97,10 @@ class QuadraticBilevel(Problem):
     spec_params: Mapping[str, Any]
     rows: np.ndarray | None = None  # N3: (n, K, dy + dy + dx) centred row deviations of (c, e, s)
     batch_size: int = 1  # N3: rows per oracle call, drawn without replacement
+    # derived in __post_init__ (not parameters)
+    dim_x: int = field(init=False, repr=False, compare=False)
+    dim_y: int = field(init=False, repr=False, compare=False)
+    mu_g: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n, dy = self.c.shape
@@ -647,6 +651,11 @@ class FedBilevel(Problem):
     replacement: bool = False
     rows_A: np.ndarray | None = None  # (M, K, d, d)
     rows_B: np.ndarray | None = None  # (M, K, d, p)
+    # derived in __post_init__ (not parameters)
+    dim_x: int = field(init=False, repr=False, compare=False)
+    dim_y: int = field(init=False, repr=False, compare=False)
+    p: np.ndarray = field(init=False, repr=False, compare=False)
+    mu: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         M, d, p = self.B.shape

@@ -17,6 +17,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .algorithms.base import Algorithm
+from .diagnostics import check as check_diagnostics
 from .params import ParamError, check_size
 from .problem import Problem
 from .seeding import Streams
@@ -114,7 +115,9 @@ def _execute(
         from .exact import NotExact, run_exact
 
         try:
-            return run_exact(config, algorithm, problem)
+            exact = run_exact(config, algorithm, problem)
+            check_diagnostics(algorithm, exact.info)
+            return exact
         except NotExact as why:
             if config.mode == "exact":
                 raise
@@ -186,6 +189,7 @@ def _execute(
         "problem_spec": problem.spec,
         **({"exact_fallback": fallback} if fallback else {}),  # issue #8
     }
+    check_diagnostics(algorithm, info)
     return Trace(
         config=config,
         replica_ids=ids,

@@ -4,7 +4,7 @@ shares (ratecheck.params) and the size rules."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -75,6 +75,10 @@ class MinimaxProblem(Problem):
     spec_params: Mapping[str, Any]
 
     # -- shared machinery --------------------------------------------------------------------
+    # derived in __post_init__ (not parameters)
+    dim_x: int = field(init=False, repr=False, compare=False)
+    dim_y: int = field(init=False, repr=False, compare=False)
+    l: float = field(init=False, repr=False, compare=False)
     def _init_common(self, clients: int, dim_x: int, dim_y: int) -> None:
         # a direct construction is checked by the same declarations the factories use
         for name, param, value in (("clients", CLIENTS, clients), ("noise", NOISE, self.noise),

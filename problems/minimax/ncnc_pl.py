@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,6 +26,9 @@ class TwoSidedPLSine(MinimaxProblem):
     """
 
     PL_GRID: ClassVar[tuple[float, int]] = (6.0, 1200)  # [-6, 6]^2 with 1200^2 points (no point on the axes)
+    # derived in __post_init__ (not parameters)
+    mu1: float = field(init=False, repr=False, compare=False)
+    mu2: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         d = self.x0.shape[0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,6 +38,13 @@ class MinimaxQuadratic(MinimaxProblem):
     C: np.ndarray
     offsets: np.ndarray  # (M, 2d): v_i = (b_i, c_i); no sinusoid (zeta = 0): the floor stays exact
     spread: np.ndarray  # (M, d): A_i = A + diag(spread_i), sum_i spread_i = 0 (client drift, spec §6.1 test 5)
+    # derived in __post_init__ (not parameters)
+    range_projector: np.ndarray = field(init=False, repr=False, compare=False)
+    mu1: float = field(init=False, repr=False, compare=False)
+    hessian: np.ndarray = field(init=False, repr=False, compare=False)
+    jac: np.ndarray = field(init=False, repr=False, compare=False)
+    S: np.ndarray = field(init=False, repr=False, compare=False)
+    Q: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         d = self.A.shape[0]

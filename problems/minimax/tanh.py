@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,6 +31,9 @@ class TanhBox(MinimaxProblem):
     R: float
     reg_eps: float
     moreau: bool  # compute the Moreau measure every round (a 40-step bisection: the costly measure)
+    # derived in __post_init__ (not parameters)
+    D_Y: float = field(init=False, repr=False, compare=False)
+    reg: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         d = self.x0.shape[0]

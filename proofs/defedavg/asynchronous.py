@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -210,7 +211,7 @@ def flat_floor(delay: int) -> float:
                                 delay=delay, sigma2=problem.sigma**2, dim=problem.dim)
 
 
-_FLAT_COMMON = dict(paper=KEY, measure="grad_norm_sq", summary=tail_average("grad_norm_sq", 0.25))
+_FLAT_COMMON: dict[str, Any] = dict(paper=KEY, measure="grad_norm_sq", summary=tail_average("grad_norm_sq", 0.25))
 
 FLOOR_VS_DELAY = ExactValueClaim(
     id="defedavg.delay.floor_flat",
@@ -398,7 +399,7 @@ def _sampling_exponent() -> float:
     return float(np.log(ends[1] / ends[0]) / np.log(16))
 
 
-_SAMPLING_COMMON = dict(paper=KEY, vary="n", grid=SAMPLING_GRID, configure=sampling_config,
+_SAMPLING_COMMON: dict[str, Any] = dict(paper=KEY, vary="n", grid=SAMPLING_GRID, configure=sampling_config,
                         measure="grad_norm_sq", summary=tail_average("grad_norm_sq", 0.25),
                         source=src("eq. (16) and Lemma 2 (sampling with replacement); spec §6 P2-d"))
 
@@ -502,7 +503,7 @@ def _exact_minimizer(config: RunConfig) -> np.ndarray:
     return problem_of(config).x_star
 
 
-_BIAS_COMMON = dict(paper=KEY, vary="n", grid={"quick": (BIAS_N,), "full": (BIAS_N,)}, measure="dist_sq",
+_BIAS_COMMON: dict[str, Any] = dict(paper=KEY, vary="n", grid={"quick": (BIAS_N,), "full": (BIAS_N,)}, measure="dist_sq",
                     tolerance=BIAS_TOLERANCE, source=src("§3.1 on uniform sampling vs first arrivals; spec §6 P2-e, "
                                                          "pitfall 4"))
 
@@ -757,7 +758,7 @@ class WallClockClaim(Claim):
                        f"ratio {tag}", evidence, points)
 
 
-_WALL_COMMON = dict(paper=KEY, vary="n", grid=WALL_GRID, measure="grad_norm_sq",
+_WALL_COMMON: dict[str, Any] = dict(paper=KEY, vary="n", grid=WALL_GRID, measure="grad_norm_sq",
                     configure=lambda value, profile: wall_config("fedavg_events", value, p1(clients=WALL_CLIENTS),
                                                                  profile),
                     source=src("Table I and §4.2 (wall-clock time to target accuracy); spec §4.4, §5.5"))
@@ -811,7 +812,7 @@ def p3_config(n_clients: float, profile: Profile) -> RunConfig:
                             problem="cosine_quadratic")
 
 
-_P3_COMMON = dict(paper=KEY, theorem=THEOREM_2, bindings=bindings, measure="avg:grad_norm_sq", vary="n",
+_P3_COMMON: dict[str, Any] = dict(paper=KEY, theorem=THEOREM_2, bindings=bindings, measure="avg:grad_norm_sq", vary="n",
                   grid=P3_GRID, configure=p3_config)
 
 P3_BOUND = BoundClaim(

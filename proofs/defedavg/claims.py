@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -136,11 +137,11 @@ SLOPE_TOLERANCE_WHY = ("asymptotics: the regime check bounds the non-leading ter
                        "bends the local slope by at most 1/2 x 0.1 = 0.05 on the grid")
 SLOPE_MC_TOLERANCE = 0.1
 SLOPE_MC_TOLERANCE_WHY = "0.05 of finite-grid curvature plus the 16-replica bootstrap CI (about +-0.01 to 0.02)"
-_EXACT_SLOPE = dict(tolerance=SLOPE_TOLERANCE, tolerance_reason=SLOPE_TOLERANCE_WHY,
+_EXACT_SLOPE: dict[str, Any] = dict(tolerance=SLOPE_TOLERANCE, tolerance_reason=SLOPE_TOLERANCE_WHY,
                     mc_tolerance=SLOPE_MC_TOLERANCE, mc_tolerance_reason=SLOPE_MC_TOLERANCE_WHY)
 
 
-_T2_COMMON = dict(
+_T2_COMMON: dict[str, Any] = dict(
     paper=KEY,
     theorem=THEOREM_2,
     bindings=bindings,
@@ -175,7 +176,7 @@ T2_RATE_T = ExactSlopeClaim(
     **_T2_COMMON,
 )
 
-_BOUND_GRID = dict(vary="n", grid=N_GRID, configure=lambda value, profile: t2_config(
+_BOUND_GRID: dict[str, Any] = dict(vary="n", grid=N_GRID, configure=lambda value, profile: t2_config(
     value, T_FOR_N[profile.name], profile, mode=exact_when_quick(profile)))
 
 T2_BOUND_CORRECTED = BoundClaim(
@@ -310,7 +311,7 @@ T1_DRIFT_SMALL = term_negligible(
 )
 
 
-_T1_COMMON = dict(paper=KEY, theorem=THEOREM_1, bindings=bindings, measure="avg:grad_norm_sq",
+_T1_COMMON: dict[str, Any] = dict(paper=KEY, theorem=THEOREM_1, bindings=bindings, measure="avg:grad_norm_sq",
                   vary="n", grid=N_GRID_T1,
                   configure=lambda value, profile: t1_config(value, profile, mode=exact_when_quick(profile)))
 
@@ -547,7 +548,7 @@ def exact_minimizer(config: RunConfig) -> np.ndarray:
     return problem_of(config).x_star
 
 
-_DRIFT_COMMON = dict(paper=KEY, vary="etabar", grid=DRIFT_GRID, configure=drift_config, measure="dist_sq",
+_DRIFT_COMMON: dict[str, Any] = dict(paper=KEY, vary="etabar", grid=DRIFT_GRID, configure=drift_config, measure="dist_sq",
                      source=src("eqs. (2)-(3); spec §6 P2 'watch out'"), tolerance=0.01)
 
 FEDAVG_DRIFT_LIMIT = LimitClaim(
@@ -630,7 +631,7 @@ def _floor_exponent() -> float:
     return float(np.log(ends[1] / ends[0]) / np.log(16))
 
 
-_FLOOR_COMMON = dict(paper=KEY, vary="n", grid=FLOOR_GRID, configure=floor_config, measure="grad_norm_sq",
+_FLOOR_COMMON: dict[str, Any] = dict(paper=KEY, vary="n", grid=FLOOR_GRID, configure=floor_config, measure="grad_norm_sq",
                      summary=tail_average("grad_norm_sq", 0.25),
                      source=src("§3 remark on variance reduction by n; spec §6 P1-c (derived)"))
 

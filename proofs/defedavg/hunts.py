@@ -59,7 +59,7 @@ THEOREM_2_SPACE = HuntSpace(
     note="IID quadratics, n of 16 without replacement, constant delay, T >= T2_min under the schedule",
 )
 
-_HUNT = dict(paper=KEY, space=THEOREM_2_SPACE, grid={"quick": (24,), "full": (200,)}, seed=0)
+_HUNT: dict[str, Any] = dict(paper=KEY, space=THEOREM_2_SPACE, grid={"quick": (24,), "full": (200,)}, seed=0)
 
 HUNT_MAIN_TEXT = NoCounterexample(
     id="defedavg.hunt.T2_main_text",

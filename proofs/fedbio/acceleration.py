@@ -506,7 +506,7 @@ def theorem8_T_eps(factor: sp.Expr = sp.Integer(1)) -> sp.Expr:
 
 
 # shared by S13 and its negative control (a negative control runs on the grid of the claim it controls)
-_S13 = dict(paper=KEY, vary="M", grid=S13_GRID, measure="grad_norm_sq", tolerance=0.15, max_curvature=0.15,
+_S13: dict[str, Any] = dict(paper=KEY, vary="M", grid=S13_GRID, measure="grad_norm_sq", tolerance=0.15, max_curvature=0.15,
             regime_slope=REGIME_SLOPE, regime_band=REGIME_BAND)
 
 S13 = CrossingRegimeSlope(

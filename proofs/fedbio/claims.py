@@ -298,7 +298,7 @@ def x_naive(config: RunConfig) -> np.ndarray:
     return problem_of(config).x_naive
 
 
-_S6 = dict(paper=KEY, vary="T", grid=ONE, measure="dist_sq", tolerance=1e-6,
+_S6: dict[str, Any] = dict(paper=KEY, vary="T", grid=ONE, measure="dist_sq", tolerance=1e-6,
            source=src("§3 (Eq. (3): averaging local hypergradients is biased)", "spec §1.1, §6.2 x_naive, §6.5 S6"))
 NAIVE = {"gamma_x": 0.3}
 S6_NAIVE = LimitClaim(

@@ -99,7 +99,7 @@ ROUNDOFF = 1e-12
 SPACE = HuntSpace(theorem=LEMMA_8, strategy=_strategy, configure=_configure, bindings=bindings,
                   source=src("Lemma 8 (appendix B.1.4)"), note=_NOTE, state_bindings=state_at, roundoff=ROUNDOFF)
 
-_HUNT = dict(paper=KEY, space=SPACE, grid={"quick": (32,), "full": (200,)}, seed=0)
+_HUNT: dict[str, Any] = dict(paper=KEY, space=SPACE, grid={"quick": (32,), "full": (200,)}, seed=0)
 
 HUNT_STATED = NoCounterexample(
     id="fedbio.hunt.lemma8_stated",

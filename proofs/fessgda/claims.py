@@ -256,7 +256,7 @@ def theorem_log_rate(swapped: bool = False) -> Callable[[Any], float]:
 # guaranteed log(1 - a) is 74x (a1), 874x (a2) and 711x (a3, swapped) slower than the exact one (quick
 # profile), so "no slower than the theorem" could fail only for a gross bug; it is reported as an
 # observation (fessgda.A1.*.theorem_rate, the tightness factor) with no verdict (audit of the verdicts).
-_A1 = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, exact=exact_log_rate("W"),
+_A1: dict[str, Any] = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, exact=exact_log_rate("W"),
            exact_name="the exact recursion F^t w0 over the window",
            min_replicas=DET_REPLICAS, rel_tolerance=0.01, asymptotic=spectral_log_rate)
 A1_CHECKPOINTS = 200  # dense enough for a linear-axis fit over [T/2, T]
@@ -613,7 +613,7 @@ def b1_gda_config(mu_value: float, profile: Profile) -> RunConfig:
     return _run("sgda", params, _ncpl(mu_value), math.ceil(B1_GDA_ROUNDS_PER_KAPPA2 * k**2), DET_REPLICAS, 300)
 
 
-_B1 = dict(paper=KEY, vary="kappa", measure="stat_kappa", threshold=lambda v: B1_LEVEL,
+_B1: dict[str, Any] = dict(paper=KEY, vary="kappa", measure="stat_kappa", threshold=lambda v: B1_LEVEL,
            abscissa=kappa_of, min_replicas=DET_REPLICAS, tolerance=0.15)
 
 B1_FESS_KAPPA = HittingTimeClaim(
@@ -690,7 +690,7 @@ def c1_config(problem: Mapping[str, Any]) -> Callable[[float, Profile], RunConfi
 
 # Theorem 3.4 bounds the AVERAGE of the squared measure, so min_{t<T} <= average: the first round
 # where the measure hits eps^2 is at most the T of the theorem, O(eps^-2). Checked: exponent <= 2.
-_C1 = dict(paper=KEY, vary="1/eps", grid=C1_GRID, measure="stat_sq", threshold=lambda v: v**-2,
+_C1: dict[str, Any] = dict(paper=KEY, vary="1/eps", grid=C1_GRID, measure="stat_sq", threshold=lambda v: v**-2,
            min_replicas=DET_REPLICAS, side="at_most", tolerance=0.1,
            expected=ExpectedOrder(value=derived_rounds_exponent(5, eps, inverse=True),
                                   why="1/eps-exponent of T derived by sympy from Theorem 3.4's rate (complexity_table)"))

@@ -307,7 +307,7 @@ def t8_config(value: float, profile: Profile) -> RunConfig:
 # --------------------------------------------------------------------------------------------
 # Claims (spec §6.4)
 
-_AVG = dict(paper=KEY, measure="avg:grad_norm_sq")
+_AVG: dict[str, Any] = dict(paper=KEY, measure="avg:grad_norm_sq")
 
 T1_SPEEDUP = SlopeClaim(
     id="simfbo.T1.speedup_P",
@@ -418,7 +418,7 @@ T5B_TAU_HELPS = SlopeClaim(
     expected=ExpectedOrder(THEOREM_1, "tau_bar", "full_participation", dominant_in="T"),
     tolerance=T5B_TOLERANCE, side="at_most", **_AVG)
 
-_T6 = dict(paper=KEY, vary="eta", grid=ETA_GRID, source=src("Theorems 1-2; §1.5 eq. (6)"), tolerance=0.01,
+_T6: dict[str, Any] = dict(paper=KEY, vary="eta", grid=ETA_GRID, source=src("Theorems 1-2; §1.5 eq. (6)"), tolerance=0.01,
            min_replicas=DET_REPLICAS)
 
 T6_SIMFBO_TILDE = LimitClaim(
@@ -519,7 +519,7 @@ def baseline_config(algorithm: str):
     return configure
 
 
-_BASE = dict(paper=KEY, vary="T", grid=BASELINE_ROUNDS, measure="dist_sq", target=x_star, target_name="x*",
+_BASE: dict[str, Any] = dict(paper=KEY, vary="T", grid=BASELINE_ROUNDS, measure="dist_sq", target=x_star, target_name="x*",
              tolerance=0.01, min_replicas=DET_REPLICAS, source=src("§2.1 (client drift of local Hessian inverses)", "spec §1.2, §7.2"))
 
 SIMFBO_UNBIASED = LimitClaim(

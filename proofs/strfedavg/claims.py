@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -100,7 +101,7 @@ def theorem1_bindings(config: RunConfig, trace: Trace | None = None) -> dict[str
             "G2": problem.bgd_constants(eta, eta_hat(config))["G2"]}
 
 
-_TP1 = dict(paper=KEY, vary="R", grid=TP1_GRID, configure=tp1_config, theorem=th.THEOREM_1,
+_TP1: dict[str, Any] = dict(paper=KEY, vary="R", grid=TP1_GRID, configure=tp1_config, theorem=th.THEOREM_1,
             bindings=theorem1_bindings, require_conditions=False)
 
 
@@ -236,7 +237,7 @@ def tp2_config(R: float, profile: Profile) -> RunConfig:
 
 # derived when checked, not at import (split-proofs, issue #7 startup: ~0.15 s of every command)
 F_UP_CVX_RATE = Derived(lambda: -float(th._rate(th.F_UP_CVX, th.R, {**th.CVX_AB, th.Qt2: 1})))
-_TP2 = dict(paper=KEY, vary="R", grid=TP2_GRID, configure=tp2_config, tolerance=0.1)
+_TP2: dict[str, Any] = dict(paper=KEY, vary="R", grid=TP2_GRID, configure=tp2_config, tolerance=0.1)
 
 T2_F_SLOPE = AbscissaSlopeClaim(
     id="strfedavg.T2.f_slope",
@@ -285,7 +286,7 @@ def tp2b_config(R: float, profile: Profile) -> RunConfig:
     return tp2_config(R, profile).with_(problem_params=dict(TP2B))
 
 
-_TP2B = dict(paper=KEY, vary="R", grid=TP2B_GRID, configure=tp2b_config, tolerance=0.05)
+_TP2B: dict[str, Any] = dict(paper=KEY, vary="R", grid=TP2B_GRID, configure=tp2b_config, tolerance=0.05)
 
 T2B_F_SLOPE = AbscissaSlopeClaim(
     id="strfedavg.T2b.f_slope",
@@ -371,7 +372,7 @@ def noise_config(S: float, profile: Profile, local_steps: int = 1) -> RunConfig:
                      "least_squares", dict(TP4_NOISE), rounds=rounds, replicas=profile.replicas)
 
 
-_NOISE = dict(paper=KEY, measure="last_dist_sq_eta", summary=tail_average("last_dist_sq_eta", 0.25), tolerance=0.1,
+_NOISE: dict[str, Any] = dict(paper=KEY, measure="last_dist_sq_eta", summary=tail_average("last_dist_sq_eta", 0.25), tolerance=0.1,
               source=src("Theorems 1-2, noise term gamma_tilde (2 eta^2 sigma_f^2 + 2 sigma_h^2)/(KS)",
                          "spec §4.9, TP4.1 (no explicit speedup claim in the paper)"))
 
@@ -477,7 +478,7 @@ def fedavg_h_config(value: float, profile: Profile) -> RunConfig:
 
 
 SELECT_TOL = _select_tolerance()
-_SELECT = dict(paper=KEY, vary="R", grid={"quick": (SELECT_R,), "full": (SELECT_R,)}, measure="dist",
+_SELECT: dict[str, Any] = dict(paper=KEY, vary="R", grid={"quick": (SELECT_R,), "full": (SELECT_R,)}, measure="dist",
                tolerance=SELECT_TOL)
 
 SELECTION_STR = LimitClaim(
@@ -523,7 +524,7 @@ def exact_gd_config(T: float, profile: Profile, convention: str = "half") -> Run
                      replicas=profile.replicas)
 
 
-_TP3_LIMIT = dict(paper=KEY, vary="T", grid={"quick": (600,), "full": (2000,)}, measure="y_dist_sq",
+_TP3_LIMIT: dict[str, Any] = dict(paper=KEY, vary="T", grid={"quick": (600,), "full": (2000,)}, measure="y_dist_sq",
                   point="y", target=lambda config: problem_of(config).y_stat, target_name="stationary point of F_lambda",
                   tolerance=1e-6)
 

@@ -123,7 +123,7 @@ THEOREM_1_SPACE = _space(THEOREM_1, "TP1 least squares, a + b = 1 (the edge of t
 
 # quick: 8 instances; the printed-range search finds its counterexample at the second, and the 8 s
 # budget (issue #13: a registered quick hunt costs at most 8 s) then only cuts its shrinking short
-_HUNT = dict(paper=KEY, version="f_up_corrected", grid={"quick": (8,), "full": (150,)}, seed=0,
+_HUNT: dict[str, Any] = dict(paper=KEY, version="f_up_corrected", grid={"quick": (8,), "full": (150,)}, seed=0,
              replicas=PROBE_REPLICAS, budget={"quick": 8.0, "full": 300.0})
 
 HUNT_PRINTED_RANGE = NoCounterexample(

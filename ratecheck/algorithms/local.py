@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from ..problem import SmoothFederatedProblem
+from ..oracles import SmoothFederatedOracles
 from ..seeding import ReplicaStream
 
 
 def local_sgd(
-    problem: SmoothFederatedProblem,
+    problem: SmoothFederatedOracles,
     batch: Any,
     start: np.ndarray,
     steps: int,
