@@ -253,6 +253,7 @@ class LeastSquares(CompositeFederatedProblem):
     @property
     def moreau_weight(self) -> float:
         """c in grad F_lambda = grad f + c (y - Pi y): 1/lam (package) or 2/lam (paper's literal F)."""
+        assert self.lam is not None, "the Moreau weight needs lam"
         return (1.0 if self.convention == "half" else 2.0) / self.lam
 
     def smoothed_grad(self, y: np.ndarray) -> np.ndarray:
@@ -543,7 +544,7 @@ def from_data(A: np.ndarray, b: np.ndarray, *, outer: Any = None, x0: np.ndarray
                 raise ParamError(owner, "A", f"client {i}", f"each client's rows must be linearly independent "
                                  f"(rank {rank} < {rows} rows): the construction needs consistent clients")
             x_i = np.linalg.lstsq(A[i], b[i], rcond=None)[0]
-            if np.linalg.norm(A[i] @ x_i - b[i]) > 1e-9 * max(1.0, np.linalg.norm(b[i])):
+            if np.linalg.norm(A[i] @ x_i - b[i]) > 1e-9 * max(1.0, float(np.linalg.norm(b[i]))):
                 raise ParamError(owner, "b", f"client {i}", "each client's system must be consistent (min h_i = 0)")
     flat = A.reshape(-1, n)
     u, sv, vt = np.linalg.svd(flat, full_matrices=True)
@@ -633,6 +634,7 @@ def make(dim: int = 40, rank: int = 20, clients: int = 10, rows: int = 4, lam_mi
     c = c_scale * rng.standard_normal(dim)
     centers = c + rho * omega
     if outer == "tp1":
+        model: QuadraticOuter | SeparableOuter | None
         model = QuadraticOuter(mu * np.eye(dim), mu * centers, 0.5 * mu * np.einsum("ni,ni->n", centers, centers))
     elif outer == "tp2a":
         Wm = np.hstack([V[:, rank:], V1[:, :directions]])

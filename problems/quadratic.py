@@ -247,7 +247,7 @@ def make(
         centers=centers,
         sigma=float(sigma),
         x0=x_star + x0_offset,
-        radius=radius,
+        radius=radius or 0.0,  # 0: the default ||x0 - x*|| (__post_init__)
         spec_params=params,
     )
 

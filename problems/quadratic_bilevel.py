@@ -283,6 +283,7 @@ class QuadraticBilevel(Problem):
         """(x0, y0, v0); the paper never gives v0 (spec §2.1): 0, or the exact v*(x0) at 'solution'."""
         if self.start == "solution":
             x0 = self.base.x_star
+            assert x0 is not None, "start='solution' needs a unique stationary point"
             return {"x": x0, "y": self.y_star(x0), "v": self.v_star(x0)}
         x0 = np.zeros(self.dim_x) if self.start == "zero" else np.full(self.dim_x, float(self.start))
         return {"x": x0, "y": np.zeros(self.dim_y), "v": np.zeros(self.dim_y)}
@@ -824,7 +825,7 @@ class FedBilevel(Problem):
             return xi
 
         f_per = p + d  # grad f in R^{p+d} has E||.||^2 = sigma_f^2; each block is used from its own batch
-        out = dict(fx=None, fy=None, gy=None, J=None, H=None)
+        out: dict[str, np.ndarray | None] = dict(fx=None, fy=None, gy=None, J=None, H=None)
         if self.rows_f is not None:  # N2: each oracle its own minibatch of rows
             if noise is not None:
                 out.update(self._draw_rows(noise, shape, batch, hessians, oracles, share_f))
@@ -850,6 +851,7 @@ class FedBilevel(Problem):
         Within one batch the oracles that read the same sample i share its index: grad_y g's c-, A- and
         B-parts (one row (A_m,i, B_m,i, c_m,i)), and with ``share_f`` the two blocks of grad f."""
         p, d = self.dim_x, self.dim_y
+        assert self.rows_f is not None  # N2 only
         out: dict[str, np.ndarray] = {}
         if share_f and "fx" in oracles and "fy" in oracles:
             f = self._row_mean(self.rows_f, noise, shape, batch)
@@ -878,17 +880,20 @@ class FedBilevel(Problem):
     @cached_property
     def _rows_J(self) -> np.ndarray:
         """The Jacobian oracle's rows B_m,i - B_m, flattened (M, K, d p)."""
+        assert self.rows_B is not None
         return self.rows_B.reshape(self.rows_B.shape[:2] + (-1,))
 
     @cached_property
     def _rows_H(self) -> np.ndarray:
         """The Hessian oracle's rows A_m,i - A_m, flattened (M, K, d d)."""
+        assert self.rows_A is not None
         return self.rows_A.reshape(self.rows_A.shape[:2] + (-1,))
 
     @cached_property
     def _rows_gy(self) -> np.ndarray:
         """grad_y g's rows (M, K, d [+ d d] [+ d p]): the additive part, then A_m,i - A_m and B_m,i - B_m
         flattened, so one row draw gives all three parts of the same sample i."""
+        assert self.rows_g is not None
         parts = [self.rows_g]
         if self.rows_A is not None:
             parts.append(self._rows_H)
@@ -912,6 +917,7 @@ class FedBilevel(Problem):
         ('J') and the Hessian ('H'); for grad_y g ('gy') at the point (x, y) when the rows carry A_m,i, B_m,i
         (its noise (A_m,i - A_m) y - (B_m,i - B_m) x + row_i depends on the state)."""
         p = self.dim_x
+        assert self.rows_f is not None and self.rows_g is not None  # N2 only
         if block == "gy":
             dev = self.rows_g
             if self.rows_A is not None and y is not None:
@@ -920,12 +926,14 @@ class FedBilevel(Problem):
                 dev = dev - _matvec(self.rows_B, np.asarray(x, float))
             return (dev**2).sum(-1).mean(1)
         rows = {"fx": self.rows_f[..., :p], "fy": self.rows_f[..., p:], "J": self.rows_B, "H": self.rows_A}[block]
+        assert rows is not None, f"no N2 rows for oracle {block!r}"
         return (rows**2).sum(tuple(range(2, rows.ndim))).mean(1)
 
     def row_variance(self, block: str, batch: int, x: np.ndarray | None = None, y: np.ndarray | None = None) -> float:
         """Closed form of E||minibatch mean||^2 under N2 (Frobenius for 'J', 'H'), averaged over the clients:
         s^2/b, times (K - b)/(K - 1) without replacement (the finite-population correction), s^2 the rows'
         mean square (row_second_moments; for 'gy' with matrix rows at the point (x, y))."""
+        assert self.rows_f is not None  # N2 only
         K = self.rows_f.shape[1]
         s2 = float(self.row_second_moments(block, x, y).mean())
         return s2 / batch if self.replacement else s2 / batch * (K - batch) / (K - 1)
@@ -1155,6 +1163,7 @@ class FedBilevel(Problem):
             return self.sigma_g, how
         # grad_y g(z; i) - grad_y g_m(z) = dA_i y - dB_i x + r_i: by Minkowski in L2 over the rows, its root mean
         # square is at most ||E dA^T dA||^(1/2) R_y + ||E dB^T dB||^(1/2) R_x + sigma_g on the ball
+        assert self.rows_g is not None  # N2 rows of c_m
         def gram(r):
             return 0.0 if r is None else np.sqrt(np.linalg.eigvalsh(np.einsum("mkij,mkil->mjl", r, r)
                                                                                    / r.shape[1])[:, -1])

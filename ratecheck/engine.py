@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -225,7 +226,7 @@ def _blown_up(output, replicas: int, scales: Mapping[str, float] | None = None) 
 
 def _slots(algorithm: Algorithm, problem: Problem) -> int:
     """Client slots per round (participants, counted with multiplicity), for the size rule."""
-    participation = getattr(algorithm, "participation", None)
+    participation: Any = getattr(algorithm, "participation", None)
     try:
         return max(int(problem.num_clients), int(participation.per_round(problem.num_clients)))
     except (AttributeError, TypeError, ValueError):

@@ -50,7 +50,8 @@ class Problem:
     def params(self) -> Mapping[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def initial_point(self) -> np.ndarray:  # pragma: no cover - abstract
+    def initial_point(self) -> np.ndarray | dict[str, np.ndarray]:  # pragma: no cover - abstract
+        """The start: an array (d,), or named arrays such as {"x": ..., "y": ...} (minimax)."""
         raise NotImplementedError
 
     def measures(self, point: Any) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
@@ -70,6 +71,9 @@ class SmoothFederatedProblem(Problem):
     """
 
     sigma: float  # E||noise||^2 = sigma^2 per stochastic gradient
+
+    def initial_point(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def gather(self, clients: np.ndarray) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -105,7 +105,7 @@ class ReplicaStream:
 class Streams:
     """The named random streams of one run, each a ReplicaStream over the same replicas."""
 
-    def __init__(self, seed: int, run_key: str, replicas: Sequence[int]):
+    def __init__(self, seed: int, run_key: str, replicas: Sequence[int] | np.ndarray):
         self.seed = seed
         self.run_key = run_key
         self.replicas = tuple(int(r) for r in replicas)

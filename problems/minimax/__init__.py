@@ -69,7 +69,7 @@ from .quadratic import MinimaxQuadratic, make_quadratic, make_quadratic_pl  # no
 from .tanh import TanhBox, make_tanh  # noqa: F401 (re-exported)
 from .wgan import WGAN, make_wgan, shard_moments  # noqa: F401 (re-exported)
 
-KINDS = {"quadratic": make_quadratic, "quadratic_pl": make_quadratic_pl, "ncpl": make_ncpl, "pwmax": make_pwmax,
+KINDS: dict[str, Any] = {"quadratic": make_quadratic, "quadratic_pl": make_quadratic_pl, "ncpl": make_ncpl, "pwmax": make_pwmax,
          "tanh": make_tanh, "onepc": make_onepc, "wgan": make_wgan, "ncnc_pl": make_ncnc_pl}
 
 

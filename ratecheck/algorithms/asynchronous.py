@@ -71,7 +71,7 @@ class EventTiming:
             tau_cap_mode=self.tau_cap_mode, wall_budget=self.wall_budget,
         )
 
-    def check_timing(self, problem: SmoothFederatedOracles) -> None:
+    def check_timing(self: Any, problem: SmoothFederatedOracles) -> None:  # self: the FedAvg it is mixed into
         from ..params import ParamError
 
         if self.delay.kind != "none":
@@ -81,12 +81,12 @@ class EventTiming:
         except ValueError as exc:
             raise ParamError(self.name, "system model", "", str(exc)) from None
 
-    def timeline(self, problem: SmoothFederatedOracles, streams: Streams) -> Any:
+    def timeline(self: Any, problem: SmoothFederatedOracles, streams: Streams) -> Any:
         n = self.participation.per_round(problem.num_clients)
         return live_timelines(self.policy, self.system(), clients=problem.num_clients, n=n,
                               local_steps=self.local_steps, seed=streams.seed, replicas=streams.replicas)
 
-    def schedule(self, state: FedAvgState, problem, t: int, streams: Streams):
+    def schedule(self: Any, state: FedAvgState, problem: SmoothFederatedOracles, t: int, streams: Streams) -> Any:
         state.timeline.ensure(t)
         return FedAvg.schedule(self, state, problem, t, streams)
 

@@ -37,6 +37,8 @@ class Algorithm(Generic[P]):
     # -- problem contract (issue #7, reliability): the problem families this algorithm runs on.
     # Empty: the Problem subclass that ``init`` is annotated with decides (``Problem`` itself: any).
     problem_kinds: ClassVar[tuple[str, ...]] = ()
+    # rounds that ignore t, named by the function itself (exact mode probes their map once)
+    t_free_rounds: ClassVar[tuple[Callable[..., Any], ...]] = ()
     # what ``info`` records in the Trace (ratecheck.diagnostics): checked when the Trace is made
     diagnostics: ClassVar[tuple[Diagnostic, ...]] = ()
 
@@ -120,7 +122,7 @@ def _annotated_param(cls: type, name: str) -> Any:
     return kinds[hint](name) if hint in kinds else None
 
 
-def _annotated_problem(cls: type) -> type | None:
+def _annotated_problem(cls: type[Algorithm[Any]]) -> type | None:
     """What ``cls.init`` declares for its problem argument: a Problem subclass or a protocol of
     ratecheck.oracles (None: any problem)."""
     import typing

@@ -20,7 +20,7 @@ naive sampler), ``rho`` 'sampled' (spec §2.4 option 3), ``radius`` 'off' (no pr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -101,7 +101,7 @@ class LocalSteps:
         """tau_bar = (1/n) sum_i E tau_i (spec §4.8 item 3: the mean, not the sum)."""
         if self.kind == "uniform":
             return 0.5 * (self.values[0] + self.values[1])
-        return float(np.mean(self.sample(num_clients, _Count(1))))
+        return float(np.mean(self.sample(num_clients, cast(ReplicaStream, _Count(1)))))  # reads .count only
 
 
 class _Count:  # a stand-in stream for deterministic step counts
@@ -205,7 +205,8 @@ def sampled_weights(problem: BilevelOracles, clients: np.ndarray) -> np.ndarray:
 def initial_points(problem: BilevelOracles, replicas: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The problem's (x0, y0, v0) broadcast to (R, d) float arrays."""
     start = problem.initial_state()
-    return tuple(np.broadcast_to(start[k], (replicas, start[k].size)).astype(float) for k in ("x", "y", "v"))
+    x, y, v = (np.broadcast_to(start[k], (replicas, start[k].size)).astype(float) for k in ("x", "y", "v"))
+    return x, y, v
 
 
 @register
@@ -248,7 +249,8 @@ class SimFBO(Algorithm[BilevelOracles]):
             self.local_steps.validate(problem.num_clients)
         except ValueError as exc:
             raise ParamError(self.name, "local_steps", str(self.local_steps), str(exc)) from None
-        if self.participation.mode != "full" and self.participation.clients > problem.num_clients:
+        clients = self.participation.clients
+        if self.participation.mode != "full" and clients is not None and clients > problem.num_clients:
             raise ParamError(self.name, "participation", str(self.participation),
                              f"P must be <= n = {problem.num_clients}")
         self.participation.validate(problem.num_clients)

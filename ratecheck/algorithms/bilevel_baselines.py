@@ -47,7 +47,7 @@ def _spread(z: np.ndarray, m: int) -> np.ndarray:
 
 
 def _check_clients(owner: str, participation: Participation, problem: BilevelOracles) -> None:
-    if participation.mode != "full" and participation.clients > problem.num_clients:
+    if participation.mode != "full" and participation.clients is not None and participation.clients > problem.num_clients:
         raise ParamError(owner, "participation", str(participation), f"P must be <= n = {problem.num_clients}")
     participation.validate(problem.num_clients)
 

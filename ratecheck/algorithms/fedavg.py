@@ -35,7 +35,7 @@ from ..oracles import SmoothFederatedOracles
 from ..params import choice, integer, option, real
 from ..participation import Participation, first_occurrence
 from ..seeding import ReplicaStream, Streams
-from .base import Algorithm, Costs, register
+from .base import Algorithm, register
 from .local import local_sgd
 
 DELAY_KINDS = ("none", "constant", "uniform", "cyclic", "per_client", "trace")
@@ -260,7 +260,7 @@ class FedAvg(Algorithm[SmoothFederatedOracles]):
             history[:, (t + 1) % slots] = x_new
         else:
             history = x_new[:, None, :]
-        costs: Costs = {
+        costs: dict[str, float | np.ndarray] = {
             "oracle_calls": distinct * self.local_steps,
             "vectors_up": distinct,
             "vectors_down": float(problem.num_clients) if self.broadcast_to_all else distinct,
@@ -288,7 +288,7 @@ class FedAvg(Algorithm[SmoothFederatedOracles]):
 
     def info(self, state: FedAvgState) -> dict[str, Any]:
         # lambda >= 1 in Assumption 4; plug max(1, observed) into bounds (spec §4.7 item 7).
-        out = {"max_delay_used": state.max_delay, "lambda_used": max(1, state.max_delay)}
+        out: dict[str, Any] = {"max_delay_used": state.max_delay, "lambda_used": max(1, state.max_delay)}
         if state.timeline is not None:
             out["timeline"] = self.timeline_summary(state)
         return out

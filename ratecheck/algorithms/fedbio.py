@@ -109,12 +109,12 @@ class FedBiOBase(Algorithm[SampledBilevelOracles]):
     steps: str = choice("error", "caps on tau L and tau_N L: 'error' refuses a diverging recursion before "
                         "running; 'record' runs it and lets the engine record the divergence", ("error", "record"))
 
-    def _cap(self, name: str, value: float, L: float, what: str) -> None:
+    def _cap(self: Any, name: str, value: float, L: float, what: str) -> None:  # self: also StocBiO
         if value * L >= 1 and self.steps == "error":
             raise ParamError(self.name, name, value, f"needs {name} * L < 1, i.e. {name} < 1/L = {1 / L:.4g} "
                              f"(L = {L:.4g}): otherwise {what} diverges (spec §6.6)")
 
-    def _hessian_warning(self, problem: SampledBilevelOracles, step: float, name: str) -> None:
+    def _hessian_warning(self: Any, problem: SampledBilevelOracles, step: float, name: str) -> None:
         """Warn when a sampled I - step grad_yy g(xi) may expand (contraction needs ||I - step H(xi)|| <= 1,
         spec §6.0): under N2 the sampled Hessians are known rows, under N1 only their noise level."""
         rows = problem.hessian_rows_range() if hasattr(problem, "hessian_rows_range") else None
@@ -145,6 +145,7 @@ class FedBiOBase(Algorithm[SampledBilevelOracles]):
         if self.local:
             out["y_clients"] = state.y
         else:
+            assert state.u is not None  # the global setting tracks u
             out["y"], out["u"] = state.y.mean(1), state.u.mean(1)
         if getattr(self, "client_measures", False):  # the problem then measures the clients' dispersions
             out["x_clients"], out["y_clients"], out["u_clients"] = state.x, state.y, state.u
@@ -194,6 +195,7 @@ class FedBiO(FedBiOBase):
         s_y = problem.draw(noise, (M,), self.by, oracles=("gy",))
         s_x = problem.draw(noise, (M,), self.bx, oracles=("fx", "fy", "J", "H"))
         x, y, u = state.x, state.y, state.u
+        assert u is not None  # FedBiO tracks u
         omega = problem.grad_y_g(x, y, s_y)
         nu = problem.grad_x_f(x, y, s_x) - problem.jvp(x, y, u, s_x)
         if self.u_update == "exact":
@@ -294,6 +296,7 @@ class FedBiOAcc(StormFields):
         a = storm_step_size(it, sch["bM"], sch["u_bar"], sch["gain"])
         M, p, d = problem.num_clients, problem.dim_x, problem.dim_y
         mom = state.momenta
+        assert state.u is not None  # FedBiOAcc tracks u
         x_new = state.x - self.eta * a * mom["nu"]
         y_new = state.y - self.gamma * a * mom["om"]
         u_new = state.u - self.tau * a * mom["q"]
@@ -446,6 +449,7 @@ class FedBiOAccLocal(NeumannFields, StormFields):
         M, p = problem.num_clients, problem.dim_x
         by = self.b * M if self.by is None else self.by
         mom = state.momenta
+        assert state.u is not None  # FedBiOAcc tracks u
         x_new = state.x - self.eta * a * mom["nu"]
         y_new = state.y - self.gamma * a * mom["om"]
         comm = self.sync(it)

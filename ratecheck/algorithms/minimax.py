@@ -37,7 +37,7 @@ Every special case is a subclass that only fixes defaults and validation, never 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -304,7 +304,7 @@ class FessGDASwapped(FessGDA):
         return MinimaxState(state.x, state.y, state.y.copy())  # z_0 = y_0: z anchors the new min variable
 
     def round(self, state: MinimaxState, problem: MinimaxOracles, t: int, streams: Streams):
-        new, costs = self.inner().round(MinimaxState(state.y, state.x, state.z), SwappedRoles(problem), t, streams)
+        new, costs = self.inner().round(MinimaxState(state.y, state.x, state.z), cast(MinimaxOracles, SwappedRoles(problem)), t, streams)
         return MinimaxState(new.y, new.x, new.z), costs
 
 
@@ -372,11 +372,12 @@ class FessGDATwoPhase(FessGDA):
         state = super().init(problem, streams)
         return TwoPhaseState(state.x, state.y, state.z)
 
-    def round(self, state: TwoPhaseState, problem: MinimaxOracles, t: int, streams: Streams):
+    def round(self, state: TwoPhaseState, problem: MinimaxOracles, t: int,  # type: ignore[override]  # its own init makes the state
+              streams: Streams) -> tuple[TwoPhaseState, Any]:
         if t < self.phase1_rounds:
             new, costs = FessGDA.round(self, state, problem, t, streams)
             return TwoPhaseState(new.x, new.y, new.z), costs
         anchor = state.x.copy() if state.anchor is None else state.anchor
         view = Anchored(problem, anchor, self.anchor_weight or problem.l)
-        new, costs = self.phase2().round(state, view, t, streams)
+        new, costs = self.phase2().round(state, cast(MinimaxOracles, view), t, streams)  # a view with the oracles
         return TwoPhaseState(new.x, new.y, new.z, anchor), costs

@@ -140,7 +140,7 @@ class StRFedAvg(Algorithm[CompositeOracles]):
         elif self.schedule == "convex":
             gt, eta, mu = R ** -self.a, R ** -self.b, 0.0
         elif self.schedule == "fixed":
-            gt, eta = float(self.gamma_tilde), float(self.eta)
+            gt, eta = float(self.gamma_tilde), float(self.eta)  # type: ignore[arg-type]  # validate: "fixed" sets eta
         else:  # Section 5.1: no 1/(gamma_g K) factor, so gamma_tilde grows with K and gamma_g
             gamma_l = (R + self.offset) ** -self.a
             gt, eta, mu = gamma_l * gg * K, (R + self.offset) ** -self.b, 0.0
@@ -339,7 +339,7 @@ class IPIRFedAvg(Algorithm[CompositeOracles]):
         oracle = lambda batch, w, noise: problem.composite_grad(batch, w, s["eta"], noise, anchor=y)  # noqa: E731
         x, acc, total, sent = start, np.zeros_like(start), 0.0, 0
         log_theta = math.log(theta)
-        for r in range(1, R + 1):
+        for r in range(1, int(R) + 1):
             weight = math.exp((r - R) * log_theta)
             acc += weight * x
             total += weight
@@ -360,7 +360,7 @@ class IPIRFedAvg(Algorithm[CompositeOracles]):
                         "vectors_down": float(sent + problem.num_clients), "inner_rounds": float(R)}
         return IPIRState(y, x, t + 1, max(state.max_dist, dist), state.y), costs
 
-    def output(self, state: IPIRState) -> dict[str, np.ndarray]:
+    def output(self, state: IPIRState) -> dict[str, Any]:
         return {"y": state.y, "x": state.x, "anchor": state.anchor}
 
     def info(self, state: IPIRState) -> dict[str, Any]:
