@@ -237,7 +237,7 @@ class Simulation:
         self.out_base: list[list[int]] = []
         self.out_wall: list[float] = []
         self.fifo: list[tuple[int, int]] = []
-        self.selection: np.ndarray | None = None  # nIID/sync: the multiset of round t
+        self.selection: list[int] | None = None  # nIID/sync: the multiset of round t
         self.pending: dict[int, int] = {}  # nIID/sync: distinct selected client -> base, once delivered
         self.waiting: set[int] = set()
         self.lambda_virtual = 0
@@ -413,6 +413,7 @@ class Simulation:
         if not self.waiting:
             if self.policy == "niid":
                 self.virtual_lambda()
+            assert self.selection is not None  # set with the broadcast that opened this round
             slots = [(j, self.pending[j]) for j in self.selection]
             self.close_round(slots)
 

@@ -45,7 +45,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, SupportsFloat, cast
 
 import numpy as np
 import sympy as sp
@@ -299,7 +299,7 @@ class ExpectedOrder:
     var: str = ""
     version: str = ""
     dominant_in: str | None = None
-    value: float | None = None  # used when there is no theorem for it
+    value: SupportsFloat | None = None  # used when there is no theorem for it (a float, or a theory.Derived)
     why: str = ""
 
     def exponent(self) -> float:
@@ -357,6 +357,7 @@ def term_negligible(term: sp.Expr, label: str, fraction: float = 0.1) -> Callabl
     def check(points: Sequence[PointResult]) -> str:
         bad = []
         for p in points:
+            assert p.evaluation is not None  # bound claims evaluate every point
             values = p.evaluation.values
             size = float(evaluate(*(values[s.name] for s in symbols)))
             measured = float(np.mean(p.samples))
@@ -938,7 +939,7 @@ def monte_carlo_twin(claim: Claim, *, quick: bool = False, **changes: Any) -> Cl
         return configure_mc
 
     if getattr(claim, "configure_other", None) is not None:  # a comparison of two algorithms' runs
-        changes.setdefault("configure_other", drawn(claim.configure_other))
+        changes.setdefault("configure_other", drawn(cast(Any, claim).configure_other))
     return dataclasses.replace(claim, id=f"{claim.id}.monte_carlo", configure=drawn(claim.configure),
                                title=f"{claim.title} (Monte Carlo in the full profile)", **changes)
 

@@ -117,7 +117,7 @@ def _registry(args: argparse.Namespace, papers: bool = True):
 def cmd_list(args: argparse.Namespace) -> int:
     registry = _registry(args)
     papers = registry.items("paper")
-    data = {
+    data: dict[str, Any] = {
         "papers": [{"paper": i.name, "title": i.obj.title, "source": i.obj.seed, "origin": i.origin} for i in papers],
         "theorems": [
             {"id": t.id, "title": t.title, "source": str(t.source), "bounds": list(t.versions)}
@@ -518,7 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         store = getattr(args, "store", None)
         stored = getattr(store, "puts", 0)
-        where = f" in {store.root}" if stored and getattr(store, "root", None) else ""
+        where = f" in {getattr(store, 'root', None)}" if stored and getattr(store, "root", None) else ""
         return _fail(EXIT_INTERRUPTED, f"interrupted: {stored} runs stored{where}, rerun to resume")
     except BrokenPipeError:  # `ratecheck list | head`: the reader left, which is not an error
         sys.stderr.close()

@@ -41,14 +41,15 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 
 from .algorithms.base import Algorithm
 from .algorithms.fedavg import FedAvg, FedAvgState
 from .fit import log_spaced_checkpoints
+from .oracles import SmoothFederatedOracles
 from .participation import Participation
 from .problem import Problem
 from .seeding import ReplicaStream, Streams
@@ -137,7 +138,7 @@ class ProbeStreams(Streams):
         self.run_key = "probe"
         self.replicas = tuple(range(replicas))
         self._factory = factory
-        self._streams: dict[str, ProbeStream] = {}
+        self._streams: dict[str, Any] = {}  # ProbeStreams, read as ReplicaStreams
 
     def __getitem__(self, purpose: str) -> ProbeStream:
         if purpose not in self._streams:
@@ -165,7 +166,7 @@ class ClientMaps:
     draws: int  # standard-normal draws one job consumes
 
 
-def probe_client_update(algorithm: Any, problem: Problem, *, m: int | None = None, seed: int = 0) -> ClientMaps:
+def probe_client_update(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | None = None, seed: int = 0) -> ClientMaps:
     """Read client_update's affine map in (start, noise) for every client, then check it on random
     inputs laid out as a real round (m slots, clients repeated) with random draws."""
     N, d = problem.num_clients, problem.dim
@@ -297,7 +298,7 @@ def probe_server_step(algorithm: Any, dim: int, server_shape: tuple[int, ...] | 
 
     def call(inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x, direction = inputs[:, :d].copy(), inputs[:, d:2 * d].copy()
-        server = inputs[:, 2 * d:].reshape((inputs.shape[0], *server_shape)).copy() if s else None
+        server = inputs[:, 2 * d:].reshape((inputs.shape[0], *(server_shape or ()))).copy() if s else None
         x_new, u_new = algorithm.server_step(x, direction, server, t)
         u_flat = np.zeros((inputs.shape[0], 0)) if u_new is None else np.asarray(u_new, float).reshape(inputs.shape[0], -1)
         if u_flat.shape[1] != s:
@@ -447,7 +448,7 @@ def _slot_histograms(delays: np.ndarray, lam: int) -> np.ndarray:
     return np.bincount(flat, minlength=slots * (lam + 1)).reshape(slots, lam + 1) / points
 
 
-def schedule_delay_table(algorithm: Any, problem: Problem, t: int, lam: int, *, check: bool = True) -> np.ndarray:
+def schedule_delay_table(algorithm: Any, problem: SmoothFederatedOracles, t: int, lam: int, *, check: bool = True) -> np.ndarray:
     """P(delay = k) for each client, (N, lam+1), read off an overridden ``algorithm.schedule`` at round t.
 
     Its 'sampling' stream is scripted to outcomes that cover every client (the participation's own
@@ -520,6 +521,7 @@ class RoundOperator:
     E: np.ndarray | None = None  # (n, d)
     Q: np.ndarray | None = None  # (d*d, n*n)
     noise: np.ndarray | None = None  # (n, n)
+    dense: np.ndarray | None = field(init=False, repr=False, compare=False)  # set by __post_init__
 
     def __post_init__(self) -> None:
         # small states: one (n^2, n^2) matrix, vec S' = (F (x) F + (E (x) E) Q) vec S, is one call
@@ -529,6 +531,7 @@ class RoundOperator:
         if n <= DENSE_MAX:  # einsum, not a threaded GEMM (see _outer_map)
             dense = np.kron(self.F, self.F)
             if self.E is not None:
+                assert self.Q is not None  # E and Q come together
                 dense = dense + np.einsum("ij,jk->ik", np.kron(self.E, self.E), self.Q)
             if self.noise is not None:
                 dense[:, -1] += self.noise.reshape(-1)
@@ -566,7 +569,7 @@ class FedAvgModel:
     every number comes from the seams and the schedules, probed.
     """
 
-    def __init__(self, algorithm: FedAvg, problem: Problem, rounds: int):
+    def __init__(self, algorithm: FedAvg, problem: SmoothFederatedOracles, rounds: int):
         if type(algorithm).round is not FedAvg.round:
             raise NotExact(f"{algorithm.name} overrides round(); exact mode reads the seams of FedAvg.round")
         if not hasattr(problem, "gather"):
@@ -663,6 +666,7 @@ class FedAvgModel:
             self.algorithm, self.d, self.server_shape, t)
 
     def operator(self, t: int) -> RoundOperator:
+        key: int | tuple[int, bytes]
         if self._tables is not None and self.server_time_invariant:
             op = self._operators.get(t % self.period)
             if op is not None:
@@ -742,6 +746,7 @@ class MixtureOperator:
     F: np.ndarray  # (K, n, n)
     W: np.ndarray  # (K, K), symmetric
     noise: np.ndarray  # (n, n)
+    dense: np.ndarray | None = field(init=False, repr=False, compare=False)  # set by __post_init__
 
     def __post_init__(self) -> None:
         K, n, _ = self.F.shape
@@ -945,6 +950,7 @@ class RoundModel:
             if index > 0:
                 raise NotExact(f"{self.algorithm.name}.round draws its clients more than once per round: the "
                                "outcomes of the draws multiply (exact mode averages one draw per round)")
+            assert sampling is not None  # a round that draws clients is probed with sampling draws
             if tuple(shape) != sampling.shape[1:]:
                 raise NotExact(f"{self.algorithm.name}.round drew {tuple(shape)} uniforms from 'sampling', then "
                                f"{sampling.shape[1:]}: its sampling depends on the state")
@@ -970,10 +976,13 @@ class RoundModel:
         """``_call`` on many rows, in chunks of at most PROBE_ROWS replicas: Z (R, draws) are the normal
         draws laid out in call order (None: zeros). Returns outputs, journal, costs and the bookkeeping
         of every chunk."""
-        outs, costs, books, journal = [], [], [], []
+        outs: list[Any] = []
+        costs: list[Any] = []
+        books: list[Any] = []
+        journal: list[Any] = []
         for lo in range(0, V.shape[0], PROBE_ROWS):
             hi = min(lo + PROBE_ROWS, V.shape[0])
-            script = None if Z is None else self._script(Z[lo:hi], sizes)
+            script = None if Z is None else self._script(Z[lo:hi], cast(tuple[int, ...], sizes))  # sizes come with Z
             out, journal, cost, after = self._call(V[lo:hi], t, script, book,
                                                    None if sampling is None else sampling[lo:hi])
             outs.append(out)
@@ -1048,19 +1057,23 @@ class RoundModel:
                                             for _ in range(SAMPLING_CHECKS)]), axis=1)
         if count <= N + SAMPLING_CHECKS or enumerate_all:
             clients, weights = participation.outcomes(N)
-            return _Sampling(participation, clients, participation.draws_for(clients, N), weights,
+            draws = participation.draws_for(clients, N)
+            assert draws is not None  # a sampler (not 'full') has draws
+            return _Sampling(participation, clients, draws, weights,
                              design=0, checks=rng.choice(clients.shape[0], SAMPLING_CHECKS))
         # a design of N outcomes whose multiplicities span R^N, then the random outcomes that check it
         if replace:  # all m draws on client i
             design = np.repeat(np.arange(N)[:, None], m, axis=1)
         else:  # {0..m-1}, then one swap at a time: a client i >= m in for 0, then m in for each j in 1..m-1
             base = np.arange(m)
-            design = [base] + [np.sort(np.r_[base[1:], i]) for i in range(m, N)] \
+            swaps = [base] + [np.sort(np.r_[base[1:], i]) for i in range(m, N)] \
                 + [np.sort(np.r_[np.delete(base, j), m]) for j in range(1, m)]
-            design = np.stack(design)
+            design = np.stack(swaps)
         clients = np.vstack([design, random_outcomes])
         checks = np.arange(N, N + SAMPLING_CHECKS)
-        return _Sampling(participation, clients, participation.draws_for(clients, N), None, design=N, checks=checks)
+        draws = participation.draws_for(clients, N)
+        assert draws is not None  # a sampler (not 'full') has draws
+        return _Sampling(participation, clients, draws, None, design=N, checks=checks)
 
     def _probe(self, t: int, book: Mapping[str, Any], seen: _Seen | None = None) -> _KnownRound:
         """The round-t maps from bookkeeping ``book``, checked on random inputs, with its costs.
@@ -1121,6 +1134,7 @@ class RoundModel:
         for k in range(K):  # 2-D products: a batched matmul with a transposed operand is far slower
             cov[k, :n, :n] = G[k] @ G[k].T  # enters through S[-1, -1] = 1
         check = (A[chk], c[chk], G[chk])
+        operator: RoundOperator | MixtureOperator
         if plan is None:
             operator = RoundOperator(F=F[0], noise=cov[0])
             mean_costs = {k: float(v[0]) for k, v in costs.items()}
@@ -1180,6 +1194,7 @@ class RoundModel:
         outcomes, checked on the random ones; averaged with E n_i and E n_i n_k. Else NotExact with
         _NotAdditive."""
         plan, N = self.sampling, self.problem.num_clients
+        assert plan is not None  # only a sampled round is additive
         counts = (plan.clients[..., None] == np.arange(N)).sum(axis=-2).astype(float)  # multiplicities (K, N)
         X, rest = counts[:plan.design], counts[plan.design:]
         pieces = {"map": F.reshape(F.shape[0], -1), "noise": cov.reshape(cov.shape[0], -1),
@@ -1319,7 +1334,7 @@ def _same(a: Any, b: Any) -> bool:
 
 # algorithm class -> model builder, tried from the most derived class up: the FedAvg family through
 # its seams (any participation and delay schedule), everything else through its whole round
-MODELS: dict[type, Callable[[Any, Problem, int], Any]] = {FedAvg: FedAvgModel, Algorithm: RoundModel}
+MODELS: dict[type, Callable[..., Any]] = {FedAvg: FedAvgModel, Algorithm: RoundModel}
 
 
 def exact_model(algorithm_class: type) -> Callable[[Callable], Callable]:

@@ -94,6 +94,9 @@ class SerialExecutor(Executor):
                 raise JobError.wrap(index, exc) from exc
             yield index, result
 
+    def close(self) -> None:
+        """Nothing to release."""
+
     def __repr__(self) -> str:
         return "SerialExecutor()"
 

@@ -148,6 +148,7 @@ class HorizonSlopeClaim(SlopeClaim):
         return []  # the search decides what to run (exact runs, in process)
 
     def _search(self, profile: Profile) -> list[tuple[float, HorizonSearch, RunConfig, Trace]]:
+        run: Callable[[RunConfig], Trace]
         if self.runner is None:
             from .engine import run_config as run
         else:
@@ -190,7 +191,7 @@ class HorizonSlopeClaim(SlopeClaim):
                                 first_divergence=_first_divergence(trace), trace=trace)
             t_min = self.smallest_admissible(value, profile) if self.smallest_admissible else None
             holds = evaluation is None or evaluation.all_hold
-            row = {"value": value, "rounds": found.rounds, "measure": found.value, "measure_before": found.below,
+            row: dict[str, Any] = {"value": value, "rounds": found.rounds, "measure": found.value, "measure_before": found.below,
                    "capped": found.capped, "runs": found.runs, "rounds_run": found.rounds_run,
                    "conditions_hold": holds, "smallest_admissible": t_min, "in_fit": holds and not found.capped}
             if evaluation is not None:

@@ -64,8 +64,8 @@ class HuntSpace:
 
     theorem: Theorem
     strategy: Callable[[], Any]
-    configure: Callable[[Mapping[str, Any], int], RunConfig]
-    bindings: Callable[[RunConfig, Trace], Mapping[str, float]]
+    configure: Callable[[Mapping[str, Any], int], RunConfig | None]  # None: no run for this instance
+    bindings: Callable[[RunConfig, Trace | None], Mapping[str, float]]  # None: the configuration alone
     source: Source
     measure: str | None = None  # default: the theorem's measure
     note: str = ""
@@ -212,10 +212,12 @@ def hunt(
     if budget is not None and not budget > 0:
         raise ValueError(f"budget must be > 0 seconds, got {budget!r}")
     if run is None:
-        from .engine import run_config as run
+        from .engine import run_config
+
+        run = run_config
     started = time.perf_counter()
     memo: dict[str, Probe | None] = {}  # instance -> probe (None: conditions fail), so replays agree
-    state = {"examples": 0, "rejected": 0, "truncated": False, "best": None, "found": None}
+    state: dict[str, Any] = {"examples": 0, "rejected": 0, "truncated": False, "best": None, "found": None}
     history: list[float] = []
 
     def probe(instance: dict[str, Any]) -> Probe | None:
@@ -229,12 +231,14 @@ def hunt(
         # conditions first, from the configuration alone: an inadmissible instance costs no run
         admissible = config is not None and theorem.evaluate(space.bindings(config, None), use_schedule=False).all_hold
         if admissible:
+            assert config is not None
             trace = run(config)
             evaluation = theorem.evaluate(space.bindings(config, trace), use_schedule=False)
         if not admissible or not evaluation.all_hold:
             memo[key] = None
             state["rejected"] += 1
             return None
+        assert config is not None  # admissible
         values = trace.at_end(space.measured)
         values = values[np.isfinite(values)]
         if getattr(trace, "exact", False) and values.size == 1:  # an exact expectation: no CI to take
@@ -472,6 +476,7 @@ class HuntClaim(Claim):
             result = attempt if result is None else _merged(result, attempt)
             if result.found:
                 break
+        assert result is not None  # restarts >= 1
         # issue #13 (hunts helper): a diverged probe has ratio inf; PointResult samples must be finite (the
         # report's CI and the --json output refuse inf), so it is a diverged point with no sample
         points = [PointResult(float(i + 1), result.best.config,
@@ -482,6 +487,7 @@ class HuntClaim(Claim):
         searched = (f"{result.examples} admissible instances searched ({result.rejected} drawn outside the "
                     f"theorem's conditions){', truncated by the time budget' if result.truncated else ''}")
         if result.found:
+            assert result.best is not None  # a counterexample is a probe
             found = (f"counterexample to bound '{self.version}' of {self.space.id}: measure/bound = "
                      f"{result.ratio:.3g} at {json.dumps(result.best.instance, sort_keys=True, default=str)}; "
                      f"{searched}; reproduce: {result.command}")

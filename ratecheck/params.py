@@ -16,6 +16,7 @@ never silently truncated floats.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import functools
 import inspect
@@ -113,7 +114,7 @@ class Param:
 
     @classmethod
     def vector(cls, meaning: str, *, positive: bool = False, low: float | None = None,
-               high: float | None = None, nullable: bool = False, max_length: int = MAX_VECTOR) -> Param:
+               high: float | None = None, nullable: builtins.bool = False, max_length: builtins.int = MAX_VECTOR) -> Param:
         """A finite real or a non-empty list of finite reals (bounds apply to every entry); the
         factory checks the length it needs (it depends on other parameters, e.g. dim)."""
         low_open = False
@@ -126,19 +127,19 @@ class Param:
         return cls("bool", meaning)
 
     @classmethod
-    def str(cls, meaning: str, *, nullable: bool = False) -> Param:
+    def str(cls, meaning: builtins.str, *, nullable: builtins.bool = False) -> Param:
         return cls("str", meaning, nullable=nullable)
 
     @classmethod
-    def choice(cls, meaning: str, choices: tuple[Any, ...], *, nullable: bool = False) -> Param:
+    def choice(cls, meaning: builtins.str, choices: tuple[Any, ...], *, nullable: builtins.bool = False) -> Param:
         return cls("choice", meaning, choices=tuple(choices), nullable=nullable)
 
     @classmethod
-    def option(cls, meaning: str, parse: Callable[[Any], Any], *, nullable: bool = False) -> Param:
+    def option(cls, meaning: builtins.str, parse: Callable[[Any], Any], *, nullable: builtins.bool = False) -> Param:
         return cls("option", meaning, parse=parse, nullable=nullable)
 
     # -- checking ---------------------------------------------------------------------------------
-    def rule(self) -> str:
+    def rule(self) -> builtins.str:
         """The declaration in words, as error messages and ``ratecheck list`` show it."""
         if self.kind == "choice":
             text = "one of " + ", ".join(repr(c) for c in self.choices)
@@ -159,7 +160,7 @@ class Param:
             text = noun + (" " + " and ".join(parts) if parts else "")
         return text + (" (or null)" if self.nullable else "")
 
-    def check(self, name: str, value: Any, owner: str = "") -> Any:
+    def check(self, name: builtins.str, value: Any, owner: builtins.str = "") -> Any:
         """The value, coerced to the declared kind (int -> float for reals), or a ParamError."""
         if value is None:
             if self.nullable:
@@ -179,7 +180,7 @@ class Param:
             if not any(type(value) is type(c) and value == c for c in self.choices):
                 raise fail(f"must be {self.rule()}")
             return value
-        if self.kind == "option":
+        if self.kind == "option" and self.parse is not None:  # an option always has one (__post_init__)
             try:
                 return self.parse(value)
             except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
@@ -188,7 +189,7 @@ class Param:
             return self._check_vector(value, fail)
         return self._check_number(value, fail)
 
-    def _check_vector(self, value: Any, fail: Callable[[str], ParamError]) -> float | list[float]:
+    def _check_vector(self, value: Any, fail: Callable[[builtins.str], ParamError]) -> float | list[float]:
         if isinstance(value, (list, tuple, np.ndarray)):
             items = list(np.asarray(value, dtype=object).reshape(-1)) if isinstance(value, np.ndarray) else list(value)
             if isinstance(value, np.ndarray) and value.ndim != 1:
@@ -207,14 +208,14 @@ class Param:
             return out
         return dataclasses.replace(self, kind="real")._check_number(value, fail)
 
-    def _check_number(self, value: Any, fail: Callable[[str], ParamError]) -> float | int:
+    def _check_number(self, value: Any, fail: Callable[[builtins.str], ParamError]) -> float | builtins.int:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
             got = "a bool" if isinstance(value, (bool, np.bool_)) else f"a {type(value).__name__}"
             raise fail(f"must be {self.rule()}, got {got}")
         if self.kind == "int":
             if not isinstance(value, numbers.Integral):
                 whole = isinstance(value, float) and value.is_integer() and abs(value) < 1e15
-                hint = f" (write {int(value)}, not {value!r})" if whole else ""
+                hint = f" (write {int(float(value))}, not {value!r})" if whole else ""
                 raise fail(f"must be {self.rule()}, got a {type(value).__name__}{hint}")
             value = int(value)
         else:
@@ -232,7 +233,7 @@ class Param:
             raise fail(f"must be {self.rule()}")
         return value
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[builtins.str, Any]:
         return {"kind": self.kind, "meaning": self.meaning, "rule": self.rule()}
 
 

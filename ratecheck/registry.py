@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -136,7 +137,7 @@ def _source_checkout_entry_points() -> list[EntryPoint] | None:
     if not pyproject.is_file():
         return None
     try:
-        import tomllib
+        import tomllib  # type: ignore[import-not-found, unused-ignore]  # Python 3.11+; mypy checks as 3.10
     except ImportError:  # Python 3.10: the installed metadata is all there is
         return None
     try:
@@ -187,7 +188,7 @@ class Registry:
                 continue
             self._loaded.add(kind)
             for ep in self._group(kind):
-                self._transaction(ep.origin, lambda ep=ep, kind=kind: self._load_entry_point(kind, ep))
+                self._transaction(ep.origin, functools.partial(self._load_entry_point, kind, ep))
         return self
 
     def add_source(self, spec: str, *, papers: bool = True) -> None:
@@ -210,7 +211,7 @@ class Registry:
     def _transaction(self, origin: str, load: Callable[[], None], record: bool = True) -> LoadError | None:
         """Run ``load``; on any failure undo everything it registered and return (and, for entry
         points, record) a LoadError."""
-        tables = (base.REGISTRY, base.DECLARED, base.ORIGINS)
+        tables: tuple[dict[str, Any], ...] = (base.REGISTRY, base.DECLARED, base.ORIGINS)
         saved = ([dict(t) for t in tables], {k: list(v) for k, v in base.BY_MODULE.items()},
                  dict(self._papers), dict(self._problems), set(sys.modules))
         try:
@@ -227,8 +228,10 @@ class Registry:
                 if not name.startswith(_OWN):
                     sys.modules.pop(name, None)
             for table, value in zip(tables, saved_tables):
-                table.clear(), table.update(value)
-            base.BY_MODULE.clear(), base.BY_MODULE.update(by_module)
+                table.clear()
+                table.update(value)
+            base.BY_MODULE.clear()
+            base.BY_MODULE.update(by_module)
             base.BY_MODULE.update(keep)
             for name, (cls, where) in kept.items():
                 base.DECLARED[name], base.ORIGINS[name] = cls, where
@@ -522,8 +525,9 @@ def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
         for key, value in params.items():
             if key not in declared:
                 raise ParamError(name, key, value, f"unknown parameter; accepted parameters: {sorted(declared)}")
-            if declared[key] is not None:
-                declared[key].check(key, value, name)  # check only: the factory gets the value as given
+            param = declared[key]
+            if param is not None:
+                param.check(key, value, name)  # check only: the factory gets the value as given
         check_dense_size(name, factory, params)
     try:
         return factory(**params)

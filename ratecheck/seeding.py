@@ -76,6 +76,7 @@ class ReplicaStream:
             rest = buf.shape[1] - pos if buf is not None else 0
             fresh = np.empty((self.count, max(_CHUNK, 2 * size)))
             if rest:
+                assert buf is not None
                 fresh[:, :rest] = buf[:, pos:]
             for row, gen in zip(fresh, self._gens):  # one loop per chunk, not per draw
                 if kind == "normal":

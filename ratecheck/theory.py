@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import sympy as sp
@@ -45,7 +45,7 @@ __all__ = [
     "exponent",
 ]
 
-SymbolLike = sp.Symbol | str
+SymbolLike: TypeAlias = "sp.Symbol | str"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -536,7 +536,8 @@ def derive_complexity(
     (``cached_derivation``): each derivation is a few ``sp.solve`` calls."""
     before, after = dict(before or {}), dict(after or {})
     expr = rate.subs(local_steps, 1) if k_is_constant else rate.subs(local_steps, samples / rounds)
-    need_t, need_n = [], []
+    need_t: list[Any] = []
+    need_n: list[Any] = []
     for term in sp.Add.make_args(sp.expand(expr)):
         syms = term.free_symbols
         target = (rounds if (rounds in syms and samples not in syms)

@@ -142,6 +142,7 @@ def code_identity(algorithm: str, problem: str) -> dict[str, Any]:
     from .registry import default  # names resolve through the one registry, never problems/ itself
 
     registry = default()
+    cls: Any
     try:
         cls = registry.algorithm(algorithm)
     except Exception:  # unknown here: the run will fail and say why

@@ -188,7 +188,7 @@ DELAY_STABILITY = StabilityClaim(
 # says of the rate; the exact value decides at each d.
 
 FLAT_PROBLEM = p1(clients=64, x0_offset=0.0, mu=1.0)  # isotropic: short correlation time
-FLAT_STEPS = {"eta_global": 0.25, "eta_local": 0.05, "local_steps": 5}
+FLAT_STEPS: dict[str, Any] = {"eta_global": 0.25, "eta_local": 0.05, "local_steps": 5}
 FLAT_N = 4
 FLAT_GRID = {"quick": (0, 2, 8), "full": (0, 1, 2, 4, 8, 16)}
 FLAT_ROUNDS = {"quick": 1500, "full": 12000}

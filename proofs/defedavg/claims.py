@@ -105,7 +105,7 @@ T_GRID = {"quick": (250, 500, 1000, 2000, 4000, 8000), "full": (250, 500, 1000, 
 N_FOR_T = 4
 
 
-def t2_config(n_clients: float, rounds: int, profile: Profile, *, lam: int = LAM_T2,
+def t2_config(n_clients: float, rounds: float, profile: Profile, *, lam: int = LAM_T2,
               local_steps: int = K_T2, mode: str = EXACT) -> RunConfig:
     n_clients = int(n_clients)
     return scheduled_config(

@@ -108,6 +108,7 @@ class DerivedOrder(ExpectedOrder):
     derive: Callable[[], float] | None = None
 
     def exponent(self) -> float:
+        assert self.derive is not None, "a DerivedOrder derives its exponent"
         return float(self.derive())
 
 

@@ -70,7 +70,7 @@ def ball_checked(claim: Claim, decisive: bool = False) -> Claim:
     if key not in _CLASSES:
         cls = type(f"BallChecked{base.__name__}", (BallCheck, base), {"ball_decisive": decisive,
                                                                       "__doc__": base.__doc__})
-        params = base.__dataclass_params__
+        params = base.__dataclass_params__  # type: ignore[attr-defined]  # every claim class is a dataclass
         _CLASSES[key] = dataclasses.dataclass(frozen=params.frozen, eq=params.eq)(cls)
     fields = {f.name: getattr(claim, f.name) for f in dataclasses.fields(claim) if f.init}
     return _CLASSES[key](**fields)

@@ -80,7 +80,7 @@ def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
     return out
 
 
-def _run(algorithm: str, params: Mapping[str, Any], problem: Mapping[str, Any], rounds: int,
+def _run(algorithm: str, params: Mapping[str, Any], problem: Mapping[str, Any], rounds: float,
          replicas: int, checkpoints: int = 24, mode: str = "monte_carlo") -> RunConfig:
     return RunConfig(algorithm, dict(params), "minimax", dict(problem), rounds=int(rounds), replicas=replicas,
                      checkpoints=checkpoints, mode=mode)
@@ -108,7 +108,7 @@ EXACT_SLOPE_TOLERANCE, EXACT_DRIFT_TOLERANCE, EXACT_RATIO_TOLERANCE = 0.02, 0.05
 
 def monte_carlo_twin(claim: Any) -> Any:
     """The shared Monte-Carlo twin (ratecheck.claims) with the old noise tolerances."""
-    loose = {"rel_tolerance": RATIO_TOLERANCE} if isinstance(claim, ValueClaim) else {"tolerance": 0.1}
+    loose: dict[str, Any] = {"rel_tolerance": RATIO_TOLERANCE} if isinstance(claim, ValueClaim) else {"tolerance": 0.1}
     return shared_monte_carlo_twin(claim, **loose)
 
 
@@ -383,7 +383,7 @@ RATIO_TOLERANCE = 0.1  # ValueClaim's relative band
 FLOOR_ROUNDS, FLOOR_START_FRACTION = 1500, 0.2  # tail average over rounds [0.2 T, T)
 
 
-def floor_config(problem: Mapping[str, Any], m_clients: int, K_steps: int, profile: Profile) -> RunConfig:
+def floor_config(problem: Mapping[str, Any], m_clients: float, K_steps: int, profile: Profile) -> RunConfig:
     draft = _run("fsgda", {}, problem, 1, 1)
     lip = constants_of(draft)["l"]
     M_total = int(problem["clients"])
@@ -541,7 +541,8 @@ def rounds_per_log(points, evidence) -> dict[str, float]:
     out = exponent_against_cap(points, evidence)
     hits = [(math.log(p.value), float(np.mean(p.samples))) for p in points if p.samples.size]
     if len(hits) >= 2:
-        slope, intercept = np.polyfit(*np.array(hits).T, 1)
+        xs, ys = np.array(hits).T
+        slope, intercept = np.polyfit(xs, ys, 1)
         out["rounds per unit log(1/eps)"] = float(slope)
         out["intercept (rounds at log(1/eps) = 0)"] = float(intercept)
     return out

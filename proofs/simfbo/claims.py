@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy as sp
@@ -134,7 +134,7 @@ EXACT_TOLERANCE, EXACT_TOLERANCE_ONE_TERM, MC_TOLERANCE = 0.05, 0.02, 0.1
 
 def monte_carlo_twin(claim: SlopeClaim) -> SlopeClaim:
     """The shared Monte-Carlo twin (ratecheck.claims) with the Monte-Carlo tolerance."""
-    return shared_monte_carlo_twin(claim, tolerance=MC_TOLERANCE)
+    return cast(SlopeClaim, shared_monte_carlo_twin(claim, tolerance=MC_TOLERANCE))
 
 
 def scheduled(algorithm: str, problem: Mapping[str, Any], *, P_: int, T_: int, tau: Any = 1, profile: Profile,
@@ -504,7 +504,8 @@ T8_NONCONVEX = SlopeClaim(
 # heterogeneous A_i (the naive average's bias needs them, spec §7.2), noise-free, full participation, tau = 1
 P1_HET_A = p1(clients=10, hessian_spread=0.5, sigma_f=0.0, sigma_g=0.0)
 BASELINE_ROUNDS = {"quick": (400,), "full": (800,)}
-BASELINE_STEPS = {"simfbo": {"gamma_x": 0.1, "gamma_y": 0.4, "gamma_v": 0.4, "participation": "full", "radius": "off"},
+BASELINE_STEPS: dict[str, dict[str, Any]] = {
+                  "simfbo": {"gamma_x": 0.1, "gamma_y": 0.4, "gamma_v": 0.4, "participation": "full", "radius": "off"},
                   "shrofbo": {"gamma_x": 0.1, "gamma_y": 0.4, "gamma_v": 0.4, "participation": "full", "radius": "off"},
                   "naive_hypergrad": {"gamma_x": 0.2},
                   "fednest": {"inner_rounds": 5, "neumann_terms": 10},

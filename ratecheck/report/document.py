@@ -254,7 +254,7 @@ def markdown_blocks(text: str) -> list[Block]:
                 i += 1
             blocks.append(Table(header=list(rows[0]), rows=[list(r) for r in rows[1:]]))
         elif line.startswith("- "):
-            items = []
+            items: list[Inline] = []
             while i < len(lines) and lines[i].strip().startswith("- "):
                 items.append(lines[i].strip()[2:])
                 i += 1

@@ -38,7 +38,7 @@ class _PlainLogFormatter(LogFormatter):
         return f"{x:.3g}"
 
 
-def _positive(values: Sequence[float]) -> bool:
+def _positive(values: Sequence[float | None] | np.ndarray) -> bool:
     arr = np.asarray([v for v in values if v is not None], dtype=float)
     arr = arr[np.isfinite(arr)]
     return arr.size > 0 and bool((arr > 0).all())
@@ -78,7 +78,7 @@ def _slope_plot(ax: Any, o: Outcome, log_y: bool) -> None:
     """Replica means, the fitted power law and the tolerance band of the expected exponent: two-sided
     between the slopes e - tol and e + tol, one-sided (at most / at least) as the region below / above
     the cap, all through the geometric-mean point where the OLS line also passes."""
-    claim = o.claim
+    claim: Any = o.claim  # each kind reads its own fields
     x, m, lo, hi = _series(o.points, claim.level)
     _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
     if not x.size:
@@ -115,7 +115,7 @@ def _slope_plot(ax: Any, o: Outcome, log_y: bool) -> None:
 
 def _hitting_plot(ax: Any, o: Outcome, log_y: bool) -> None:
     _slope_plot(ax, o, log_y)
-    levels = sorted({p.stats.get("level") for p in o.points if p.stats.get("level") is not None})
+    levels: list[Any] = sorted({p.stats.get("level") for p in o.points if p.stats.get("level") is not None})
     if levels:
         text = f"{levels[0]:.3g}" if len(levels) == 1 else f"{levels[0]:.3g} to {levels[-1]:.3g}"
         ax.plot([], [], " ", label=f"threshold on {o.claim.measure}: {text}")
@@ -124,7 +124,7 @@ def _hitting_plot(ax: Any, o: Outcome, log_y: bool) -> None:
 def _rate_plot(ax: Any, o: Outcome, log_y: bool) -> None:
     """The measure against the round (linear axis, log y): replica mean, the fitted slope over the
     window, the exact rate and the theorem's guaranteed rate through the window's first point."""
-    claim = o.claim
+    claim: Any = o.claim  # each kind reads its own fields
     for _i, p in enumerate(o.points):
         trace = p.trace
         if trace is None:
@@ -151,22 +151,22 @@ def _rate_plot(ax: Any, o: Outcome, log_y: bool) -> None:
 
 
 def _threshold_plot(ax: Any, o: Outcome, log_y: bool) -> None:
-    claim = o.claim
+    claim: Any = o.claim  # each kind reads its own fields
     x, m, lo, hi = _series(o.points, claim.level)
     _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
     ax.axhline(claim.threshold, color="C3", ls="--", lw=1.5, label=f"threshold {claim.threshold:g} (one-sided: at most)")
 
 
 def _bound_plot(ax: Any, o: Outcome, log_y: bool) -> None:
-    claim = o.claim
+    claim: Any = o.claim  # each kind reads its own fields
     x, m, lo, hi = _series(o.points, claim.level)
     _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
-    pts = sorted((p for p in o.points if p.evaluation is not None), key=lambda p: p.value)
+    pts: list[Any] = sorted((p for p in o.points if p.evaluation is not None), key=lambda p: p.value)
     if not pts:
         return
     versions = list(claim.theorem.versions) if claim.theorem is not None else sorted(pts[0].evaluation.bounds)
     xs = np.array([p.value for p in pts], dtype=float)
-    curves = {v: np.array([p.evaluation.bounds.get(v, math.nan) for p in pts], dtype=float) for v in versions}
+    curves: dict[str, np.ndarray] = {v: np.array([p.evaluation.bounds.get(v, math.nan) for p in pts], dtype=float) for v in versions}
     styles = ["--", "-.", ":", (0, (6, 2, 1, 2))]
     for i, v in enumerate(versions):
         ys = curves[v]
@@ -187,7 +187,7 @@ def _bound_plot(ax: Any, o: Outcome, log_y: bool) -> None:
 
 
 def _limit_plot(ax: Any, o: Outcome, log_y: bool) -> None:
-    claim = o.claim
+    claim: Any = o.claim  # each kind reads its own fields
     pts = sorted((p for p in o.points if "distance" in p.stats), key=lambda p: p.value)
     x = np.array([p.value for p in pts], dtype=float)
     d = np.array([p.stats["distance"] for p in pts], dtype=float)
@@ -203,7 +203,7 @@ def _limit_plot(ax: Any, o: Outcome, log_y: bool) -> None:
 
 
 def _value_plot(ax: Any, o: Outcome, log_y: bool) -> None:
-    claim = o.claim
+    claim: Any = o.claim  # each kind reads its own fields
     x, m, lo, hi = _series(o.points, claim.level)
     _draw_measured(ax, x, m, lo, hi, claim.level, log_y, "replica mean")
     x = np.array([p.value for p in o.points], dtype=float)
@@ -215,7 +215,7 @@ def _value_plot(ax: Any, o: Outcome, log_y: bool) -> None:
 
 def _plot(o: Outcome, path: Path) -> bool:
     """Draw the claim's plot into path; False when there is nothing to draw."""
-    claim = _drawn(o.claim)
+    claim: Any = _drawn(o.claim)
     own = getattr(claim, "draw_plot", None)  # a claim kind may draw itself (e.g. ratecheck.hunt)
     draw, ylabel_of = (lambda ax, o, log_y: own(ax, o, log_y), lambda c: c.plot_label) if own else \
         PLOTS.get(claim.kind, PLOTS["slope"])
