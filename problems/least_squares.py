@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import DIST0
 from ratecheck.params import Param, ParamError, declare
 from ratecheck.problem import CompositeFederatedProblem, Constant
 from ratecheck.seeding import ReplicaStream
@@ -418,6 +419,9 @@ class LeastSquares(CompositeFederatedProblem):
                                     "max_r s m ||a_r||^2 (mini-batch multiplicative noise, spec defedavg P4)")
             out["L"] = Constant(L_h, "max_i lambda_max(A_i^T A_i / m) (the DeFedAvg name)")
             out["F_star"] = Constant(self.h_star, "0 up to rounding: interpolation")
+        out[DIST0] = (Constant(float(np.sum((self.x0 - self.x_star) ** 2)), "||x0 - x*||^2, x* the selected solution")
+                      if self.outer is not None else
+                      Constant(float(self.dist_sq(self.x0)), "dist(x0, argmin h)^2: x* the projection of x0 on the solutions"))
         outer = self.outer
         if outer is None:
             return out

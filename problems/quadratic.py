@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import DIST0
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant, SmoothFederatedProblem, check_positive
 
@@ -168,6 +169,7 @@ class Quadratic(SmoothFederatedProblem):
             "G": Constant(G, f"max_i L_i R + ||grad F_i(x*)|| on the ball B(x*, R = {r:.4g})"),
             "Delta": Constant(delta, "F(x0) - F* with F* in closed form"),
             "F_star": Constant(self.f_star, "F(x*) in closed form"),
+            DIST0: Constant(float(np.sum((self.x0 - self.x_star) ** 2)), "||x0 - x*||^2, x* in closed form"),
         }
 
 
@@ -361,6 +363,7 @@ class CosineQuadratic(SmoothFederatedProblem):
                           f"R + nu + alpha sqrt(d) on the ball B(c_bar, R = {radius:.4g}) holding the stationary points"),
             "Delta": Constant(float(self.value(self.x0)) - self.f_star, "F(x0) - F*, F* by root finding (brentq)"),
             "F_star": Constant(self.f_star, "sum of the least root values of phi_j, plus the spread term"),
+            DIST0: Constant(float(np.sum((self.x0 - self.minimizer) ** 2)), "||x0 - x*||^2, x* the minimizer (root finding)"),
         }
 
 

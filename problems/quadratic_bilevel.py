@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import DIST0
 from ratecheck.params import Param, ParamError, declare
 from ratecheck.problem import Constant, Problem, check_positive
 from ratecheck.seeding import ReplicaStream
@@ -364,6 +365,8 @@ class QuadraticBilevel(Problem):
             "y0_err": Constant(float(((x0["y"] - self.y_star(x0["x"])) ** 2).sum()), "||y0 - y*(x0)||^2"),
             "v0_err": Constant(float(((x0["v"] - self.v_star(x0["x"])) ** 2).sum()), "||v0 - v*(x0)||^2"),
             "R_x": Constant(R_x, "radius of the x region used for L_f"),
+            **({DIST0: Constant(float(((x0["x"] - sol.x_star) ** 2).sum()), "||x0 - x*||^2, x* in closed form")}
+               if sol.x_star is not None else {}),  # no unique stationary point (P3 with omega != p): none
         }
 
     def _noise_constants(self) -> dict[str, Constant]:
@@ -1147,6 +1150,7 @@ class FedBilevel(Problem):
             "Delta_y": Constant(dy, "||y1 - y_x1||^2 (local: mean over clients)"),
             "Delta_u": Constant(du, "||u1 - u_x1||^2"),
             "R_x": Constant(R_x, "radius of the x ball the state-dependent constants are taken on"),
+            DIST0: Constant(float(np.sum((x1["x"] - self.x_star) ** 2)), "||x1 - x*||^2, x* in closed form"),
         }
 
     def _noise_levels(self, R_x: float, R_y: float) -> tuple[float, dict[str, str]]:

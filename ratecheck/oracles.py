@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 if TYPE_CHECKING:
+    from .assumptions import Assumption
     from .problem import Constant
     from .seeding import ReplicaStream
 
@@ -30,6 +31,7 @@ class ProblemContract(Protocol):
 
     family: ClassVar[str]
     non_quadratic_measures: ClassVar[frozenset[str]]
+    assumptions: ClassVar[tuple[Assumption, ...]]
     num_clients: int
     dim: int
 

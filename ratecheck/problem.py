@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .assumptions import Assumption
 from .seeding import ReplicaStream
 
 
@@ -38,6 +39,9 @@ class Problem:
     # measures that are not quadratic forms of the output (a norm, an absolute value): exact mode
     # (ratecheck.exact) has no expectation for them from the moments and leaves them out, saying so
     non_quadratic_measures: ClassVar[frozenset[str]] = frozenset()
+    # the assumptions (ratecheck.assumptions) this family can certify, each quantified by constants of
+    # ``constants()``; an instance certifies those whose constants it computes
+    assumptions: ClassVar[tuple[Assumption, ...]] = ()
     num_clients: int
     dim: int
 

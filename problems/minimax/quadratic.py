@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import DIST0
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
 
@@ -169,6 +170,8 @@ class MinimaxQuadratic(MinimaxProblem):
             sigma_g = float(np.linalg.norm(self.offsets, axis=1).max())
             sg_how = "max_i ||(b_i, c_i)||: grad f_i - grad f is constant"
         return {
+            DIST0: Constant(float(np.sum((self.x0 @ self.range_projector) ** 2)),
+                            "dist(x0, null(A))^2: the x-part of the saddle set null(A) x {0}"),
             "l": Constant(l, "max_i ||[[A_i, B], [B', -C]]||_2 (exact client Hessian norms)"),
             "mu1": Constant(mu1, "smallest nonzero eigenvalue of A (= lambda_min(U U') for A = U'U): PL constant in x"),
             "mu2": Constant(mu2, "lambda_min(C): PL constant in y"),

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import DIST0
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
 from ratecheck.projections import project_box
@@ -124,6 +125,7 @@ class TanhBox(MinimaxProblem):
 
     def constants(self) -> dict[str, Constant]:
         return {
+            DIST0: Constant(float(np.sum(self.x0**2)), "||x0 - x*||^2, x* = 0 the unique stationary point of Phi"),
             "l": Constant(self.l, "sup of the 2x2 block Hessian norm on a grid of s, y = +-R, + zeta omega^2 (+ eps/(2D) if regularized)"),
             "D_Y": Constant(self.D_Y, "2 R sqrt(d)"),
             "G_y": Constant(float(np.sqrt(self.dim_x)), "sup ||tanh(b x)|| = sqrt(d) (Assumption 3.3 on all of X)"),

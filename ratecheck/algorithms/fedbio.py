@@ -449,7 +449,6 @@ class FedBiOAccLocal(NeumannFields, StormFields):
         M, p = problem.num_clients, problem.dim_x
         by = self.b * M if self.by is None else self.by
         mom = state.momenta
-        assert state.u is not None  # FedBiOAcc tracks u
         x_new = state.x - self.eta * a * mom["nu"]
         y_new = state.y - self.gamma * a * mom["om"]
         comm = self.sync(it)
