@@ -31,7 +31,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ratecheck.assumptions import DIST0
+from ratecheck.assumptions import (
+    DIST0,
+    Assumption,
+    bounded_variance,
+    heterogeneity,
+    initial_distance,
+    initial_gap,
+    sharpness,
+    smooth,
+    strongly_convex,
+    structure,
+)
 from ratecheck.params import Param, ParamError, declare
 from ratecheck.problem import CompositeFederatedProblem, Constant
 from ratecheck.seeding import ReplicaStream
@@ -129,6 +140,11 @@ class LeastSquares(CompositeFederatedProblem):
     """Federated least squares h (possibly with an outer selection loss f); see the module doc."""
 
     family: ClassVar[str] = "least_squares"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("L_h", "L_f", "L", "L_max", "lambda_max"), strongly_convex("mu_f"),
+        sharpness("lambda_min_plus", "alpha", "kappa"), bounded_variance("sigma_h", "sigma_f"),
+        heterogeneity("G_h2", "G_f2", "gradf_star", "c_f"), initial_gap("h_star", "f_star", "inf_f", "M", "F_star"),
+        initial_distance(DIST0), structure("N"))
     non_quadratic_measures: ClassVar[frozenset[str]] = frozenset(
         {"dist", "abs_f_gap", "inner_feas", "y_feas"})
 

@@ -16,7 +16,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ratecheck.assumptions import DIST0
+from ratecheck.assumptions import (
+    DIST0,
+    Assumption,
+    bounded_gradient,
+    bounded_variance,
+    heterogeneity,
+    initial_distance,
+    initial_gap,
+    smooth,
+    strongly_convex,
+)
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant, SmoothFederatedProblem, check_positive
 
@@ -34,6 +44,9 @@ class QuadraticBatch:
 @dataclass(frozen=True, eq=False)
 class Quadratic(SmoothFederatedProblem):
     family: ClassVar[str] = "quadratic"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("L"), strongly_convex("mu", "kappa"), bounded_variance("sigma"), heterogeneity("nu", "zeta"),
+        bounded_gradient("G"), initial_gap("Delta", "F_star"), initial_distance(DIST0))
 
     hessians: np.ndarray  # (d, d) shared by all clients, or (N, d, d)
     centers: np.ndarray  # (N, d)
@@ -289,6 +302,9 @@ class CosineQuadratic(SmoothFederatedProblem):
     """
 
     family: ClassVar[str] = "cosine_quadratic"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("L"), bounded_variance("sigma"), heterogeneity("nu", "zeta"), bounded_gradient("G"),
+        initial_gap("Delta", "F_star"), initial_distance(DIST0))
 
     centers: np.ndarray  # (N, d)
     alpha: float

@@ -37,7 +37,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ratecheck.assumptions import DIST0
+from ratecheck.assumptions import (
+    DIST0,
+    Assumption,
+    bounded_domain,
+    bounded_gradient,
+    bounded_variance,
+    heterogeneity,
+    initial_distance,
+    initial_gap,
+    smooth,
+    strongly_convex,
+)
 from ratecheck.params import Param, ParamError, declare
 from ratecheck.problem import Constant, Problem, check_positive
 from ratecheck.seeding import ReplicaStream
@@ -78,6 +89,10 @@ class Solution:
 @dataclass(frozen=True, eq=False)
 class QuadraticBilevel(Problem):
     family: ClassVar[str] = "quadratic_bilevel"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("L_f", "L_1", "L_2", "L_3"), strongly_convex("mu_g", "r"),
+        bounded_variance("sigma_f", "sigma_g", "sigma_gg"), heterogeneity("beta_gh", "sigma_gh"),
+        initial_gap("Delta"), initial_distance("y0_err", "v0_err", DIST0), bounded_domain("R_x", "v_star_bound"))
 
     upper: str
     A: np.ndarray  # (dy, dy) shared, or (n, dy, dy)
@@ -628,6 +643,12 @@ class FedBilevel(Problem):
     """A FedBiO test problem (spec §6): exact y*(x), u*(x), hypergradient, x*, constants and oracles."""
 
     family: ClassVar[str] = "fedbio_bilevel"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("L", "L_xy", "L_y2", "L_tilde", "Lbar", "Lbar_exact", "Lhat", "Lhat_exact"),
+        strongly_convex("mu", "kappa"), bounded_gradient("C_f"),
+        bounded_variance("sigma", "sigma_f", "sigma_g", "sigma_J", "sigma_H"),
+        heterogeneity("zeta_f", "zeta_g", "zeta_gstar", "zeta_gxy", "zeta_gyy"), initial_gap("Delta"),
+        initial_distance("Delta_y", "Delta_u", DIST0), bounded_domain("R_x"))
 
     test: str
     setting: str

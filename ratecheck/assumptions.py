@@ -102,6 +102,23 @@ def satisfies(problem_assumptions: Iterable[Assumption], theorem: Theorem) -> bo
     return not missing(getattr(theorem, "requires", ()), problem_assumptions)
 
 
+def family_assumptions(registry: Any) -> dict[str, tuple[Assumption, ...]]:
+    """What each registered family declares it can certify (read off an instance built with its
+    defaults; a family that cannot be built so declares nothing here)."""
+    out: dict[str, tuple[Assumption, ...]] = {}
+    for item in registry.items("problem"):
+        try:
+            out[item.name] = declared_by(item.obj())
+        except Exception:  # a factory without defaults: listed, certifying nothing we can see
+            out[item.name] = ()
+    return out
+
+
+def admissible_families(theorem: Theorem, families: Mapping[str, Iterable[Assumption]]) -> list[str]:
+    """The families whose declared assumptions cover everything ``theorem`` requires."""
+    return [name for name, have in families.items() if satisfies(have, theorem)]
+
+
 class BindingError(ValueError):
     """A theorem needs an assumption the run's family does not certify."""
 

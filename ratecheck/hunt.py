@@ -180,6 +180,16 @@ class _Breaks(Exception):
         self.probe = probe
 
 
+def certifies(config: RunConfig, theorem: Theorem) -> bool:
+    """The configuration's family certifies what ``theorem`` requires (ratecheck.assumptions): only
+    such instances are admissible draws."""
+    from .assumptions import certified, declared_by, missing
+    from .inspection import view  # builds the problem through the registry (cached)
+
+    run = view(config)
+    return not missing(theorem.requires, certified(declared_by(run.problem), run.constants))
+
+
 def hunt(
     space: HuntSpace,
     version: str,
@@ -229,7 +239,8 @@ def hunt(
             return None  # past the budget: nothing new is run (not memoized: it was not tried)
         config = space.configure(instance, replicas)
         # conditions first, from the configuration alone: an inadmissible instance costs no run
-        admissible = config is not None and theorem.evaluate(space.bindings(config, None), use_schedule=False).all_hold
+        admissible = (config is not None and certifies(config, theorem)
+                      and theorem.evaluate(space.bindings(config, None), use_schedule=False).all_hold)
         if admissible:
             assert config is not None
             trace = run(config)

@@ -29,6 +29,8 @@ import numpy as np
 import sympy as sp
 from sympy.core.relational import Relational
 
+from .assumptions import Assumption
+
 __all__ = [
     "Bound",
     "cached_derivation",
@@ -578,10 +580,12 @@ class Theorem:
     conditions: tuple[Condition, ...]
     bounds: tuple[Bound, ...]
     schedule: Mapping[sp.Symbol, sp.Expr] = field(default_factory=dict)
-    assumptions: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()  # the paper's wording, for the report
+    # what a problem family must certify (ratecheck.assumptions): the binder fills these constants
+    requires: tuple[Assumption, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("constants", "parameters", "conditions", "bounds", "assumptions"):
+        for name in ("constants", "parameters", "conditions", "bounds", "assumptions", "requires"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         declared: dict[str, sp.Symbol] = {}
         for sym in (*self.constants, *self.parameters):

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from problems.quadratic import p1, p2
+from ratecheck.assumptions import Binder, local_steps, param, participating, rounds
 from ratecheck.claims import (
     PROFILES,
     BoundClaim,
@@ -24,7 +25,7 @@ from ratecheck.claims import (
     tail_average,
     term_negligible,
 )
-from ratecheck.inspection import problem_of, view
+from ratecheck.inspection import RunView, problem_of, view
 from ratecheck.theory import Derived, Theorem  # Derived: split-proofs (issue #7 startup)
 from ratecheck.trace import RunConfig, Trace
 
@@ -35,29 +36,17 @@ from .theorems import KEY, THEOREM_1, THEOREM_2, K, L, T, etabar, nu, sigma, src
 # Binding runs to theorem symbols
 
 
-def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
-    """Theorem symbols at a run: the problem's exact constants and the run's parameters.
-
-    lambda is max(1, largest delay actually used) (Assumption 4 needs lambda >= 1, spec §4.7 item 7).
-    """
-    run = view(config)
-    const, p = run.constants, config.params
+def lambda_used(run: RunView, trace: Trace | None) -> float:
+    """lambda = max(1, largest delay actually used) (Assumption 4 needs lambda >= 1, spec §4.7 item 7)."""
     lam_used = trace.info["lambda_used"] if trace is not None else max(1, run.delay_lambda)
     if lam_used < 1:  # Assumption 4: lambda is an integer >= 1 (a delay of 0 is plugged in as 1)
         raise ValueError(f"lambda = {lam_used} is invalid in a theorem of DeFedAvg: Assumption 4 needs lambda >= 1")
-    return {
-        "L": const["L"],
-        "sigma": const["sigma"],
-        "nu": const["nu"],
-        "G": const["G"],
-        "Delta": const["Delta"],
-        "n": float(run.participating),
-        "K": float(run.local_steps),
-        "T": float(run.rounds),
-        "lam": float(lam_used),
-        "eta": float(p["eta_global"]),
-        "etabar": float(p["eta_local"]),
-    }
+    return float(lam_used)
+
+
+# Theorem symbols at a run: the constants the family certifies (ratecheck.assumptions) and the run's parameters
+bindings = Binder(THEOREM_1, THEOREM_2, reads={"n": participating, "K": local_steps, "T": rounds, "lam": lambda_used,
+                                               "eta": param("eta_global"), "etabar": param("eta_local")})
 
 
 def scheduled_config(

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from ratecheck.assumptions import Binder, pl, two_sided_pl
 from ratecheck.claims import (
     ExpectedOrder,
     HittingTimeClaim,
@@ -24,7 +25,7 @@ from ratecheck.claims import (
 )
 from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
 from ratecheck.fit import log_rate
-from ratecheck.inspection import constants_of, problem_of, view
+from ratecheck.inspection import RunView, constants_of, problem_of, view
 from ratecheck.theory import Derived, exponent
 from ratecheck.trace import RunConfig, Trace
 
@@ -65,19 +66,19 @@ from .theorems import (
 # Binding runs to theorem symbols
 
 
-def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
-    """Theorem symbols at a run: exact problem constants and the run's effective step sizes."""
-    run = view(config)
-    c, q = run.constants, config.params
-    # constants a problem does not certify are NaN, and its PL flags 0 (see pl_y, pl_xy)
-    out = {name: math.nan for name in ("mu", "mu1", "mu2", "W0", "W0_swap", "Delta", "sigma_G")}
-    out.update(c)
-    out["PL_y"] = 1.0 if "mu" in c else 0.0
-    out["PL_xy"] = 1.0 if "mu1" in c and "mu2" in c else 0.0
-    out.update(M=c["M"], m=float(run.participating), K=float(q["local_steps"]), T=float(config.rounds),
-               eta_x=q["eta_x_local"] * q["eta_x_global"], eta_y=q["eta_y_local"] * q["eta_y_global"],
-               eta_xl=q["eta_x_local"], eta_yl=q["eta_y_local"], beta=q.get("beta", 0.5), p=q.get("p", 0.0))
-    return out
+def run_symbols(run: RunView, trace: Trace | None, bound: Mapping[str, float]) -> dict[str, float]:
+    """The PL flags (1 where the family certifies PL, see pl_y, pl_xy) and the run's effective step sizes."""
+    q = run.config.params
+    return dict(PL_y=1.0 if bindings.certifies(run, pl("mu")) else 0.0,
+                PL_xy=1.0 if bindings.certifies(run, two_sided_pl("mu1", "mu2")) else 0.0,
+                M=run.constants["M"], m=float(run.participating), K=float(q["local_steps"]), T=float(run.rounds),
+                eta_x=q["eta_x_local"] * q["eta_x_global"], eta_y=q["eta_y_local"] * q["eta_y_global"],
+                eta_xl=q["eta_x_local"], eta_yl=q["eta_y_local"], beta=q.get("beta", 0.5), p=q.get("p", 0.0))
+
+
+# Theorem symbols at a run: the constants the family certifies (ratecheck.assumptions), NaN for those of an
+# assumption it does not certify (the theorems' PL flags then fail their conditions), and the run's steps
+bindings = Binder(THEOREM_3_1, THEOREM_3_5, THEOREM_3_5_SWAPPED, uncertified="nan", derived=run_symbols)
 
 
 def _run(algorithm: str, params: Mapping[str, Any], problem: Mapping[str, Any], rounds: float,

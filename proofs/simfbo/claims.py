@@ -13,6 +13,7 @@ import sympy as sp
 
 from problems.quadratic_bilevel import p1, p3
 from ratecheck.algorithms.bilevel import LocalSteps, coefficient_table
+from ratecheck.assumptions import Binder
 from ratecheck.claims import (
     BoundClaim,
     ExpectedOrder,
@@ -26,7 +27,7 @@ from ratecheck.claims import (
     observe,
 )
 from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
-from ratecheck.inspection import problem_of, view
+from ratecheck.inspection import RunView, problem_of, view
 from ratecheck.theory import Derived
 from ratecheck.trace import RunConfig, Trace
 
@@ -56,11 +57,11 @@ from .theorems import (
 # Binding runs to theorem symbols
 
 
-def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
-    """Theorem symbols at a run: the problem's exact constants, the run's parameters and the implicit
-    constants of spec pitfall 14 (alpha_min/max, beta_max = n max w_i, c_a, c'_a, rho's range)."""
-    run = view(config)
-    const, prob, p = run.constants, run.problem, config.params
+def implicit_constants(run: RunView, trace: Trace | None, bound: Mapping[str, float]) -> dict[str, float]:
+    """The run's parameters and the implicit constants of spec pitfall 14 (alpha_min/max, beta_max =
+    n max w_i, c_a, c'_a, rho's range), then the macros M_1.. of all bound symbols."""
+    config = run.config
+    prob, p = run.problem, config.params
     nn, PP, steps = run.num_clients, run.participating, run.local_steps
     coeff = coefficient_table(run.param("coefficients"), steps.max_steps)
     lo, hi = (steps.values if steps.kind == "uniform" else (min(steps.values), max(steps.values)))
@@ -74,8 +75,6 @@ def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
     info = trace.info if trace is not None else {}
     rho = float(prob.p @ a_norm)
     values = {
-        **{k: const[k] for k in ("L_f", "L_1", "L_2", "L_3", "mu_g", "sigma_f", "sigma_g", "sigma_gg", "beta_gh",
-                                 "sigma_gh", "Delta", "y0_err", "v0_err")},
         "alpha_min": float(a_used.min()), "alpha_max": float(a_used.max()),
         "beta_max": float(nn * w.max()),
         "c_a": float(norms[int(hi)] / (tbar * a_used.max())), "c_a_p": float(norms[int(lo)] / (tbar * a_used.min())),
@@ -87,7 +86,11 @@ def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
         "eta_v": float(p["eta_v"]),
         "c_gamma_y": float(p["gamma_y"]) / float(p["gamma_x"]), "c_gamma_v": float(p["gamma_v"]) / float(p["gamma_x"]),
     }
-    return {**values, **macro_values(values)}
+    return {**values, **macro_values({**bound, **values})}
+
+
+# Theorem symbols at a run: the constants the family certifies (ratecheck.assumptions) and the implicit ones
+bindings = Binder(THEOREM_1, THEOREM_2, derived=implicit_constants)
 
 
 @functools.cache

@@ -19,10 +19,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from ratecheck.assumptions import Binder
 from ratecheck.claims import (
     PROFILES,
     AbscissaSlopeClaim,
@@ -40,7 +42,7 @@ from ratecheck.claims import (
     tail_average,
 )
 from ratecheck.hunt import smallest_admissible
-from ratecheck.inspection import algorithm_of, constants_of, problem_of, view
+from ratecheck.inspection import RunView, algorithm_of, constants_of, problem_of, view
 from ratecheck.theory import Derived  # split-proofs (startup)
 from ratecheck.trace import RunConfig, Trace
 
@@ -79,16 +81,15 @@ def eta_hat(config: RunConfig) -> float:
     return p / (math.e * b * constants_of(config)["mu_f"] ** b)
 
 
-def theorem1_constants(config: RunConfig) -> dict[str, float]:
-    """Theorem 1's symbols that do not depend on the horizon R (what its conditions read, with R): exact
-    constants, the run's exponents, K, S, gamma_g, and B^2 of Lemma 2 at eta_hat."""
-    c = constants_of(config)
-    par = config.params
-    return {"mu_f": c["mu_f"], "L_f": c["L_f"], "L_h": c["L_h"], "sigma_f": c["sigma_f"], "sigma_h": c["sigma_h"],
-            "B2": problem_of(config).lemma2_B2(eta_hat(config)), "M": c["M"], "alpha": c["alpha"],
-            "kappa": c["kappa"], "gradf_star": c["gradf_star"], "N": c["N"], "K": float(par["local_steps"]),
-            "S": float(view(config).participating), "gamma_g": float(par["gamma_g"]), "a": float(par["a"]),
-            "b": float(par["b"]), "p": float(par["p"])}
+def theorem1_run(run: RunView, trace: Trace | None, bound: Mapping[str, float]) -> dict[str, float]:
+    """Lemma 2's B^2 at the run's eta_hat and the run's K, S, gamma_g, a, b, p."""
+    config, par = run.config, run.config.params
+    return {"B2": run.problem.lemma2_B2(eta_hat(config)), "K": float(par["local_steps"]), "S": float(run.participating),
+            "gamma_g": float(par["gamma_g"]), "a": float(par["a"]), "b": float(par["b"]), "p": float(par["p"])}
+
+
+# Theorem 1's horizon-free symbols: the constants the family certifies (ratecheck.assumptions) and theorem1_run
+theorem1_constants = Binder(th.THEOREM_1, derived=theorem1_run)
 
 
 def theorem1_bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
@@ -631,15 +632,17 @@ def inner_error_average(trace: Trace) -> float:
     return (T * avg - err[0] + err[-1]) / T
 
 
-def theorem3_descent_bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
-    """The descent inequality's symbols at an IPIR run: F_lambda(y^0) - F*_lambda in closed form (TP3b:
-    F_lambda is strongly convex, its minimum is at y_stat), the run's gamma and lambda, and the run's
-    averaged inner error (needs the trace)."""
-    problem, alg = problem_of(config), algorithm_of(config)
+def descent_run(run: RunView, trace: Trace | None, bound: Mapping[str, float]) -> dict[str, float]:
+    """F_lambda(y^0) - F*_lambda in closed form (TP3b: F_lambda is strongly convex, its minimum is at
+    y_stat), the run's gamma and lambda, and the run's averaged inner error (needs the trace)."""
+    problem, alg = run.problem, run.algorithm
     dF = float(problem.smoothed_value(problem.x0) - problem.smoothed_value(problem.y_stat))
-    return {"L_f": constants_of(config)["L_f"], "F0_minus_Fstar": dF, "T": float(config.rounds),
-            "lambda": alg.resolved_lam(problem), "gamma": alg.resolved_gamma(problem),
-            "E2_inner": inner_error_average(trace) if trace is not None else 0.0}
+    return {"F0_minus_Fstar": dF, "T": float(run.rounds), "lambda": alg.resolved_lam(problem),
+            "gamma": alg.resolved_gamma(problem), "E2_inner": inner_error_average(trace) if trace is not None else 0.0}
+
+
+# The descent inequality's symbols at an IPIR run: L_f certified by the family, the rest from descent_run
+theorem3_descent_bindings = Binder(th.THEOREM_3_DESCENT, derived=descent_run)
 
 
 T3_IPIR_DESCENT = BoundClaim(
