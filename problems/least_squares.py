@@ -25,11 +25,24 @@ Assumption 2 holds exactly; or, for P4 only, mini-batches of B rows drawn unifor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import (
+    DIST0,
+    Assumption,
+    bounded_variance,
+    heterogeneity,
+    initial_distance,
+    initial_gap,
+    sharpness,
+    smooth,
+    strongly_convex,
+    structure,
+)
 from ratecheck.params import Param, ParamError, declare
 from ratecheck.problem import CompositeFederatedProblem, Constant
 from ratecheck.seeding import ReplicaStream
@@ -50,6 +63,9 @@ class QuadraticOuter:
     q: np.ndarray  # (N, n)
     k: np.ndarray  # (N,)
     separable_clients: ClassVar[bool] = True
+    # derived in __post_init__ (not parameters)
+    q_bar: np.ndarray = field(init=False, repr=False, compare=False)
+    k_bar: float = field(init=False, repr=False, compare=False)
 
     def client_grad(self, clients: np.ndarray, w: np.ndarray, gathered: Any) -> np.ndarray:
         return w @ self.P - gathered
@@ -124,6 +140,11 @@ class LeastSquares(CompositeFederatedProblem):
     """Federated least squares h (possibly with an outer selection loss f); see the module doc."""
 
     family: ClassVar[str] = "least_squares"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("L_h", "L_f", "L", "L_max", "lambda_max"), strongly_convex("mu_f"),
+        sharpness("lambda_min_plus", "alpha", "kappa"), bounded_variance("sigma_h", "sigma_f"),
+        heterogeneity("G_h2", "G_f2", "gradf_star", "c_f"), initial_gap("h_star", "f_star", "inf_f", "M", "F_star"),
+        initial_distance(DIST0), structure("N"))
     non_quadratic_measures: ClassVar[frozenset[str]] = frozenset(
         {"dist", "abs_f_gap", "inner_feas", "y_feas"})
 
@@ -140,6 +161,21 @@ class LeastSquares(CompositeFederatedProblem):
     lam: float | None = None  # Moreau parameter of F_lambda (TP3)
     convention: str = "half"
     spec_params: Mapping[str, Any] = field(default_factory=dict)
+    # derived in __post_init__ (not parameters)
+    H: np.ndarray = field(init=False, repr=False, compare=False)
+    g: np.ndarray = field(init=False, repr=False, compare=False)
+    x_ls: np.ndarray = field(init=False, repr=False, compare=False)
+    z1: np.ndarray = field(init=False, repr=False, compare=False)
+    H_row: np.ndarray = field(init=False, repr=False, compare=False)
+    h_star: float = field(init=False, repr=False, compare=False)
+    b_sq: float = field(init=False, repr=False, compare=False)
+    V2: np.ndarray = field(init=False, repr=False, compare=False)
+    null_projector: np.ndarray = field(init=False, repr=False, compare=False)
+    x_star: np.ndarray = field(init=False, repr=False, compare=False)
+    f_star: float = field(init=False, repr=False, compare=False)
+    x_eta: np.ndarray = field(init=False, repr=False, compare=False)
+    f_eta_star: float = field(init=False, repr=False, compare=False)
+    y_stat: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         A = np.asarray(self.A, dtype=float)
@@ -234,6 +270,7 @@ class LeastSquares(CompositeFederatedProblem):
     @property
     def moreau_weight(self) -> float:
         """c in grad F_lambda = grad f + c (y - Pi y): 1/lam (package) or 2/lam (paper's literal F)."""
+        assert self.lam is not None, "the Moreau weight needs lam"
         return (1.0 if self.convention == "half" else 2.0) / self.lam
 
     def smoothed_grad(self, y: np.ndarray) -> np.ndarray:
@@ -398,6 +435,9 @@ class LeastSquares(CompositeFederatedProblem):
                                     "max_r s m ||a_r||^2 (mini-batch multiplicative noise, spec defedavg P4)")
             out["L"] = Constant(L_h, "max_i lambda_max(A_i^T A_i / m) (the DeFedAvg name)")
             out["F_star"] = Constant(self.h_star, "0 up to rounding: interpolation")
+        out[DIST0] = (Constant(float(np.sum((self.x0 - self.x_star) ** 2)), "||x0 - x*||^2, x* the selected solution")
+                      if self.outer is not None else
+                      Constant(float(self.dist_sq(self.x0)), "dist(x0, argmin h)^2: x* the projection of x0 on the solutions"))
         outer = self.outer
         if outer is None:
             return out
@@ -524,7 +564,7 @@ def from_data(A: np.ndarray, b: np.ndarray, *, outer: Any = None, x0: np.ndarray
                 raise ParamError(owner, "A", f"client {i}", f"each client's rows must be linearly independent "
                                  f"(rank {rank} < {rows} rows): the construction needs consistent clients")
             x_i = np.linalg.lstsq(A[i], b[i], rcond=None)[0]
-            if np.linalg.norm(A[i] @ x_i - b[i]) > 1e-9 * max(1.0, np.linalg.norm(b[i])):
+            if np.linalg.norm(A[i] @ x_i - b[i]) > 1e-9 * max(1.0, float(np.linalg.norm(b[i]))):
                 raise ParamError(owner, "b", f"client {i}", "each client's system must be consistent (min h_i = 0)")
     flat = A.reshape(-1, n)
     u, sv, vt = np.linalg.svd(flat, full_matrices=True)
@@ -614,6 +654,7 @@ def make(dim: int = 40, rank: int = 20, clients: int = 10, rows: int = 4, lam_mi
     c = c_scale * rng.standard_normal(dim)
     centers = c + rho * omega
     if outer == "tp1":
+        model: QuadraticOuter | SeparableOuter | None
         model = QuadraticOuter(mu * np.eye(dim), mu * centers, 0.5 * mu * np.einsum("ni,ni->n", centers, centers))
     elif outer == "tp2a":
         Wm = np.hstack([V[:, rank:], V1[:, :directions]])
@@ -686,6 +727,7 @@ def strategy(**fixed: Any):
     and noise over two to three decades.
     """
     from hypothesis import strategies as st
+
     from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
     real = finite_floats

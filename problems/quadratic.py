@@ -10,11 +10,23 @@ curvature. The spec's P1 (IID, ill-conditioned) and P2 (non-IID, alternating +-e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import (
+    DIST0,
+    Assumption,
+    bounded_gradient,
+    bounded_variance,
+    heterogeneity,
+    initial_distance,
+    initial_gap,
+    smooth,
+    strongly_convex,
+)
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant, SmoothFederatedProblem, check_positive
 
@@ -32,6 +44,9 @@ class QuadraticBatch:
 @dataclass(frozen=True, eq=False)
 class Quadratic(SmoothFederatedProblem):
     family: ClassVar[str] = "quadratic"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("L"), strongly_convex("mu", "kappa"), bounded_variance("sigma"), heterogeneity("nu", "zeta"),
+        bounded_gradient("G"), initial_gap("Delta", "F_star"), initial_distance(DIST0))
 
     hessians: np.ndarray  # (d, d) shared by all clients, or (N, d, d)
     centers: np.ndarray  # (N, d)
@@ -39,6 +54,9 @@ class Quadratic(SmoothFederatedProblem):
     x0: np.ndarray  # (d,)
     radius: float  # ball B(x*, radius) on which G^2 and nu^2 are bounded (Assumption 6 is local)
     spec_params: Mapping[str, Any]
+    # derived in __post_init__ (not parameters)
+    h_bar: np.ndarray = field(init=False, repr=False, compare=False)
+    x_star: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         centers = np.asarray(self.centers, dtype=float)
@@ -164,6 +182,7 @@ class Quadratic(SmoothFederatedProblem):
             "G": Constant(G, f"max_i L_i R + ||grad F_i(x*)|| on the ball B(x*, R = {r:.4g})"),
             "Delta": Constant(delta, "F(x0) - F* with F* in closed form"),
             "F_star": Constant(self.f_star, "F(x*) in closed form"),
+            DIST0: Constant(float(np.sum((self.x0 - self.x_star) ** 2)), "||x0 - x*||^2, x* in closed form"),
         }
 
 
@@ -232,7 +251,7 @@ def make(
         centers=centers,
         sigma=float(sigma),
         x0=x_star + x0_offset,
-        radius=radius,
+        radius=radius or 0.0,  # 0: the default ||x0 - x*|| (__post_init__)
         spec_params=params,
     )
 
@@ -288,12 +307,19 @@ class CosineQuadratic(SmoothFederatedProblem):
     """
 
     family: ClassVar[str] = "cosine_quadratic"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("L"), bounded_variance("sigma"), heterogeneity("nu", "zeta"), bounded_gradient("G"),
+        initial_gap("Delta", "F_star"), initial_distance(DIST0))
 
     centers: np.ndarray  # (N, d)
     alpha: float
     sigma: float
     x0: np.ndarray
     spec_params: Mapping[str, Any]
+    # derived in __post_init__ (not parameters)
+    c_bar: np.ndarray = field(init=False, repr=False, compare=False)
+    spread: float = field(init=False, repr=False, compare=False)
+    minimizer: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         centers = np.asarray(self.centers, dtype=float)
@@ -358,6 +384,7 @@ class CosineQuadratic(SmoothFederatedProblem):
                           f"R + nu + alpha sqrt(d) on the ball B(c_bar, R = {radius:.4g}) holding the stationary points"),
             "Delta": Constant(float(self.value(self.x0)) - self.f_star, "F(x0) - F*, F* by root finding (brentq)"),
             "F_star": Constant(self.f_star, "sum of the least root values of phi_j, plus the spread term"),
+            DIST0: Constant(float(np.sum((self.x0 - self.minimizer) ** 2)), "||x0 - x*||^2, x* the minimizer (root finding)"),
         }
 
 
@@ -393,6 +420,7 @@ def strategy(**fixed: Any):
     noise and heterogeneity over four decades.
     """
     from hypothesis import strategies as st
+
     from ratecheck.hunt import fixed_draws  # the families' shared strategy helpers
 
     scales = st.floats(min_value=0.05, max_value=20.0, allow_nan=False, allow_infinity=False)

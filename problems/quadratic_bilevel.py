@@ -30,12 +30,25 @@ variance is exactly (K-b)/(b(K-1)) (1/K) sum_k ||dev_ik||^2 (sigma_f, sigma_g re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import (
+    DIST0,
+    Assumption,
+    bounded_domain,
+    bounded_gradient,
+    bounded_variance,
+    heterogeneity,
+    initial_distance,
+    initial_gap,
+    smooth,
+    strongly_convex,
+)
 from ratecheck.params import Param, ParamError, declare
 from ratecheck.problem import Constant, Problem, check_positive
 from ratecheck.seeding import ReplicaStream
@@ -76,6 +89,10 @@ class Solution:
 @dataclass(frozen=True, eq=False)
 class QuadraticBilevel(Problem):
     family: ClassVar[str] = "quadratic_bilevel"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("L_f", "L_1", "L_2", "L_3"), strongly_convex("mu_g", "r"),
+        bounded_variance("sigma_f", "sigma_g", "sigma_gg"), heterogeneity("beta_gh", "sigma_gh"),
+        initial_gap("Delta"), initial_distance("y0_err", "v0_err", DIST0), bounded_domain("R_x", "v_star_bound"))
 
     upper: str
     A: np.ndarray  # (dy, dy) shared, or (n, dy, dy)
@@ -96,6 +113,10 @@ class QuadraticBilevel(Problem):
     spec_params: Mapping[str, Any]
     rows: np.ndarray | None = None  # N3: (n, K, dy + dy + dx) centred row deviations of (c, e, s)
     batch_size: int = 1  # N3: rows per oracle call, drawn without replacement
+    # derived in __post_init__ (not parameters)
+    dim_x: int = field(init=False, repr=False, compare=False)
+    dim_y: int = field(init=False, repr=False, compare=False)
+    mu_g: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n, dy = self.c.shape
@@ -278,6 +299,7 @@ class QuadraticBilevel(Problem):
         """(x0, y0, v0); the paper never gives v0 (spec §2.1): 0, or the exact v*(x0) at 'solution'."""
         if self.start == "solution":
             x0 = self.base.x_star
+            assert x0 is not None, "start='solution' needs a unique stationary point"
             return {"x": x0, "y": self.y_star(x0), "v": self.v_star(x0)}
         x0 = np.zeros(self.dim_x) if self.start == "zero" else np.full(self.dim_x, float(self.start))
         return {"x": x0, "y": np.zeros(self.dim_y), "v": np.zeros(self.dim_y)}
@@ -358,6 +380,8 @@ class QuadraticBilevel(Problem):
             "y0_err": Constant(float(((x0["y"] - self.y_star(x0["x"])) ** 2).sum()), "||y0 - y*(x0)||^2"),
             "v0_err": Constant(float(((x0["v"] - self.v_star(x0["x"])) ** 2).sum()), "||v0 - v*(x0)||^2"),
             "R_x": Constant(R_x, "radius of the x region used for L_f"),
+            **({DIST0: Constant(float(((x0["x"] - sol.x_star) ** 2).sum()), "||x0 - x*||^2, x* in closed form")}
+               if sol.x_star is not None else {}),  # no unique stationary point (P3 with omega != p): none
         }
 
     def _noise_constants(self) -> dict[str, Constant]:
@@ -619,6 +643,12 @@ class FedBilevel(Problem):
     """A FedBiO test problem (spec §6): exact y*(x), u*(x), hypergradient, x*, constants and oracles."""
 
     family: ClassVar[str] = "fedbio_bilevel"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("L", "L_xy", "L_y2", "L_tilde", "Lbar", "Lbar_exact", "Lhat", "Lhat_exact"),
+        strongly_convex("mu", "kappa"), bounded_gradient("C_f"),
+        bounded_variance("sigma", "sigma_f", "sigma_g", "sigma_J", "sigma_H"),
+        heterogeneity("zeta_f", "zeta_g", "zeta_gstar", "zeta_gxy", "zeta_gyy"), initial_gap("Delta"),
+        initial_distance("Delta_y", "Delta_u", DIST0), bounded_domain("R_x"))
 
     test: str
     setting: str
@@ -646,6 +676,11 @@ class FedBilevel(Problem):
     replacement: bool = False
     rows_A: np.ndarray | None = None  # (M, K, d, d)
     rows_B: np.ndarray | None = None  # (M, K, d, p)
+    # derived in __post_init__ (not parameters)
+    dim_x: int = field(init=False, repr=False, compare=False)
+    dim_y: int = field(init=False, repr=False, compare=False)
+    p: np.ndarray = field(init=False, repr=False, compare=False)
+    mu: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         M, d, p = self.B.shape
@@ -814,7 +849,7 @@ class FedBilevel(Problem):
             return xi
 
         f_per = p + d  # grad f in R^{p+d} has E||.||^2 = sigma_f^2; each block is used from its own batch
-        out = dict(fx=None, fy=None, gy=None, J=None, H=None)
+        out: dict[str, np.ndarray | None] = dict(fx=None, fy=None, gy=None, J=None, H=None)
         if self.rows_f is not None:  # N2: each oracle its own minibatch of rows
             if noise is not None:
                 out.update(self._draw_rows(noise, shape, batch, hessians, oracles, share_f))
@@ -840,6 +875,7 @@ class FedBilevel(Problem):
         Within one batch the oracles that read the same sample i share its index: grad_y g's c-, A- and
         B-parts (one row (A_m,i, B_m,i, c_m,i)), and with ``share_f`` the two blocks of grad f."""
         p, d = self.dim_x, self.dim_y
+        assert self.rows_f is not None  # N2 only
         out: dict[str, np.ndarray] = {}
         if share_f and "fx" in oracles and "fy" in oracles:
             f = self._row_mean(self.rows_f, noise, shape, batch)
@@ -868,17 +904,20 @@ class FedBilevel(Problem):
     @cached_property
     def _rows_J(self) -> np.ndarray:
         """The Jacobian oracle's rows B_m,i - B_m, flattened (M, K, d p)."""
+        assert self.rows_B is not None
         return self.rows_B.reshape(self.rows_B.shape[:2] + (-1,))
 
     @cached_property
     def _rows_H(self) -> np.ndarray:
         """The Hessian oracle's rows A_m,i - A_m, flattened (M, K, d d)."""
+        assert self.rows_A is not None
         return self.rows_A.reshape(self.rows_A.shape[:2] + (-1,))
 
     @cached_property
     def _rows_gy(self) -> np.ndarray:
         """grad_y g's rows (M, K, d [+ d d] [+ d p]): the additive part, then A_m,i - A_m and B_m,i - B_m
         flattened, so one row draw gives all three parts of the same sample i."""
+        assert self.rows_g is not None
         parts = [self.rows_g]
         if self.rows_A is not None:
             parts.append(self._rows_H)
@@ -902,6 +941,7 @@ class FedBilevel(Problem):
         ('J') and the Hessian ('H'); for grad_y g ('gy') at the point (x, y) when the rows carry A_m,i, B_m,i
         (its noise (A_m,i - A_m) y - (B_m,i - B_m) x + row_i depends on the state)."""
         p = self.dim_x
+        assert self.rows_f is not None and self.rows_g is not None  # N2 only
         if block == "gy":
             dev = self.rows_g
             if self.rows_A is not None and y is not None:
@@ -910,12 +950,14 @@ class FedBilevel(Problem):
                 dev = dev - _matvec(self.rows_B, np.asarray(x, float))
             return (dev**2).sum(-1).mean(1)
         rows = {"fx": self.rows_f[..., :p], "fy": self.rows_f[..., p:], "J": self.rows_B, "H": self.rows_A}[block]
+        assert rows is not None, f"no N2 rows for oracle {block!r}"
         return (rows**2).sum(tuple(range(2, rows.ndim))).mean(1)
 
     def row_variance(self, block: str, batch: int, x: np.ndarray | None = None, y: np.ndarray | None = None) -> float:
         """Closed form of E||minibatch mean||^2 under N2 (Frobenius for 'J', 'H'), averaged over the clients:
         s^2/b, times (K - b)/(K - 1) without replacement (the finite-population correction), s^2 the rows'
         mean square (row_second_moments; for 'gy' with matrix rows at the point (x, y))."""
+        assert self.rows_f is not None  # N2 only
         K = self.rows_f.shape[1]
         s2 = float(self.row_second_moments(block, x, y).mean())
         return s2 / batch if self.replacement else s2 / batch * (K - batch) / (K - 1)
@@ -1038,7 +1080,8 @@ class FedBilevel(Problem):
         exact = self.draw(None, ())
         nu = (self.grad_x_f(xs, ys, exact) - self.jvp(xs, ys, us, exact)).mean(1)
         bias = self.hypergrad(xs.mean(1)) - nu
-        spread = lambda v: ((v - v.mean(1, keepdims=True)) ** 2).sum(-1).mean(-1)
+        def spread(v):
+            return ((v - v.mean(1, keepdims=True)) ** 2).sum(-1).mean(-1)
         return {"hg_bias": np.einsum("ri,ri->r", bias, bias), "x_drift": spread(xs), "y_drift": spread(ys),
                 "u_disp": spread(us)}
 
@@ -1064,8 +1107,9 @@ class FedBilevel(Problem):
         L = max(L_g, 1.0, self.rho)
         kappa = L / mu
         R_x, R_y = self.ball
-        pair = lambda a: float(max((np.linalg.norm(a[i] - a[j], 2) if a.ndim == 3 else np.linalg.norm(a[i] - a[j]))
-                                   for i in range(M) for j in range(M)))
+        def pair(a):
+            return float(max((np.linalg.norm(a[i] - a[j], 2) if a.ndim == 3 else np.linalg.norm(a[i] - a[j]))
+                                           for i in range(M) for j in range(M)))
         zeta_gyy, zeta_gxy = pair(self.A), pair(self.B)
         if self.upper == "quadratic":
             C_f = float(np.sqrt((self.rho * (R_x + np.linalg.norm(self.e_m, axis=1))) ** 2
@@ -1076,7 +1120,8 @@ class FedBilevel(Problem):
         else:
             C_f = self.delta * np.sqrt(d + self.rho**2 * p)
             cf_how = "delta sqrt(d + rho^2 p): |psi'| < delta (global)"
-            cap = lambda r: np.minimum(np.abs(r), 2 * self.delta)
+            def cap(r):
+                return np.minimum(np.abs(r), 2 * self.delta)
             zeta_f = float(max(np.sqrt(np.sum(cap(self.d_m[i] - self.d_m[j]) ** 2)
                                        + self.rho**2 * np.sum(cap(self.e_m[i] - self.e_m[j]) ** 2))
                                for i in range(M) for j in range(M)))
@@ -1126,6 +1171,7 @@ class FedBilevel(Problem):
             "Delta_y": Constant(dy, "||y1 - y_x1||^2 (local: mean over clients)"),
             "Delta_u": Constant(du, "||u1 - u_x1||^2"),
             "R_x": Constant(R_x, "radius of the x ball the state-dependent constants are taken on"),
+            DIST0: Constant(float(np.sum((x1["x"] - self.x_star) ** 2)), "||x1 - x*||^2, x* in closed form"),
         }
 
     def _noise_levels(self, R_x: float, R_y: float) -> tuple[float, dict[str, str]]:
@@ -1142,8 +1188,10 @@ class FedBilevel(Problem):
             return self.sigma_g, how
         # grad_y g(z; i) - grad_y g_m(z) = dA_i y - dB_i x + r_i: by Minkowski in L2 over the rows, its root mean
         # square is at most ||E dA^T dA||^(1/2) R_y + ||E dB^T dB||^(1/2) R_x + sigma_g on the ball
-        gram = lambda r: 0.0 if r is None else np.sqrt(np.linalg.eigvalsh(np.einsum("mkij,mkil->mjl", r, r)
-                                                                           / r.shape[1])[:, -1])
+        assert self.rows_g is not None  # N2 rows of c_m
+        def gram(r):
+            return 0.0 if r is None else np.sqrt(np.linalg.eigvalsh(np.einsum("mkij,mkil->mjl", r, r)
+                                                                                   / r.shape[1])[:, -1])
         rms_c = np.sqrt((self.rows_g**2).sum(-1).mean(1))
         bound = float((gram(self.rows_A) * R_y + gram(self.rows_B) * R_x + rms_c).max())
         how["g"] = (f"N2 with matrix rows, state-dependent: an upper bound of sup over the C_f ball (||x|| <= "
@@ -1228,7 +1276,8 @@ def make_fedbio(test: str = "A", setting: str | None = None, dim_x: int = 2, dim
         sign = np.where(np.arange(M) % 2 == 0, 1.0, -1.0)[:, None]
         if M % 2:
             sign[-1] = 0.0
-        pairs = lambda k: np.repeat(dev.standard_normal((M // 2 + 1, k)), 2, axis=0)[:M] * sign
+        def pairs(k):
+            return np.repeat(dev.standard_normal((M // 2 + 1, k)), 2, axis=0)[:M] * sign
         d_m, e_m = d_s + s * pairs(dim_y), x_s + s * pairs(dim_x)
         c = c_bar + s * _matvec(A_bar, pairs(dim_y))
     else:
@@ -1289,6 +1338,7 @@ def simfbo_strategy(**fixed: Any):
     get B = b I with b != 0 and d_x = d_y, as ``make`` requires.
     """
     from hypothesis import strategies as st
+
     from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
     number = finite_floats
@@ -1349,6 +1399,7 @@ def fedbio_strategy(**fixed: Any):
     (ratecheck.exact); fix them to search with them.
     """
     from hypothesis import strategies as st
+
     from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
     number = finite_floats

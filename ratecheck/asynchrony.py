@@ -237,7 +237,7 @@ class Simulation:
         self.out_base: list[list[int]] = []
         self.out_wall: list[float] = []
         self.fifo: list[tuple[int, int]] = []
-        self.selection: np.ndarray | None = None  # nIID/sync: the multiset of round t
+        self.selection: list[int] | None = None  # nIID/sync: the multiset of round t
         self.pending: dict[int, int] = {}  # nIID/sync: distinct selected client -> base, once delivered
         self.waiting: set[int] = set()
         self.lambda_virtual = 0
@@ -252,7 +252,7 @@ class Simulation:
         heapq.heappush(self.heap, (time, priority, self.seq, kind, a, b))
         self.seq += 1
 
-    def advance(self, rounds: int) -> "Simulation":
+    def advance(self, rounds: int) -> Simulation:
         """Process events until `rounds` rounds have closed (or raise at the wall-time budget)."""
         heap, budget, handlers = self.heap, self.sys.wall_budget, self.handlers
         while self.t < rounds:
@@ -413,6 +413,7 @@ class Simulation:
         if not self.waiting:
             if self.policy == "niid":
                 self.virtual_lambda()
+            assert self.selection is not None  # set with the broadcast that opened this round
             slots = [(j, self.pending[j]) for j in self.selection]
             self.close_round(slots)
 
@@ -429,7 +430,7 @@ class Timelines:
     each: list[Timeline] = field(default_factory=list, repr=False)
 
     @classmethod
-    def stack(cls, timelines: list[Timeline], replicas: tuple[int, ...]) -> "Timelines":
+    def stack(cls, timelines: list[Timeline], replicas: tuple[int, ...]) -> Timelines:
         return cls(np.stack([tl.clients for tl in timelines]), np.stack([tl.base for tl in timelines]),
                    np.stack([tl.wall for tl in timelines]), timelines[0].shared, tuple(replicas), timelines)
 
@@ -449,12 +450,12 @@ class Timelines:
                             shared=np.array(self.shared), replicas=np.array(self.replicas))
 
     @classmethod
-    def load(cls, path: str) -> "Timelines":
+    def load(cls, path: str) -> Timelines:
         with np.load(path) as data:
             return cls(data["clients"], data["base"], data["wall"], bool(data["shared"]),
                        tuple(int(r) for r in data["replicas"]))
 
-    def select(self, replicas: tuple[int, ...]) -> "Timelines":
+    def select(self, replicas: tuple[int, ...]) -> Timelines:
         """The rows of the given replica ids (a replay must use each replica's own timeline)."""
         index = {r: k for k, r in enumerate(self.replicas)}
         missing = [r for r in replicas if r not in index]

@@ -29,18 +29,18 @@ class ClaimFailure(AssertionError):
     """A verdict that differs from what its claim expects, with the evidence in the message."""
 
 
-def assert_outcome(outcome: "Outcome") -> None:
+def assert_outcome(outcome: Outcome) -> None:
     """Raise ClaimFailure (an AssertionError) when the verdict is not the expected one."""
     if not outcome.ok:
         raise ClaimFailure(describe(outcome))
 
 
 def check(
-    *claims: "Claim | str",
-    profile: "str | Profile" = "quick",
+    *claims: Claim | str,
+    profile: str | Profile = "quick",
     jobs: int = 1,
     cache_dir: str | os.PathLike | None = None,
-) -> list["Outcome"]:
+) -> list[Outcome]:
     """Run and decide the claims; raise ClaimFailure describing every unexpected verdict.
 
     Returns the outcomes when all are as expected. Names the claims use are resolved through the

@@ -18,8 +18,9 @@ import re
 import sys
 import textwrap
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 DEFAULT_CACHE = ".ratecheck-cache"
 DEFAULT_REPORTS = "reports"
@@ -116,12 +117,16 @@ def _registry(args: argparse.Namespace, papers: bool = True):
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from ratecheck.assumptions import admissible_families, family_assumptions
+
     registry = _registry(args)
     papers = registry.items("paper")
-    data = {
+    families = family_assumptions(registry)
+    data: dict[str, Any] = {
         "papers": [{"paper": i.name, "title": i.obj.title, "source": i.obj.seed, "origin": i.origin} for i in papers],
         "theorems": [
-            {"id": t.id, "title": t.title, "source": str(t.source), "bounds": list(t.versions)}
+            {"id": t.id, "title": t.title, "source": str(t.source), "bounds": list(t.versions),
+             "requires": [str(a) for a in t.requires], "families": admissible_families(t, families)}
             for t in registry.theorems()
         ],
         "claims": [
@@ -142,6 +147,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     print("\nTheorems:")
     print(_table([[t["id"], t["title"], ", ".join(t["bounds"])] for t in data["theorems"]],
                  ["theorem", "title", "bounds"], width=WIDTH, stretch=1))
+    print("\nWhich families certify what each theorem requires (ratecheck.assumptions):")
+    print(_table([[t["id"], ", ".join(t["families"]) if t["requires"] else "(requires not declared)"]
+                  for t in data["theorems"]], ["theorem", "families"], width=WIDTH, stretch=1))
     print("\nClaims:")
     print(_table([[c["id"], c["kind"], c["expect"], c["title"]] for c in data["claims"]],
                  ["claim", "kind", "expect", "title"], width=WIDTH))

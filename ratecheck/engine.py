@@ -13,11 +13,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from .algorithms.base import Algorithm
+from .diagnostics import check as check_diagnostics
 from .params import check_run, check_size, replica_ids
 from .points import as_points
 from .problem import Problem
@@ -100,7 +102,9 @@ def _execute(
 
         _check_size(config, algorithm, problem, ids, exact=True)
         try:
-            return run_exact(config, algorithm, problem)
+            exact = run_exact(config, algorithm, problem)
+            check_diagnostics(algorithm, exact.info)
+            return exact
         except NotExact as why:
             if config.mode == "exact":
                 raise
@@ -171,6 +175,7 @@ def _execute(
         "problem_spec": problem.spec,
         **({"exact_fallback": fallback} if fallback else {}),  # issue #8
     }
+    check_diagnostics(algorithm, info)
     return Trace(
         config=config,
         replica_ids=ids,
@@ -228,7 +233,7 @@ def _floats(value: object) -> int:
 
 def _slots(algorithm: Algorithm, problem: Problem) -> int:
     """Client slots per round (participants, counted with multiplicity), for the size rule."""
-    participation = getattr(algorithm, "participation", None)
+    participation: Any = getattr(algorithm, "participation", None)
     try:
         return max(int(problem.num_clients), int(participation.per_round(problem.num_clients)))
     except (AttributeError, TypeError, ValueError):

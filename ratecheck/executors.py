@@ -22,9 +22,10 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from tqdm import tqdm  # plain tqdm: the bar goes to stderr even inside notebooks
 
@@ -54,7 +55,7 @@ class JobError(RuntimeError):
         self.index = index
 
     @classmethod
-    def wrap(cls, index: int, exc: BaseException) -> "JobError":
+    def wrap(cls, index: int, exc: BaseException) -> JobError:
         return cls(index, f"job {index} failed: {type(exc).__name__}: {exc}")
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -97,6 +98,9 @@ class SerialExecutor(Executor):
             except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end ratecheck
                 raise JobError.wrap(index, exc) from exc
             yield index, result
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def __repr__(self) -> str:
         return "SerialExecutor()"

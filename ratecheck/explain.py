@@ -7,7 +7,7 @@ gives the full account of one outcome; ``observation_lines`` the one-line form o
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .claims import Outcome
 

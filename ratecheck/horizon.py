@@ -18,8 +18,9 @@ T >= T_min), and shows the excluded points with the smallest admissible T in its
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -197,7 +198,7 @@ class HorizonSlopeClaim(SlopeClaim):
                                 first_divergence=_first_divergence(trace), trace=trace)
             t_min = self.smallest_admissible(value, profile) if self.smallest_admissible else None
             holds = evaluation is None or evaluation.all_hold
-            row = {"value": value, "rounds": found.rounds, "measure": found.value, "measure_before": found.below,
+            row: dict[str, Any] = {"value": value, "rounds": found.rounds, "measure": found.value, "measure_before": found.below,
                    "capped": found.capped, "runs": found.runs, "rounds_run": found.rounds_run,
                    "conditions_hold": holds, "smallest_admissible": t_min, "in_fit": holds and not found.capped}
             if evaluation is not None:

@@ -20,9 +20,10 @@ import contextlib
 import json
 import math
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -64,8 +65,8 @@ class HuntSpace:
 
     theorem: Theorem
     strategy: Callable[[], Any]
-    configure: Callable[[Mapping[str, Any], int], RunConfig]
-    bindings: Callable[[RunConfig, Trace], Mapping[str, float]]
+    configure: Callable[[Mapping[str, Any], int], RunConfig | None]  # None: no run for this instance
+    bindings: Callable[[RunConfig, Trace | None], Mapping[str, float]]  # None: the configuration alone
     source: Source
     measure: str | None = None  # default: the theorem's measure
     note: str = ""
@@ -198,6 +199,16 @@ class _Breaks(Exception):
         self.probe = probe
 
 
+def certifies(config: RunConfig, theorem: Theorem) -> bool:
+    """The configuration's family certifies what ``theorem`` requires (ratecheck.assumptions): only
+    such instances are admissible draws."""
+    from .assumptions import certified, declared_by, missing
+    from .inspection import view  # builds the problem through the registry (cached)
+
+    run = view(config)
+    return not missing(theorem.requires, certified(declared_by(run.problem), run.constants))
+
+
 def hunt(
     space: HuntSpace,
     version: str,
@@ -230,10 +241,12 @@ def hunt(
     if budget is not None and not budget > 0:
         raise ValueError(f"budget must be > 0 seconds, got {budget!r}")
     if run is None:
-        from .engine import run_config as run
+        from .engine import run_config
+
+        run = run_config
     started = time.perf_counter()
     memo: dict[str, Probe | None] = {}  # instance -> probe (None: conditions fail), so replays agree
-    state = {"examples": 0, "rejected": 0, "truncated": False, "best": None, "found": None, "draws": 0}
+    state: dict[str, Any] = {"examples": 0, "rejected": 0, "truncated": False, "best": None, "found": None, "draws": 0}
     history: list[float] = []
     kinds: dict[tuple[str, str, str], RunConfig] = {}  # what code the search ran
 
@@ -246,8 +259,10 @@ def hunt(
             return None  # past the budget: nothing new is run (not memoized: it was not tried)
         config = space.configure(instance, replicas)
         # conditions first, from the configuration alone: an inadmissible instance costs no run
-        admissible = config is not None and theorem.evaluate(space.bindings(config, None), use_schedule=False).all_hold
+        admissible = (config is not None and certifies(config, theorem)
+                      and theorem.evaluate(space.bindings(config, None), use_schedule=False).all_hold)
         if admissible:
+            assert config is not None
             kinds.setdefault((config.algorithm, config.problem, config.mode), config)
             trace = run(config)
             evaluation = theorem.evaluate(space.bindings(config, trace), use_schedule=False)
@@ -255,6 +270,7 @@ def hunt(
             memo[key] = None
             state["rejected"] += 1
             return None
+        assert config is not None  # admissible
         values = trace.at_end(space.measured)
         values = values[np.isfinite(values)]
         if getattr(trace, "exact", False) and values.size == 1:  # an exact expectation: no CI to take

@@ -22,8 +22,9 @@ import functools
 import hashlib
 import importlib.util
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +61,7 @@ def code_identity(config: RunConfig) -> dict[str, Any]:
     return _identity(cls, factory, config.mode != "monte_carlo")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _identity(cls: type | None, factory: Any, exact: bool) -> dict[str, Any]:
     from . import __version__
 
@@ -81,7 +82,7 @@ def import_closure(roots: Iterable[str]) -> list[str]:
     return list(_closure(tuple(dict.fromkeys(roots))))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _closure(roots: tuple[str, ...]) -> tuple[str, ...]:
     project = set(PROJECT) | {name.split(".")[0] for name in roots}
     seen: set[str] = set()
@@ -101,12 +102,12 @@ def module_digest(name: str) -> str:
     return _file_digest(path) if path is not None else ""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _source(name: str) -> Path | None:
     """The .py file of module ``name``, or None (not a module, or no source). Found on disk from its
     top-level package's folder, so that nothing is imported on the way (find_spec of a submodule
@@ -134,7 +135,7 @@ def _source(name: str) -> Path | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _imports(name: str) -> tuple[str, ...]:
     """The modules ``name`` imports, absolute (``from m import x``: ``m.x`` if it is a module, and
     ``m`` if some imported name is not), skipping ``if TYPE_CHECKING:`` blocks."""
@@ -228,14 +229,14 @@ def runs_code_current(recorded: Any) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _modules_digest(roots: tuple[str, ...]) -> str:
     closure = import_closure(roots)
     return stable_hash({"modules": {name: module_digest(name) for name in closure},
                         "libraries": {name: _version(name) for name in LIBRARIES}})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _version(name: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -16,12 +16,15 @@ from __future__ import annotations
 import functools
 import json
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, TypeVar
 
 from .algorithms.base import Algorithm
 from .problem import Problem
 from .trace import RunConfig
+
+P = TypeVar("P")
 
 __all__ = ["RunView", "algorithm_of", "constants_of", "problem_of", "view"]
 
@@ -31,8 +34,8 @@ class RunView:
     """A run configuration with its problem, typed algorithm and exact constants (floats)."""
 
     config: RunConfig
-    problem: Problem
-    algorithm: Algorithm
+    problem: Any  # the family the configuration names (its own attributes are read): see problem_of
+    algorithm: Any  # likewise the algorithm class it names
     constants: Mapping[str, float]  # read-only; constants_of() gives a copy to extend
 
     @property
@@ -77,9 +80,15 @@ def view(config: RunConfig) -> RunView:
                    types.MappingProxyType(_constants(*_problem_key(config))))
 
 
-def problem_of(config: RunConfig) -> Problem:
-    """The problem a configuration names, built once per (family, parameters)."""
-    return _problem(*_problem_key(config))
+def problem_of(config: RunConfig, family: type[P] | None = None) -> Any:
+    """The problem a configuration names, built once per (family, parameters).
+
+    Its static type is the family the configuration names, which only the registry knows at run
+    time: pass ``family`` (a class or a protocol of ratecheck.oracles) to have it checked and typed."""
+    problem = _problem(*_problem_key(config))
+    if family is not None and not isinstance(problem, family):
+        raise TypeError(f"run {config.key()[:12]} names problem family {config.problem!r}, not a {family.__name__}")
+    return problem
 
 
 def constants_of(config: RunConfig) -> dict[str, float]:
@@ -87,8 +96,9 @@ def constants_of(config: RunConfig) -> dict[str, float]:
     return dict(_constants(*_problem_key(config)))
 
 
-def algorithm_of(config: RunConfig) -> Algorithm:
-    """The typed algorithm a configuration names, built once per (name, parameters)."""
+def algorithm_of(config: RunConfig) -> Any:
+    """The typed algorithm a configuration names, built once per (name, parameters) (statically
+    Any, as ``problem_of``: the registry resolves the name)."""
     return _algorithm(config.algorithm, _json(config.params))
 
 

@@ -15,14 +15,15 @@ what and where.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeAlias, cast
 
 import sympy as sp
 from sympy.core.relational import Relational
 
 __all__ = ["LatexError", "parse"]
 
-SymbolsLike = Iterable[sp.Symbol] | Mapping[str, sp.Symbol]
+SymbolsLike: TypeAlias = "Iterable[sp.Symbol] | Mapping[str, sp.Symbol]"
 _PLACEHOLDER = "rcsym"
 _CASES = re.compile(r"\\begin\{cases\}(.*?)\\end\{cases\}", re.S)
 
@@ -33,7 +34,7 @@ class LatexError(ValueError):
 
 def parse(text: str, symbols: SymbolsLike, *, what: str = "LaTeX") -> sp.Basic:
     """The sympy expression or relation of ``text``, over the declared ``symbols`` (by name)."""
-    declared = dict(symbols) if isinstance(symbols, Mapping) else {s.name: s for s in symbols}
+    declared = dict(symbols) if isinstance(symbols, Mapping) else {s.name: s for s in cast(Iterable[Any], symbols)}
     for name, sym in declared.items():
         if not isinstance(sym, sp.Symbol):
             raise LatexError(f"{what}: {name!r} is not a sympy Symbol: {sym!r}")
@@ -99,7 +100,7 @@ def _forms(declared: Mapping[str, sp.Symbol]) -> list[tuple[str, sp.Symbol]]:
     """LaTeX spellings of the declared symbols the grammar does not read as the same name, longest
     first (a single Latin letter is read natively)."""
     forms: dict[str, sp.Symbol] = {}
-    for name, sym in declared.items():
+    for _name, sym in declared.items():
         printed = sp.latex(sym)
         spellings = {printed, re.sub(r"_\{(\\?[A-Za-z0-9]+)\}$", r"_\1", printed)}
         for form in spellings:
@@ -177,6 +178,7 @@ def _unit(text: str, i: int) -> tuple[str, int]:
     char = text[i]
     if char.isdigit() or char == ".":
         match = re.match(r"[0-9.]+", text[i:])
+        assert match is not None  # text[i] is a digit or "."
         return match.group(0), i + match.end()
     if char.isalpha():
         return char, i + 1

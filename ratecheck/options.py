@@ -17,7 +17,7 @@ class KindOption:
     default_count: ClassVar[Any] = None
 
     @classmethod
-    def parse(cls, value: Any) -> Any:
+    def parse(cls: Any, value: Any) -> Any:  # cls: a dataclass subclass (Participation, DelaySchedule)
         if isinstance(value, cls):
             return value
         if isinstance(value, dict):

@@ -8,8 +8,9 @@ what to expect), and optionally extra report content. Registries find it by entr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # typing only: importing claims here would make paper.py heavy
     from .claims import Claim, Outcome
@@ -29,8 +30,8 @@ class Paper:
     key: str
     title: str
     seed: str
-    theorems: Sequence["Theorem"] = ()
-    claims: Sequence["Claim"] = ()
+    theorems: Sequence[Theorem] = ()
+    claims: Sequence[Claim] = ()
     spec: str = ""  # the implementation spec it was written from, if any
     report_sections: ReportSections | None = None
     report_figures: ReportFigures | None = None

@@ -16,13 +16,15 @@ never silently truncated floats.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import functools
 import inspect
 import math
 import numbers
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -126,19 +128,19 @@ class Param:
     @classmethod
     def real(cls, meaning: str, *, positive: bool = False, low: float | None = None,
              high: float | None = None, low_open: bool = False, high_open: bool = False,
-             nullable: bool = False, finite: bool = True) -> "Param":
+             nullable: bool = False, finite: bool = True) -> Param:
         if positive:
             low, low_open = 0.0, True
         return cls("real", meaning, low, high, low_open, high_open, nullable=nullable, finite=finite)
 
     @classmethod
     def int(cls, meaning: str, *, low: int | None = None, high: int | None = None,
-            nullable: bool = False) -> "Param":
+            nullable: bool = False) -> Param:
         return cls("int", meaning, low, high, nullable=nullable)
 
     @classmethod
     def vector(cls, meaning: str, *, positive: bool = False, low: float | None = None,
-               high: float | None = None, nullable: bool = False, max_length: int = MAX_VECTOR) -> "Param":
+               high: float | None = None, nullable: builtins.bool = False, max_length: builtins.int = MAX_VECTOR) -> Param:
         """A finite real or a non-empty list of finite reals (bounds apply to every entry); the
         factory checks the length it needs (it depends on other parameters, e.g. dim)."""
         low_open = False
@@ -147,23 +149,23 @@ class Param:
         return cls("vector", meaning, low, high, low_open, nullable=nullable, max_length=max_length)
 
     @classmethod
-    def bool(cls, meaning: str) -> "Param":
+    def bool(cls, meaning: str) -> Param:
         return cls("bool", meaning)
 
     @classmethod
-    def str(cls, meaning: str, *, nullable: bool = False) -> "Param":
+    def str(cls, meaning: builtins.str, *, nullable: builtins.bool = False) -> Param:
         return cls("str", meaning, nullable=nullable)
 
     @classmethod
-    def choice(cls, meaning: str, choices: tuple[Any, ...], *, nullable: bool = False) -> "Param":
+    def choice(cls, meaning: builtins.str, choices: tuple[Any, ...], *, nullable: builtins.bool = False) -> Param:
         return cls("choice", meaning, choices=tuple(choices), nullable=nullable)
 
     @classmethod
-    def option(cls, meaning: str, parse: Callable[[Any], Any], *, nullable: bool = False) -> "Param":
+    def option(cls, meaning: builtins.str, parse: Callable[[Any], Any], *, nullable: builtins.bool = False) -> Param:
         return cls("option", meaning, parse=parse, nullable=nullable)
 
     # -- checking ---------------------------------------------------------------------------------
-    def rule(self) -> str:
+    def rule(self) -> builtins.str:
         """The declaration in words, as error messages and ``ratecheck list`` show it."""
         if self.kind == "choice":
             text = "one of " + ", ".join(repr(c) for c in self.choices)
@@ -184,7 +186,7 @@ class Param:
             text = noun + (" " + " and ".join(parts) if parts else "")
         return text + (" (or null)" if self.nullable else "")
 
-    def check(self, name: str, value: Any, owner: str = "") -> Any:
+    def check(self, name: builtins.str, value: Any, owner: builtins.str = "") -> Any:
         """The value, coerced to the declared kind (int -> float for reals), or a ParamError."""
         if value is None:
             if self.nullable:
@@ -204,7 +206,7 @@ class Param:
             if not any(type(value) is type(c) and value == c for c in self.choices):
                 raise fail(f"must be {self.rule()}")
             return value
-        if self.kind == "option":
+        if self.kind == "option" and self.parse is not None:  # an option always has one (__post_init__)
             try:
                 return self.parse(value)
             except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
@@ -213,7 +215,7 @@ class Param:
             return self._check_vector(value, fail)
         return self._check_number(value, fail)
 
-    def _check_vector(self, value: Any, fail: Callable[[str], ParamError]) -> float | list[float]:
+    def _check_vector(self, value: Any, fail: Callable[[builtins.str], ParamError]) -> float | list[float]:
         if isinstance(value, (list, tuple, np.ndarray)):
             items = list(np.asarray(value, dtype=object).reshape(-1)) if isinstance(value, np.ndarray) else list(value)
             if isinstance(value, np.ndarray) and value.ndim != 1:
@@ -232,13 +234,14 @@ class Param:
             return out
         return dataclasses.replace(self, kind="real")._check_number(value, fail)
 
-    def _check_number(self, value: Any, fail: Callable[[str], ParamError]) -> float | int:
+    def _check_number(self, value: Any, fail: Callable[[builtins.str], ParamError]) -> float | builtins.int:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
             got = "a bool" if isinstance(value, (bool, np.bool_)) else f"a {type(value).__name__}"
             raise fail(f"must be {self.rule()}, got {got}")
         if self.kind == "int":
             if not isinstance(value, numbers.Integral):
-                hint = f" (write {int(value)}, not {value!r})" if isinstance(value, float) and value.is_integer() and abs(value) < 1e15 else ""
+                whole = isinstance(value, float) and value.is_integer() and abs(value) < 1e15
+                hint = f" (write {int(float(value))}, not {value!r})" if whole else ""
                 raise fail(f"must be {self.rule()}, got a {type(value).__name__}{hint}")
             value = int(value)
         else:
@@ -256,7 +259,7 @@ class Param:
             raise fail(f"must be {self.rule()}")
         return value
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[builtins.str, Any]:
         return {"kind": self.kind, "meaning": self.meaning, "rule": self.rule()}
 
 

@@ -53,10 +53,10 @@ class Participation(KindOption):
     def per_round(self, num_clients: int) -> int:
         """Number of slots per round (draws, counted with multiplicity)."""
         self.validate(num_clients)
-        return num_clients if self.mode == "full" else int(self.clients)
+        return num_clients if self.clients is None else int(self.clients)  # None exactly when "full"
 
     def validate(self, num_clients: int) -> None:
-        if self.mode == "without_replacement" and self.clients > num_clients:
+        if self.mode == "without_replacement" and self.clients is not None and self.clients > num_clients:
             raise ValueError(
                 f"participation without replacement needs m <= N, got m={self.clients} > N={num_clients}"
             )

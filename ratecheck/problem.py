@@ -7,11 +7,13 @@ rebuild it in another process.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
+from .assumptions import Assumption
 from .seeding import ReplicaStream
 
 
@@ -37,6 +39,9 @@ class Problem:
     # measures that are not quadratic forms of the output (a norm, an absolute value): exact mode
     # (ratecheck.exact) has no expectation for them from the moments and leaves them out, saying so
     non_quadratic_measures: ClassVar[frozenset[str]] = frozenset()
+    # the assumptions (ratecheck.assumptions) this family can certify, each quantified by constants of
+    # ``constants()``; an instance certifies those whose constants it computes
+    assumptions: ClassVar[tuple[Assumption, ...]] = ()
     num_clients: int
     dim: int
 
@@ -49,7 +54,8 @@ class Problem:
     def params(self) -> Mapping[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def initial_point(self) -> np.ndarray:  # pragma: no cover - abstract
+    def initial_point(self) -> np.ndarray | dict[str, np.ndarray]:  # pragma: no cover - abstract
+        """The start: an array (d,), or named arrays such as {"x": ..., "y": ...} (minimax)."""
         raise NotImplementedError
 
     def measures(self, point: Any) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
@@ -69,6 +75,9 @@ class SmoothFederatedProblem(Problem):
     """
 
     sigma: float  # E||noise||^2 = sigma^2 per stochastic gradient
+
+    def initial_point(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def gather(self, clients: np.ndarray) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -23,8 +23,9 @@ by hand. ``pytest -m "not claims"`` is then the unit layer.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import pytest
 

@@ -27,17 +27,20 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fnmatch
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import ratecheck.algorithms.base as base  # the contract only, not the package's make_algorithm
+
 from .paper import Paper
 
 if TYPE_CHECKING:
@@ -138,7 +141,7 @@ def _source_checkout_entry_points() -> list[EntryPoint] | None:
     if not pyproject.is_file():
         return None
     try:
-        import tomllib
+        import tomllib  # type: ignore[import-not-found, unused-ignore]  # Python 3.11+; mypy checks as 3.10
     except ImportError:  # Python 3.10: the installed metadata is all there is
         return None
     try:
@@ -182,14 +185,14 @@ class Registry:
             self._all_entry_points = list(self._entry_points())
         return [ep for ep in self._all_entry_points if ep.group == GROUPS[kind]]
 
-    def ensure(self, *kinds: str) -> "Registry":
+    def ensure(self, *kinds: str) -> Registry:
         """Load the entry points of these kinds (all by default) once."""
         for kind in kinds or KINDS:
             if kind in self._loaded:
                 continue
             self._loaded.add(kind)
             for ep in self._group(kind):
-                self._transaction(ep.origin, lambda ep=ep, kind=kind: self._load_entry_point(kind, ep))
+                self._transaction(ep.origin, functools.partial(self._load_entry_point, kind, ep))
         return self
 
     def add_source(self, spec: str, *, papers: bool = True) -> None:
@@ -212,7 +215,7 @@ class Registry:
     def _transaction(self, origin: str, load: Callable[[], None], record: bool = True) -> LoadError | None:
         """Run ``load``; on any failure undo everything it registered and return (and, for entry
         points, record) a LoadError."""
-        tables = (base.REGISTRY, base.DECLARED, base.ORIGINS)
+        tables: tuple[dict[str, Any], ...] = (base.REGISTRY, base.DECLARED, base.ORIGINS)
         saved = ([dict(t) for t in tables], {k: list(v) for k, v in base.BY_MODULE.items()},
                  dict(self._papers), dict(self._problems), set(sys.modules))
         try:
@@ -232,8 +235,10 @@ class Registry:
                 if not name.startswith(_OWN):
                     sys.modules.pop(name, None)
             for table, value in zip(tables, saved_tables):
-                table.clear(), table.update(value)
-            base.BY_MODULE.clear(), base.BY_MODULE.update(by_module)
+                table.clear()
+                table.update(value)
+            base.BY_MODULE.clear()
+            base.BY_MODULE.update(by_module)
             base.BY_MODULE.update(keep)
             for name, (cls, where) in kept.items():
                 base.DECLARED[name], base.ORIGINS[name] = cls, where
@@ -352,7 +357,7 @@ class Registry:
             raise RegistryError(f"unknown algorithm {name!r}; known: {base.names()}{self._hint()}")
         return cls
 
-    def problem(self, name: str) -> Callable[..., "Problem"]:
+    def problem(self, name: str) -> Callable[..., Problem]:
         self.ensure("problem")
         if name not in self._problems:
             raise RegistryError(f"unknown problem family {name!r}; known: {sorted(self._problems)}{self._hint()}")
@@ -361,13 +366,13 @@ class Registry:
     def _hint(self) -> str:
         return "".join(f"\n  ({error})" for error in self.errors)
 
-    def claims(self) -> list["Claim"]:
+    def claims(self) -> list[Claim]:
         return [c for paper in self.papers().values() for c in paper.claims]
 
-    def theorems(self) -> list["Theorem"]:
+    def theorems(self) -> list[Theorem]:
         return [t for paper in self.papers().values() for t in paper.theorems]
 
-    def select_claims(self, pattern: str | None = None) -> list["Claim"]:
+    def select_claims(self, pattern: str | None = None) -> list[Claim]:
         """Claims whose id or paper matches a glob pattern (a bare word matches as a substring)."""
         claims = self.claims()
         if not pattern:
@@ -378,11 +383,11 @@ class Registry:
             raise RegistryError(f"no claim matches {pattern!r}; claims: {[c.id for c in claims]}")
         return chosen
 
-    def paper_of(self, claim: "Claim") -> Item | None:
+    def paper_of(self, claim: Claim) -> Item | None:
         self.ensure("paper")
         return self._papers.get(claim.paper)
 
-    def plan(self, claims: Sequence["Claim"], profile: "Profile") -> list["RunConfig"]:
+    def plan(self, claims: Sequence[Claim], profile: Profile) -> list[RunConfig]:
         """Every run the claims need in this profile, with their names checked against the registry:
         a claim naming an unknown algorithm or problem is a RegistryError naming the claim, its
         paper's origin and the unknown name (before anything runs)."""
@@ -525,11 +530,11 @@ def papers() -> dict[str, Paper]:
     return default().papers()
 
 
-def select_claims(pattern: str | None = None) -> list["Claim"]:
+def select_claims(pattern: str | None = None) -> list[Claim]:
     return default().select_claims(pattern)
 
 
-def plan(claims: Sequence["Claim"], profile: "Profile") -> list["RunConfig"]:
+def plan(claims: Sequence[Claim], profile: Profile) -> list[RunConfig]:
     return default().plan(claims, profile)
 
 
@@ -538,7 +543,7 @@ def make_algorithm(name: str, params: Mapping[str, Any] | None = None) -> base.A
     return default().algorithm(name).from_params(dict(params or {}))
 
 
-def make_problem(name: str, params: Mapping[str, Any] | None = None) -> "Problem":
+def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
     """Build a registered problem, every parameter checked against its family's declaration.
 
     A factory declared with ``ratecheck.params.declare`` checks its own keywords. For one not yet
@@ -564,8 +569,9 @@ def make_problem(name: str, params: Mapping[str, Any] | None = None) -> "Problem
         for key, value in params.items():
             if key not in declared:
                 raise ParamError(name, key, value, f"unknown parameter; accepted parameters: {sorted(declared)}")
-            if declared[key] is not None:
-                declared[key].check(key, value, name)  # check only: the factory gets the value as given
+            param = declared[key]
+            if param is not None:
+                param.check(key, value, name)  # check only: the factory gets the value as given
         check_dense_size(name, factory, params)
     try:
         return factory(**params)
@@ -604,7 +610,7 @@ def worker_sources() -> tuple[str, ...]:
     (``@register`` in a researcher's module), which a fresh process must import to know them."""
     registry = default()
     extra = list(registry.sources)
-    for name, origin in base.ORIGINS.items():
+    for _name, origin in base.ORIGINS.items():
         module = origin.removeprefix("module ")
         if origin.startswith("module ") and module != "__main__" and module not in extra:
             if not module.startswith(_OWN):

@@ -77,6 +77,7 @@ class ReplicaStream:
             rest = buf.shape[1] - pos if buf is not None else 0
             fresh = np.empty((self.count, max(_CHUNK, 2 * size)))
             if rest:
+                assert buf is not None
                 fresh[:, :rest] = buf[:, pos:]
             for row, gen in zip(fresh, self._gens):  # one loop per chunk, not per draw
                 if kind == "normal":
@@ -106,7 +107,7 @@ class ReplicaStream:
 class Streams:
     """The named random streams of one run, each a ReplicaStream over the same replicas."""
 
-    def __init__(self, seed: int, run_key: str, replicas: Sequence[int]):
+    def __init__(self, seed: int, run_key: str, replicas: Sequence[int] | np.ndarray):
         self.seed = seed
         self.run_key = run_key
         self.replicas = tuple(int(r) for r in replicas)

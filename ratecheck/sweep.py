@@ -7,8 +7,9 @@ where it stopped; a rerun reuses the cache; duplicate configurations across clai
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from .claims import Claim, Outcome, Profile, Verdict
 from .engine import run_config

@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .seeding import stable_hash
 from .trace import RunConfig
@@ -55,7 +56,7 @@ def item_key(item: RunConfig | Task) -> str:
     return item.key()
 
 
-def complete(claim: "Claim", profile: "Profile", results: Mapping[str, Any]) -> dict[str, Any]:
+def complete(claim: Claim, profile: Profile, results: Mapping[str, Any]) -> dict[str, Any]:
     """``results`` with everything ``claim`` requests computed here, uncached: for a decision asked
     outside a sweep (a unit test calling ``decide``). A check never gets here: its sweep has
     answered every request from the store or the executor."""

@@ -19,15 +19,17 @@ from __future__ import annotations
 import functools
 import math
 import types
-from pathlib import Path
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeAlias
 
 import numpy as np
 import sympy as sp
 from sympy.core.relational import Relational
+
+from .assumptions import Assumption
 
 __all__ = [
     "Bound",
@@ -45,7 +47,7 @@ __all__ = [
     "exponent",
 ]
 
-SymbolLike = sp.Symbol | str
+SymbolLike: TypeAlias = "sp.Symbol | str"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -61,7 +63,7 @@ class Source:
     note: str = ""
 
     @classmethod
-    def of(cls, paper: str) -> Callable[..., "Source"]:
+    def of(cls, paper: str) -> Callable[..., Source]:
         """A paper module's citation helper: ``src = Source.of(SEED)``; ``src("Theorem 2, eq. (14)")``."""
         return functools.partial(cls, paper)
 
@@ -120,7 +122,7 @@ class Condition:
         return set(self.relation.free_symbols)
 
     @classmethod
-    def from_latex(cls, name: str, latex: str, source: Source, symbols: Any, note: str = "") -> "Condition":
+    def from_latex(cls, name: str, latex: str, source: Source, symbols: Any, note: str = "") -> Condition:
         """The condition pasted from the paper, e.g. ``r"\\bar{\\eta} \\le \\frac{1}{4 \\sqrt{3} L K}"``;
         ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
         from .latex import relation
@@ -154,7 +156,7 @@ class Bound:
         object.__setattr__(self, "expr", sp.sympify(self.expr))
 
     @classmethod
-    def from_latex(cls, version: str, latex: str, source: Source, symbols: Any, note: str = "") -> "Bound":
+    def from_latex(cls, version: str, latex: str, source: Source, symbols: Any, note: str = "") -> Bound:
         """The bound pasted from the paper, e.g. ``r"\\sqrt{\\frac{128 \\Delta}{n K T}} + \\frac{8 L}{K T}"``;
         ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
         from .latex import expression
@@ -278,7 +280,7 @@ class _OrderCache:
         self._new: dict[str, str] = {}
 
     @property
-    def path(self) -> "Path | None":
+    def path(self) -> Path | None:
         import os
 
         configured = os.environ.get("RATECHECK_SYMPY_CACHE")
@@ -547,7 +549,8 @@ def derive_complexity(
     (``cached_derivation``): each derivation is a few ``sp.solve`` calls."""
     before, after = dict(before or {}), dict(after or {})
     expr = rate.subs(local_steps, 1) if k_is_constant else rate.subs(local_steps, samples / rounds)
-    need_t, need_n = [], []
+    need_t: list[Any] = []
+    need_n: list[Any] = []
     for term in sp.Add.make_args(sp.expand(expr)):
         syms = term.free_symbols
         target = (rounds if (rounds in syms and samples not in syms)
@@ -588,10 +591,12 @@ class Theorem:
     conditions: tuple[Condition, ...]
     bounds: tuple[Bound, ...]
     schedule: Mapping[sp.Symbol, sp.Expr] = field(default_factory=dict)
-    assumptions: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()  # the paper's wording, for the report
+    # what a problem family must certify (ratecheck.assumptions): the binder fills these constants
+    requires: tuple[Assumption, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("constants", "parameters", "conditions", "bounds", "assumptions"):
+        for name in ("constants", "parameters", "conditions", "bounds", "assumptions", "requires"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         declared: dict[str, sp.Symbol] = {}
         for sym in (*self.constants, *self.parameters):

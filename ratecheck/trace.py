@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +77,7 @@ class RunConfig:
         return {**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas), "mode": self.mode}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "RunConfig":
+    def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
         if not isinstance(data, Mapping):
             raise ParamError("RunConfig", "config", data, "must be a mapping of its fields")
         unknown = sorted(set(data) - set(CONFIG_FIELDS))
@@ -86,7 +87,7 @@ class RunConfig:
                              f"unknown fields {unknown} / missing fields {missing}; fields: {list(CONFIG_FIELDS)}")
         return cls(**data)
 
-    def with_(self, **changes: Any) -> "RunConfig":
+    def with_(self, **changes: Any) -> RunConfig:
         data = self.to_dict()
         for name, value in changes.items():
             if name in data:
@@ -149,7 +150,7 @@ class Trace:
         return arrays, {"config": self.config.to_dict(), "info": _jsonable(self.info)}
 
     @classmethod
-    def from_arrays(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> "Trace":
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> Trace:
         def section(prefix: str) -> dict[str, np.ndarray]:
             return {k[len(prefix) :]: np.asarray(v) for k, v in arrays.items() if k.startswith(prefix)}
 

@@ -17,7 +17,7 @@ from ratecheck.claims import (
 )
 from ratecheck.explain import describe
 from ratecheck.pytest_plugin import ClaimFailure, assert_outcome
-from ratecheck.sweep import check_claims, run_configs
+from ratecheck.sweep import check_claims
 from ratecheck.theory import Bound, Condition, Source, Theorem
 from ratecheck.trace import RunConfig, Trace
 
@@ -155,7 +155,6 @@ def _selected_claims(session: pytest.Session) -> list:
 def registered_traces(request, ratecheck_profile, ratecheck_store):
     """The runs the selected registered claims need, computed once (deduplicated) on a 2-process pool."""
     from ratecheck.executors import make_executor
-
     from ratecheck.sweep import gather
 
     with make_executor(jobs=2) as executor:  # runs and searches (hunts, bisections) alike

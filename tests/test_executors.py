@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest

@@ -29,7 +29,8 @@ def _replay(prob, replicas=2):
 def _oracles(prob, m, s, r):
     """Client m's exact-plus-sampled oracles for replica r of an OracleSample s (Python, one client)."""
     A, B, c, d, e = prob.A[m], prob.B[m], prob.c[m], prob.d_m[m], prob.e_m[m]
-    pick = lambda z, *idx: 0.0 if z is None else z[(r, m) + idx]
+    def pick(z, *idx):
+        return 0.0 if z is None else z[(r, m) + idx]
     return {
         "gy": lambda x, y: A @ y - B @ x - c + pick(s.gy),
         "fx": lambda x, y: prob.rho * (x - e) + pick(s.fx),
@@ -46,7 +47,7 @@ def test_fedbio_matches_per_client_recursion_with_noise():
     state, costs = _steps(alg, prob, T)
     noise = _replay(prob)
     x0, y0, u0 = (prob.initial_state()[k] for k in ("x", "y", "v"))
-    X = np.tile(x0, (2, 3, 1)); Y = np.tile(y0, (2, 3, 1)); U = np.tile(u0, (2, 3, 1))
+    X, Y, U = (np.tile(z, (2, 3, 1)) for z in (x0, y0, u0))
     for t in range(1, T + 1):
         sy = prob.draw(noise, (3,), 3, oracles=("gy",))
         sx = prob.draw(noise, (3,), 2, oracles=("fx", "fy", "J", "H"))
@@ -140,7 +141,7 @@ def test_fedbio_local_matches_per_client_recursion_and_never_averages_y(neumann_
     T = 5
     state, costs = _steps(alg, prob, T)
     noise = _replay(prob)
-    X = np.tile(prob.initial_state()["x"], (2, 3, 1)); Y = np.tile(prob.initial_state()["y"], (2, 3, 1))
+    X, Y = (np.tile(prob.initial_state()[k], (2, 3, 1)) for k in ("x", "y"))
     for t in range(1, T + 1):
         sy = prob.draw(noise, (3,), 1, oracles=("gy",))
         if neumann_batch == "copies":  # b_x i.i.d. copies, each with its own Q + 2 samples
@@ -274,7 +275,8 @@ def _flipped(sample, Q):
     from itertools import product
 
     signs = np.array(list(product((1.0, -1.0), repeat=Q + 3)))
-    lead = lambda z: (-1,) + (1,) * (z.ndim - 1)
+    def lead(z):
+        return (-1,) + (1,) * (z.ndim - 1)
     blocks = {k: getattr(sample, k)[0][None] * signs[:, j].reshape(lead(getattr(sample, k)))
               for j, k in enumerate(("fx", "fy", "J"))}
     H = sample.H[0][None]
@@ -365,8 +367,8 @@ def test_per_factor_storm_uses_the_same_chain_at_both_points():
     """fedbio.storm.same_batch_local's check with neumann_batch='per_factor': with additive noise (grad f, grad_y g)
     and c = 0, the same minibatch factors at the old and the new point leave the momentum exact, so every replica
     reaches x_Q to round-off; drawing the chain afresh at each point does not."""
-    from ratecheck.engine import run
     from proofs.fedbio.claims import STORM_LOCAL
+    from ratecheck.engine import run
 
     prob = make_fedbio(test="C1", clients=4, sigma_f=1.0, sigma_g=1.0)
     params = {**STORM_LOCAL, "b": 3, "neumann_batch": "per_factor"}

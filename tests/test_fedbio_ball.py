@@ -13,7 +13,8 @@ from ratecheck.trace import RunConfig
 CONFIG = RunConfig("fedbio", {}, "fedbio_bilevel", {"test": "A", "clients": 2}, 10)
 
 
-def _point(max_x: float, max_y: float = 0.1, samples=np.zeros(4)) -> PointResult:
+def _point(max_x: float, max_y: float = 0.1, samples: np.ndarray | None = None) -> PointResult:
+    samples = np.zeros(4) if samples is None else samples
     trace = SimpleNamespace(info={"max_x_norm": max_x, "max_y_norm": max_y}, exact=False)
     return PointResult(value=1.0, config=CONFIG, samples=samples, diverged=0, trace=trace)
 

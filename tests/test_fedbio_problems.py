@@ -211,7 +211,8 @@ def test_independent_batches_draw_independent_rows_and_eq6_shares_xi_f():
     def index(z, rows):  # which of client 0's rows a single-sample block (R, M, n, k) is
         return ((z[:, 0, :, None, :] - rows[0]) ** 2).sum(-1).argmin(-1)
 
-    flat = lambda z: z.reshape(z.shape[:3] + (-1,))
+    def flat(z):
+        return z.reshape(z.shape[:3] + (-1,))
     s = p.draw(_stream(4), (3, 150), 1, hessians=3, oracles=("fx", "fy", "J", "H"))  # 40 x 150 per client
     ix = {"fx": index(s.fx, p.rows_f[..., :P]), "fy": index(s.fy, p.rows_f[..., P:]),
           "J": index(flat(-np.swapaxes(s.J, -1, -2)), p.rows_B.reshape(3, K, -1)),

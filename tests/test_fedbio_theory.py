@@ -21,7 +21,7 @@ def test_orders_used_by_the_claims():
 
 def test_complexity_table_matches_spec_4_7():
     c = th.complexity()
-    e, M, b = th.eps, th.M, th.b
+    e, M, _b = th.eps, th.M, th.b
     assert th.exponent(c["FedBiO T"], e) == -1.5
     assert th.exponent(c["FedBiOAcc T"], e) == -1.5 and th.exponent(c["FedBiOAcc T"], M) == -1
     assert th.exponent(c["FedBiOAcc I"], e) == pytest.approx(-1 / 3)

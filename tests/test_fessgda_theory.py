@@ -217,10 +217,9 @@ def test_nonlinear_floors_start_after_the_transient():
     """B2 and C2 average the tail from NONLINEAR_FLOOR_START: there the noiseless run from x0 (the transient the
     floor must not count) is below 1% of the m = 16 floor (the smallest one, measured on 4 replicas): a 1% bias at
     one end moves a slope over 1.2 decades by under 0.004, a 25th of the band (measured: 0.2% ncpl, 0.04% pwmax)."""
+    from proofs.fessgda.claims import NONLINEAR_FLOOR_START, b2_config, c2_config
     from ratecheck.claims import tail_average
     from ratecheck.engine import run_config
-
-    from proofs.fessgda.claims import NONLINEAR_FLOOR_START, b2_config, c2_config
 
     quick = PROFILES["quick"]
     for config, measure in ((b2_config(16, 4, quick), "stat_kappa"), (c2_config(16, quick), "stat_sq")):

@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import problems  # noqa: E402
-from ratecheck.algorithms import REGISTRY, make_algorithm  # noqa: E402
 from ratecheck import registry  # noqa: E402
+from ratecheck.algorithms import REGISTRY, make_algorithm  # noqa: E402
 from ratecheck.cli import main  # noqa: E402
 from ratecheck.engine import run  # noqa: E402
 from ratecheck.params import declarations, inferred_declarations  # noqa: E402

@@ -7,7 +7,6 @@ import json
 import pytest
 import sympy as sp
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from problems.quadratic import make, strategy
 from proofs.defedavg.hunts import HUNT_CORRECTED, HUNT_MAIN_TEXT, THEOREM_2_SPACE

@@ -54,7 +54,7 @@ def test_client_measures_match_a_hand_computation_and_leave_the_iterates_alone()
     state = alg.init(problem, streams)
     for t in range(3):  # mid-period: the clients have spread
         state, _ = alg.round(state, problem, t, streams)
-    x, y, u = state.x[0], state.y[0], state.u[0]
+    x, _y, u = state.x[0], state.y[0], state.u[0]
     nu = np.mean([problem.rho * (x[m] - problem.e_m[m]) + problem.B[m].T @ u[m] for m in range(3)], axis=0)
     bias = problem.hypergrad(x.mean(0)[None])[0] - nu
     got = problem.measures(alg.output(state))

@@ -69,7 +69,8 @@ def test_constants_against_numerical_eigenvalues(params, L):
     if params["curvature"] == "shared":
         assert const["mu"].value == pytest.approx(params["mu"], rel=1e-10)
     # F* and Delta from the closed form agree with direct evaluation
-    f = lambda x: np.mean([0.5 * (x - c) @ h @ (x - c) for h, c in zip(np.broadcast_to(hess, (prob.num_clients, prob.dim, prob.dim)), prob.centers)])  # noqa: E731
+    hessians = np.broadcast_to(hess, (prob.num_clients, prob.dim, prob.dim))
+    f = lambda x: np.mean([0.5 * (x - c) @ h @ (x - c) for h, c in zip(hessians, prob.centers)])  # noqa: E731
     assert const["F_star"].value == pytest.approx(f(prob.x_star), abs=1e-10)
     assert const["Delta"].value == pytest.approx(f(prob.x0) - f(prob.x_star), rel=1e-9, abs=1e-12)
 

@@ -4,8 +4,6 @@ theorem says what the README says it does."""
 import re
 from pathlib import Path
 
-import sympy as sp
-
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 EXAMPLE = ROOT / "examples" / "fedavg_momentum"

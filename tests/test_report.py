@@ -306,7 +306,7 @@ def test_paper_figures_hook_draws_and_embeds(tmp_path):
 
 
 def test_long_formulas_are_mathml_in_html_and_code_in_markdown():
-    from ratecheck.report import formula, render_html, render_markdown, Para
+    from ratecheck.report import Para, formula, render_html, render_markdown
 
     x = sp.Symbol("x", positive=True)
     long = sum(sp.sqrt(x + k) / (k + 1) for k in range(8))
@@ -319,7 +319,7 @@ def test_long_formulas_are_mathml_in_html_and_code_in_markdown():
 
 
 def test_observations_rates_and_deterministic_points_are_shown(tmp_path):
-    from ratecheck.claims import Observation, RateClaim
+    from ratecheck.claims import Observation
 
     rng = np.random.default_rng(3)
     base = decided(LIMIT, limit_outcome(rng).points)

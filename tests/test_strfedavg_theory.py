@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-
 from proofs.strfedavg import theorems as th
 
 

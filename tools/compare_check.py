@@ -14,7 +14,8 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 # Timings and store bookkeeping change with the machine and the cache, never with a verdict.
 VOLATILE = {"seconds", "wall_seconds", "cpu_seconds", "reused", "computed", "runs", "elapsed"}

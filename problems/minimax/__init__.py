@@ -43,21 +43,21 @@ from typing import Any
 from ratecheck.params import Param
 
 from .base import (  # noqa: F401 (re-exported)
-    Y_SETS,
+    CLIENTS,
+    DIM,
     MAX_CLIENTS,
     MAX_DIM,
     MAX_ENTRIES,
-    CLIENTS,
-    DIM,
-    ZETA,
-    OMEGA,
+    MAX_QUADRATIC_DIM,
+    MOREAU,
     NOISE,
+    OMEGA,
+    SEED,
+    SHARED,
     X0,
     Y0,
-    SEED,
-    MOREAU,
-    SHARED,
-    MAX_QUADRATIC_DIM,
+    Y_SETS,
+    ZETA,
     MinimaxBatch,
     MinimaxProblem,
 )
@@ -67,9 +67,10 @@ from .onepc import OnePointConcave, make_onepc  # noqa: F401 (re-exported)
 from .pwmax import PointwiseMax, make_pwmax  # noqa: F401 (re-exported)
 from .quadratic import MinimaxQuadratic, make_quadratic, make_quadratic_pl  # noqa: F401 (re-exported)
 from .tanh import TanhBox, make_tanh  # noqa: F401 (re-exported)
-from .wgan import shard_moments, WGAN, make_wgan  # noqa: F401 (re-exported)
+from .wgan import WGAN, make_wgan, shard_moments  # noqa: F401 (re-exported)
 
-KINDS = {"quadratic": make_quadratic, "quadratic_pl": make_quadratic_pl, "ncpl": make_ncpl, "pwmax": make_pwmax, "tanh": make_tanh, "onepc": make_onepc, "wgan": make_wgan, "ncnc_pl": make_ncnc_pl}
+KINDS: dict[str, Any] = {"quadratic": make_quadratic, "quadratic_pl": make_quadratic_pl, "ncpl": make_ncpl, "pwmax": make_pwmax,
+         "tanh": make_tanh, "onepc": make_onepc, "wgan": make_wgan, "ncnc_pl": make_ncnc_pl}
 
 
 KIND = Param.choice("which minimax problem: " + ", ".join(KINDS), tuple(KINDS))

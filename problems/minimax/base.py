@@ -3,15 +3,30 @@ shares (ratecheck.params) and the size rules."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import (
+    DIST0,
+    Assumption,
+    bounded_domain,
+    bounded_gradient,
+    bounded_variance,
+    heterogeneity,
+    initial_distance,
+    initial_gap,
+    other,
+    pl,
+    smooth,
+    structure,
+    two_sided_pl,
+)
 from ratecheck.params import Param, ParamError
 from ratecheck.problem import Constant, Problem
 from ratecheck.seeding import ReplicaStream
-
 
 Y_SETS = ("free", "box", "simplex")
 
@@ -65,6 +80,11 @@ class MinimaxProblem(Problem):
     """Base of the minimax families: noise model, projection onto Y, Def 2.1 stationarity."""
 
     family: ClassVar[str] = "minimax"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("l"), bounded_variance("sigma"), heterogeneity("sigma_G"), structure("M"),
+        pl("mu", "kappa"), two_sided_pl("mu1", "mu2", "kappa1", "kappa2"),
+        initial_gap("Delta", "Phi_star", "W0", "W0_swap"), bounded_domain("D_Y"), bounded_gradient("G_y"),
+        other("c0", text="strict complementarity margin c0 (spec fessgda §6)"), initial_distance(DIST0))
     y_set: ClassVar[str] = "free"
 
     x0: np.ndarray
@@ -75,6 +95,10 @@ class MinimaxProblem(Problem):
     spec_params: Mapping[str, Any]
 
     # -- shared machinery --------------------------------------------------------------------
+    # derived in __post_init__ (not parameters)
+    dim_x: int = field(init=False, repr=False, compare=False)
+    dim_y: int = field(init=False, repr=False, compare=False)
+    l: float = field(init=False, repr=False, compare=False)
     def _init_common(self, clients: int, dim_x: int, dim_y: int) -> None:
         # a direct construction is checked by the same declarations the factories use
         for name, param, value in (("clients", CLIENTS, clients), ("noise", NOISE, self.noise),

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import DIST0
 from ratecheck.params import declare
 from ratecheck.problem import Constant
 
@@ -26,6 +27,9 @@ class TwoSidedPLSine(MinimaxProblem):
     """
 
     PL_GRID: ClassVar[tuple[float, int]] = (6.0, 1200)  # [-6, 6]^2 with 1200^2 points (no point on the axes)
+    # derived in __post_init__ (not parameters)
+    mu1: float = field(init=False, repr=False, compare=False)
+    mu2: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         d = self.x0.shape[0]
@@ -95,6 +99,7 @@ class TwoSidedPLSine(MinimaxProblem):
         half, n = self.PL_GRID
         grid = f"grid inf over [-{half:g}, {half:g}]^2 ({n}^2 points; ratio -> 2 as |x| -> oo, resp. 8 as |y| -> oo)"
         return {
+            DIST0: Constant(float(np.sum(self.x0**2)), "||x0 - x*||^2, x* = 0 (the unique saddle (0, 0))"),
             "l": Constant(self.l, "sup of the 2x2 Hessian norm on a 1001^2 grid of one period [0, pi]^2 (+ zeta omega^2)"),
             "mu1": Constant(self.mu1, f"PL in x: ||grad_x f||^2 / (2 (f - min_x f)), {grid}"),
             "mu2": Constant(self.mu2, f"PL in y: ||grad_y f||^2 / (2 (max_y f - f)), {grid}"),

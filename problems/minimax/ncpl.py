@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -10,7 +10,7 @@ import numpy as np
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
 
-from .base import DIM, SHARED, MinimaxProblem, _sin_sigma_g, _min_1d, _shared_fields
+from .base import DIM, SHARED, MinimaxProblem, _min_1d, _shared_fields, _sin_sigma_g
 
 
 @dataclass(frozen=True, eq=False)
@@ -22,6 +22,9 @@ class NCPLLog(MinimaxProblem):
     alpha: float
     c: float
     mu: float
+    # derived in __post_init__ (not parameters)
+    b: float = field(init=False, repr=False, compare=False)
+    l_global: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         d = self.x0.shape[0]

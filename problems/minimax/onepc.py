@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -11,7 +11,7 @@ from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
 from ratecheck.projections import project_box
 
-from .base import DIM, MOREAU, SHARED, MinimaxProblem, _sin_sigma_g, _min_1d, _shared_fields
+from .base import DIM, MOREAU, SHARED, MinimaxProblem, _min_1d, _shared_fields, _sin_sigma_g
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,6 +33,8 @@ class OnePointConcave(MinimaxProblem):
     a: float
     R: float
     moreau: bool
+    # derived in __post_init__ (not parameters)
+    D_Y: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         d = self.x0.shape[0]

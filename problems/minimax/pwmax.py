@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,6 +26,9 @@ class PointwiseMax(MinimaxProblem):
     r: float
     c0: float
     duplicate: bool
+    # derived in __post_init__ (not parameters)
+    slopes: np.ndarray = field(init=False, repr=False, compare=False)
+    shifts: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._init_common(self.spec_params["clients"], 2, 4)

@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import DIST0
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
 
 from .base import (
-    MAX_DIM,
     CLIENTS,
     DIM,
-    ZETA,
+    MAX_DIM,
     NOISE,
+    SEED,
     X0,
     Y0,
-    SEED,
-    _check_quadratic_size,
+    ZETA,
     MinimaxBatch,
     MinimaxProblem,
+    _check_quadratic_size,
     _vector,
 )
 
@@ -37,6 +39,13 @@ class MinimaxQuadratic(MinimaxProblem):
     C: np.ndarray
     offsets: np.ndarray  # (M, 2d): v_i = (b_i, c_i); no sinusoid (zeta = 0): the floor stays exact
     spread: np.ndarray  # (M, d): A_i = A + diag(spread_i), sum_i spread_i = 0 (client drift, spec §6.1 test 5)
+    # derived in __post_init__ (not parameters)
+    range_projector: np.ndarray = field(init=False, repr=False, compare=False)
+    mu1: float = field(init=False, repr=False, compare=False)
+    hessian: np.ndarray = field(init=False, repr=False, compare=False)
+    jac: np.ndarray = field(init=False, repr=False, compare=False)
+    S: np.ndarray = field(init=False, repr=False, compare=False)
+    Q: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         d = self.A.shape[0]
@@ -161,6 +170,8 @@ class MinimaxQuadratic(MinimaxProblem):
             sigma_g = float(np.linalg.norm(self.offsets, axis=1).max())
             sg_how = "max_i ||(b_i, c_i)||: grad f_i - grad f is constant"
         return {
+            DIST0: Constant(float(np.sum((self.x0 @ self.range_projector) ** 2)),
+                            "dist(x0, null(A))^2: the x-part of the saddle set null(A) x {0}"),
             "l": Constant(l, "max_i ||[[A_i, B], [B', -C]]||_2 (exact client Hessian norms)"),
             "mu1": Constant(mu1, "smallest nonzero eigenvalue of A (= lambda_min(U U') for A = U'U): PL constant in x"),
             "mu2": Constant(mu2, "lambda_min(C): PL constant in y"),
@@ -269,6 +280,7 @@ def strategy(**fixed: Any):
     parameters follow it; fixing ``d`` (a value) fixes the dimension.
     """
     from hypothesis import strategies as st
+
     from ratecheck.hunt import finite_floats, fixed_draws  # the families' shared strategy helpers
 
     number = finite_floats

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import DIST0
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
 from ratecheck.projections import project_box
 
-from .base import DIM, MOREAU, SHARED, MinimaxProblem, _sin_sigma_g, _shared_fields
+from .base import DIM, MOREAU, SHARED, MinimaxProblem, _shared_fields, _sin_sigma_g
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,6 +32,9 @@ class TanhBox(MinimaxProblem):
     R: float
     reg_eps: float
     moreau: bool  # compute the Moreau measure every round (a 40-step bisection: the costly measure)
+    # derived in __post_init__ (not parameters)
+    D_Y: float = field(init=False, repr=False, compare=False)
+    reg: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         d = self.x0.shape[0]
@@ -121,6 +125,7 @@ class TanhBox(MinimaxProblem):
 
     def constants(self) -> dict[str, Constant]:
         return {
+            DIST0: Constant(float(np.sum(self.x0**2)), "||x0 - x*||^2, x* = 0 the unique stationary point of Phi"),
             "l": Constant(self.l, "sup of the 2x2 block Hessian norm on a grid of s, y = +-R, + zeta omega^2 (+ eps/(2D) if regularized)"),
             "D_Y": Constant(self.D_Y, "2 R sqrt(d)"),
             "G_y": Constant(float(np.sqrt(self.dim_x)), "sup ||tanh(b x)|| = sqrt(d) (Assumption 3.3 on all of X)"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,9 @@ class WGAN(MinimaxProblem):
     moments: np.ndarray  # (M, 2)
     R_x: float
     R_phi: float
+    # derived in __post_init__ (not parameters)
+    m1: float = field(init=False, repr=False, compare=False)
+    m2: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._init_common(self.moments.shape[0], 2, 2)

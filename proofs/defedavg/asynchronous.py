@@ -13,14 +13,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from problems.quadratic import p1, p2, p3
 from ratecheck.claims import (
-    negative_control,
     BoundClaim,
     Claim,
     ExactSlopeClaim,
@@ -34,6 +34,7 @@ from ratecheck.claims import (
     Verdict,
     hitting_rounds,
     monte_carlo_twin,
+    negative_control,
     tail_average,
 )
 from ratecheck.claims.views import Statistic
@@ -189,7 +190,7 @@ DELAY_STABILITY = StabilityClaim(
 # says of the rate; the exact value decides at each d.
 
 FLAT_PROBLEM = p1(clients=64, x0_offset=0.0, mu=1.0)  # isotropic: short correlation time
-FLAT_STEPS = {"eta_global": 0.25, "eta_local": 0.05, "local_steps": 5}
+FLAT_STEPS: dict[str, Any] = {"eta_global": 0.25, "eta_local": 0.05, "local_steps": 5}
 FLAT_N = 4
 FLAT_GRID = {"quick": (0, 2, 8), "full": (0, 1, 2, 4, 8, 16)}
 FLAT_ROUNDS = {"quick": 1500, "full": 12000}
@@ -212,7 +213,7 @@ def flat_floor(delay: int) -> float:
                                 delay=delay, sigma2=problem.sigma**2, dim=problem.dim)
 
 
-_FLAT_COMMON = dict(paper=KEY, measure="grad_norm_sq", summary=tail_average("grad_norm_sq", 0.25))
+_FLAT_COMMON: dict[str, Any] = dict(paper=KEY, measure="grad_norm_sq", summary=tail_average("grad_norm_sq", 0.25))
 
 FLOOR_VS_DELAY = ExactValueClaim(
     id="defedavg.delay.floor_flat",
@@ -400,7 +401,7 @@ def _sampling_exponent() -> float:
     return float(np.log(ends[1] / ends[0]) / np.log(16))
 
 
-_SAMPLING_COMMON = dict(paper=KEY, vary="n", grid=SAMPLING_GRID, configure=sampling_config,
+_SAMPLING_COMMON: dict[str, Any] = dict(paper=KEY, vary="n", grid=SAMPLING_GRID, configure=sampling_config,
                         measure="grad_norm_sq", summary=tail_average("grad_norm_sq", 0.25),
                         source=src("eq. (16) and Lemma 2 (sampling with replacement); spec §6 P2-d"))
 
@@ -483,7 +484,7 @@ def _exact_minimizer(config: RunConfig) -> np.ndarray:
     return problem_of(config).x_star
 
 
-_BIAS_COMMON = dict(paper=KEY, vary="n", grid={"quick": (BIAS_N,), "full": (BIAS_N,)}, measure="dist_sq",
+_BIAS_COMMON: dict[str, Any] = dict(paper=KEY, vary="n", grid={"quick": (BIAS_N,), "full": (BIAS_N,)}, measure="dist_sq",
                     tolerance=BIAS_TOLERANCE, source=src("§3.1 on uniform sampling vs first arrivals; spec §6 P2-e, "
                                                          "pitfall 4"))
 
@@ -738,7 +739,7 @@ class WallClockClaim(Claim):
                        f"ratio {tag}", evidence, points)
 
 
-_WALL_COMMON = dict(paper=KEY, vary="n", grid=WALL_GRID, measure="grad_norm_sq",
+_WALL_COMMON: dict[str, Any] = dict(paper=KEY, vary="n", grid=WALL_GRID, measure="grad_norm_sq",
                     configure=lambda value, profile: wall_config("fedavg_events", value, p1(clients=WALL_CLIENTS),
                                                                  profile),
                     source=src("Table I and §4.2 (wall-clock time to target accuracy); spec §4.4, §5.5"))
@@ -792,7 +793,7 @@ def p3_config(n_clients: float, profile: Profile) -> RunConfig:
                             problem="cosine_quadratic")
 
 
-_P3_COMMON = dict(paper=KEY, theorem=THEOREM_2, bindings=bindings, measure="avg:grad_norm_sq", vary="n",
+_P3_COMMON: dict[str, Any] = dict(paper=KEY, theorem=THEOREM_2, bindings=bindings, measure="avg:grad_norm_sq", vary="n",
                   grid=P3_GRID, configure=p3_config)
 
 P3_BOUND = BoundClaim(

@@ -3,62 +3,51 @@
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from problems.quadratic import p1, p2
+from ratecheck.assumptions import Binder, local_steps, param, participating, rounds
 from ratecheck.claims import (
-    negative_control,
+    PROFILES,
     BoundClaim,
     ExactSlopeClaim,
     ExactValueClaim,
     ExpectedOrder,
     ExponentComparisonClaim,
     LimitClaim,
-    PROFILES,
     Profile,
     Verdict,
     monte_carlo_twin,
+    negative_control,
     observe,
     tail_average,
     term_negligible,
 )
-from ratecheck.inspection import problem_of, view
+from ratecheck.inspection import RunView, problem_of, view
 from ratecheck.theory import Derived, Theorem  # Derived: split-proofs (issue #7 startup)
 from ratecheck.trace import RunConfig, Trace
 
 from .modes import EXACT, exact_when_quick
 from .theorems import KEY, THEOREM_1, THEOREM_2, K, L, T, etabar, nu, sigma, src
 
-
 # --------------------------------------------------------------------------------------------
 # Binding runs to theorem symbols
 
 
-def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
-    """Theorem symbols at a run: the problem's exact constants and the run's parameters.
-
-    lambda is max(1, largest delay actually used) (Assumption 4 needs lambda >= 1, spec §4.7 item 7).
-    """
-    run = view(config)
-    const, p = run.constants, config.params
+def lambda_used(run: RunView, trace: Trace | None) -> float:
+    """lambda = max(1, largest delay actually used) (Assumption 4 needs lambda >= 1, spec §4.7 item 7)."""
     lam_used = trace.info["lambda_used"] if trace is not None else max(1, run.delay_lambda)
     if lam_used < 1:  # Assumption 4: lambda is an integer >= 1 (a delay of 0 is plugged in as 1)
         raise ValueError(f"lambda = {lam_used} is invalid in a theorem of DeFedAvg: Assumption 4 needs lambda >= 1")
-    return {
-        "L": const["L"],
-        "sigma": const["sigma"],
-        "nu": const["nu"],
-        "G": const["G"],
-        "Delta": const["Delta"],
-        "n": float(run.participating),
-        "K": float(run.local_steps),
-        "T": float(run.rounds),
-        "lam": float(lam_used),
-        "eta": float(p["eta_global"]),
-        "etabar": float(p["eta_local"]),
-    }
+    return float(lam_used)
+
+
+# Theorem symbols at a run: the constants the family certifies (ratecheck.assumptions) and the run's parameters
+bindings = Binder(THEOREM_1, THEOREM_2, reads={"n": participating, "K": local_steps, "T": rounds, "lam": lambda_used,
+                                               "eta": param("eta_global"), "etabar": param("eta_local")})
 
 
 def scheduled_config(
@@ -106,7 +95,7 @@ T_GRID = {"quick": (250, 500, 1000, 2000, 4000, 8000), "full": (250, 500, 1000, 
 N_FOR_T = 4
 
 
-def t2_config(n_clients: float, rounds: int, profile: Profile, *, lam: int = LAM_T2,
+def t2_config(n_clients: float, rounds: float, profile: Profile, *, lam: int = LAM_T2,
               local_steps: int = K_T2, mode: str = EXACT) -> RunConfig:
     n_clients = int(n_clients)
     return scheduled_config(
@@ -138,11 +127,11 @@ SLOPE_TOLERANCE_WHY = ("asymptotics: the regime check bounds the non-leading ter
                        "bends the local slope by at most 1/2 x 0.1 = 0.05 on the grid")
 SLOPE_MC_TOLERANCE = 0.1
 SLOPE_MC_TOLERANCE_WHY = "0.05 of finite-grid curvature plus the 16-replica bootstrap CI (about +-0.01 to 0.02)"
-_EXACT_SLOPE = dict(tolerance=SLOPE_TOLERANCE, tolerance_reason=SLOPE_TOLERANCE_WHY,
+_EXACT_SLOPE: dict[str, Any] = dict(tolerance=SLOPE_TOLERANCE, tolerance_reason=SLOPE_TOLERANCE_WHY,
                     mc_tolerance=SLOPE_MC_TOLERANCE, mc_tolerance_reason=SLOPE_MC_TOLERANCE_WHY)
 
 
-_T2_COMMON = dict(
+_T2_COMMON: dict[str, Any] = dict(
     paper=KEY,
     theorem=THEOREM_2,
     bindings=bindings,
@@ -177,7 +166,7 @@ T2_RATE_T = ExactSlopeClaim(
     **_T2_COMMON,
 )
 
-_BOUND_GRID = dict(vary="n", grid=N_GRID, configure=lambda value, profile: t2_config(
+_BOUND_GRID: dict[str, Any] = dict(vary="n", grid=N_GRID, configure=lambda value, profile: t2_config(
     value, T_FOR_N[profile.name], profile, mode=exact_when_quick(profile)))
 
 T2_BOUND_CORRECTED = BoundClaim(
@@ -312,7 +301,7 @@ T1_DRIFT_SMALL = term_negligible(
 )
 
 
-_T1_COMMON = dict(paper=KEY, theorem=THEOREM_1, bindings=bindings, measure="avg:grad_norm_sq",
+_T1_COMMON: dict[str, Any] = dict(paper=KEY, theorem=THEOREM_1, bindings=bindings, measure="avg:grad_norm_sq",
                   vary="n", grid=N_GRID_T1,
                   configure=lambda value, profile: t1_config(value, profile, mode=exact_when_quick(profile)))
 
@@ -549,7 +538,7 @@ def exact_minimizer(config: RunConfig) -> np.ndarray:
     return problem_of(config).x_star
 
 
-_DRIFT_COMMON = dict(paper=KEY, vary="etabar", grid=DRIFT_GRID, configure=drift_config, measure="dist_sq",
+_DRIFT_COMMON: dict[str, Any] = dict(paper=KEY, vary="etabar", grid=DRIFT_GRID, configure=drift_config, measure="dist_sq",
                      source=src("eqs. (2)-(3); spec §6 P2 'watch out'"), tolerance=0.01)
 
 FEDAVG_DRIFT_LIMIT = LimitClaim(
@@ -631,7 +620,7 @@ def _floor_exponent() -> float:
     return float(np.log(ends[1] / ends[0]) / np.log(16))
 
 
-_FLOOR_COMMON = dict(paper=KEY, vary="n", grid=FLOOR_GRID, configure=floor_config, measure="grad_norm_sq",
+_FLOOR_COMMON: dict[str, Any] = dict(paper=KEY, vary="n", grid=FLOOR_GRID, configure=floor_config, measure="grad_norm_sq",
                      summary=tail_average("grad_norm_sq", 0.25),
                      source=src("§3 remark on variance reduction by n; spec §6 P1-c (derived)"))
 

@@ -11,7 +11,7 @@ The theorem's own conditions, evaluated at the rounds found, decide which points
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from problems.quadratic import p1
 from ratecheck.claims import ExpectedOrder, PointResult, Profile
@@ -73,6 +73,7 @@ P1F_TOLERANCE = 0.1
 def _transient_small(points: Sequence[PointResult]) -> str:
     bad = []
     for p in points:
+        assert p.evaluation is not None  # the claim evaluates its theorem at every point
         v = p.evaluation.values
         term = 8 * v["L"] / (v["K"] * v["T"])
         if term > P1F_REGIME_FRACTION * P1F_EPS:
@@ -91,7 +92,7 @@ T2_ROUNDS_TO_EPS = HorizonSlopeClaim(
     grid=P1F_GRID,
     configure=lambda value, profile: p1f_config(value, 1, profile),
     configure_at=p1f_config,
-    first_guess=t2_min_at,
+    first_guess=t2_min_at,  # type: ignore[arg-type]  # (13) holds at some T <= 10^7 at every n of the grid
     smallest_admissible=t2_min_at,
     target=P1F_EPS,
     measure="avg:grad_norm_sq",

@@ -10,7 +10,8 @@ expectations (ratecheck.exact), so a counterexample is decided with no Monte-Car
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from problems.quadratic import strategy as quadratic_strategy
 from ratecheck.claims import Verdict
@@ -58,7 +59,7 @@ THEOREM_2_SPACE = HuntSpace(
     note="IID quadratics, n of 16 without replacement, constant delay, T >= T2_min under the schedule",
 )
 
-_HUNT = dict(paper=KEY, space=THEOREM_2_SPACE, grid={"quick": (24,), "full": (200,)}, seed=0)
+_HUNT: dict[str, Any] = dict(paper=KEY, space=THEOREM_2_SPACE, grid={"quick": (24,), "full": (200,)}, seed=0)
 
 HUNT_MAIN_TEXT = NoCounterexample(
     id="defedavg.hunt.T2_main_text",

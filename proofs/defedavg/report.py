@@ -9,7 +9,6 @@ from .claims import T1_BOUND_EDGE, T1_K_REGIMES, T1_SPEEDUP_N, T2_RATE_T, T2_SPE
 from .horizon import T2_ROUNDS_TO_EPS
 from .theorems import THEOREM_1, THEOREM_2
 
-
 # --------------------------------------------------------------------------------------------
 # Report: the paper's rate statements next to the sympy-derived and the measured exponents.
 

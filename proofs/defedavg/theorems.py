@@ -11,6 +11,13 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ratecheck.assumptions import (
+    bounded_gradient,
+    bounded_variance,
+    heterogeneity,
+    initial_gap,
+    smooth,
+)
 from ratecheck.theory import Bound, Condition, Source, Theorem
 
 KEY = "defedavg"
@@ -30,6 +37,7 @@ eta, etabar = sp.symbols("eta etabar", positive=True)
 
 A1 = 4 * sigma**2 * L + 2 * L * K * G**2
 THEOREM_1 = Theorem(
+    requires=(smooth("L"), bounded_variance("sigma"), heterogeneity("nu"), bounded_gradient("G"), initial_gap("Delta")),
     id="defedavg.theorem1",
     title="Theorem 1: DeFedAvg-nIID, non-IID, uniform sampling with replacement",
     source=src("Theorem 1, eqs. (11)-(12)"),
@@ -74,6 +82,7 @@ THEOREM_1 = Theorem(
 # Theorem 2 (DeFedAvg-IID), eqs. (13)-(14) and Appendix A.2.2.
 
 THEOREM_2 = Theorem(
+    requires=(smooth("L"), bounded_variance("sigma"), initial_gap("Delta")),
     id="defedavg.theorem2",
     title="Theorem 2: DeFedAvg-IID, first-n arrivals",
     source=src("Theorem 2, eqs. (13)-(14)"),

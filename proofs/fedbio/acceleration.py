@@ -23,22 +23,31 @@ against bM t (T_eps ∝ 1/(bM)); the (bM)^2 u_bar offset bends the largest M by 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from ratecheck.claims import monte_carlo_twin
-from ratecheck.claims import ExactSlopeClaim, ExpectedOrder, ExponentComparisonClaim, HittingTime, Profile, Verdict, negative_control
-from ratecheck.claims import summaries
+from ratecheck.claims import (
+    ExactSlopeClaim,
+    ExpectedOrder,
+    ExponentComparisonClaim,
+    HittingTime,
+    Profile,
+    Verdict,
+    monte_carlo_twin,
+    negative_control,
+    summaries,
+)
 from ratecheck.claims.summaries import last_crossing, settled_crossing  # noqa: F401  (the tests read them here)
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig, Trace
 
+from .theorems import THEOREM_8, complexity, eps, exponent, src
 from .theorems import M as M_SYM
 from .theorems import T as T_SYM
-from .theorems import THEOREM_8, complexity, eps, exponent, src
 from .theorems import b as b_SYM
 
 KEY = "fedbio"
@@ -79,6 +88,7 @@ class DerivedOrder(ExpectedOrder):
     derive: Callable[[], float] | None = None
 
     def exponent(self) -> float:
+        assert self.derive is not None, "a DerivedOrder derives its exponent"
         return float(self.derive())
 
 
@@ -458,7 +468,7 @@ def theorem8_T_eps(factor: sp.Expr = sp.Integer(1)) -> sp.Expr:
 
 
 # shared by S13 and its negative control (a negative control runs on the grid of the claim it controls)
-_S13 = dict(paper=KEY, vary="M", grid=S13_GRID, measure="grad_norm_sq", tolerance=0.15, max_curvature=0.15,
+_S13: dict[str, Any] = dict(paper=KEY, vary="M", grid=S13_GRID, measure="grad_norm_sq", tolerance=0.15, max_curvature=0.15,
             regime_slope=REGIME_SLOPE, regime_band=REGIME_BAND)
 
 S13 = CrossingRegimeSlope(

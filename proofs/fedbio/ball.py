@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ratecheck.claims import Claim, PointResult, Verdict, with_gates
 from ratecheck.inspection import problem_of

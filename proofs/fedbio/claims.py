@@ -7,12 +7,12 @@ round is one iteration t; the measure is taken at the virtual averages every ite
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from ratecheck.claims import (
-    negative_control,
     ExpectedOrder,
     LimitClaim,
     Profile,
@@ -21,6 +21,7 @@ from ratecheck.claims import (
     ValueClaim,
     Verdict,
     final_value,
+    negative_control,
     tail_average,
 )
 from ratecheck.inspection import problem_of
@@ -298,7 +299,7 @@ def x_naive(config: RunConfig) -> np.ndarray:
     return problem_of(config).x_naive
 
 
-_S6 = dict(paper=KEY, vary="T", grid=ONE, measure="dist_sq", tolerance=1e-6,
+_S6: dict[str, Any] = dict(paper=KEY, vary="T", grid=ONE, measure="dist_sq", tolerance=1e-6,
            source=src("§3 (Eq. (3): averaging local hypergradients is biased)", "spec §1.1, §6.2 x_naive, §6.5 S6"))
 NAIVE = {"gamma_x": 0.3}
 S6_NAIVE = LimitClaim(
@@ -484,10 +485,10 @@ def _dist_to_xq(config: RunConfig, trace: Trace) -> np.ndarray:
 
 
 from .acceleration import ACCELERATION_CLAIMS  # noqa: E402  (S7-S9: below the claims they share helpers with)
-
 from .ball import ball_checked  # noqa: E402
 
 # every claim decides with the after-run C_f ball check (proofs/fedbio/ball.py)
-CLAIMS = tuple(ball_checked(c) for c in (S1, S2, S2_N2, S2_N2_FULL, S2_N2_ROWS_FULL, S3, S4, S5, S6_NAIVE, S6_NAIVE_NOT_X, S6_FEDBIO, S10, S11, S12,
+CLAIMS = tuple(ball_checked(c) for c in (S1, S2, S2_N2, S2_N2_FULL, S2_N2_ROWS_FULL, S3, S4, S5, S6_NAIVE, S6_NAIVE_NOT_X,
+                                         S6_FEDBIO, S10, S11, S12,
                                          S12_BIAS, S12_C2, STOCBIO_XQ, S15, STORM_GLOBAL, STORM_LOCAL_CLAIM,
                                          *ACCELERATION_CLAIMS))

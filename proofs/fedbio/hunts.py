@@ -25,14 +25,16 @@ synchronization puts every dispersion at 0 (the search learns to avoid it).
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from problems.quadratic_bilevel import fedbio_strategy
+from ratecheck.assumptions import Binder
 from ratecheck.claims import Verdict
 from ratecheck.hunt import HuntSpace, NoCounterexample
-from ratecheck.inspection import constants_of
+from ratecheck.inspection import RunView, constants_of
 from ratecheck.trace import RunConfig, Trace
 
 from .claims import KEY
@@ -80,14 +82,17 @@ def state_at(config: RunConfig, trace: Trace, checkpoint: int) -> dict[str, floa
     return {sym: max(0.0, float(np.nanmean(trace.measures[measure][checkpoint]))) for sym, measure in STATE.items()}
 
 
-def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
-    """Lemma 8's symbols: the problem's constants, the run's steps and, after the run, the state at its
-    last iteration (before it, the state symbols are 0: the conditions do not involve them)."""
-    p = config.params
-    values = {**{k: constants_of(config)[k] for k in CONSTANTS},
-              **{k: float(p[k]) for k in ("I", "eta", "gamma", "tau")}}
-    values.update(state_at(config, trace, -1) if trace is not None else dict.fromkeys(STATE, 0.0))
+def steps_and_state(run: RunView, trace: Trace | None, bound: Mapping[str, float]) -> dict[str, float]:
+    """The run's steps and, after the run, the state at its last iteration (before it, the state
+    symbols are 0: the conditions do not involve them)."""
+    p = run.config.params
+    values = {k: float(p[k]) for k in ("I", "eta", "gamma", "tau")}
+    values.update(state_at(run.config, trace, -1) if trace is not None else dict.fromkeys(STATE, 0.0))
     return values
+
+
+# Lemma 8's symbols: the constants the family certifies (LEMMA_8.requires covers CONSTANTS), steps, state
+bindings = Binder(LEMMA_8, derived=steps_and_state)
 
 
 _NOTE = ("Test B from the solution (p = d <= 3, 2..6 clients, additive noise), FedBiO with I in 2..6, T in 1..40, tau, gamma, eta "
@@ -98,7 +103,7 @@ ROUNDOFF = 1e-12
 SPACE = HuntSpace(theorem=LEMMA_8, strategy=_strategy, configure=_configure, bindings=bindings,
                   source=src("Lemma 8 (appendix B.1.4)"), note=_NOTE, state_bindings=state_at, roundoff=ROUNDOFF)
 
-_HUNT = dict(paper=KEY, space=SPACE, grid={"quick": (32,), "full": (200,)}, seed=0)
+_HUNT: dict[str, Any] = dict(paper=KEY, space=SPACE, grid={"quick": (32,), "full": (200,)}, seed=0)
 
 HUNT_STATED = NoCounterexample(
     id="fedbio.hunt.lemma8_stated",

@@ -4,7 +4,8 @@ the claims' runs (floors against M, b and the step scale; the Neumann bias again
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -185,7 +186,8 @@ def _s9_rows(o: Outcome | None) -> list[str]:
     if o is None:
         return []
     rows = []
-    for label, expected in zip(o.claim.labels, o.claim.expected):
+    claim: Any = o.claim  # S9's own fields
+    for label, expected in zip(claim.labels, claim.expected):
         fit = o.evidence.get(f"fit_{label}")
         if fit is None:
             continue
@@ -303,7 +305,7 @@ def report_figures(outcomes: Sequence[Outcome]):
     o9 = got.get(ACC.S9.id)
     if o9 is not None:
         def draw_s9(ax) -> None:
-            for label in o9.claim.labels:
+            for label in cast(Any, o9.claim).labels:
                 pts = [p for p in o9.points if p.stats.get("series") == label and p.samples.size]
                 ax.loglog([p.value for p in pts], [float(np.mean(p.samples)) for p in pts], "o-", label=label)
             ax.set_xlabel("R (communication rounds)")
@@ -319,7 +321,8 @@ def report_figures(outcomes: Sequence[Outcome]):
     if ref:
         def draw_ref(ax) -> None:
             for label, pt in ref:
-                ax.semilogy(pt.trace.checkpoints[1:], np.mean(pt.trace.measures["dist_sq"][1:], axis=1), "o-",
+                trace: Any = pt.trace  # kept only with a trace
+                ax.semilogy(trace.checkpoints[1:], np.mean(trace.measures["dist_sq"][1:], axis=1), "o-",
                             label=label)
             level = C.neumann_bias_predicted(ref[0][1].config) ** 2
             ax.axhline(level, ls="--", color="gray", label="||x_Q - x*||^2 (closed form)")

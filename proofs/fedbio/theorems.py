@@ -10,6 +10,15 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ratecheck.assumptions import (
+    bounded_gradient,
+    bounded_variance,
+    heterogeneity,
+    initial_distance,
+    initial_gap,
+    smooth,
+    strongly_convex,
+)
 from ratecheck.theory import Bound, Condition, Source, Theorem, cached_derivation
 
 SEED = "002_25acef2c58d2293a.txt (FedBiO / FedBiOAcc, arXiv:2302.06701)"
@@ -60,7 +69,15 @@ FINAL5_PRINTED = FINAL5 - (Cp_gam5 * Dp5**2 / T**2) ** sp.Rational(1, 3)  # coef
 BIGO5 = kappa**8 / T + (kappa**12 / T**2) ** sp.Rational(1, 3) + kappa**4 * sigma**2 / (b_y * M) + sigma**2 / (b_x * M)
 BIGO5_MAIN = kappa**8 / T + (kappa**12 / T**2) ** sp.Rational(1, 3) + (kappa**4 / b_y + sigma**2 / b_x) * sigma**2 / M
 
+# what a family must certify (ratecheck.assumptions), global and local lower levels
+_COMMON_REQUIRES = (strongly_convex("mu"), bounded_gradient("C_f"), bounded_variance("sigma"), initial_gap("Delta"))
+GLOBAL_REQUIRES = (smooth("L", "L_xy", "L_y2", "Lbar"), *_COMMON_REQUIRES,
+                   heterogeneity("zeta_f", "zeta_g", "zeta_gxy", "zeta_gyy"), initial_distance("Delta_y", "Delta_u"))
+LOCAL_REQUIRES = (smooth("L", "L_xy", "L_y2", "Lbar", "Lhat"), *_COMMON_REQUIRES,
+                  heterogeneity("zeta_f", "zeta_gxy", "zeta_gyy", "zeta_gstar"), initial_distance("Delta_y"))
+
 THEOREM_5 = Theorem(
+    requires=GLOBAL_REQUIRES,
     id="fedbio.theorem5", title="Theorem 1/5: FedBiO (global lower level), (1/T) sum E||grad h(x_bar_t)||^2",
     source=src("Theorem 1 (main), Theorem 5 and its proof, Eq. (12)-(13)"), measure="avg:grad_norm_sq",
     constants=GLOBAL_CONSTANTS, parameters=(I, M, T, b_x, b_y, eta, gamma, tau, s, c_1, b),
@@ -101,6 +118,8 @@ X_drift, Y_drift, Y_err, U_err, U_disp = sp.symbols("X_drift Y_drift Y_err U_err
 LEMMA8_STATED = 2 * Lt1**2 * (X_drift + 2 * Y_drift + 2 * Y_err) + 4 * L**2 * U_err
 LEMMA8_CROSS = (zeta_gxy + L_xy * sp.sqrt(X_drift + Y_drift)) * sp.sqrt(U_disp)
 LEMMA_8 = Theorem(
+    requires=(smooth("L", "L_xy", "L_y2", "Lbar"), strongly_convex("mu"), bounded_gradient("C_f"),
+              heterogeneity("zeta_gxy")),
     id="fedbio.lemma8", title="Lemma 8: FedBiO's hypergradient bias ||grad h(x_bar_t) - E_xi nu_bar_t||^2 at one "
                               "iteration, under Theorem 5's step conditions",
     source=src("Lemma 8 (appendix B.1.4), used in Theorem 5's proof"), measure="hg_bias",
@@ -133,6 +152,7 @@ BOUND6 = ((2 * Delta / eta + 27 * b * sigma**2 / (32 * b1 * alpha6.subs(t, 1)) +
 BIGO6 = kappa**sp.Rational(19, 3) * I**sp.Rational(3, 2) / T + kappa**sp.Rational(16, 3) / (b * M * T) ** sp.Rational(2, 3)
 _caps6 = (1 / (8 * sp.sqrt(C1_6)), Lt / (4 * sp.sqrt(C1_6)))
 THEOREM_6 = Theorem(
+    requires=GLOBAL_REQUIRES,
     id="fedbio.theorem6", title="Theorem 2/6: FedBiOAcc (global lower level), (1/T) sum E||grad h(x_bar_t)||^2",
     source=src("Theorem 2 (main), Theorem 6 and the end of its proof"), measure="avg:grad_norm_sq",
     constants=GLOBAL_CONSTANTS, parameters=(I, M, T, b, b1, eta, gamma, tau), assumptions=ASSUMPTIONS,
@@ -170,6 +190,7 @@ BOUND7 = (2 * Delta / (eta * T) + C_eta7 * eta**2 + 18 * Lhat**2 * Delta_y / (mu
           + 54 * Lhat**2 * gamma * sigma**2 / (b_y * mu) + 3 * G2SQ / (2 * b_x * M) + G1**2)
 BIGO7 = kappa**5 / T + (kappa**16 / T**2) ** sp.Rational(1, 3) + kappa**5 * sigma**2 / b_y + G2SQ / (b_x * M) + G1**2
 THEOREM_7 = Theorem(
+    requires=LOCAL_REQUIRES,
     id="fedbio.theorem7", title="Theorem 3/7: FedBiO-Local (local lower levels)",
     source=src("Theorem 3 (main), Theorem 7, Eq. (40)"), measure="avg:grad_norm_sq",
     constants=LOCAL_CONSTANTS, parameters=(I, M, T, b_x, b_y, eta, gamma, Q, tau_N), assumptions=ASSUMPTIONS,
@@ -207,6 +228,7 @@ BOUND8 = ((2 * Delta / eta + 9 * b * sigma**2 / (4 * b1 * alpha8.subs(t, 1)) + 3
 BIGO8 = (kappa**sp.Rational(19, 3) * I**sp.Rational(3, 2) / T + kappa**sp.Rational(16, 3) / (b * M * T) ** sp.Rational(2, 3)
          + kappa**3 * b**2 * M**2 * I**sp.Rational(9, 2) * G1**2)
 THEOREM_8 = Theorem(
+    requires=LOCAL_REQUIRES,
     id="fedbio.theorem8", title="Theorem 4/8: FedBiOAcc-Local (local lower levels)",
     source=src("Theorem 4 (main), Theorem 8 and the end of its proof"), measure="avg:grad_norm_sq",
     constants=LOCAL_CONSTANTS, parameters=(I, M, T, b, b1, eta, Q, tau_N), assumptions=ASSUMPTIONS,

@@ -21,12 +21,12 @@ from __future__ import annotations
 from ratecheck.paper import Paper
 
 from .claims import *  # noqa: F401,F403
-from .report import *  # noqa: F401,F403
-from .theorems import *  # noqa: F401,F403
 from .claims import CLAIMS
-from .report import report_sections
-from .theorems import KEY, SEED, THEOREMS, TITLE
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
+from .report import *  # noqa: F401,F403
+from .report import report_sections
+from .theorems import *  # noqa: F401,F403
+from .theorems import KEY, SEED, THEOREMS, TITLE
 
 PAPER = Paper(
     key=KEY,

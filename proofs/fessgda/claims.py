@@ -6,12 +6,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
+from ratecheck.assumptions import Binder, pl, two_sided_pl
 from ratecheck.claims import (
     ExpectedOrder,
     HittingTimeClaim,
@@ -22,9 +23,10 @@ from ratecheck.claims import (
     observe,
     tail_average,
 )
+from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
 from ratecheck.exact.rates import config_log_rate
 from ratecheck.fit import log_rate
-from ratecheck.inspection import constants_of, problem_of, view
+from ratecheck.inspection import RunView, constants_of, problem_of, view
 from ratecheck.theory import Derived, exponent
 from ratecheck.trace import RunConfig, Trace
 
@@ -41,6 +43,8 @@ from .theorems import (
     THEOREM_3_5,
     THEOREM_3_5_SWAPPED,
     W0,
+    K,
+    M,
     beta,
     complexity_table,
     complexity_theorem,
@@ -49,10 +53,8 @@ from .theorems import (
     eta_xl,
     eta_y,
     eta_yl,
-    K,
     kap,
     l,
-    M,
     m,
     mu,
     p,
@@ -61,27 +63,26 @@ from .theorems import (
     src,
 )
 
-
 # ---------------------------------------------------------------------------------------------
 # Binding runs to theorem symbols
 
 
-def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
-    """Theorem symbols at a run: exact problem constants and the run's effective step sizes."""
-    run = view(config)
-    c, q = run.constants, config.params
-    # constants a problem does not certify are NaN, and its PL flags 0 (see pl_y, pl_xy)
-    out = {name: math.nan for name in ("mu", "mu1", "mu2", "W0", "W0_swap", "Delta", "sigma_G")}
-    out.update(c)
-    out["PL_y"] = 1.0 if "mu" in c else 0.0
-    out["PL_xy"] = 1.0 if "mu1" in c and "mu2" in c else 0.0
-    out.update(M=c["M"], m=float(run.participating), K=float(q["local_steps"]), T=float(config.rounds),
-               eta_x=q["eta_x_local"] * q["eta_x_global"], eta_y=q["eta_y_local"] * q["eta_y_global"],
-               eta_xl=q["eta_x_local"], eta_yl=q["eta_y_local"], beta=q.get("beta", 0.5), p=q.get("p", 0.0))
-    return out
+def run_symbols(run: RunView, trace: Trace | None, bound: Mapping[str, float]) -> dict[str, float]:
+    """The PL flags (1 where the family certifies PL, see pl_y, pl_xy) and the run's effective step sizes."""
+    q = run.config.params
+    return dict(PL_y=1.0 if bindings.certifies(run, pl("mu")) else 0.0,
+                PL_xy=1.0 if bindings.certifies(run, two_sided_pl("mu1", "mu2")) else 0.0,
+                M=run.constants["M"], m=float(run.participating), K=float(q["local_steps"]), T=float(run.rounds),
+                eta_x=q["eta_x_local"] * q["eta_x_global"], eta_y=q["eta_y_local"] * q["eta_y_global"],
+                eta_xl=q["eta_x_local"], eta_yl=q["eta_y_local"], beta=q.get("beta", 0.5), p=q.get("p", 0.0))
 
 
-def _run(algorithm: str, params: Mapping[str, Any], problem: Mapping[str, Any], rounds: int,
+# Theorem symbols at a run: the constants the family certifies (ratecheck.assumptions), NaN for those of an
+# assumption it does not certify (the theorems' PL flags then fail their conditions), and the run's steps
+bindings = Binder(THEOREM_3_1, THEOREM_3_5, THEOREM_3_5_SWAPPED, uncertified="nan", derived=run_symbols)
+
+
+def _run(algorithm: str, params: Mapping[str, Any], problem: Mapping[str, Any], rounds: float,
          replicas: int, checkpoints: int = 24, mode: str = "monte_carlo") -> RunConfig:
     return RunConfig(algorithm, dict(params), "minimax", dict(problem), rounds=int(rounds), replicas=replicas,
                      checkpoints=checkpoints, mode=mode)
@@ -109,7 +110,7 @@ EXACT_SLOPE_TOLERANCE, EXACT_DRIFT_TOLERANCE, EXACT_RATIO_TOLERANCE = 0.02, 0.05
 
 def monte_carlo_twin(claim: Any) -> Any:
     """The shared Monte-Carlo twin (ratecheck.claims) with the old noise tolerances."""
-    loose = {"rel_tolerance": RATIO_TOLERANCE} if isinstance(claim, ValueClaim) else {"tolerance": 0.1}
+    loose: dict[str, Any] = {"rel_tolerance": RATIO_TOLERANCE} if isinstance(claim, ValueClaim) else {"tolerance": 0.1}
     return shared_monte_carlo_twin(claim, **loose)
 
 
@@ -257,7 +258,7 @@ def theorem_log_rate(swapped: bool = False) -> Callable[[Any], float]:
 # guaranteed log(1 - a) is 74x (a1), 874x (a2) and 711x (a3, swapped) slower than the exact one (quick
 # profile), so "no slower than the theorem" could fail only for a gross bug; it is reported as an
 # observation (fessgda.A1.*.theorem_rate, the tightness factor) with no verdict (audit of the verdicts).
-_A1 = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, exact=exact_log_rate("W"),
+_A1: dict[str, Any] = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5, bindings=bindings, exact=exact_log_rate("W"),
            exact_name="the exact recursion F^t w0 over the window",
            min_replicas=DET_REPLICAS, rel_tolerance=0.01, asymptotic=spectral_log_rate)
 # issue #21: the exact asymptotic rate as an eigenvalue of the simulator's own (probed) moment map, held to
@@ -391,7 +392,7 @@ RATIO_TOLERANCE = 0.1  # ValueClaim's relative band
 FLOOR_ROUNDS, FLOOR_START_FRACTION = 1500, 0.2  # tail average over rounds [0.2 T, T)
 
 
-def floor_config(problem: Mapping[str, Any], m_clients: int, K_steps: int, profile: Profile) -> RunConfig:
+def floor_config(problem: Mapping[str, Any], m_clients: float, K_steps: int, profile: Profile) -> RunConfig:
     draft = _run("fsgda", {}, problem, 1, 1)
     lip = constants_of(draft)["l"]
     M_total = int(problem["clients"])
@@ -549,7 +550,8 @@ def rounds_per_log(points, evidence) -> dict[str, float]:
     out = exponent_against_cap(points, evidence)
     hits = [(math.log(p.value), float(np.mean(p.samples))) for p in points if p.samples.size]
     if len(hits) >= 2:
-        slope, intercept = np.polyfit(*np.array(hits).T, 1)
+        xs, ys = np.array(hits).T
+        slope, intercept = np.polyfit(xs, ys, 1)
         out["rounds per unit log(1/eps)"] = float(slope)
         out["intercept (rounds at log(1/eps) = 0)"] = float(intercept)
     return out
@@ -621,13 +623,14 @@ def b1_gda_config(mu_value: float, profile: Profile) -> RunConfig:
     return _run("sgda", params, _ncpl(mu_value), math.ceil(B1_GDA_ROUNDS_PER_KAPPA2 * k**2), DET_REPLICAS, 300)
 
 
-_B1 = dict(paper=KEY, vary="kappa", measure="stat_kappa", threshold=lambda v: B1_LEVEL,
+_B1: dict[str, Any] = dict(paper=KEY, vary="kappa", measure="stat_kappa", threshold=lambda v: B1_LEVEL,
            abscissa=kappa_of, min_replicas=DET_REPLICAS, tolerance=0.15)
 
 B1_FESS_KAPPA = HittingTimeClaim(
     id="fessgda.B1.fess_kappa",
     title="NC-PL: FESS-GDA rounds grow like kappa",
-    statement="Deterministic, M = m = 1: rounds to ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2 grow like kappa^1 (Theorem 3.1: T = O(kappa eps^-2)).",
+    statement="Deterministic, M = m = 1: rounds to ||grad_x f||^2 + kappa ||grad_y f||^2 <= eps^2 grow like kappa^1 "
+              "(Theorem 3.1: T = O(kappa eps^-2)).",
     source=src("Theorem 3.1, Table 1", "spec §6.2 test 1"),
     configure=b1_fess_config, grid=B1_FESS_GRID,
     expected=ExpectedOrder(value=derived_rounds_exponent(0, kap),
@@ -697,7 +700,7 @@ def c1_config(problem: Mapping[str, Any]) -> Callable[[float, Profile], RunConfi
 
 # Theorem 3.4 bounds the AVERAGE of the squared measure, so min_{t<T} <= average: the first round
 # where the measure hits eps^2 is at most the T of the theorem, O(eps^-2). Checked: exponent <= 2.
-_C1 = dict(paper=KEY, vary="1/eps", grid=C1_GRID, measure="stat_sq", threshold=lambda v: v**-2,
+_C1: dict[str, Any] = dict(paper=KEY, vary="1/eps", grid=C1_GRID, measure="stat_sq", threshold=lambda v: v**-2,
            min_replicas=DET_REPLICAS, side="at_most", tolerance=0.1,
            expected=ExpectedOrder(value=derived_rounds_exponent(5, eps, inverse=True),
                                   why="1/eps-exponent of T derived by sympy from Theorem 3.4's rate (complexity_table)"))
@@ -706,7 +709,8 @@ C1_PWMAX = observe(
     HittingTimeClaim(
     id="fessgda.C1.pwmax_rounds",
     title="Point-wise max: rounds to eps-stationarity of f grow at most like eps^-2",
-    statement="With strict complementarity (c0 = 0.5), the rounds until ||grad_x f||^2 + l^2||P(y + grad_y f/l) - y||^2 <= eps^2 grow at most like eps^-2.",
+    statement="With strict complementarity (c0 = 0.5), the rounds until ||grad_x f||^2 + l^2||P(y + grad_y f/l) - y||^2 <= eps^2 "
+              "grow at most like eps^-2.",
     source=src("Theorem 3.4", "spec §6.4 test 1"),
     configure=c1_config({"kind": "pwmax", "c0": 0.5}),
     **_C1,

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import sympy as sp
 
@@ -109,7 +110,7 @@ _NOTE = ("(a1) quadratics (d = 1, 2..4 clients, c <= a/2), FSGDA at full partici
 SPACE = HuntSpace(theorem=THEOREM_3_5_DISTANCE, strategy=_strategy, configure=_configure, bindings=bindings,
                   source=src("Theorem 3.5, Appendix I, eq. (52)"), note=_NOTE)
 
-_HUNT = dict(paper=KEY, space=SPACE, grid={"quick": (24,), "full": (200,)}, seed=0)
+_HUNT: dict[str, Any] = dict(paper=KEY, space=SPACE, grid={"quick": (24,), "full": (200,)}, seed=0)
 
 HUNT_PRINTED = NoCounterexample(
     id="fessgda.hunt.T3_5_distance_printed",

@@ -26,12 +26,12 @@ from .theorems import (
     ROLE_SWAP,
     TABLE_1,
     THEOREM_3_1,
+    K,
     beta,
     complexity_table,
     eps,
     eta_x,
     eta_y,
-    K,
     kap,
     kappa,
     kp,
@@ -42,7 +42,6 @@ from .theorems import (
     sigma,
     sigma_G,
 )
-
 
 # ---------------------------------------------------------------------------------------------
 # Report sections (complexity tables, Table 1 next to measured exponents, errata)
@@ -116,7 +115,8 @@ def report_sections(outcomes) -> list[tuple[str, str]]:
     t1.append(f"| FESS-GDA rounds vs kappa (NC-PL) | fessgda.B1.fess_kappa | {_measured(outcomes, 'fessgda.B1.fess_kappa')} |")
     t1.append(f"| GDA rounds vs kappa (NC-PL) | fessgda.B1.gda_kappa | {_measured(outcomes, 'fessgda.B1.gda_kappa')} |")
     t1.append(f"| FESS-GDA rounds vs 1/eps (form (2)) | fessgda.C1.pwmax_rounds | {_measured(outcomes, 'fessgda.C1.pwmax_rounds')} |")
-    t1.append(f"| c0 = 0 (no margin; same hits as c0 = 0.5) | fessgda.C1.control_c0_zero | {_measured(outcomes, 'fessgda.C1.control_c0_zero')} |")
+    t1.append("| c0 = 0 (no margin; same hits as c0 = 0.5) | fessgda.C1.control_c0_zero | "
+              f"{_measured(outcomes, 'fessgda.C1.control_c0_zero')} |")
     t1.append(f"| duplicate h_4 = h_1 | fessgda.C1.control_duplicate | {_measured(outcomes, 'fessgda.C1.control_duplicate')} |")
     t1.append(f"| PL-PL rounds vs log(1/eps) | fessgda.A4.log_rounds | {_measured(outcomes, 'fessgda.A4.log_rounds')} |")
     t1.append(f"| NC-PL averaged measure vs T (theory step) | fessgda.B3.rate_T | {_measured(outcomes, 'fessgda.B3.rate_T')} |")

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any, cast
 
 import numpy as np
 import sympy as sp
 
 from problems.quadratic_bilevel import p1, p3
 from ratecheck.algorithms.bilevel import LocalSteps, coefficient_table
-from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
+from ratecheck.assumptions import Binder
 from ratecheck.claims import (
-    negative_control,
     BoundClaim,
     ExpectedOrder,
     LimitClaim,
@@ -23,9 +23,11 @@ from ratecheck.claims import (
     SlopeClaim,
     ThresholdClaim,
     final_value,
+    negative_control,
     observe,
 )
-from ratecheck.inspection import problem_of, view
+from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
+from ratecheck.inspection import RunView, problem_of, view
 from ratecheck.theory import Derived
 from ratecheck.trace import RunConfig, Trace
 
@@ -38,6 +40,7 @@ from .theorems import (
     THEOREM_1,
     THEOREM_1_GROWING_TAU,
     THEOREM_2,
+    P,
     alpha_max,
     c_a,
     c_gv,
@@ -46,21 +49,19 @@ from .theorems import (
     c_gy_min,
     mu_g,
     n,
-    P,
     src,
     tau_bar,
 )
-
 
 # --------------------------------------------------------------------------------------------
 # Binding runs to theorem symbols
 
 
-def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
-    """Theorem symbols at a run: the problem's exact constants, the run's parameters and the implicit
-    constants of spec pitfall 14 (alpha_min/max, beta_max = n max w_i, c_a, c'_a, rho's range)."""
-    run = view(config)
-    const, prob, p = run.constants, run.problem, config.params
+def implicit_constants(run: RunView, trace: Trace | None, bound: Mapping[str, float]) -> dict[str, float]:
+    """The run's parameters and the implicit constants of spec pitfall 14 (alpha_min/max, beta_max =
+    n max w_i, c_a, c'_a, rho's range), then the macros M_1.. of all bound symbols."""
+    config = run.config
+    prob, p = run.problem, config.params
     nn, PP, steps = run.num_clients, run.participating, run.local_steps
     coeff = coefficient_table(run.param("coefficients"), steps.max_steps)
     lo, hi = (steps.values if steps.kind == "uniform" else (min(steps.values), max(steps.values)))
@@ -74,8 +75,6 @@ def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
     info = trace.info if trace is not None else {}
     rho = float(prob.p @ a_norm)
     values = {
-        **{k: const[k] for k in ("L_f", "L_1", "L_2", "L_3", "mu_g", "sigma_f", "sigma_g", "sigma_gg", "beta_gh",
-                                 "sigma_gh", "Delta", "y0_err", "v0_err")},
         "alpha_min": float(a_used.min()), "alpha_max": float(a_used.max()),
         "beta_max": float(nn * w.max()),
         "c_a": float(norms[int(hi)] / (tbar * a_used.max())), "c_a_p": float(norms[int(lo)] / (tbar * a_used.min())),
@@ -87,10 +86,14 @@ def bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
         "eta_v": float(p["eta_v"]),
         "c_gamma_y": float(p["gamma_y"]) / float(p["gamma_x"]), "c_gamma_v": float(p["gamma_v"]) / float(p["gamma_x"]),
     }
-    return {**values, **macro_values(values)}
+    return {**values, **macro_values({**bound, **values})}
 
 
-@functools.lru_cache(maxsize=None)
+# Theorem symbols at a run: the constants the family certifies (ratecheck.assumptions) and the implicit ones
+bindings = Binder(THEOREM_1, THEOREM_2, derived=implicit_constants)
+
+
+@functools.cache
 def _macro_functions() -> dict[str, tuple[Any, tuple[str, ...]]]:
     out = {}
     for sym, expr in MACROS.items():
@@ -134,7 +137,7 @@ EXACT_TOLERANCE, EXACT_TOLERANCE_ONE_TERM, MC_TOLERANCE = 0.05, 0.02, 0.1
 
 def monte_carlo_twin(claim: SlopeClaim) -> SlopeClaim:
     """The shared Monte-Carlo twin (ratecheck.claims) with the Monte-Carlo tolerance."""
-    return shared_monte_carlo_twin(claim, tolerance=MC_TOLERANCE)
+    return cast(SlopeClaim, shared_monte_carlo_twin(claim, tolerance=MC_TOLERANCE))
 
 
 def scheduled(algorithm: str, problem: Mapping[str, Any], *, P_: int, T_: int, tau: Any = 1, profile: Profile,
@@ -307,7 +310,7 @@ def t8_config(value: float, profile: Profile) -> RunConfig:
 # --------------------------------------------------------------------------------------------
 # Claims (spec §6.4)
 
-_AVG = dict(paper=KEY, measure="avg:grad_norm_sq")
+_AVG: dict[str, Any] = dict(paper=KEY, measure="avg:grad_norm_sq")
 
 T1_SPEEDUP = SlopeClaim(
     id="simfbo.T1.speedup_P",
@@ -414,7 +417,7 @@ T5B_TAU_HELPS = SlopeClaim(
     expected=ExpectedOrder(THEOREM_1, "tau_bar", "full_participation", dominant_in="T"),
     tolerance=T5B_TOLERANCE, side="at_most", **_AVG)
 
-_T6 = dict(paper=KEY, vary="eta", grid=ETA_GRID, source=src("Theorems 1-2; §1.5 eq. (6)"), tolerance=0.01,
+_T6: dict[str, Any] = dict(paper=KEY, vary="eta", grid=ETA_GRID, source=src("Theorems 1-2; §1.5 eq. (6)"), tolerance=0.01,
            min_replicas=DET_REPLICAS)
 
 T6_SIMFBO_TILDE = LimitClaim(
@@ -500,7 +503,8 @@ T8_NONCONVEX = SlopeClaim(
 # heterogeneous A_i (the naive average's bias needs them, spec §7.2), noise-free, full participation, tau = 1
 P1_HET_A = p1(clients=10, hessian_spread=0.5, sigma_f=0.0, sigma_g=0.0)
 BASELINE_ROUNDS = {"quick": (400,), "full": (800,)}
-BASELINE_STEPS = {"simfbo": {"gamma_x": 0.1, "gamma_y": 0.4, "gamma_v": 0.4, "participation": "full", "radius": "off"},
+BASELINE_STEPS: dict[str, dict[str, Any]] = {
+                  "simfbo": {"gamma_x": 0.1, "gamma_y": 0.4, "gamma_v": 0.4, "participation": "full", "radius": "off"},
                   "shrofbo": {"gamma_x": 0.1, "gamma_y": 0.4, "gamma_v": 0.4, "participation": "full", "radius": "off"},
                   "naive_hypergrad": {"gamma_x": 0.2},
                   "fednest": {"inner_rounds": 5, "neumann_terms": 10},
@@ -515,7 +519,7 @@ def baseline_config(algorithm: str):
     return configure
 
 
-_BASE = dict(paper=KEY, vary="T", grid=BASELINE_ROUNDS, measure="dist_sq", target=x_star, target_name="x*",
+_BASE: dict[str, Any] = dict(paper=KEY, vary="T", grid=BASELINE_ROUNDS, measure="dist_sq", target=x_star, target_name="x*",
              tolerance=0.01, min_replicas=DET_REPLICAS, source=src("§2.1 (client drift of local Hessian inverses)", "spec §1.2, §7.2"))
 
 SIMFBO_UNBIASED = LimitClaim(

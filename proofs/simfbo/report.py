@@ -3,7 +3,8 @@ and the T6 trajectories."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,6 @@ from .claims import (
     T8_NONCONVEX,
 )
 from .theorems import CONDITIONS, KEY, THEOREM_1, THEOREM_1_GROWING_TAU
-
 
 # --------------------------------------------------------------------------------------------
 # Paper-specific report sections
@@ -86,7 +86,7 @@ def report_sections(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
               "O(eps^-1) (sample / communication).\n\n" + "\n".join(rows))
     steps = []
     for claim in (T7_BOUND_THEORY, T7_BOUND_TUNED):
-        o = got.get(claim.id)
+        o: Any = got.get(claim.id)
         for p in (o.points if o else []):
             v = p.evaluation.values if p.evaluation else {}
             broken = [c.name for c in p.evaluation.conditions if not c.holds] if p.evaluation else []
@@ -116,7 +116,7 @@ def _baseline_text(got: Mapping[str, Outcome]) -> str:
     lines += ["", "| claim | final distance to x* | verdict |", "|---|---|---|"]
     # the first three at equal tau = 1, the last two at uneven tau_i in {1, 10} (ShroFBO's correction matters)
     for claim in (NAIVE_BIASED, SIMFBO_UNBIASED, SHROFBO_UNBIASED, SIMFBO_UNEVEN_BIASED):
-        o = got.get(claim.id)
+        o: Any = got.get(claim.id)
         for p in (o.points if o else []):
             lines.append(f"| {claim.id} | {p.stats['distance']:.3g} | {o.verdict} |")
     return "\n".join(lines)
@@ -138,7 +138,7 @@ def report_figures(outcomes: Sequence[Outcome]):
     def draw(ax) -> None:
         styles = {"SimFBO": "C0", "ShroFBO": "C1"}
         for name, point in runs.items():
-            trace = point.trace
+            trace: Any = point.trace
             rounds = np.maximum(trace.checkpoints, 1)
             for measure, target, dash in (("dist_sq", "x*", "-"), ("dist_sq_tilde", "x-tilde*", "--")):
                 dist = np.sqrt(np.nanmean(trace.measures[measure], axis=1))

@@ -8,6 +8,14 @@ import dataclasses
 
 import sympy as sp
 
+from ratecheck.assumptions import (
+    bounded_variance,
+    heterogeneity,
+    initial_distance,
+    initial_gap,
+    smooth,
+    strongly_convex,
+)
 from ratecheck.theory import Bound, Condition, Source, Theorem, at_most
 
 KEY = "simfbo"
@@ -131,7 +139,12 @@ ASSUMPTIONS = ("A1 strong convexity of g_i in y, C^2", "A2 Lipschitz L_f, L_1, L
                "A3 bounded variance", "A4 lower-level heterogeneity (used, not cited: §4.8 item 1)",
                "C1-C6 implicit conditions of Appendix B (spec §3.2)")
 
+# what a family must certify (ratecheck.assumptions): Assumptions 1-5 of the paper, quantified
+REQUIRES = (smooth("L_f", "L_1", "L_2", "L_3"), strongly_convex("mu_g"), bounded_variance("sigma_f", "sigma_g", "sigma_gg"),
+            heterogeneity("beta_gh", "sigma_gh"), initial_gap("Delta"), initial_distance("y0_err", "v0_err"))
+
 THEOREM_1 = Theorem(
+    requires=REQUIRES,
     id="simfbo.theorem1",
     title="Theorem 1: SimFBO, min_t E||grad Phi-tilde(x^t)||^2 (average over t)",
     source=src("Theorem 1, eq. (9); §D.5-D.6"),
@@ -147,6 +160,7 @@ THEOREM_1 = Theorem(
 beta_p_max, beta_min = sp.symbols("beta_p_max beta_min", positive=True)
 THM2_FACTOR = 2 * (1 + 2 * ((beta_p_max - beta_min) / beta_min) ** 2)
 THEOREM_2 = Theorem(
+    requires=REQUIRES,
     id="simfbo.theorem2",
     title="Theorem 2: ShroFBO, min_t E||grad Phi(x^t)||^2 (w = p)",
     source=src("Theorem 2; Appendix E"),

@@ -19,28 +19,31 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from ratecheck.claims import monte_carlo_twin
+from ratecheck.assumptions import Binder
 from ratecheck.claims import (
-    negative_control,
+    PROFILES,
     AbscissaSlopeClaim,
     BoundClaim,
     ExpectedOrder,
     IntervalClaim,
     LimitClaim,
-    PROFILES,
     Profile,
     SlopeClaim,
     ThresholdClaim,
     ValueClaim,
     Verdict,
+    monte_carlo_twin,
+    negative_control,
     observe,
     tail_average,
 )
 from ratecheck.hunt import smallest_admissible
-from ratecheck.inspection import algorithm_of, constants_of, problem_of, view
+from ratecheck.inspection import RunView, algorithm_of, constants_of, problem_of, view
 from ratecheck.theory import Derived  # split-proofs (startup)
 from ratecheck.trace import RunConfig, Trace
 
@@ -79,16 +82,15 @@ def eta_hat(config: RunConfig) -> float:
     return p / (math.e * b * constants_of(config)["mu_f"] ** b)
 
 
-def theorem1_constants(config: RunConfig) -> dict[str, float]:
-    """Theorem 1's symbols that do not depend on the horizon R (what its conditions read, with R): exact
-    constants, the run's exponents, K, S, gamma_g, and B^2 of Lemma 2 at eta_hat."""
-    c = constants_of(config)
-    par = config.params
-    return {"mu_f": c["mu_f"], "L_f": c["L_f"], "L_h": c["L_h"], "sigma_f": c["sigma_f"], "sigma_h": c["sigma_h"],
-            "B2": problem_of(config).lemma2_B2(eta_hat(config)), "M": c["M"], "alpha": c["alpha"],
-            "kappa": c["kappa"], "gradf_star": c["gradf_star"], "N": c["N"], "K": float(par["local_steps"]),
-            "S": float(view(config).participating), "gamma_g": float(par["gamma_g"]), "a": float(par["a"]),
-            "b": float(par["b"]), "p": float(par["p"])}
+def theorem1_run(run: RunView, trace: Trace | None, bound: Mapping[str, float]) -> dict[str, float]:
+    """Lemma 2's B^2 at the run's eta_hat and the run's K, S, gamma_g, a, b, p."""
+    config, par = run.config, run.config.params
+    return {"B2": run.problem.lemma2_B2(eta_hat(config)), "K": float(par["local_steps"]), "S": float(run.participating),
+            "gamma_g": float(par["gamma_g"]), "a": float(par["a"]), "b": float(par["b"]), "p": float(par["p"])}
+
+
+# Theorem 1's horizon-free symbols: the constants the family certifies (ratecheck.assumptions) and theorem1_run
+theorem1_constants = Binder(th.THEOREM_1, derived=theorem1_run)
 
 
 def theorem1_bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
@@ -101,7 +103,7 @@ def theorem1_bindings(config: RunConfig, trace: Trace | None = None) -> dict[str
             "G2": problem.bgd_constants(eta, eta_hat(config))["G2"]}
 
 
-_TP1 = dict(paper=KEY, vary="R", grid=TP1_GRID, configure=tp1_config, theorem=th.THEOREM_1,
+_TP1: dict[str, Any] = dict(paper=KEY, vary="R", grid=TP1_GRID, configure=tp1_config, theorem=th.THEOREM_1,
             bindings=theorem1_bindings, require_conditions=False)
 
 
@@ -237,7 +239,7 @@ def tp2_config(R: float, profile: Profile) -> RunConfig:
 
 # derived when checked, not at import (split-proofs, issue #7 startup: ~0.15 s of every command)
 F_UP_CVX_RATE = Derived(lambda: -float(th._rate(th.F_UP_CVX, th.R, {**th.CVX_AB, th.Qt2: 1})))
-_TP2 = dict(paper=KEY, vary="R", grid=TP2_GRID, configure=tp2_config, tolerance=0.1)
+_TP2: dict[str, Any] = dict(paper=KEY, vary="R", grid=TP2_GRID, configure=tp2_config, tolerance=0.1)
 
 T2_F_SLOPE = AbscissaSlopeClaim(
     id="strfedavg.T2.f_slope",
@@ -286,7 +288,7 @@ def tp2b_config(R: float, profile: Profile) -> RunConfig:
     return tp2_config(R, profile).with_(problem_params=dict(TP2B))
 
 
-_TP2B = dict(paper=KEY, vary="R", grid=TP2B_GRID, configure=tp2b_config, tolerance=0.05)
+_TP2B: dict[str, Any] = dict(paper=KEY, vary="R", grid=TP2B_GRID, configure=tp2b_config, tolerance=0.05)
 
 T2B_F_SLOPE = AbscissaSlopeClaim(
     id="strfedavg.T2b.f_slope",
@@ -372,7 +374,7 @@ def noise_config(S: float, profile: Profile, local_steps: int = 1) -> RunConfig:
                      "least_squares", dict(TP4_NOISE), rounds=rounds, replicas=profile.replicas)
 
 
-_NOISE = dict(paper=KEY, measure="last_dist_sq_eta", summary=tail_average("last_dist_sq_eta", 0.25), tolerance=0.1,
+_NOISE: dict[str, Any] = dict(paper=KEY, measure="last_dist_sq_eta", summary=tail_average("last_dist_sq_eta", 0.25), tolerance=0.1,
               source=src("Theorems 1-2, noise term gamma_tilde (2 eta^2 sigma_f^2 + 2 sigma_h^2)/(KS)",
                          "spec §4.9, TP4.1 (no explicit speedup claim in the paper)"))
 
@@ -478,7 +480,7 @@ def fedavg_h_config(value: float, profile: Profile) -> RunConfig:
 
 
 SELECT_TOL = _select_tolerance()
-_SELECT = dict(paper=KEY, vary="R", grid={"quick": (SELECT_R,), "full": (SELECT_R,)}, measure="dist",
+_SELECT: dict[str, Any] = dict(paper=KEY, vary="R", grid={"quick": (SELECT_R,), "full": (SELECT_R,)}, measure="dist",
                tolerance=SELECT_TOL)
 
 SELECTION_STR = LimitClaim(
@@ -523,7 +525,7 @@ def exact_gd_config(T: float, profile: Profile, convention: str = "half") -> Run
                      replicas=profile.replicas)
 
 
-_TP3_LIMIT = dict(paper=KEY, vary="T", grid={"quick": (600,), "full": (2000,)}, measure="y_dist_sq",
+_TP3_LIMIT: dict[str, Any] = dict(paper=KEY, vary="T", grid={"quick": (600,), "full": (2000,)}, measure="y_dist_sq",
                   point="y", target=lambda config: problem_of(config).y_stat, target_name="stationary point of F_lambda",
                   tolerance=1e-6)
 
@@ -630,15 +632,17 @@ def inner_error_average(trace: Trace) -> float:
     return (T * avg - err[0] + err[-1]) / T
 
 
-def theorem3_descent_bindings(config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
-    """The descent inequality's symbols at an IPIR run: F_lambda(y^0) - F*_lambda in closed form (TP3b:
-    F_lambda is strongly convex, its minimum is at y_stat), the run's gamma and lambda, and the run's
-    averaged inner error (needs the trace)."""
-    problem, alg = problem_of(config), algorithm_of(config)
+def descent_run(run: RunView, trace: Trace | None, bound: Mapping[str, float]) -> dict[str, float]:
+    """F_lambda(y^0) - F*_lambda in closed form (TP3b: F_lambda is strongly convex, its minimum is at
+    y_stat), the run's gamma and lambda, and the run's averaged inner error (needs the trace)."""
+    problem, alg = run.problem, run.algorithm
     dF = float(problem.smoothed_value(problem.x0) - problem.smoothed_value(problem.y_stat))
-    return {"L_f": constants_of(config)["L_f"], "F0_minus_Fstar": dF, "T": float(config.rounds),
-            "lambda": alg.resolved_lam(problem), "gamma": alg.resolved_gamma(problem),
-            "E2_inner": inner_error_average(trace) if trace is not None else 0.0}
+    return {"F0_minus_Fstar": dF, "T": float(run.rounds), "lambda": alg.resolved_lam(problem),
+            "gamma": alg.resolved_gamma(problem), "E2_inner": inner_error_average(trace) if trace is not None else 0.0}
+
+
+# The descent inequality's symbols at an IPIR run: L_f certified by the family, the rest from descent_run
+theorem3_descent_bindings = Binder(th.THEOREM_3_DESCENT, derived=descent_run)
 
 
 T3_IPIR_DESCENT = BoundClaim(

@@ -19,7 +19,8 @@ at which every condition of the searched theorem holds.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from problems.least_squares import strategy as least_squares_strategy
 from ratecheck.claims import Verdict
@@ -121,8 +122,8 @@ THEOREM_1_SPACE = _space(THEOREM_1, "TP1 least squares, a + b = 1 (the edge of t
                          "initialization term is tight), c = 0, a far start, R >= R_min", _proof_range_strategy)
 
 # quick: 8 instances; the printed-range search finds its counterexample at the second, then shrinks it
-_HUNT = dict(paper=KEY, version="f_up_corrected", grid={"quick": (8,), "full": (150,)}, seed=0,
-             replicas=PROBE_REPLICAS)
+_HUNT: dict[str, Any] = dict(paper=KEY, version="f_up_corrected", grid={"quick": (8,), "full": (150,)}, seed=0,
+                             replicas=PROBE_REPLICAS)
 
 HUNT_PRINTED_RANGE = NoCounterexample(
     id="strfedavg.hunt.T1_printed_range",

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -94,7 +95,7 @@ def _table(outcomes: Sequence[Any]) -> str:
     lines = ["| method | quantity | printed eps exponent | derived from the bound (sympy) | measured | note |",
              "|---|---|---|---|---|---|"]
     for row in _table1():
-        outcome = measured.get((row["method"], row["quantity"]))
+        outcome: Any = measured.get((row["method"], row["quantity"]))
         fit = outcome.evidence.get("fit") if outcome is not None and outcome.evidence else None
         meas = (f"R-slope {fit['slope']:+.3f} -> eps^-{-1 / fit['slope']:.2f} ({outcome.verdict})" if fit else "-")
         agree = "" if row["agrees"] else " **differs**"
@@ -216,7 +217,7 @@ def _huber_and_noise(outcomes: Sequence[Any]) -> str:
     by_id = _by_id(outcomes)
     lines = []
     for claim in (C.T2B_F_SLOPE, C.T2B_H_SLOPE):
-        o = by_id.get(claim.id)
+        o: Any = by_id.get(claim.id)
         fit = (o.evidence or {}).get("fit") if o is not None else None
         slope = f", R-slope {fit['slope']:+.3f} (expected {o.evidence['expected_exponent']:+.3f})" if fit else ""
         lines.append(f"- {claim.id}: {o.verdict if o is not None else 'not run'}{slope}")
@@ -270,7 +271,7 @@ def report_figures(outcomes: Sequence[Any]) -> Iterable[Any]:
             trace = point.trace
             T = trace.checkpoints[1:].astype(float)
             measured = np.nanmean(trace.measures["avg:stat_sq"][1:], axis=1)
-            bounds = {v: [] for v in ("stated", "corrected")}
+            bounds: dict[str, list[float]] = {v: [] for v in ("stated", "corrected")}
             for t_ in T:
                 ev = th.THEOREM_3.evaluate(_theorem3_values(point, max(t_, 2.0))[0], use_schedule=False)
                 for v in bounds:
@@ -287,10 +288,11 @@ def report_figures(outcomes: Sequence[Any]) -> Iterable[Any]:
                         "IPIR-FedAvg with R_t = t + R0 inner rounds, K = 1, S = N, no noise, gamma = lam/(4(L_f lam + 2)). "
                         "The bound uses the run's sup_t dist(y^t, X*_h); it is far above the measurement (observation)."))
     slopes = [(by_id.get(c.id), c.measure) for c in (C.T2_F_SLOPE, C.T2_H_SLOPE, C.T2_DIST_SLOPE)]
-    slopes = [(o, m) for o, m in slopes if o is not None and o.points]
+    present: list[tuple[Any, str]] = [(o, m) for o, m in slopes if o is not None and o.points]
+    slopes = present
     if slopes:
 
-        def draw_rates(ax) -> None:
+        def draw_rates(ax: Any) -> None:
             for o, m in slopes:
                 R = [p.value for p in o.points]
                 ax.plot(R, [np.mean(p.samples) for p in o.points], "o-", label=f"{m} (slope "

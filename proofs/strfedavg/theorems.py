@@ -12,6 +12,15 @@ import dataclasses
 
 import sympy as sp
 
+from ratecheck.assumptions import (
+    bounded_variance,
+    heterogeneity,
+    initial_gap,
+    sharpness,
+    smooth,
+    strongly_convex,
+    structure,
+)
 from ratecheck.theory import Bound, Condition, Source, Theorem
 
 SEED = "001_511a8e816d499631.txt (arXiv 2503.08634v2)"
@@ -74,6 +83,8 @@ _I10_CONDITIONS = (  # what the proof needs beyond the printed range 0 < b < a <
 _SC_CONDITIONS = _PRINTED_CONDITIONS + _I10_CONDITIONS
 
 THEOREM_1 = Theorem(
+    requires=(strongly_convex("mu_f"), smooth("L_f", "L_h"), bounded_variance("sigma_f", "sigma_h"),
+              initial_gap("M"), sharpness("alpha", "kappa"), heterogeneity("gradf_star"), structure("N")),
     id="strfedavg.theorem1",
     title="Theorem 1: StR-FedAvg, strongly convex f, convex h (cases i-ii, kappa > 1)",
     source=src("Theorem 1 and its proof; spec §4.4"),
@@ -103,6 +114,8 @@ F_UP_CVX = 3 * Qt2 * R ** (a + b - 1) + 3 * R ** (b - a) * Y0 / S + 3 * R ** (b 
 H_UP_CVX = 3 * Qt2 * R ** (a - 1) + 3 * R ** (-a) * Y0 / S + 3 * R ** (-2 * a) * W0 / gg**2 + 2 * M * R ** (-b)
 
 THEOREM_2 = Theorem(
+    requires=(smooth("L_f", "L_h"), bounded_variance("sigma_f", "sigma_h"), initial_gap("M"),
+              sharpness("alpha", "kappa"), heterogeneity("gradf_star"), structure("N")),
     id="strfedavg.theorem2",
     title="Theorem 2: StR-FedAvg, convex f, convex h (cases i-ii)",
     source=src("Theorem 2 and Propositions 4-6; spec §4.5"),
@@ -154,6 +167,8 @@ GAMMA_MAX_STATED = 3 * lam / (4 * (Lf * lam + 2))
 GAMMA_MAX_CORRECTED = lam / (4 * (Lf * lam + 2))
 
 THEOREM_3 = Theorem(
+    requires=(smooth("L_f", "L_h"), bounded_variance("sigma_h"), initial_gap("M"), sharpness("alpha", "kappa"),
+              structure("N")),
     id="strfedavg.theorem3",
     title="Theorem 3: IPIR-FedAvg, nonconvex f, convex h (case i, kappa > 1)",
     source=src("Theorem 3 (i-1) and its proof; spec §4.8"),
@@ -179,6 +194,7 @@ E2 = sp.Symbol("E2_inner", positive=True)
 DESCENT = 2 * dF / (gam * T) + C_LAM * E2
 
 THEOREM_3_DESCENT = Theorem(
+    requires=(smooth("L_f"),),
     id="strfedavg.theorem3_descent",
     title="Theorem 3, descent step: stationarity of IPIR-FedAvg from its inner errors",
     source=src("proof of Theorem 3 (i-1), the summed descent inequality; spec §4.8"),

@@ -8,7 +8,8 @@ contract. ``make_algorithm`` resolves a name through ratecheck.registry.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .base import REGISTRY, Algorithm, register
 

@@ -22,9 +22,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..asynchrony import SystemModel, live_timelines
+from ..oracles import SmoothFederatedOracles
 from ..params import choice, flag, integer, option, real
 from ..participation import Participation
-from ..problem import SmoothFederatedProblem
 from ..seeding import Streams
 from .base import register
 from .fedavg import DeFedAvgIID, DeFedAvgNIID, FedAvg, FedAvgState
@@ -71,7 +71,7 @@ class EventTiming:
             tau_cap_mode=self.tau_cap_mode, wall_budget=self.wall_budget,
         )
 
-    def check_timing(self, problem: SmoothFederatedProblem) -> None:
+    def check_timing(self: Any, problem: SmoothFederatedOracles) -> None:  # self: the FedAvg it is mixed into
         from ..params import ParamError
 
         if self.delay.kind != "none":
@@ -81,12 +81,12 @@ class EventTiming:
         except ValueError as exc:
             raise ParamError(self.name, "system model", "", str(exc)) from None
 
-    def timeline(self, problem: SmoothFederatedProblem, streams: Streams) -> Any:
+    def timeline(self: Any, problem: SmoothFederatedOracles, streams: Streams) -> Any:
         n = self.participation.per_round(problem.num_clients)
         return live_timelines(self.policy, self.system(), clients=problem.num_clients, n=n,
                               local_steps=self.local_steps, seed=streams.seed, replicas=streams.replicas)
 
-    def schedule(self, state: FedAvgState, problem, t: int, streams: Streams):
+    def schedule(self: Any, state: FedAvgState, problem: SmoothFederatedOracles, t: int, streams: Streams) -> Any:
         state.timeline.ensure(t)
         return FedAvg.schedule(self, state, problem, t, streams)
 
@@ -103,7 +103,7 @@ class DeFedAvgNIIDEvents(EventTiming, DeFedAvgNIID):
     source: ClassVar[str] = "003_2fcc6b9d543c5aab.txt Algorithm 1, §2.3 variants (spec defedavg §2.2, §2.7.3)"
     policy: ClassVar[str] = "niid"
 
-    def validate(self, problem: SmoothFederatedProblem) -> None:
+    def validate(self, problem: SmoothFederatedOracles) -> None:
         super().validate(problem)
         self.check_timing(problem)
 
@@ -120,7 +120,7 @@ class DeFedAvgIIDEvents(EventTiming, DeFedAvgIID):
     source: ClassVar[str] = "003_2fcc6b9d543c5aab.txt Algorithm 2 (spec defedavg §2.3, §2.7.3)"
     policy: ClassVar[str] = "iid"
 
-    def validate(self, problem: SmoothFederatedProblem) -> None:
+    def validate(self, problem: SmoothFederatedOracles) -> None:
         super().validate(problem)
         self.check_timing(problem)
 
@@ -140,7 +140,7 @@ class FedAvgEvents(EventTiming, FedAvg):
                                           "client sampling: with_replacement:n (the paper's FedAvg)",
                                           Participation.parse)
 
-    def validate(self, problem: SmoothFederatedProblem) -> None:
+    def validate(self, problem: SmoothFederatedOracles) -> None:
         super().validate(problem)
         self.check_timing(problem)
 
@@ -183,7 +183,7 @@ class AsySG(DeFedAvgIIDEvents):
     eta_local: float = real(1.0, "fixed at 1: AsySG has one learning rate, eta_global", positive=True)
     local_steps: int = integer(1, "one stochastic gradient per upload (K = 1)", low=1, high=1)
 
-    def validate(self, problem: SmoothFederatedProblem) -> None:
+    def validate(self, problem: SmoothFederatedOracles) -> None:
         super().validate(problem)
         if self.eta_local != 1.0:
             from ..params import ParamError

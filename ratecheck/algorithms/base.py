@@ -8,21 +8,27 @@ deviation from a paper's pseudocode is a named field whose default is the paper'
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
+from ..diagnostics import Diagnostic
+from ..oracles import ProblemContract
 from ..params import ParamError, check_fields, declarations
 from ..problem import Problem
 from ..seeding import Streams
 
 Costs = Mapping[str, "float | np.ndarray"]
+# the oracles an algorithm needs (a protocol of ratecheck.oracles): Algorithm[SmoothFederatedOracles]
+P = TypeVar("P", bound=ProblemContract)
 
 
 @dataclass(frozen=True)
-class Algorithm:
-    """Base class: subclasses define ``name``, ``source``, fields, and the four methods."""
+class Algorithm(Generic[P]):
+    """Base class: subclasses define ``name``, ``source``, fields, and the four methods; the type
+    parameter names the oracles (a protocol of ratecheck.oracles) ``init`` and ``round`` call."""
 
     name: ClassVar[str] = "algorithm"
     source: ClassVar[str] = ""  # paper file and algorithm number
@@ -31,12 +37,16 @@ class Algorithm:
     # -- problem contract (issue #7, reliability): the problem families this algorithm runs on.
     # Empty: the Problem subclass that ``init`` is annotated with decides (``Problem`` itself: any).
     problem_kinds: ClassVar[tuple[str, ...]] = ()
+    # rounds that ignore t, named by the function itself (exact mode probes their map once)
+    t_free_rounds: ClassVar[tuple[Callable[..., Any], ...]] = ()
+    # what ``info`` records in the Trace (ratecheck.diagnostics): checked when the Trace is made
+    diagnostics: ClassVar[tuple[Diagnostic, ...]] = ()
 
     def __post_init__(self) -> None:
         # every declared field (ratecheck.params) is checked and coerced, whatever the entry point
         check_fields(self, self.name)
 
-    def check_problem(self, problem: Problem) -> None:
+    def check_problem(self, problem: ProblemContract) -> None:
         """Refuse, before running, a problem family this algorithm does not support (naming both)."""
         family = getattr(problem, "family", type(problem).__name__)
         if self.problem_kinds:
@@ -50,17 +60,17 @@ class Algorithm:
                              f"{needed.__name__} (see `ratecheck list` for the families)")
     # -- end of the problem contract
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: P) -> None:
         """Checks that need the problem (e.g. participation count <= clients): raise ParamError."""
 
-    def init(self, problem: Problem, streams: Streams) -> Any:  # pragma: no cover - abstract
+    def init(self, problem: P, streams: Streams) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def round(self, state: Any, problem: Problem, t: int, streams: Streams) -> tuple[Any, Costs]:
+    def round(self, state: Any, problem: P, t: int, streams: Streams) -> tuple[Any, Costs]:
         """One communication round: (new state, this round's costs)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def output(self, state: Any) -> "np.ndarray | Mapping[str, np.ndarray]":  # pragma: no cover
+    def output(self, state: Any) -> np.ndarray | Mapping[str, np.ndarray]:  # pragma: no cover
         """The global point(s) the problem's measures are taken at: an array (R, d), or named
         arrays with a leading replica axis such as {"x": ..., "y": ...} for minimax problems.
         ``problem.measures`` receives exactly this; the Trace keeps it as ``final[name]``."""
@@ -80,7 +90,7 @@ class Algorithm:
         return out
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "Algorithm":
+    def from_params(cls, params: Mapping[str, Any]) -> Algorithm:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(params) - names
         if unknown:
@@ -112,15 +122,18 @@ def _annotated_param(cls: type, name: str) -> Any:
     return kinds[hint](name) if hint in kinds else None
 
 
-def _annotated_problem(cls: type) -> type | None:
-    """The Problem subclass ``cls.init`` declares for its problem argument (None: any Problem)."""
+def _annotated_problem(cls: type[Algorithm[Any]]) -> type | None:
+    """What ``cls.init`` declares for its problem argument: a Problem subclass or a protocol of
+    ratecheck.oracles (None: any problem)."""
     import typing
 
     try:
         hint = typing.get_type_hints(cls.init).get("problem")
     except Exception:  # an annotation that does not resolve declares nothing
         return None
-    if isinstance(hint, type) and issubclass(hint, Problem) and hint is not Problem:
+    if not isinstance(hint, type) or hint in (Problem, ProblemContract):
+        return None
+    if getattr(hint, "_is_runtime_protocol", False) or issubclass(hint, Problem):
         return hint
     return None
 

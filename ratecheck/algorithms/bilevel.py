@@ -20,13 +20,14 @@ naive sampler), ``rho`` 'sampled' (spec §2.4 option 3), ``radius`` 'off' (no pr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
+from ..diagnostics import Diagnostic
+from ..oracles import BilevelOracles
 from ..params import ParamError, choice, option, real
 from ..participation import Participation
-from ..problem import Problem
 from ..projections import project_ball
 from ..seeding import ReplicaStream, Streams
 from .base import Algorithm, Costs, register
@@ -56,7 +57,7 @@ class LocalSteps:
             raise ValueError(f"local_steps 'uniform:lo:hi' needs 1 <= lo <= hi, got {list(self.values)}")
 
     @classmethod
-    def parse(cls, value: Any) -> "LocalSteps":
+    def parse(cls, value: Any) -> LocalSteps:
         if isinstance(value, LocalSteps):
             return value
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -100,7 +101,7 @@ class LocalSteps:
         """tau_bar = (1/n) sum_i E tau_i (spec §4.8 item 3: the mean, not the sum)."""
         if self.kind == "uniform":
             return 0.5 * (self.values[0] + self.values[1])
-        return float(np.mean(self.sample(num_clients, _Count(1))))
+        return float(np.mean(self.sample(num_clients, cast(ReplicaStream, _Count(1)))))  # reads .count only
 
 
 class _Count:  # a stand-in stream for deterministic step counts
@@ -163,7 +164,7 @@ class BilevelState:
         return {"x": self.x, "y": self.y, "v": self.v}
 
 
-def client_update(problem: Problem, batch: Any, x: np.ndarray, y: np.ndarray, v: np.ndarray, tau: np.ndarray,
+def client_update(problem: BilevelOracles, batch: Any, x: np.ndarray, y: np.ndarray, v: np.ndarray, tau: np.ndarray,
                   coeff: np.ndarray, eta: tuple[float, float, float], noise: ReplicaStream,
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """ClientUpdate of spec §2.2 for the m active clients at once: (q_y, q_v, q_x, max ||v_i||).
@@ -196,23 +197,31 @@ def weighted_sum(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.einsum("rm,rmd->rd", weights, values)
 
 
-def sampled_weights(problem: Problem, clients: np.ndarray) -> np.ndarray:
+def sampled_weights(problem: BilevelOracles, clients: np.ndarray) -> np.ndarray:
     """pt_i = (n/|C|) p_i for the sampled ids (R, m), not renormalized (eq. (5), spec pitfall 4)."""
     return (problem.num_clients / clients.shape[1]) * problem.p[clients]
 
 
-def initial_points(problem: Problem, replicas: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def initial_points(problem: BilevelOracles, replicas: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The problem's (x0, y0, v0) broadcast to (R, d) float arrays."""
     start = problem.initial_state()
-    return tuple(np.broadcast_to(start[k], (replicas, start[k].size)).astype(float) for k in ("x", "y", "v"))
+    x, y, v = (np.broadcast_to(start[k], (replicas, start[k].size)).astype(float) for k in ("x", "y", "v"))
+    return x, y, v
 
 
 @register
 @dataclass(frozen=True)
-class SimFBO(Algorithm):
+class SimFBO(Algorithm[BilevelOracles]):
     """SimFBO (Algorithm 1 lines 8/12/14, eqs. (4)-(5)): server steps on the a-weighted SUMS q_i."""
 
     name: ClassVar[str] = "simfbo"
+    diagnostics: ClassVar[tuple[Diagnostic, ...]] = (
+        Diagnostic.number("rho_bar", "mean server step factor rho^(t) over the rounds"),
+        Diagnostic.number("rho_min", "smallest rho^(t) (condition C4: rho^(t) >= rho_bar/2)"),
+        Diagnostic.number("rho_max", "largest rho^(t)"),
+        Diagnostic.number("local_v_max", "max ||v_i^(t,k)|| over everything (Prop. 1)"),
+        Diagnostic.number("radius", "r of the projection P_r (inf: none)"),
+    )
     source: ClassVar[str] = "000_66e1ccf0a50396e9.txt Algorithm 1 (SimFBO), eqs. (3)-(5)"
     normalized: ClassVar[bool] = False  # ShroFBO: h_i = q_i/||a_i||_1 and the rho step
     problem_kinds: ClassVar[tuple[str, ...]] = ("quadratic_bilevel",)  # issue #7: problem contract
@@ -235,17 +244,18 @@ class SimFBO(Algorithm):
     rho: str = choice("all_clients", "ShroFBO's rho over all clients (paper) or 'sampled' (its estimate over C, "
                       "spec §2.4 option 3)", RHO_MODES)
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: BilevelOracles) -> None:
         try:
             self.local_steps.validate(problem.num_clients)
         except ValueError as exc:
             raise ParamError(self.name, "local_steps", str(self.local_steps), str(exc)) from None
-        if self.participation.mode != "full" and self.participation.clients > problem.num_clients:
+        clients = self.participation.clients
+        if self.participation.mode != "full" and clients is not None and clients > problem.num_clients:
             raise ParamError(self.name, "participation", str(self.participation),
                              f"P must be <= n = {problem.num_clients}")
         self.participation.validate(problem.num_clients)
 
-    def init(self, problem: Problem, streams: Streams) -> BilevelState:
+    def init(self, problem: BilevelOracles, streams: Streams) -> BilevelState:
         if self.radius == "paper":
             radius = float(problem.constants()["r"].value)
         else:
@@ -261,7 +271,7 @@ class SimFBO(Algorithm):
         with np.errstate(over="ignore"):  # r/||v|| overflows harmlessly to inf at v = 0
             return project_ball(v, radius)
 
-    def round(self, state: BilevelState, problem: Problem, t: int, streams: Streams) -> tuple[BilevelState, Costs]:
+    def round(self, state: BilevelState, problem: BilevelOracles, t: int, streams: Streams) -> tuple[BilevelState, Costs]:
         n = problem.num_clients
         taus = self.local_steps.sample(n, streams["local_steps"])  # (R, n)
         clients = self.participation.sample(n, streams["sampling"])  # (R, P)
@@ -337,7 +347,7 @@ class SOBA(SimFBO):
     name: ClassVar[str] = "soba"
     source: ClassVar[str] = "000_66e1ccf0a50396e9.txt Algorithm 1 with n = 1, tau = 1 (ref. [7])"
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: BilevelOracles) -> None:
         super().validate(problem)
         if problem.num_clients != 1 or str(self.local_steps) != "1":
             raise ValueError(f"soba is the n = 1, tau = 1 limit: got n={problem.num_clients}, local_steps={self.local_steps}")

@@ -33,9 +33,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..oracles import BilevelOracles
 from ..params import ParamError, integer, option, real
 from ..participation import Participation
-from ..problem import Problem
 from ..seeding import Streams
 from .base import Algorithm, Costs, register
 from .bilevel import BILEVEL_FAMILIES, BilevelState, ShroFBO, initial_points, sampled_weights, weighted_sum
@@ -46,8 +46,8 @@ def _spread(z: np.ndarray, m: int) -> np.ndarray:
     return np.repeat(z[:, None, :], m, axis=1)
 
 
-def _check_clients(owner: str, participation: Participation, problem: Problem) -> None:
-    if participation.mode != "full" and participation.clients > problem.num_clients:
+def _check_clients(owner: str, participation: Participation, problem: BilevelOracles) -> None:
+    if participation.mode != "full" and participation.clients is not None and participation.clients > problem.num_clients:
         raise ParamError(owner, "participation", str(participation), f"P must be <= n = {problem.num_clients}")
     participation.validate(problem.num_clients)
 
@@ -59,7 +59,7 @@ def _participation() -> Any:
 
 @register
 @dataclass(frozen=True)
-class FedNest(Algorithm):
+class FedNest(Algorithm[BilevelOracles]):
     """FedNest (Tarzanagh et al. 2022, Algorithms 1-4): FedInn, FedIHGP, FedOut sub-loops per outer step."""
 
     name: ClassVar[str] = "fednest"
@@ -75,10 +75,10 @@ class FedNest(Algorithm):
     neumann_terms: int = integer(10, "Neumann terms N of FedIHGP", low=1, high=10**6)
     participation: Participation = _participation()
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: BilevelOracles) -> None:
         _check_clients(self.name, self.participation, problem)
 
-    def init(self, problem: Problem, streams: Streams) -> BilevelState:
+    def init(self, problem: BilevelOracles, streams: Streams) -> BilevelState:
         return BilevelState(*initial_points(problem, len(streams.replicas)), radius=np.inf)
 
     @property
@@ -88,7 +88,7 @@ class FedNest(Algorithm):
             return self.inner_rounds + 1
         return 2 * self.inner_rounds + self.neumann_terms + 2
 
-    def round(self, state: BilevelState, problem: Problem, t: int, streams: Streams) -> tuple[BilevelState, Costs]:
+    def round(self, state: BilevelState, problem: BilevelOracles, t: int, streams: Streams) -> tuple[BilevelState, Costs]:
         clients = self.participation.sample(problem.num_clients, streams["sampling"])
         weights = sampled_weights(problem, clients)
         m = clients.shape[1]
@@ -143,7 +143,7 @@ class LFedNest(FedNest):
 
 @register
 @dataclass(frozen=True)
-class NaiveHypergradient(Algorithm):
+class NaiveHypergradient(Algorithm[BilevelOracles]):
     """Naive local-hypergradient averaging (spec §7.2 [spec], §1.2): x <- x - gamma_x sum_C pt_i grad Phi_i(x),
     each client's exact hypergradient at its own y_i*, v_i* (it has no y, v iterates: the output reports
     y*(x), v*(x), so y_err = v_err = 0 by construction)."""
@@ -155,16 +155,16 @@ class NaiveHypergradient(Algorithm):
     gamma_x: float = real(0.05, "server step on the averaged local hypergradients", positive=True)
     participation: Participation = _participation()
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: BilevelOracles) -> None:
         if not hasattr(problem, "client_hypergrads"):
             raise ValueError(f"naive_hypergrad needs a problem with client_hypergrads, got {problem.family}")
         _check_clients(self.name, self.participation, problem)
 
-    def init(self, problem: Problem, streams: Streams) -> BilevelState:
+    def init(self, problem: BilevelOracles, streams: Streams) -> BilevelState:
         x, _, _ = initial_points(problem, len(streams.replicas))
         return BilevelState(x, problem.y_star(x), problem.v_star(x), np.inf)
 
-    def round(self, state: BilevelState, problem: Problem, t: int, streams: Streams) -> tuple[BilevelState, Costs]:
+    def round(self, state: BilevelState, problem: BilevelOracles, t: int, streams: Streams) -> tuple[BilevelState, Costs]:
         clients = self.participation.sample(problem.num_clients, streams["sampling"])
         local = np.take_along_axis(problem.client_hypergrads(state.x), clients[..., None], axis=1)
         x = state.x - self.gamma_x * weighted_sum(sampled_weights(problem, clients), local)
@@ -185,7 +185,7 @@ class FedNova(ShroFBO):
     name: ClassVar[str] = "fednova"
     source: ClassVar[str] = "Wang et al. 2020 (FedNova), ref. [67]; 000_66e1ccf0a50396e9.txt eqs. (6)-(8) at B = 0"
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: BilevelOracles) -> None:
         super().validate(problem)
         B = getattr(problem, "B", None)
         if B is None or np.any(B != 0):

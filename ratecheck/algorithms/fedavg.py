@@ -28,13 +28,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..asynchrony import Timelines, TimelineError
+from ..asynchrony import TimelineError, Timelines
+from ..diagnostics import Diagnostic
 from ..options import KindOption
+from ..oracles import SmoothFederatedOracles
 from ..params import choice, integer, option, real
 from ..participation import Participation, first_occurrence
-from ..problem import SmoothFederatedProblem
 from ..seeding import ReplicaStream, Streams
-from .base import Algorithm, Costs, register
+from .base import Algorithm, register
 from .local import local_sgd
 
 DELAY_KINDS = ("none", "constant", "uniform", "cyclic", "per_client", "trace")
@@ -60,7 +61,7 @@ class DelaySchedule(KindOption):
     path: str = ""
 
     @classmethod
-    def parse(cls, value: Any) -> "DelaySchedule":
+    def parse(cls, value: Any) -> DelaySchedule:
         if isinstance(value, str) and value.startswith("trace:"):
             path, _, digest = value[len("trace:"):].partition("@")
             found = _file_digest(path)
@@ -139,7 +140,7 @@ class FedAvgState:
 
 @register
 @dataclass(frozen=True)
-class FedAvg(Algorithm):
+class FedAvg(Algorithm[SmoothFederatedOracles]):
     """Local SGD with a server learning rate, a participation scheme and an optional delay schedule.
 
     A round is built from three seams a variant can replace (as FedJAX builds FedAvg from a client
@@ -150,6 +151,11 @@ class FedAvg(Algorithm):
     """
 
     name: ClassVar[str] = "fedavg"
+    diagnostics: ClassVar[tuple[Diagnostic, ...]] = (
+        Diagnostic.number("max_delay_used", "largest delay (rounds) a used model had"),
+        Diagnostic.number("lambda_used", "max(1, max_delay_used): lambda >= 1 of Assumption 4 (spec §4.7 item 7)"),
+        Diagnostic.record("timeline", "the rounds actually run: delay histogram, wall time, participation"),
+    )
     source: ClassVar[str] = "003_2fcc6b9d543c5aab.txt eqs. (2)-(3), sign fixed (spec defedavg §2.4)"
     parsers: ClassVar = {"participation": Participation.parse, "delay": DelaySchedule.parse}
     allowed_modes: ClassVar[tuple[str, ...]] = ("full", "with_replacement", "without_replacement")
@@ -166,7 +172,7 @@ class FedAvg(Algorithm):
                              "(paper); 'independent' runs two fresh local jobs (spec pitfall 3)",
                              ("shared", "independent"))
 
-    def validate(self, problem: SmoothFederatedProblem) -> None:
+    def validate(self, problem: SmoothFederatedOracles) -> None:
         if self.participation.mode not in self.allowed_modes:
             raise ValueError(
                 f"{self.name} needs participation in {self.allowed_modes}, got {self.participation}"
@@ -178,20 +184,20 @@ class FedAvg(Algorithm):
                 raise ValueError(f"delay {self.delay}: the timeline names client {recorded.clients.max()}, "
                                  f"the problem has N = {problem.num_clients} clients")
 
-    def init(self, problem: SmoothFederatedProblem, streams: Streams) -> FedAvgState:
+    def init(self, problem: SmoothFederatedOracles, streams: Streams) -> FedAvgState:
         timeline = self.timeline(problem, streams)
         x0 = np.broadcast_to(problem.initial_point(), (len(streams.replicas), problem.dim))
         history = np.repeat(x0[:, None, :], self.delay.lam + 1, axis=1).astype(float)
         return FedAvgState(history=history, t=0, server=self.server_init(history[:, 0]), timeline=timeline)
 
-    def timeline(self, problem: SmoothFederatedProblem, streams: Streams) -> Any:
+    def timeline(self, problem: SmoothFederatedOracles, streams: Streams) -> Any:
         """The recorded rounds this run replays (delay 'trace'), or None for a sampled schedule."""
         if self.delay.kind == "trace":
             return self.delay.timelines().select(streams.replicas)
         return None
 
     # -- who takes part, from which version ----------------------------------------------------
-    def schedule(self, state: FedAvgState, problem: SmoothFederatedProblem, t: int,
+    def schedule(self, state: FedAvgState, problem: SmoothFederatedOracles, t: int,
                  streams: Streams) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray | None]:
         """Round t's slots: client ids (R, m), delays (R, m), whether a client's duplicate slots share
         one update, and the round's wall time (R,) when a timeline gives it."""
@@ -208,7 +214,7 @@ class FedAvg(Algorithm):
         return clients, delays, shared, None
 
     # -- seams ---------------------------------------------------------------------------------
-    def client_update(self, problem: SmoothFederatedProblem, batch: Any, start: np.ndarray,
+    def client_update(self, problem: SmoothFederatedOracles, batch: Any, start: np.ndarray,
                       streams: Streams) -> np.ndarray:
         """Delta_i = start - end of K local SGD steps, (R, m, d); it points uphill (spec §2.1)."""
         end = local_sgd(problem, batch, start, self.local_steps, self.eta_local, streams["noise"])
@@ -227,7 +233,7 @@ class FedAvg(Algorithm):
         """w^{t+1} = w^t - eta * direction (eq. (3) with its sign fixed)."""
         return x - self.eta_global * direction, server
 
-    def round(self, state: FedAvgState, problem: SmoothFederatedProblem, t: int, streams: Streams):
+    def round(self, state: FedAvgState, problem: SmoothFederatedOracles, t: int, streams: Streams):
         clients, delays, shared, wall = self.schedule(state, problem, t, streams)
         # a timeline knows its delays ahead: keep enough past models for every simulated round
         need = state.timeline.max_delay if state.timeline is not None else int(delays.max(initial=0))
@@ -254,7 +260,7 @@ class FedAvg(Algorithm):
             history[:, (t + 1) % slots] = x_new
         else:
             history = x_new[:, None, :]
-        costs: Costs = {
+        costs: dict[str, float | np.ndarray] = {
             "oracle_calls": distinct * self.local_steps,
             "vectors_up": distinct,
             "vectors_down": float(problem.num_clients) if self.broadcast_to_all else distinct,
@@ -282,7 +288,7 @@ class FedAvg(Algorithm):
 
     def info(self, state: FedAvgState) -> dict[str, Any]:
         # lambda >= 1 in Assumption 4; plug max(1, observed) into bounds (spec §4.7 item 7).
-        out = {"max_delay_used": state.max_delay, "lambda_used": max(1, state.max_delay)}
+        out: dict[str, Any] = {"max_delay_used": state.max_delay, "lambda_used": max(1, state.max_delay)}
         if state.timeline is not None:
             out["timeline"] = self.timeline_summary(state)
         return out

@@ -29,8 +29,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..diagnostics import Diagnostic
+from ..oracles import SampledBilevelOracles
 from ..params import ParamError, choice, flag, integer, real
-from ..problem import Problem
 from ..seeding import Streams
 from .base import Algorithm, Costs, register
 from .periodic import average, is_sync, neumann_hypergrad, storm, storm_step_size
@@ -65,18 +66,18 @@ def visited(state: ClientsState) -> dict[str, float]:
     return {"max_u_norm": state.max_u_norm, "max_x_norm": state.max_x_norm, "max_y_norm": state.max_y_norm}
 
 
-def _start(problem: Problem, replicas: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _start(problem: SampledBilevelOracles, replicas: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The common initial (x1, y1, u1) on every client: (R, M, .)."""
     s = problem.initial_state()
     M = problem.num_clients
     return tuple(np.broadcast_to(np.asarray(s[k], float), (replicas, M, np.size(s[k]))).copy() for k in ("x", "y", "v"))
 
 
-def _constant(problem: Problem, name: str) -> float:
+def _constant(problem: SampledBilevelOracles, name: str) -> float:
     return float(problem.constants()[name].value)
 
 
-def _fit_finite_sum(owner: str, problem: Problem, batches: dict[str, int]) -> None:
+def _fit_finite_sum(owner: str, problem: SampledBilevelOracles, batches: dict[str, int]) -> None:
     """N2 (finite sums of K rows, minibatches without replacement): refuse a batch larger than K before running."""
     rows = getattr(problem, "rows_f", None)
     if rows is None or getattr(problem, "replacement", False):
@@ -89,8 +90,15 @@ def _fit_finite_sum(owner: str, problem: Problem, batches: dict[str, int]) -> No
 
 
 @dataclass(frozen=True)
-class FedBiOBase(Algorithm):
+class FedBiOBase(Algorithm[SampledBilevelOracles]):
     """Shared fields and checks of the four algorithms."""
+
+    diagnostics: ClassVar[tuple[Diagnostic, ...]] = (
+        Diagnostic.number("max_u_norm", "largest ||u|| of any client and step (ball check)"),
+        Diagnostic.number("max_x_norm", "largest ||x_t^(m)|| (ball check, Assumption A2's region)"),
+        Diagnostic.number("max_y_norm", "largest ||y_t^(m)|| (ball check)"),
+        Diagnostic.number("syncs", "number of averaging rounds"),
+    )
 
     local: ClassVar[bool] = False  # Alg. 3/4: y never averaged, Neumann x-direction
     monitors: ClassVar[tuple[str, ...]] = ("max_u_norm", "max_x_norm", "max_y_norm")  # running maxima: exact mode skips them
@@ -101,12 +109,12 @@ class FedBiOBase(Algorithm):
     steps: str = choice("error", "caps on tau L and tau_N L: 'error' refuses a diverging recursion before "
                         "running; 'record' runs it and lets the engine record the divergence", ("error", "record"))
 
-    def _cap(self, name: str, value: float, L: float, what: str) -> None:
+    def _cap(self: Any, name: str, value: float, L: float, what: str) -> None:  # self: also StocBiO
         if value * L >= 1 and self.steps == "error":
             raise ParamError(self.name, name, value, f"needs {name} * L < 1, i.e. {name} < 1/L = {1 / L:.4g} "
                              f"(L = {L:.4g}): otherwise {what} diverges (spec §6.6)")
 
-    def _hessian_warning(self, problem: Problem, step: float, name: str) -> None:
+    def _hessian_warning(self: Any, problem: SampledBilevelOracles, step: float, name: str) -> None:
         """Warn when a sampled I - step grad_yy g(xi) may expand (contraction needs ||I - step H(xi)|| <= 1,
         spec §6.0): under N2 the sampled Hessians are known rows, under N1 only their noise level."""
         rows = problem.hessian_rows_range() if hasattr(problem, "hessian_rows_range") else None
@@ -124,7 +132,7 @@ class FedBiOBase(Algorithm):
                           f"I - {name} grad_yy g(xi) may expand (contraction needs ||I - {name} H(xi)|| <= 1, "
                           "spec §6.0)", stacklevel=2)
 
-    def batches(self, problem: Problem) -> dict[str, int]:
+    def batches(self, problem: SampledBilevelOracles) -> dict[str, int]:
         """The minibatch sizes the run draws per oracle call (checked against a finite sum's K)."""
         return {}
 
@@ -137,6 +145,7 @@ class FedBiOBase(Algorithm):
         if self.local:
             out["y_clients"] = state.y
         else:
+            assert state.u is not None  # the global setting tracks u
             out["y"], out["u"] = state.y.mean(1), state.u.mean(1)
         if getattr(self, "client_measures", False):  # the problem then measures the clients' dispersions
             out["x_clients"], out["y_clients"], out["u_clients"] = state.x, state.y, state.u
@@ -163,29 +172,30 @@ class FedBiO(FedBiOBase):
                                  "measures: the dispersions and the hypergradient bias of Lemma 8 (its hunt); "
                                  "the iterates are unchanged")
 
-    def batches(self, problem: Problem) -> dict[str, int]:
+    def batches(self, problem: SampledBilevelOracles) -> dict[str, int]:
         return {"bx": self.bx, "by": self.by}
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: SampledBilevelOracles) -> None:
         _fit_finite_sum(self.name, problem, self.batches(problem))
         self._cap("tau", self.tau, _constant(problem, "L"), "the u recursion")
         self._hessian_warning(problem, self.tau, "tau")
 
-    def init(self, problem: Problem, streams: Streams) -> ClientsState:
+    def init(self, problem: SampledBilevelOracles, streams: Streams) -> ClientsState:
         x, y, u = _start(problem, len(streams.replicas))
         return _tracked(None, ClientsState(x, y, u))
 
-    def u_direction(self, problem: Problem, x, y, u, sample) -> np.ndarray:
+    def u_direction(self, problem: SampledBilevelOracles, x, y, u, sample) -> np.ndarray:
         """Seam: r = grad_y f - grad_yy g u = -(gradient of eq. (4)); u += tau r (pitfall 7)."""
         return problem.grad_y_f(x, y, sample) - problem.hvp(x, y, u, sample)
 
-    def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
+    def round(self, state: ClientsState, problem: SampledBilevelOracles, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
         noise = streams["noise"]
         M, p, d = problem.num_clients, problem.dim_x, problem.dim_y
         s_y = problem.draw(noise, (M,), self.by, oracles=("gy",))
         s_x = problem.draw(noise, (M,), self.bx, oracles=("fx", "fy", "J", "H"))
         x, y, u = state.x, state.y, state.u
+        assert u is not None  # FedBiO tracks u
         omega = problem.grad_y_g(x, y, s_y)
         nu = problem.grad_x_f(x, y, s_x) - problem.jvp(x, y, u, s_x)
         if self.u_update == "exact":
@@ -203,7 +213,7 @@ class FedBiO(FedBiOBase):
         return _tracked(state, ClientsState(x_new, y_new, u_new, syncs=state.syncs + comm)), costs
 
     @staticmethod
-    def _exact_u(problem: Problem, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def _exact_u(problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """[avg_m grad_yy g_m]^-1 avg_m grad_y f_m at each client's point (exact oracles; ablation)."""
         gy = problem.grad_y_f(x, y, problem.draw(None, ()))
         u = np.linalg.solve(problem.A_bar, gy.mean(1)[..., None])[..., 0]
@@ -231,7 +241,7 @@ class StormFields(FedBiOBase):
         """The stream of the first batch: None gives the exact oracles."""
         return None if self.first_batch == "exact" else streams["noise"]
 
-    def sample_pair(self, problem: Problem, noise, shape, batch, **kw) -> tuple[Any, Any]:
+    def sample_pair(self, problem: SampledBilevelOracles, noise, shape, batch, **kw) -> tuple[Any, Any]:
         """Seam: the samples at the new and the old point: ONE fresh minibatch used twice (pitfall 2)."""
         s = problem.draw(noise, shape, batch, **kw)
         return s, s
@@ -248,7 +258,7 @@ class FedBiOAcc(StormFields):
     tau: float = real(0.1, "u step tau (effective tau alpha_t)", positive=True)
     c_u: float | None = real(None, "STORM constant c_u (u momentum); null: the theorem's", low=0.0, nullable=True)
 
-    def schedule(self, problem: Problem) -> dict[str, float]:
+    def schedule(self, problem: SampledBilevelOracles) -> dict[str, float]:
         """Theorem 6's constants (spec §4.4) unless set: c_nu, c_om, c_u, u_bar, gain = (16 L_tilde)^(-1/3)."""
         bM = float(self.b * problem.num_clients)
         mu, Lt = _constant(problem, "mu"), _constant(problem, "L_tilde")
@@ -259,33 +269,34 @@ class FedBiOAcc(StormFields):
         gain = (16 * Lt) ** (-1 / 3) if self.alpha_gain is None else self.alpha_gain
         return {"bM": bM, "c_nu": c_nu, "c_om": c_om, "c_u": c_u, "u_bar": u_bar, "gain": gain}
 
-    def batches(self, problem: Problem) -> dict[str, int]:
+    def batches(self, problem: SampledBilevelOracles) -> dict[str, int]:
         return {"b": self.b, **({"b1": self.b1} if self.first_batch == "sampled" else {})}
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: SampledBilevelOracles) -> None:
         _fit_finite_sum(self.name, problem, self.batches(problem))
         sch = self.schedule(problem)
         a1 = storm_step_size(1, sch["bM"], sch["u_bar"], sch["gain"])
         self._cap("tau alpha_1", self.tau * a1, _constant(problem, "L"), "the u recursion")
         self._hessian_warning(problem, self.tau * a1, "tau alpha_1")
 
-    def targets(self, problem: Problem, x, y, u, s) -> dict[str, np.ndarray]:
+    def targets(self, problem: SampledBilevelOracles, x, y, u, s) -> dict[str, np.ndarray]:
         """G, Mu, P of spec §2.2 at one point for one sample (each point its own u, §2.6 item 3)."""
         return {"om": problem.grad_y_g(x, y, s),
                 "nu": problem.grad_x_f(x, y, s) - problem.jvp(x, y, u, s),
                 "q": problem.hvp(x, y, u, s) - problem.grad_y_f(x, y, s)}
 
-    def init(self, problem: Problem, streams: Streams) -> ClientsState:
+    def init(self, problem: SampledBilevelOracles, streams: Streams) -> ClientsState:
         x, y, u = _start(problem, len(streams.replicas))
         s = problem.draw(self.first_noise(streams), (problem.num_clients,), self.b1)
         return _tracked(None, ClientsState(x, y, u, self.targets(problem, x, y, u, s)))
 
-    def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
+    def round(self, state: ClientsState, problem: SampledBilevelOracles, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
         sch = self.schedule(problem)
         a = storm_step_size(it, sch["bM"], sch["u_bar"], sch["gain"])
         M, p, d = problem.num_clients, problem.dim_x, problem.dim_y
         mom = state.momenta
+        assert state.u is not None  # FedBiOAcc tracks u
         x_new = state.x - self.eta * a * mom["nu"]
         y_new = state.y - self.gamma * a * mom["om"]
         u_new = state.u - self.tau * a * mom["q"]
@@ -321,7 +332,7 @@ class NeumannFields(FedBiOBase):
                                 "factors are b_x-minibatches (grad f, the Jacobian, each of the Q Hessians)",
                                 ("copies", "per_factor"))
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: SampledBilevelOracles) -> None:
         if getattr(problem, "setting", "local") != "local":
             raise ParamError(self.name, "problem", problem.family, "needs a local lower-level problem "
                              "(setting 'local', eq. (5))")
@@ -329,7 +340,7 @@ class NeumannFields(FedBiOBase):
         self._cap("tau_N", self.tau_N, _constant(problem, "L"), "the Neumann series")
         self._hessian_warning(problem, self.tau_N, "tau_N")
 
-    def neumann_layout(self, problem: Problem, batch: int) -> tuple[tuple[int, ...], int]:
+    def neumann_layout(self, problem: SampledBilevelOracles, batch: int) -> tuple[tuple[int, ...], int]:
         """(client shape, minibatch) of one Neumann draw of ``batch`` samples per client and factor: b_x copies
         of single samples (M, b_x) x 1, or one chain of b_x-minibatches (M,) x b_x. Either way a client's
         estimate costs b_x samples of grad f (one xi_f for both blocks), b_x JVPs and b_x Q HVPs."""
@@ -340,7 +351,7 @@ class NeumannFields(FedBiOBase):
         """The draw's oracles: xi_f (shared by grad_x f and grad_y f), xi_g (Jacobian), xi_1..xi_Q (Hessians)."""
         return {"hessians": max(self.Q, 1), "oracles": ("fx", "fy", "J", "H"), "share_f": True}
 
-    def hypergrad_estimate(self, problem: Problem, x: np.ndarray, y: np.ndarray, sample: Any, batch: int) -> np.ndarray:
+    def hypergrad_estimate(self, problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray, sample: Any, batch: int) -> np.ndarray:
         """Seam: Phi-hat of eq. (6) from a draw laid out by ``neumann_layout`` (spec §2.6 item 5): the mean of
         ``batch`` i.i.d. single-sample estimators, or the one chain of minibatch factors (per_factor)."""
         if self.neumann_batch == "per_factor":
@@ -350,14 +361,14 @@ class NeumannFields(FedBiOBase):
         yc = np.broadcast_to(y[:, :, None, :], (R, M, batch, y.shape[-1]))
         return neumann_hypergrad(problem, xc, yc, sample, self.Q, self.tau_N).mean(axis=2)
 
-    def draw_neumann(self, problem: Problem, noise, batch: int) -> Any:
+    def draw_neumann(self, problem: SampledBilevelOracles, noise, batch: int) -> Any:
         return problem.draw(noise, *self.neumann_layout(problem, batch), **self.neumann_oracles())
 
     def neumann_batches(self, name: str, batch: int) -> dict[str, int]:
         """The Neumann minibatch a finite sum must hold: per_factor draws ``batch`` rows per factor, copies 1."""
         return {name: batch} if self.neumann_batch == "per_factor" else {}
 
-    def init(self, problem: Problem, streams: Streams) -> ClientsState:
+    def init(self, problem: SampledBilevelOracles, streams: Streams) -> ClientsState:
         x, y, _ = _start(problem, len(streams.replicas))
         return _tracked(None, ClientsState(x, y))
 
@@ -374,10 +385,10 @@ class FedBiOLocal(NeumannFields):
                       "(neumann_batch)", low=1, high=10**6)
     by: int = integer(1, "batch b_y of the grad_y g oracle", low=1, high=10**6)
 
-    def batches(self, problem: Problem) -> dict[str, int]:
+    def batches(self, problem: SampledBilevelOracles) -> dict[str, int]:
         return {"by": self.by, **self.neumann_batches("bx", self.bx)}
 
-    def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
+    def round(self, state: ClientsState, problem: SampledBilevelOracles, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
         noise = streams["noise"]
         M, p = problem.num_clients, problem.dim_x
@@ -405,13 +416,13 @@ class FedBiOAccLocal(NeumannFields, StormFields):
 
     by: int | None = integer(None, "lower batch b_y; null: b M (Theorem 8)", low=1, high=10**9, nullable=True)
 
-    def batches(self, problem: Problem) -> dict[str, int]:
+    def batches(self, problem: SampledBilevelOracles) -> dict[str, int]:
         by = self.b * problem.num_clients if self.by is None else self.by
         first = {"b_y1": self.b1 * by // self.b, **self.neumann_batches("b1", self.b1)} \
             if self.first_batch == "sampled" else {}
         return {"by": by, **self.neumann_batches("b", self.b), **first}
 
-    def schedule(self, problem: Problem) -> dict[str, float]:
+    def schedule(self, problem: SampledBilevelOracles) -> dict[str, float]:
         """Theorem 8's constants (spec §4.6) unless set; gain = Lhat^(-2/3)."""
         bM = float(self.b * problem.num_clients)
         L, mu, Lh = _constant(problem, "L"), _constant(problem, "mu"), _constant(problem, "Lhat")
@@ -421,7 +432,7 @@ class FedBiOAccLocal(NeumannFields, StormFields):
         gain = Lh ** (-2 / 3) if self.alpha_gain is None else self.alpha_gain
         return {"bM": bM, "c_nu": c_nu, "c_om": c_om, "u_bar": u_bar, "gain": gain}
 
-    def init(self, problem: Problem, streams: Streams) -> ClientsState:
+    def init(self, problem: SampledBilevelOracles, streams: Streams) -> ClientsState:
         x, y, _ = _start(problem, len(streams.replicas))
         M = problem.num_clients
         noise = self.first_noise(streams)
@@ -431,7 +442,7 @@ class FedBiOAccLocal(NeumannFields, StormFields):
         nu = self.hypergrad_estimate(problem, x, y, self.draw_neumann(problem, noise, batch), batch)
         return _tracked(None, ClientsState(x, y, momenta={"om": om, "nu": nu}))
 
-    def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
+    def round(self, state: ClientsState, problem: SampledBilevelOracles, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
         sch = self.schedule(problem)
         a = storm_step_size(it, sch["bM"], sch["u_bar"], sch["gain"])
@@ -469,7 +480,7 @@ class MRBOLike(FedBiOAccLocal):
     name: ClassVar[str] = "mrbo_like"
     source: ClassVar[str] = "002_25acef2c58d2293a.txt Algorithm 4 with M = 1 (MRBO [50], spec fedbio §7)"
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: SampledBilevelOracles) -> None:
         super().validate(problem)
         if problem.num_clients != 1:
             raise ParamError(self.name, "problem.clients", problem.num_clients, "the centralized reference needs M = 1")
@@ -477,7 +488,7 @@ class MRBOLike(FedBiOAccLocal):
 
 @register
 @dataclass(frozen=True)
-class StocBiO(Algorithm):
+class StocBiO(Algorithm[SampledBilevelOracles]):
     """StocBiO (Ji, Yang, Liang, ICML 2021; ref. [20] of the paper, spec §7): the centralized (M = 1) double-loop
     reference. One engine round is one outer iteration k: D warm-started SGD steps on y with fresh batches of
     size b_y, then x_{k+1} = x_k - alpha [grad_x f - grad_xy g eta_N sum_{q=0}^{Q} prod (I - eta_N grad_yy g) grad_y f]
@@ -485,6 +496,11 @@ class StocBiO(Algorithm):
     Algorithm 2; the same estimator as eq. (6) of the FedBiO paper)."""
 
     name: ClassVar[str] = "stocbio"
+    diagnostics: ClassVar[tuple[Diagnostic, ...]] = (
+        Diagnostic.number("max_u_norm", "largest ||u|| of any client and step (ball check)"),
+        Diagnostic.number("max_x_norm", "largest ||x_t^(m)|| (ball check, Assumption A2's region)"),
+        Diagnostic.number("max_y_norm", "largest ||y_t^(m)|| (ball check)"),
+    )
     source: ClassVar[str] = "Ji, Yang, Liang 2021 (StocBiO), Algorithms 1-2; ref. [20] of 002_25acef2c58d2293a.txt (spec §7)"
     eta: float = real(0.1, "x step alpha", positive=True)
     gamma: float = real(0.1, "inner y step beta", positive=True)
@@ -500,7 +516,7 @@ class StocBiO(Algorithm):
     _cap = FedBiOBase._cap
     _hessian_warning = FedBiOBase._hessian_warning
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: SampledBilevelOracles) -> None:
         if problem.num_clients != 1:
             raise ParamError(self.name, "problem.clients", problem.num_clients, "the centralized reference needs M = 1")
         _fit_finite_sum(self.name, problem, {"b": self.b, "by": self.by})
@@ -515,15 +531,15 @@ class StocBiO(Algorithm):
     def info(self, state: ClientsState) -> dict[str, Any]:
         return visited(state)
 
-    def init(self, problem: Problem, streams: Streams) -> ClientsState:
+    def init(self, problem: SampledBilevelOracles, streams: Streams) -> ClientsState:
         x, y, _ = _start(problem, len(streams.replicas))
         return _tracked(None, ClientsState(x, y))
 
-    def hypergrad_estimate(self, problem: Problem, x: np.ndarray, y: np.ndarray, sample: Any) -> np.ndarray:
+    def hypergrad_estimate(self, problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray, sample: Any) -> np.ndarray:
         """Seam: the Neumann hypergradient of StocBiO's Algorithm 2 (one minibatch per oracle and factor)."""
         return neumann_hypergrad(problem, x, y, sample, self.Q, self.tau_N)
 
-    def round(self, state: ClientsState, problem: Problem, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
+    def round(self, state: ClientsState, problem: SampledBilevelOracles, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         noise = streams["noise"]
         y = state.y
         for _ in range(self.D):  # inner loop on y at the current x

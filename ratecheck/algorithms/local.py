@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from ..problem import SmoothFederatedProblem
+from ..oracles import SmoothFederatedOracles
 from ..seeding import ReplicaStream
 
 
 def local_sgd(
-    problem: SmoothFederatedProblem,
+    problem: SmoothFederatedOracles,
     batch: Any,
     start: np.ndarray,
     steps: int,

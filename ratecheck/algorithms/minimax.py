@@ -37,13 +37,13 @@ Every special case is a subclass that only fixes defaults and validation, never 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
+from ..oracles import MinimaxOracles
 from ..params import choice, flag, integer, option, real
 from ..participation import Participation
-from ..problem import Problem
 from ..seeding import Streams
 from .base import Algorithm, Costs, register
 
@@ -88,7 +88,7 @@ def local_gda(problem: Any, batch: Any, x: np.ndarray, y: np.ndarray, steps: int
 
 @register
 @dataclass(frozen=True)
-class FessGDA(Algorithm):
+class FessGDA(Algorithm[MinimaxOracles]):
     """Algorithm 1 of the FESS-GDA paper, with local (client) and global (server) step sizes."""
 
     name: ClassVar[str] = "fess_gda"
@@ -116,7 +116,7 @@ class FessGDA(Algorithm):
                             "local x-step", SMOOTHING)
     tracking: bool = flag(False, "FedGDA-GT's gradient tracking (a baseline, not in the FESS-GDA paper)")
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: MinimaxOracles) -> None:
         if self.participation.mode not in self.allowed_modes:
             raise ValueError(
                 f"{self.name} samples clients uniformly without replacement (Algorithm 1 line 2): "
@@ -124,14 +124,14 @@ class FessGDA(Algorithm):
             )
         self.participation.validate(problem.num_clients)
 
-    def init(self, problem: Problem, streams: Streams) -> MinimaxState:
+    def init(self, problem: MinimaxOracles, streams: Streams) -> MinimaxState:
         R = len(streams.replicas)
         start = problem.initial_point()
         x = np.tile(np.asarray(start["x"], dtype=float), (R, 1))
         y = np.tile(np.asarray(start["y"], dtype=float), (R, 1))
         return MinimaxState(x=x, y=y, z=x.copy())  # z_0 = x_0 (spec §2.5)
 
-    def round(self, state: MinimaxState, problem: Problem, t: int, streams: Streams):
+    def round(self, state: MinimaxState, problem: MinimaxOracles, t: int, streams: Streams):
         clients = self.participation.sample(problem.num_clients, streams["sampling"])
         m = clients.shape[1]
         batch = problem.gather(clients)
@@ -169,7 +169,7 @@ class FSGDA(FessGDA):
     name: ClassVar[str] = "fsgda"
     source: ClassVar[str] = "004_57c332141565532a.txt §2.3 special case p = 0 of Algorithm 1"
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: MinimaxOracles) -> None:
         super().validate(problem)
         if self.p != 0:
             raise ValueError(f"{self.name} is FESS-GDA with p = 0, got p={self.p!r} (use fess_gda)")
@@ -183,7 +183,7 @@ class LocalSGDA(FSGDA):
     name: ClassVar[str] = "local_sgda"
     source: ClassVar[str] = "004_57c332141565532a.txt §2.3 special case p = 0, eta_g = 1 of Algorithm 1"
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: MinimaxOracles) -> None:
         super().validate(problem)
         if self.eta_x_global != 1 or self.eta_y_global != 1:
             raise ValueError(
@@ -201,7 +201,7 @@ class SGDA(LocalSGDA):
     name: ClassVar[str] = "sgda"
     source: ClassVar[str] = "Lin et al. 2020 (cited in 004_57c332141565532a.txt, Table 1); spec fessgda §7"
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: MinimaxOracles) -> None:
         super().validate(problem)
         if self.local_steps != 1 or self.participation.mode != "full":
             raise ValueError(
@@ -224,7 +224,7 @@ class SmoothedAGDA(FessGDA):
     updates: str = choice("alternating", "Smoothed-AGDA alternates (y-gradient at the new x)", UPDATES)
     smoothing: str = choice("local", "Smoothed-AGDA puts p (x - z) inside the x-step", SMOOTHING)
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: MinimaxOracles) -> None:
         super().validate(problem)
         if (self.local_steps, self.participation.mode, self.eta_x_global, self.eta_y_global, self.updates,
                 self.smoothing) != (1, "full", 1, 1, "alternating", "local"):
@@ -246,7 +246,7 @@ class FedGDAGT(LocalSGDA):
 
     tracking: bool = flag(True, "gradient tracking (FedGDA-GT's defining feature)")
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: MinimaxOracles) -> None:
         super().validate(problem)
         if not self.tracking or self.participation.mode != "full":
             raise ValueError(
@@ -289,7 +289,7 @@ class FessGDASwapped(FessGDA):
     name: ClassVar[str] = "fess_gda_swapped"
     source: ClassVar[str] = "004_57c332141565532a.txt Theorem 3.5 / Appendix I case mu1 < mu2 (spec §2.4(C)): Algorithm 1 on -f(y, x)"
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: MinimaxOracles) -> None:
         super().validate(problem)
         SwappedRoles(problem)  # fails early on a constrained Y
 
@@ -299,12 +299,12 @@ class FessGDASwapped(FessGDA):
                 "eta_y_global": "eta_x_global"}
         return FessGDA(**{swap.get(f.name, f.name): getattr(self, f.name) for f in fields(FessGDA)})
 
-    def init(self, problem: Problem, streams: Streams) -> MinimaxState:
+    def init(self, problem: MinimaxOracles, streams: Streams) -> MinimaxState:
         state = super().init(problem, streams)
         return MinimaxState(state.x, state.y, state.y.copy())  # z_0 = y_0: z anchors the new min variable
 
-    def round(self, state: MinimaxState, problem: Problem, t: int, streams: Streams):
-        new, costs = self.inner().round(MinimaxState(state.y, state.x, state.z), SwappedRoles(problem), t, streams)
+    def round(self, state: MinimaxState, problem: MinimaxOracles, t: int, streams: Streams):
+        new, costs = self.inner().round(MinimaxState(state.y, state.x, state.z), cast(MinimaxOracles, SwappedRoles(problem)), t, streams)
         return MinimaxState(new.y, new.x, new.z), costs
 
 
@@ -357,7 +357,7 @@ class FessGDATwoPhase(FessGDA):
     anchor_weight: float = real(0.0, "weight of the anchor ||x - x~||^2 in phase 2; 0 means the problem's l "
                                 "(the paper's f~ = f + l ||x - x~||^2)", low=0.0)
 
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: MinimaxOracles) -> None:
         super().validate(problem)
         self.phase2().validate(problem)
 
@@ -368,15 +368,16 @@ class FessGDATwoPhase(FessGDA):
                           "eta_x_global": self.eta_x_global_2, "eta_y_global": self.eta_y_global_2,
                           "local_steps": self.local_steps_2})
 
-    def init(self, problem: Problem, streams: Streams) -> TwoPhaseState:
+    def init(self, problem: MinimaxOracles, streams: Streams) -> TwoPhaseState:
         state = super().init(problem, streams)
         return TwoPhaseState(state.x, state.y, state.z)
 
-    def round(self, state: TwoPhaseState, problem: Problem, t: int, streams: Streams):
+    def round(self, state: TwoPhaseState, problem: MinimaxOracles, t: int,  # type: ignore[override]  # its own init makes the state
+              streams: Streams) -> tuple[TwoPhaseState, Any]:
         if t < self.phase1_rounds:
             new, costs = FessGDA.round(self, state, problem, t, streams)
             return TwoPhaseState(new.x, new.y, new.z), costs
         anchor = state.x.copy() if state.anchor is None else state.anchor
         view = Anchored(problem, anchor, self.anchor_weight or problem.l)
-        new, costs = self.phase2().round(state, view, t, streams)
+        new, costs = self.phase2().round(state, cast(MinimaxOracles, view), t, streams)  # a view with the oracles
         return TwoPhaseState(new.x, new.y, new.z, anchor), costs

@@ -22,14 +22,16 @@ FedAvg on h alone is the package's ``fedavg`` (its oracle is the problem's h ora
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ..diagnostics import Diagnostic
+from ..oracles import CompositeOracles
 from ..params import ParamError, choice, integer, option, real
 from ..participation import Participation
-from ..problem import CompositeFederatedProblem
 from ..seeding import Streams
 from .base import Algorithm, Costs, register
 from .local import local_sgd
@@ -37,17 +39,17 @@ from .local import local_sgd
 SCHEDULES = ("strongly_convex", "convex", "fixed", "paper_experiment")
 
 
-def _constant(problem: CompositeFederatedProblem, name: str) -> float:
+def _constant(problem: CompositeOracles, name: str) -> float:
     return float(problem.constants()[name].value)
 
 
 def _check_problem(owner: str, problem: Any) -> None:
-    if not isinstance(problem, CompositeFederatedProblem):
+    if not isinstance(problem, CompositeOracles):
         raise ParamError(owner, "problem", type(problem).__name__,
                          "needs a composite (h + eta f) problem such as least_squares")
 
 
-def federated_round(problem: CompositeFederatedProblem, x: np.ndarray, *, participation: Participation,
+def federated_round(problem: CompositeOracles, x: np.ndarray, *, participation: Participation,
                     local_steps: int, gamma_local: float, gamma_global: float, streams: Streams,
                     oracle: Callable[[Any, np.ndarray, Any], np.ndarray]) -> tuple[np.ndarray, int]:
     """One round of Algorithm 1 lines 3-12: sample, K local steps with `oracle`, average over the
@@ -71,10 +73,11 @@ class StRState:
 
 @register
 @dataclass(frozen=True)
-class StRFedAvg(Algorithm):
+class StRFedAvg(Algorithm[CompositeOracles]):
     """Algorithm 1 (StR-FedAvg), horizon-tuned ("self-tuned") gamma_l and eta; see the module doc."""
 
     name: ClassVar[str] = "strfedavg"
+    diagnostics: ClassVar[tuple[Diagnostic, ...]] = (Diagnostic.number("rounds_done", "rounds run"),)
     source: ClassVar[str] = "001_511a8e816d499631.txt Algorithm 1 (spec strfedavg §2.1)"
     allowed_modes: ClassVar[tuple[str, ...]] = ("without_replacement", "full", "with_replacement")
 
@@ -114,7 +117,7 @@ class StRFedAvg(Algorithm):
             raise ParamError(self.name, "eta" if self.eta is None else "gamma_tilde", None,
                              "schedule 'fixed' needs both eta and gamma_tilde")
 
-    def validate(self, problem: CompositeFederatedProblem) -> None:
+    def validate(self, problem: CompositeOracles) -> None:
         _check_problem(self.name, problem)
         if self.participation.mode not in self.allowed_modes:
             raise ParamError(self.name, "participation", str(self.participation), f"mode must be in {self.allowed_modes}")
@@ -125,10 +128,10 @@ class StRFedAvg(Algorithm):
         if self.schedule == "strongly_convex" and self.resolved_mu(problem) <= 0:
             raise ParamError(self.name, "mu_f", self.mu_f, "schedule 'strongly_convex' needs mu_f > 0")
 
-    def resolved_mu(self, problem: CompositeFederatedProblem) -> float:
+    def resolved_mu(self, problem: CompositeOracles) -> float:
         return float(self.mu_f) if self.mu_f is not None else _constant(problem, "mu_f")
 
-    def parameters(self, problem: CompositeFederatedProblem) -> dict[str, float]:
+    def parameters(self, problem: CompositeOracles) -> dict[str, float]:
         """gamma_l, eta, gamma_tilde and theta at this horizon (spec §2.1 table)."""
         R, K, gg = self.horizon, self.local_steps, self.gamma_g
         mu = self.resolved_mu(problem) if self.schedule != "paper_experiment" else 0.0
@@ -137,7 +140,7 @@ class StRFedAvg(Algorithm):
         elif self.schedule == "convex":
             gt, eta, mu = R ** -self.a, R ** -self.b, 0.0
         elif self.schedule == "fixed":
-            gt, eta = float(self.gamma_tilde), float(self.eta)
+            gt, eta = float(self.gamma_tilde), float(self.eta)  # type: ignore[arg-type]  # validate: "fixed" sets eta
         else:  # Section 5.1: no 1/(gamma_g K) factor, so gamma_tilde grows with K and gamma_g
             gamma_l = (R + self.offset) ** -self.a
             gt, eta, mu = gamma_l * gg * K, (R + self.offset) ** -self.b, 0.0
@@ -148,11 +151,11 @@ class StRFedAvg(Algorithm):
         return {"gamma_l": gt / (gg * K), "eta": eta, "gamma_tilde": gt, "theta": 1.0 / (1.0 - contraction),
                 "mu_f": mu}
 
-    def init(self, problem: CompositeFederatedProblem, streams: Streams) -> StRState:
+    def init(self, problem: CompositeOracles, streams: Streams) -> StRState:
         x0 = np.broadcast_to(problem.initial_point(), (len(streams.replicas), problem.dim)).astype(float)
         return StRState(x=x0, average=x0.copy(), weight=0.0, t=0)
 
-    def oracle(self, problem: CompositeFederatedProblem, eta: float) -> Callable:
+    def oracle(self, problem: CompositeOracles, eta: float) -> Callable:
         return lambda batch, w, noise: problem.composite_grad(batch, w, eta, noise)
 
     def output_weight(self, theta: float, r: int) -> float:
@@ -166,7 +169,7 @@ class StRFedAvg(Algorithm):
         weight = state.weight + w
         return state.average + (w / weight) * (state.x - state.average), weight
 
-    def round(self, state: StRState, problem: CompositeFederatedProblem, t: int, streams: Streams):
+    def round(self, state: StRState, problem: CompositeOracles, t: int, streams: Streams):
         par = self._params(problem)
         average, weight = self.accumulate(state, par["theta"])
         x, S = federated_round(problem, state.x, participation=self.participation, local_steps=self.local_steps,
@@ -175,7 +178,7 @@ class StRFedAvg(Algorithm):
         costs: Costs = {"oracle_calls": float(S * self.local_steps), "vectors_up": float(S), "vectors_down": float(S)}
         return StRState(x, average, weight, t + 1), costs
 
-    def _params(self, problem: CompositeFederatedProblem) -> dict[str, float]:
+    def _params(self, problem: CompositeOracles) -> dict[str, float]:
         """``parameters(problem)``, computed once per problem (the cache keeps the problem alive, so
         its id cannot be reused by another object)."""
         cache = self.__dict__.setdefault("_cache", {})
@@ -265,10 +268,12 @@ MOREAU = ("algorithm_2", "definition")
 
 @register
 @dataclass(frozen=True)
-class IPIRFedAvg(Algorithm):
+class IPIRFedAvg(Algorithm[CompositeOracles]):
     """Algorithm 2 (IPIR-FedAvg), case kappa > 1; one engine round is one outer iteration t."""
 
     name: ClassVar[str] = "ipir_fedavg"
+    diagnostics: ClassVar[tuple[Diagnostic, ...]] = (
+        Diagnostic.number("max_dist", "largest dist(y_t, argmin h) of the iterates (a running sup)"),)
     source: ClassVar[str] = "001_511a8e816d499631.txt Algorithm 2 (spec strfedavg §2.2)"
     monitors: ClassVar[tuple[str, ...]] = ("max_dist",)  # a running sup of the iterates: exact mode skips it
 
@@ -334,7 +339,7 @@ class IPIRFedAvg(Algorithm):
         oracle = lambda batch, w, noise: problem.composite_grad(batch, w, s["eta"], noise, anchor=y)  # noqa: E731
         x, acc, total, sent = start, np.zeros_like(start), 0.0, 0
         log_theta = math.log(theta)
-        for r in range(1, R + 1):
+        for r in range(1, int(R) + 1):
             weight = math.exp((r - R) * log_theta)
             acc += weight * x
             total += weight
@@ -355,7 +360,7 @@ class IPIRFedAvg(Algorithm):
                         "vectors_down": float(sent + problem.num_clients), "inner_rounds": float(R)}
         return IPIRState(y, x, t + 1, max(state.max_dist, dist), state.y), costs
 
-    def output(self, state: IPIRState) -> dict[str, np.ndarray]:
+    def output(self, state: IPIRState) -> dict[str, Any]:
         return {"y": state.y, "x": state.x, "anchor": state.anchor}
 
     def info(self, state: IPIRState) -> dict[str, Any]:
@@ -375,7 +380,7 @@ class PointState:
 
 @register
 @dataclass(frozen=True)
-class IRSGD(Algorithm):
+class IRSGD(Algorithm[CompositeOracles]):
     """Centralized iteratively regularized SGD: x <- x - gamma_k (grad h~ + eta_k grad f~) (spec §7)."""
 
     name: ClassVar[str] = "ir_sgd"
@@ -415,7 +420,7 @@ class IRSGD(Algorithm):
 
 @register
 @dataclass(frozen=True)
-class ExactProjectionGD(Algorithm):
+class ExactProjectionGD(Algorithm[CompositeOracles]):
     """Algorithm 2 with the exact projection: y <- y - gamma (grad f(y) + (y - Pi y)/lam) (spec §7)."""
 
     name: ClassVar[str] = "exact_projection_gd"

@@ -44,17 +44,21 @@ Verdict semantics (the rules every claim follows; README-ready):
 """
 
 from .base import Claim, ExpectedOrder, Gate, Outcome, check_invariants, negative_control, with_gates
-from .model import PROFILES, Bindings, PointResult, Profile, Verdict, exact_evidence, exact_state
+
+# helpers other modules of the project read (underscored: not part of the public API)
+from .model import PROFILES, Bindings, PointResult, Profile, Verdict, _first_divergence, _fmt, _jsonable, _num, exact_evidence, exact_state  # noqa: F401
 from .observation import Observation, monte_carlo_twin, observe
 from .rules import SIDES, term_negligible
 from .slopes import AbscissaSlopeClaim, ExactSlopeClaim, ExponentComparisonClaim, HittingTimeClaim, SlopeClaim
-from .statistics import deterministic, point_ci, relative, slope_text
+from .statistics import (
+    _bootstrap_distance,  # noqa: F401
+    deterministic,
+    point_ci,
+    relative,
+    slope_text,
+)
 from .summaries import HittingTime, final_value, first_crossing, hitting_rounds, settled_crossing, tail_average
 from .values import BoundClaim, ExactValueClaim, IntervalClaim, LimitClaim, RateClaim, ThresholdClaim, ValueClaim
-
-# helpers other modules of the project read (underscored: not part of the public API)
-from .model import _first_divergence, _fmt, _jsonable, _num  # noqa: F401
-from .statistics import _bootstrap_distance  # noqa: F401
 
 __all__ = [
     "PROFILES", "SIDES", "AbscissaSlopeClaim", "Bindings", "BoundClaim", "Claim", "ExactSlopeClaim",

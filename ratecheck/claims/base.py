@@ -4,26 +4,27 @@ claim decided (Outcome), and the expected order of a slope."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..theory import Source, Theorem
 from ..trace import RunConfig, Trace
-from .views import NoRule, Piece, Statistic, View, view_of
 from .model import Bindings, PointResult, Profile, Verdict, _first_divergence, _fmt, _jsonable, exact_evidence, exact_state
+from .views import NoRule, Piece, Statistic, View, view_of
 
 
 @dataclass
 class Outcome:
     """A claim's verdict with its evidence (JSON-able through ``to_dict``)."""
 
-    claim: "Claim"
+    claim: Claim
     verdict: Verdict
     reason: str
     evidence: dict[str, Any] = field(default_factory=dict)
-    points: list["PointResult"] = field(default_factory=list)
+    points: list[PointResult] = field(default_factory=list)
     runs: dict[str, int] = field(default_factory=dict)  # issue #19: results read, "reused" / "computed"
     # decided before any statistic (too few replicas, violated conditions): nothing to compare a control with
     premature: bool = field(default=False, repr=False, compare=False)
@@ -124,7 +125,7 @@ class Claim:
     # an expected FAIL that is a property of the algorithm (a negative control), not a paper error
     negative_control: bool = False
     # the claim a negative control controls: run on the same grid, its verdict must differ
-    controls: "Claim | None" = None
+    controls: Claim | None = None
     theorem: Theorem | None = None
     bindings: Bindings | None = None  # run -> theorem symbol values (constants and parameters)
     # per-replica numbers a run contributes; default: the measure after the last round. Use it for

@@ -4,15 +4,17 @@ what a verdict's evidence says about exactness."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from ..theory import Evaluation
 from ..trace import RunConfig, Trace
+
 
 class Verdict(str, Enum):
     PASS = "PASS"

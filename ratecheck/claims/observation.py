@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 from ..trace import RunConfig, Trace
 from .base import Claim, Outcome
-from .views import View
 from .model import PointResult, Profile, Verdict, _num
+from .views import View
 
 
 @dataclass(frozen=True, kw_only=True)

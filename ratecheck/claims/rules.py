@@ -3,14 +3,14 @@ exact-or-Monte-Carlo tolerance record."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from .model import PointResult, _fmt
 from .statistics import point_ci
-
 
 SIDES = ("two-sided", "at_most", "at_least")
 
@@ -34,7 +34,7 @@ def _compare_to_ceiling(points, level: float, ceiling_of):
     return rows, above, unsure
 
 
-def term_negligible(term: sp.Expr, label: str, fraction: float = 0.1) -> Callable[[Sequence["PointResult"]], str]:
+def term_negligible(term: sp.Expr, label: str, fraction: float = 0.1) -> Callable[[Sequence[PointResult]], str]:
     """A regime check for slope claims: `term` (a sympy expression in the theorem's symbols, e.g.
     the O(1/(KT)) term of a bound) must stay below `fraction` of the measured mean at every point.
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -14,9 +15,9 @@ from ..trace import RunConfig, Trace
 from .base import Claim
 from .model import PointResult, Verdict, _first_divergence, _fmt
 from .rules import _NO_MC_BAND, _compare_to_ceiling, _tolerance_evidence
+from .statistics import _bootstrap_distance, _deterministic_note, _ratio, deterministic, point_ci, relative
 from .views import NoRule, Piece, Statistic
 from .views_values import BoundCurves, Distance, DistanceTolerance, IntervalSides, LogRate, PredictionBand, ThresholdLine
-from .statistics import _bootstrap_distance, _deterministic_note, _ratio, deterministic, point_ci, relative
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -334,7 +335,8 @@ class RateClaim(Claim):
         worst = max(rows, key=lambda r: abs(r["ratio"] - 1))
         det = deterministic(points)
         measured = (f"log-contraction per round {worst['rate']:.5g}" +
-                    (" (exact)" if all(p.exact for p in points) else " (deterministic)" if det else f" (CI [{worst['low']:.5g}, {worst['high']:.5g}])"))
+                    (" (exact)" if all(p.exact for p in points) else " (deterministic)" if det
+                     else f" (CI [{worst['low']:.5g}, {worst['high']:.5g}])"))
         tag = (f"{measured} vs {self.exact_name} {worst['exact']:.5g} within {relative(self.rel_tolerance)} "
                f"at {self.vary}={_fmt(worst['value'])}")
         if "guaranteed" in worst:

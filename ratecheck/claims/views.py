@@ -11,8 +11,9 @@ Pieces draw on a matplotlib Axes they are given and import no plotting library. 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp

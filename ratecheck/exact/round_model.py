@@ -56,7 +56,7 @@ class _KnownRound:
     """A probed round as an operator on the second moment, with what it costs; its maps
     v' = A v + c + G z under the check outcomes (one per check, or one without sampling) re-verify it."""
 
-    operator: "RoundOperator | MixtureOperator"
+    operator: RoundOperator | MixtureOperator
     A: np.ndarray  # (C, n, n)
     c: np.ndarray  # (C, n)
     G: np.ndarray  # (C, n, draws)
@@ -295,7 +295,7 @@ class RoundModel:
                        f"{declared}): exact mode averages integers(N, (m,)) draws, or uniform((N,)) keys of a "
                        "without-replacement Participation")
 
-    def _sampling_plan(self, enumerate_all: bool = False) -> "_Sampling | None":
+    def _sampling_plan(self, enumerate_all: bool = False) -> _Sampling | None:
         """How the round's client sampling is averaged (None: the algorithm samples nothing): every
         outcome when there are few (or ``enumerate_all``), else an additive design."""
         participation = self._sampler()
@@ -324,7 +324,7 @@ class RoundModel:
         checks = np.arange(N, N + SAMPLING_CHECKS)
         return _Sampling(participation, clients, participation.draws_for(clients, N), None, design=N, checks=checks)
 
-    def _probe(self, t: int, book: Mapping[str, Any], seen: "_Seen | None" = None) -> "_KnownRound":
+    def _probe(self, t: int, book: Mapping[str, Any], seen: _Seen | None = None) -> _KnownRound:
         """The round-t maps from bookkeeping ``book``, checked on random inputs, with its costs.
 
         ``seen``: a call of this very round on random states and draws that matched no known map
@@ -416,7 +416,7 @@ class RoundModel:
                                "the iterates, the noise or the clients drawn (exact mode tracks moments of arrays; "
                                "name it in the algorithm's `monitors` if it is only a diagnostic)")
 
-    def _probe_seen(self, t: int, book: Mapping[str, Any], seen: "_Seen") -> "_KnownRound":
+    def _probe_seen(self, t: int, book: Mapping[str, Any], seen: _Seen) -> _KnownRound:
         """``_probe`` without client sampling, from a call already seen on random inputs: the origin, the
         n unit states (zero draws) and the unit draws (zero state) in one call, checked against ``seen``."""
         n, sizes = self.n_state, seen.sizes
@@ -437,7 +437,7 @@ class RoundModel:
         return _KnownRound(RoundOperator(F=F, noise=cov), A[None], c[None], G[None], sizes,
                            {k: float(v[0]) for k, v in costs.items()}, after)
 
-    def _additive(self, F: np.ndarray, cov: np.ndarray, costs: Mapping[str, np.ndarray]) -> tuple["MixtureOperator", dict]:
+    def _additive(self, F: np.ndarray, cov: np.ndarray, costs: Mapping[str, np.ndarray]) -> tuple[MixtureOperator, dict]:
         """F_s = sum_i n_i D_i, Cov_s = sum_i n_i C_i and cost_s = sum_i n_i k_i read off the design
         outcomes, checked on the random ones; averaged with E n_i and E n_i n_k. Else NotExact with
         _NotAdditive."""
@@ -479,7 +479,7 @@ class RoundModel:
                 return
         self._steps, self._constant = steps, True
 
-    def _operator(self, t: int) -> "RoundOperator | MixtureOperator":
+    def _operator(self, t: int) -> RoundOperator | MixtureOperator:
         """Round t's operator: a known one if a random call of the round (under the check outcomes of
         the sampling) matches it, else probed."""
         n = self.n_state

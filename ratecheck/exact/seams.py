@@ -160,7 +160,7 @@ class ServerMap:
     Tu: np.ndarray
     u0: np.ndarray
 
-    def same_as(self, other: "ServerMap") -> bool:
+    def same_as(self, other: ServerMap) -> bool:
         return all(np.array_equal(getattr(self, f), getattr(other, f)) for f in self.__dataclass_fields__)
 
 

@@ -22,14 +22,24 @@ the paper pages); this module writes them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..claims import Outcome, Profile
 from ..paper import Paper
 from .document import (
-    Bullets, Heading, Image, Para, Span, Table, formula, markdown_blocks, render_html, render_markdown,
+    Bullets,
+    Heading,
+    Image,
+    Para,
+    Span,
+    Table,
+    formula,
+    markdown_blocks,
+    render_html,
+    render_markdown,
 )
 from .format import _safe
 from .pages import _group, _index_page, _paper_page

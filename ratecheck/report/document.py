@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-from typing import Any, Sequence, Union
+from typing import Any
 
 import sympy as sp
-
 
 # ---------------------------------------------------------------------------------------------
 # Document model: rendered to Markdown and to HTML from the same blocks
@@ -47,7 +46,7 @@ def formula(expr: Any) -> Span:
     return Span(text, code=True, math=markup)
 
 
-Inline = Union[str, Span, Sequence[Union[str, Span]]]
+Inline = str | Span | Sequence[str | Span]
 
 
 @dataclass
@@ -80,7 +79,7 @@ class Image:
     alt: str
 
 
-Block = Union[Heading, Para, Bullets, Table, Image]
+Block = Heading | Para | Bullets | Table | Image
 
 
 def _spans(content: Inline) -> list[Span]:
@@ -255,7 +254,7 @@ def markdown_blocks(text: str) -> list[Block]:
                 i += 1
             blocks.append(Table(header=list(rows[0]), rows=[list(r) for r in rows[1:]]))
         elif line.startswith("- "):
-            items = []
+            items: list[Inline] = []
             while i < len(lines) and lines[i].strip().startswith("- "):
                 items.append(lines[i].strip()[2:])
                 i += 1

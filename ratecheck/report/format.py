@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import math
 import re
-
 from typing import Any
-
 
 from ..claims import Outcome, Verdict
 from ..claims.views import pct, point_mean_ci, replicas_identical, value_text
 from .document import Span
-
 
 REASON_CHARS = 220  # the verdict table shows one line; the claim section has the full reason
 

@@ -4,9 +4,8 @@ theorems)."""
 from __future__ import annotations
 
 import json
-
-from typing import Any, Mapping, Sequence
-
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import sympy as sp
 
@@ -38,7 +37,6 @@ from .format import (
     _verdict,
 )
 from .plots import _as_drawn, _drawn
-
 
 # ---------------------------------------------------------------------------------------------
 # Page content
@@ -155,17 +153,17 @@ def _hunts(group: Sequence[Outcome], images: Mapping[str, str | None]) -> list[B
                 table.rows.append([c["name"], _g(c["lhs"]), _g(c["rhs"]), _g(c["margin"]), "yes" if c["holds"] else "no"])
             blocks.append(table)
         if images.get(o.claim.id):
-            blocks.append(Image(images[o.claim.id], f"search of {o.claim.id}"))
+            blocks.append(Image(str(images[o.claim.id]), f"search of {o.claim.id}"))
         if images.get(f"{o.claim.id}:trajectory"):
             which = "the counterexample" if h["found"] else "the instance with the largest ratio"
             blocks.append(Para(f"Measure against bound '{h['version']}' along the run of {which}, the bound "
                                "evaluated at each checkpoint's T with the instance's constants and step sizes:"))
-            blocks.append(Image(images[f"{o.claim.id}:trajectory"], f"measure against bound along the run of {o.claim.id}"))
+            blocks.append(Image(str(images[f"{o.claim.id}:trajectory"]), f"measure against bound along the run of {o.claim.id}"))
     return blocks
 
 
 def _claim_facts(o: Outcome) -> list[Inline]:
-    claim = o.claim
+    claim: Any = o.claim  # each kind reads its own fields
     facts: list[Inline] = [
         [Span("Paper says: ", bold=True), claim.statement],
         [Span("Source: ", bold=True), str(claim.source)],
@@ -263,7 +261,7 @@ def _cell(value: Any) -> Inline:
 
 
 def _claim_section(o: Outcome, image: str | None) -> list[Block]:
-    claim = o.claim
+    claim: Any = o.claim  # each kind reads its own fields
     blocks: list[Block] = [
         Heading(3, [Span(claim.id, code=True), f" - {claim.title}"], anchor=_anchor("claim", claim.id)),
         Bullets(_claim_facts(o)),

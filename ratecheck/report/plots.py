@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
-
-from typing import Any, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -19,9 +19,8 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter  # noqa: E402
 
 from ..claims import Claim, Outcome  # noqa: E402
-from ..paper import Paper  # noqa: E402
 from ..claims.views import positive  # noqa: E402
-
+from ..paper import Paper  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Plots

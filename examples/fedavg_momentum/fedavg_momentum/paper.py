@@ -9,8 +9,8 @@ coordinate is an AR(2) recursion whose stationary variance gives, when alpha L <
 
 import sympy as sp
 
+from ratecheck.assumptions import Binder, bounded_variance, param, participating, smooth
 from ratecheck.claims import ExpectedOrder, SlopeClaim, ValueClaim, tail_average
-from ratecheck.inspection import view
 from ratecheck.paper import Paper
 from ratecheck.theory import Bound, Condition, Source, Theorem
 from ratecheck.trace import RunConfig
@@ -26,6 +26,7 @@ FLOOR = Theorem(
     id="fedavgm.floor", title="Stationary distance to w* of FedAvgM (K = 1, isotropic quadratic)",
     source=src("heavy-ball AR(2) stationary variance, derived in this module's docstring"),
     measure="dist_sq", constants=(L, sigma), parameters=(n, eta, etabar, beta),
+    requires=(smooth("L"), bounded_variance("sigma")),  # what a problem family must certify
     conditions=(
         Condition.from_latex("stability", r"\eta \bar{\eta} L < 2 (1 + \beta)", src("Polyak 1964, heavy ball"), SYMBOLS),
         Condition.from_latex("momentum < 1", r"\beta < 1", src("Polyak 1964, heavy ball"), SYMBOLS),
@@ -45,10 +46,9 @@ def config_for(beta: float, clients: int, profile) -> RunConfig:
                      {**PROBLEM, "clients": clients}, rounds=ROUNDS[profile.name], replicas=profile.replicas)
 
 
-def bindings(config: RunConfig, trace=None) -> dict:
-    run = view(config)  # the problem's exact constants and the typed algorithm, cached
-    return {**run.constants, "n": run.participating, "eta": run.algorithm.eta_global,
-            "etabar": run.algorithm.eta_local, "beta": run.algorithm.beta}
+# the theorem's symbols at a run: the constants the family certifies, and the run's parameters
+bindings = Binder(FLOOR, reads={"n": participating, "eta": param("eta_global"), "etabar": param("eta_local"),
+                                "beta": param("beta")})
 
 
 def predicted_floor(config: RunConfig) -> float:

@@ -3,9 +3,9 @@
 from dataclasses import dataclass
 
 import pytest
-
 from fedavg_momentum.algorithm import FedAvgM
 from fedavg_momentum.paper import FLOOR_IN_BETA, SPEEDUP_IN_N
+
 from ratecheck import check
 from ratecheck.algorithms import base
 
