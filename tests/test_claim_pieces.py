@@ -91,7 +91,7 @@ def test_a_kind_without_its_own_pieces_is_shown_as_what_it_measured():
 
 def test_every_registered_kind_is_shown_by_its_pieces():
     import proofs
-    from proofs.defedavg import asynchronous
+    from proofs.defedavg import wallclock as asynchronous
 
     labels = {type(c).__name__: c.view().ylabel(c) for c in proofs.all_claims() if not hasattr(c, "draw_plot")}
     wall = asynchronous.WALL_IID
@@ -101,3 +101,20 @@ def test_every_registered_kind_is_shown_by_its_pieces():
     assert labels["LimitClaim"].startswith("||mean final")
     assert labels["HittingTimeClaim"].startswith("rounds until")
     assert asynchronous.WALL_IID.view().xlabel(asynchronous.WALL_IID) == "n"
+
+
+def test_evidence_records_write_the_json_shape_and_read_it_back():
+    from ratecheck.claims.evidence import BandEvidence, DifferenceEvidence
+
+    out = _slope(expected=-0.5, design_reason="two points suffice here").decide(PROFILE, _traces(-0.5))
+    ev = BandEvidence.read(out.evidence)
+    assert ev is not None and ev.expected_exponent == -0.5 and ev.band == (-0.6, -0.4)
+    assert ev.to_dict() == {k: out.evidence[k] for k in ev.to_dict()}
+    assert set(ev.to_dict()) == {"fit", "expected_exponent", "expected_from", "tolerance", "side", "band",
+                                 "design_reason"}
+    assert BandEvidence.read({"exact": True}) is None
+    diff = DifferenceEvidence(labels=("A", "B"), margin=0.1, fits={"A": {"slope": -1.0}, "B": {"slope": -0.5}},
+                              expected={"A": {"exponent": -1.0, "from": "t", "band": [-1.1, -0.9]}}, value=-0.5,
+                              ci_low=-0.6, ci_high=-0.4)
+    assert DifferenceEvidence.read(diff.to_dict()) == diff
+    assert set(diff.to_dict()) == {"labels", "margin", "fit_A", "fit_B", "expected_A", "difference"}

@@ -224,6 +224,7 @@ def test_value_claim_against_a_prediction():
     assert claim(1.045).decide(PROFILE, traces).verdict == Verdict.INCONCLUSIVE
 
 
+@pytest.mark.claims  # plans every registered claim's runs in both profiles
 @pytest.mark.parametrize("profile_name", ["quick", "full"])
 def test_every_registered_run_is_valid_in_every_profile(profile_name):
     """Catches a grid that asks for the impossible (e.g. m > N) before anyone waits for a sweep."""

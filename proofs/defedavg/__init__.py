@@ -4,7 +4,8 @@ Paper: ../shared/seeds/003_2fcc6b9d543c5aab.txt (arXiv:2402.11198v1, Wang, Li, J
 Spec:  ../shared/spec/defedavg.md (§4.1 Theorem 1, §4.2 Theorem 2, §4.7 errata, §6 test problems).
 
 theorems.py: Theorems 1-2 in sympy; claims.py: delay-schedule claims (P1, P2);
-asynchronous.py: event-timeline, stability, sampling-noise and wall-clock claims; interpolation.py: P4;
+asynchronous.py: event-timeline, stability and sampling-noise claims; wallclock.py: the wall-clock claims;
+interpolation.py: P4;
 modes.py: exact expectations in the quick profile and Monte-Carlo twins; report.py: the page.
 """
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..fit import SlopeFit, fit_slope
 from ..trace import RunConfig
 from .base import Claim, ExpectedOrder
+from .evidence import BandEvidence, DifferenceEvidence
 from .model import PointResult, Profile, Verdict, _first_divergence, _fmt
 from .rules import _NO_MC_BAND, SIDES, _tolerance_evidence
 from .statistics import slope_text
@@ -98,16 +99,9 @@ class SlopeClaim(Claim):
         e = self.expected.exponent()
         lo, hi = e - self.tolerance, e + self.tolerance
         band = {"two-sided": (lo, hi), "at_most": (-math.inf, hi), "at_least": (lo, math.inf)}[self.side]
-        evidence = {
-            "fit": fit.to_dict(),
-            "expected_exponent": e,
-            "expected_from": self.expected.describe(),
-            "tolerance": self.tolerance,
-            "side": self.side,
-            "band": list(band),
-        }
-        if self.design_reason:
-            evidence["design_reason"] = self.design_reason
+        evidence = BandEvidence(fit=fit.to_dict(), expected_exponent=e, expected_from=self.expected.describe(),
+                                tolerance=self.tolerance, side=self.side, band=band,
+                                design_reason=self.design_reason).to_dict()
         ci = slope_text(fit)
         why = self._design(fit) or self._regime_change(fit, e)
         if why:
@@ -225,7 +219,7 @@ class ExponentComparisonClaim(Claim):
         return out
 
     def _decide(self, points):
-        fits, bands, evidence = [], [], {"labels": list(self.labels), "margin": self.margin}
+        fits, bands, expectations = [], [], {}
         from scipy.special import ndtri  # norm.ppf's own function, without scipy.stats's import (startup time)
 
         z = float(ndtri(0.5 + self.level / 2))
@@ -234,16 +228,17 @@ class ExponentComparisonClaim(Claim):
             fit = fit_slope([p.value for p in pts], [p.samples for p in pts], level=self.level,
                             exact=[p.exact for p in pts])
             fits.append(fit)
-            evidence[f"fit_{label}"] = fit.to_dict()
             if expected is not None:
                 e = expected.exponent()
                 band = (e - self.tolerance, e + self.tolerance)
-                evidence[f"expected_{label}"] = {"exponent": e, "from": expected.describe(), "band": list(band)}
+                expectations[label] = {"exponent": e, "from": expected.describe(), "band": list(band)}
                 bands.append((label, fit, band))
         diff = fits[0].slope - fits[1].slope
         se = math.hypot(fits[0].stderr, fits[1].stderr)
         low, high = diff - z * se, diff + z * se
-        evidence["difference"] = {"value": diff, "ci_low": low, "ci_high": high}
+        evidence = DifferenceEvidence(labels=self.labels, margin=self.margin,
+                                      fits={label: f.to_dict() for label, f in zip(self.labels, fits)},
+                                      expected=expectations, value=diff, ci_low=low, ci_high=high).to_dict()
         text = (f"slope {self.labels[0]} {fits[0].slope:+.3f}, {self.labels[1]} {fits[1].slope:+.3f}; difference "
                 f"{diff:+.3f}, {int(self.level * 100)}% CI [{low:+.3f}, {high:+.3f}] against < {-self.margin:+.3f}")
         outside = [label for label, fit, band in bands if fit.ci_high < band[0] or fit.ci_low > band[1]]

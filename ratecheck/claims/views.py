@@ -223,49 +223,10 @@ class View:
         return self.statistic.table_note(o)
 
 
-@dataclass(frozen=True)
-class OwnDrawing(Statistic):
-    """A claim that draws itself (``draw_plot(ax, outcome, log_y)``, ``plot_label``, ``plot_log_x``):
-    its drawing and y label; captions, facts and columns still come from its kind's statistic."""
+class _Delegated:
+    """Captions, columns, facts and numbers of the wrapped piece (``inner``)."""
 
-    inner: Statistic
-
-    def ylabel(self, claim: Any) -> str:
-        return claim.plot_label
-
-    def scales(self, o: Any, xs: Sequence[float], ys: Sequence[float]) -> tuple[bool, bool]:
-        return positive(xs) and bool(getattr(o.claim, "plot_log_x", False)), positive(ys)
-
-    def draw(self, ax: Any, o: Any, log_y: bool) -> None:
-        o.claim.draw_plot(ax, o, log_y)
-
-    def caption(self, o: Any) -> str:
-        return self.inner.caption(o)
-
-    def columns(self, claim: Any) -> list[Column]:
-        return self.inner.columns(claim)
-
-    def facts(self, o: Any) -> list[Fact]:
-        return self.inner.facts(o)
-
-    def mean_label(self, claim: Any) -> str:
-        return self.inner.mean_label(claim)
-
-
-def view_of(claim: Any) -> View:
-    """The view of a claim from the pieces its kind names (see the module docstring)."""
-    statistic, rule = type(claim).statistic_view, type(claim).rule_view
-    if callable(getattr(claim, "draw_plot", None)):
-        # the claim draws the whole figure: the rule's layer is part of its drawing
-        return View(OwnDrawing(statistic), Undrawn(rule))
-    return View(statistic, rule)
-
-
-@dataclass(frozen=True)
-class Undrawn(Piece):
-    """A rule whose drawing the claim does itself: only its captions, columns and facts remain."""
-
-    inner: Piece
+    inner: Any
 
     def caption(self, o: Any) -> str:
         return self.inner.caption(o)
@@ -281,6 +242,42 @@ class Undrawn(Piece):
 
     def stated_bound(self, claim: Any) -> Any:
         return self.inner.stated_bound(claim)
+
+
+@dataclass(frozen=True)
+class OwnDrawing(_Delegated, Statistic):
+    """A claim that draws itself (``draw_plot(ax, outcome, log_y)``, ``plot_label``, ``plot_log_x``):
+    its drawing and y label; captions, facts and columns still come from its kind's statistic."""
+
+    inner: Statistic
+
+    def ylabel(self, claim: Any) -> str:
+        return claim.plot_label
+
+    def scales(self, o: Any, xs: Sequence[float], ys: Sequence[float]) -> tuple[bool, bool]:
+        return positive(xs) and bool(getattr(o.claim, "plot_log_x", False)), positive(ys)
+
+    def draw(self, ax: Any, o: Any, log_y: bool) -> None:
+        o.claim.draw_plot(ax, o, log_y)
+
+    def mean_label(self, claim: Any) -> str:
+        return self.inner.mean_label(claim)
+
+
+@dataclass(frozen=True)
+class Undrawn(_Delegated, Piece):
+    """A rule whose drawing the claim does itself: only its captions, columns and facts remain."""
+
+    inner: Piece
+
+
+def view_of(claim: Any) -> View:
+    """The view of a claim from the pieces its kind names (see the module docstring)."""
+    statistic, rule = type(claim).statistic_view, type(claim).rule_view
+    if callable(getattr(claim, "draw_plot", None)):
+        # the claim draws the whole figure: the rule's layer is part of its drawing
+        return View(OwnDrawing(statistic), Undrawn(rule))
+    return View(statistic, rule)
 
 
 def formula_parts(expr: sp.Basic, source: Any, note: str = "") -> tuple[Any, ...]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .evidence import BandEvidence, DifferenceEvidence
 from .views import Fact, Piece, Statistic, draw_fit, draw_means, grid_line, mean_series, pct, positive
 
 
@@ -58,14 +59,12 @@ class ExponentBand(Piece):
 
     def draw(self, ax: Any, o: Any, log_y: bool) -> None:
         x, m, _, _ = mean_series(o.points, o.claim.level)
-        e = o.evidence.get("expected_exponent")
-        if not x.size or e is None or not (positive(x) and positive(m)):
+        ev = BandEvidence.read(o.evidence)
+        if not x.size or ev is None or not (positive(x) and positive(m)):
             return
         xx = grid_line(x)
         gx, gy = math.exp(np.mean(np.log(x))), math.exp(np.mean(np.log(m)))
-        tol = float(o.evidence.get("tolerance", 0.0))
-        side = o.evidence.get("side", "two-sided")
-        source = o.evidence.get("expected_from", "")
+        e, tol, side, source = ev.expected_exponent, ev.tolerance, ev.side or "two-sided", ev.expected_from
         ylo, yhi = ax.get_ylim()
         if side == "two-sided":
             ax.fill_between(xx, gy * (xx / gx) ** (e - tol), gy * (xx / gx) ** (e + tol), color="C2", alpha=0.15,
@@ -85,18 +84,16 @@ class ExponentBand(Piece):
         return " Shaded: the tolerance band of the expected exponent (one-sided for a one-sided claim)."
 
     def facts(self, o: Any) -> list[Fact]:
-        ev = o.evidence
-        if "fit" not in ev or "expected_exponent" not in ev:
+        ev = BandEvidence.read(o.evidence)
+        if ev is None:
             return []
-        band = ev.get("band", [math.nan, math.nan])
-        side = ev.get("side", "")
         what = {"at_most": "the theorem bounds the exponent from above: ",
-                "at_least": "the theorem bounds the exponent from below: "}.get(side, "")
+                "at_least": "the theorem bounds the exponent from below: "}.get(ev.side, "")
         out: list[Fact] = [("Expected exponent: ", (
-            f"{what}{ev['expected_exponent']:+.4f} ({ev.get('expected_from', '')}); tolerance "
-            f"{ev.get('tolerance', math.nan):g}, {side}, band [{float(band[0]):+.3f}, {float(band[1]):+.3f}]",))]
-        if ev.get("design_reason"):
-            out.append(("Grid design: ", (ev["design_reason"],)))
+            f"{what}{ev.expected_exponent:+.4f} ({ev.expected_from}); tolerance {ev.tolerance:g}, {ev.side}, band "
+            f"[{ev.band[0]:+.3f}, {ev.band[1]:+.3f}]",))]
+        if ev.design_reason:
+            out.append(("Grid design: ", (ev.design_reason,)))
         return out
 
 
@@ -106,13 +103,13 @@ class TwoSeries(Statistic):
     COLORS = ("C0", "C4")
 
     def draw(self, ax: Any, o: Any, log_y: bool) -> None:
-        for label, color in zip(o.evidence.get("labels", []), self.COLORS):
+        ev = DifferenceEvidence.read(o.evidence)
+        for label, color in zip(ev.labels if ev is not None else (), self.COLORS):
             pts = [p for p in o.points if p.stats.get("series") == label]
             x, m, lo, hi = mean_series(pts, o.claim.level)
             draw_means(ax, x, m, lo, hi, o.claim.level, log_y, f"{label}: replica mean", color=color)
-            fit = o.evidence.get(f"fit_{label}")
-            if x.size and fit:
-                draw_fit(ax, grid_line(x), fit, color=color, prefix=f"{label} fit")
+            if x.size and label in ev.fits:
+                draw_fit(ax, grid_line(x), ev.fits[label], color=color, prefix=f"{label} fit")
 
     def caption(self, o: Any) -> str:
         return (f"Points: replica means of each series; band: {pct(o.claim.level)} Student-t CI of the mean (none "
@@ -120,16 +117,14 @@ class TwoSeries(Statistic):
                 "two slopes against the margin, and each slope against its band when one is given.")
 
     def facts(self, o: Any) -> list[Fact]:
-        ev = o.evidence
-        diff = ev.get("difference")
-        if not diff:
+        ev = DifferenceEvidence.read(o.evidence)
+        if ev is None:
             return []
-        labels = ev.get("labels", ["A", "B"])
-        slopes = ", ".join(f"{lab} {ev[f'fit_{lab}']['slope']:+.4f}" for lab in labels if f"fit_{lab}" in ev)
-        out: list[Fact] = [("Slopes: ", (f"{slopes}; difference {diff['value']:+.4f}, CI [{diff['ci_low']:+.4f}, "
-                                         f"{diff['ci_high']:+.4f}] against < {-float(ev.get('margin', 0.0)):+.3f}",))]
-        for lab in labels:
-            band = ev.get(f"expected_{lab}")
+        slopes = ", ".join(f"{lab} {ev.fits[lab]['slope']:+.4f}" for lab in ev.labels if lab in ev.fits)
+        out: list[Fact] = [("Slopes: ", (f"{slopes}; difference {ev.value:+.4f}, CI [{ev.ci_low:+.4f}, "
+                                         f"{ev.ci_high:+.4f}] against < {-ev.margin:+.3f}",))]
+        for lab in ev.labels:
+            band = ev.expected.get(lab)
             if band:
                 out.append((f"Expected exponent of {lab}: ", (f"{band['exponent']:+.4f} ({band['from']}); band "
                                                               f"[{band['band'][0]:+.3f}, {band['band'][1]:+.3f}]",)))

@@ -17,12 +17,16 @@ class BoundCurves(Piece):
     def claimed(self, claim: Any) -> tuple[str, ...]:
         return (claim.version,)
 
+    def versions(self, claim: Any, evaluation: Any) -> list[str]:
+        """The bound versions drawn: every version of the theorem."""
+        return list(claim.theorem.versions) if claim.theorem is not None else sorted(evaluation.bounds)
+
     def draw(self, ax: Any, o: Any, log_y: bool) -> None:
         claim = o.claim
         pts = sorted((p for p in o.points if p.evaluation is not None), key=lambda p: p.value)
         if not pts:
             return
-        versions = list(claim.theorem.versions) if claim.theorem is not None else sorted(pts[0].evaluation.bounds)
+        versions = self.versions(claim, pts[0].evaluation)
         xs = np.array([p.value for p in pts], dtype=float)
         curves = {v: np.array([p.evaluation.bounds.get(v, math.nan) for p in pts], dtype=float) for v in versions}
         styles = ["--", "-.", ":", (0, (6, 2, 1, 2))]
@@ -62,10 +66,13 @@ class BoundCurves(Piece):
 
 
 class IntervalSides(BoundCurves):
-    """The two bound versions an interval claim lies between, among the theorem's others."""
+    """The two bound versions an interval claim lies between (the theorem's others would set the scale)."""
 
     def claimed(self, claim: Any) -> tuple[str, ...]:
         return (claim.lower, claim.upper)
+
+    def versions(self, claim: Any, evaluation: Any) -> list[str]:
+        return [claim.lower, claim.upper]
 
     def columns(self, claim: Any) -> list[Column]:
         return []

@@ -1,0 +1,235 @@
+"""DeFedAvg's wall-clock claims (Table I, quoted not matched): the time to a target ||grad F||^2 on the
+paper's system model (ratecheck.asynchrony) against synchronous FedAvg's, inside a timing model's band."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, ClassVar
+
+import numpy as np
+
+from problems.quadratic import p1, p2
+from ratecheck.claims import Claim, Outcome, PointResult, Profile, Verdict, hitting_rounds
+from ratecheck.claims.views import Statistic
+from ratecheck.fit import mean_ci
+from ratecheck.inspection import view
+from ratecheck.trace import RunConfig, Trace
+
+from .theorems import KEY, src
+from .views import TimeRatio
+
+
+# On the paper's system model (1.7 ms per step
+# on the fastest client, slowdowns U[1, 5], 44 ms per transfer, K = 50), DeFedAvg reaches a target
+# ||grad F||^2 sooner in virtual seconds than synchronous FedAvg with the same step sizes.
+
+WALL_CLIENTS = 20
+WALL_STEPS = {"eta_global": 1.0, "eta_local": 0.002, "local_steps": 50}
+WALL_GRID = {"quick": (4, 8), "full": (4, 8, 16)}
+WALL_ROUNDS = 60  # the target is reached by round ~30 (measured), FedAvg's too
+WALL_TARGET = 0.05  # fraction of ||grad F(x0)||^2
+
+
+def wall_config(algorithm: str, n_clients: int, problem: dict, profile: Profile) -> RunConfig:
+    part = "without_replacement" if algorithm == "defedavg_iid_events" else "with_replacement"
+    params = {**WALL_STEPS, "participation": f"{part}:{int(n_clients)}"}
+    # the time ratio's CI is a few percent wide: half the profile's replicas decide it
+    return RunConfig(algorithm, params, "quadratic", dict(problem), rounds=WALL_ROUNDS,
+                     replicas=max(8, profile.replicas // 2), checkpoints=96)
+
+
+def rounds_to_target(trace: Trace, fraction: float) -> np.ndarray:
+    """Per replica, the first checkpoint (a round) where ||grad F||^2 <= fraction x initial (NaN if never)."""
+    values = trace.measures["grad_norm_sq"]
+    return hitting_rounds(trace.checkpoints, values, fraction * float(np.nanmean(values[0])))
+
+
+def time_to_target(trace: Trace, fraction: float) -> np.ndarray:
+    """Per replica, the virtual seconds at the first checkpoint where ||grad F||^2 <= fraction x initial."""
+    rounds = rounds_to_target(trace, fraction)
+    timeline = trace.info["timeline"]
+    grid = np.asarray(timeline["wall_rounds"], dtype=float)
+    wall = np.asarray(timeline["wall_time"], dtype=float)
+    return np.array([np.interp(r, grid, w) if np.isfinite(r) else np.nan for r, w in zip(rounds, wall)])
+
+
+# The timing model's prediction of the time ratio (system model of §4.1.3, ratecheck/asynchrony.py):
+# a job of client i lasts K s_i step_time, s_i ~ U[speed_low, speed_high] fixed per run.
+# * synchronous FedAvg: a round is t_server + t_down + t_up + the longest job among the distinct clients
+#   drawn (n draws with replacement from N); with D distinct, E max s = low + (high - low) D/(D+1).
+# * DeFedAvg-IID (first n arrivals, N clients training back to back): client i's k-th update arrives
+#   at t_server + t_down + t_up + k K s_i step_time, so by time t the count is sum_i floor(...) ~ rate (t -
+#   latency) - N/2 (a floor loses 1/2 on average), rate = N E[1/s] / (K step_time), E[1/s] =
+#   ln(high/low)/(high - low): round r closes at latency + (r n + N/2) / rate. Neglected: waits for a
+#   newer model (rx_consume) and the per-run spread of the speeds (Jensen on 1/rate: +1.2%).
+# * DeFedAvg-nIID: a selected client uploads its buffered update at once, or waits for its running
+#   job, never longer than the whole job: a round lies between t_server + t_down + t_up and a synchronous
+#   round with the same draws. Rigorous, so the ratio is bracketed by [latency / E sync round, 1] times
+#   the ratio of rounds to target.
+# Both times the ratio of rounds to target (measured per replica, in rounds: the iterates' part).
+
+WALL_IID_TOLERANCE = math.log(1.25)
+WALL_IID_TOLERANCE_WHY = ("the fluid renewal model neglects waits for a newer model and the per-run spread of the "
+                          "speeds: the simulator's round-25 close times exceed it by 1.3% (n = 4) and 7% (n = 8) "
+                          "over 32 runs (tests/test_defedavg_wallclock.py); x/1.25 still fails a slowdown or "
+                          "speedup by a factor 1.6 or more")
+
+
+def _distinct_draws(n: int, clients: int) -> np.ndarray:
+    """P(D = k), k = 0..n, the number of distinct clients among n uniform draws with replacement."""
+    prob = np.zeros(n + 1)
+    prob[0] = 1.0
+    for _ in range(n):  # a new draw is a new client with probability (N - k)/N
+        k = np.arange(n + 1)
+        step = prob * k / clients
+        step[1:] += prob[:-1] * (clients - k[:-1]) / clients
+        prob = step
+    return prob
+
+
+def sync_round_time(config: RunConfig) -> float:
+    """Expected wall time of one synchronous FedAvg round under the timing model."""
+    run = view(config)
+    system = run.algorithm.system()
+    if system.speeds != "uniform" or system.jitter or system.speed_redraw:
+        raise ValueError(f"the wall-clock prediction is derived for fixed U[low, high] slowdowns, not {system}")
+    n, N = run.participating, run.num_clients
+    if run.param("participation").mode != "with_replacement":
+        raise ValueError("synchronous FedAvg's round time is derived for draws with replacement")
+    D = np.arange(n + 1)
+    longest = system.speed_low + (system.speed_high - system.speed_low) * np.sum(_distinct_draws(n, N) * D / (D + 1))
+    return system.t_server + system.t_down + system.t_up + run.local_steps * system.step_time * longest
+
+
+def first_arrivals_time(config: RunConfig, rounds: np.ndarray) -> np.ndarray:
+    """Predicted wall time at which DeFedAvg-IID (first n arrivals) closes round `rounds`."""
+    run = view(config)
+    system = run.algorithm.system()
+    low, high = system.speed_low, system.speed_high
+    mean_speed = math.log(high / low) / (high - low) if high > low else 1.0 / low
+    rate = run.num_clients * mean_speed / (run.local_steps * system.step_time)
+    latency = system.t_server + system.t_down + system.t_up
+    return latency + (np.asarray(rounds) * run.participating + run.num_clients / 2) / rate
+
+
+def iid_ratio_band(config: RunConfig, baseline: RunConfig, rounds: np.ndarray, base_rounds: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """DeFedAvg-IID / FedAvg time ratio predicted per replica, times exp(-+WALL_IID_TOLERANCE)."""
+    predicted = first_arrivals_time(config, rounds) / (base_rounds * sync_round_time(baseline))
+    return predicted * math.exp(-WALL_IID_TOLERANCE), predicted * math.exp(WALL_IID_TOLERANCE)
+
+
+def niid_ratio_band(config: RunConfig, baseline: RunConfig, rounds: np.ndarray, base_rounds: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """DeFedAvg-nIID / FedAvg time ratio bracket per replica: rounds ratio x [latency / sync round, 1]."""
+    system = view(config).algorithm.system()
+    latency = system.t_server + system.t_down + system.t_up
+    ratio = rounds / base_rounds
+    return ratio * latency / sync_round_time(baseline), ratio
+
+
+@dataclass(frozen=True, kw_only=True)
+class WallClockClaim(Claim):
+    """Per replica, the time to target of `algorithm` over `baseline`'s, inside the timing model's band.
+
+    ``band(config, baseline_config, rounds, baseline_rounds)`` gives the predicted (low, high) ratio
+    per replica from the rounds to target measured on both runs; the mean over replicas of
+    log(measured / high) must be < 0 and of log(measured / low) > 0 with confidence (FAIL when either
+    CI lies wholly on the wrong side). It is also < 1 (faster), the paper's claim."""
+
+    algorithm: str
+    baseline: str
+    problem: dict
+    band: Callable[[RunConfig, RunConfig, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+    band_reason: str
+    fraction: float = WALL_TARGET
+    kind: str = "wall_clock"
+    statistic_view: ClassVar[Statistic] = TimeRatio()
+
+    def runs(self, profile):
+        return [wall_config(a, v, self.problem, profile) for v in self.values(profile)
+                for a in (self.algorithm, self.baseline)]
+
+    def decide(self, profile, traces):
+        rows, points, worse, outside, unsure = [], [], [], [], []
+        for value in self.values(profile):
+            mine_config = wall_config(self.algorithm, value, self.problem, profile)
+            base_config = wall_config(self.baseline, value, self.problem, profile)
+            mine, base = traces[mine_config.key()], traces[base_config.key()]
+            t_mine, t_base = time_to_target(mine, self.fraction), time_to_target(base, self.fraction)
+            if np.isnan(t_mine).any() or np.isnan(t_base).any():
+                return Outcome(self, Verdict.INCONCLUSIVE, f"target not reached within {WALL_ROUNDS} rounds at "
+                               f"n={value:g}", {"rows": rows}, points)
+            log_ratio = np.log(t_mine / t_base)
+            low, high = self.band(mine_config, base_config, rounds_to_target(mine, self.fraction),
+                                  rounds_to_target(base, self.fraction))
+            ci = mean_ci(log_ratio, level=self.level)
+            above = mean_ci(log_ratio - np.log(high), level=self.level)  # < 0: below the band's top
+            below = mean_ci(log_ratio - np.log(low), level=self.level)  # > 0: above its bottom
+            row = {"value": value, "time": float(t_mine.mean()), "baseline_time": float(t_base.mean()),
+                   "ratio": float(np.exp(ci.mean)), "ratio_low": float(np.exp(ci.low)),
+                   "ratio_high": float(np.exp(ci.high)), "band_low": float(np.exp(np.mean(np.log(low)))),
+                   "band_high": float(np.exp(np.mean(np.log(high))))}
+            rows.append(row)
+            points.append(PointResult(value, mine.config, log_ratio, mine.diverged_count,
+                                      stats={"role": self.algorithm}, trace=mine))
+            points.append(PointResult(value, base.config, -log_ratio, base.diverged_count,
+                                      stats={"role": self.baseline}, trace=base))
+            if ci.low > 0:
+                worse.append(value)
+            elif above.low > 0 or below.high < 0:
+                outside.append(value)
+            elif ci.high > 0 or above.high > 0 or below.low < 0:
+                unsure.append(value)
+        evidence = {"rows": rows, "baseline": self.baseline, "target_fraction": self.fraction,
+                    "band_reason": self.band_reason}
+        tag = ", ".join(f"n={r['value']:g}: {r['ratio']:.3g} [{r['ratio_low']:.3g}, {r['ratio_high']:.3g}] in "
+                        f"model band [{r['band_low']:.3g}, {r['band_high']:.3g}]" for r in rows)
+        if worse:
+            return Outcome(self, Verdict.FAIL, f"slower than {self.baseline} (time ratio {tag})", evidence, points)
+        if outside:
+            return Outcome(self, Verdict.FAIL, f"time ratio outside the timing model's band ({tag})", evidence,
+                           points)
+        if unsure:
+            return Outcome(self, Verdict.INCONCLUSIVE, f"time ratio CI crosses 1 or a band edge ({tag})", evidence,
+                           points)
+        return Outcome(self, Verdict.PASS, f"faster than {self.baseline}, as the timing model predicts: time-to-target "
+                       f"ratio {tag}", evidence, points)
+
+
+_WALL_COMMON = dict(paper=KEY, vary="n", grid=WALL_GRID, measure="grad_norm_sq",
+                    configure=lambda value, profile: wall_config("fedavg_events", value, p1(clients=WALL_CLIENTS),
+                                                                 profile),
+                    source=src("Table I and §4.2 (wall-clock time to target accuracy); spec §4.4, §5.5"))
+
+WALL_IID = WallClockClaim(
+    id="defedavg.wallclock.iid_vs_fedavg",
+    title="DeFedAvg-IID reaches the target sooner than synchronous FedAvg (wall clock)",
+    statement="On the paper's system model, first-n arrivals remove the wait for stragglers: time to 5% of the "
+              "initial ||grad F||^2 is shorter than FedAvg's (Table I: 54.41 vs 302.12 s on CIFAR-10, n = 10), by "
+              "the factor the timing model predicts (first-arrival throughput against E[longest drawn job]) x/1.25.",
+    algorithm="defedavg_iid_events",
+    baseline="fedavg_events",
+    problem=p1(clients=WALL_CLIENTS),
+    band=iid_ratio_band,
+    band_reason=f"predicted ratio (fluid renewal model of first arrivals over E sync round) x/ "
+                f"{math.exp(WALL_IID_TOLERANCE):g}: {WALL_IID_TOLERANCE_WHY}",
+    **_WALL_COMMON,
+)
+
+WALL_NIID = WallClockClaim(
+    id="defedavg.wallclock.niid_vs_fedavg",
+    title="DeFedAvg-nIID reaches the target sooner than synchronous FedAvg on non-IID data (wall clock)",
+    statement="Selected clients upload buffered updates instead of training on demand: time to 5% of the "
+              "initial ||grad F||^2 is shorter than FedAvg's (Table I: 103.25 vs 437.57 s on FMNIST, n = 10), "
+              "inside the timing model's bracket (a round between the transfers and a synchronous round).",
+    algorithm="defedavg_niid_events",
+    baseline="fedavg_events",
+    problem=p2(clients=WALL_CLIENTS),
+    band=niid_ratio_band,
+    band_reason="rigorous under the timing model: an nIID round lasts at least the transfers and at most a "
+                "synchronous round with the same draws (a buffered update is sent at once, else the running job "
+                "is waited for, never longer than a whole job)",
+    **_WALL_COMMON,
+)
