@@ -105,8 +105,7 @@ def _registry(args: argparse.Namespace, papers: bool = True):
         try:
             registry.add_source(spec, papers=papers)
         except RegistryError as exc:
-            print(f"ratecheck: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
+            raise UsageError(str(exc)) from None
     registry.ensure(*(() if papers else ("algorithm", "problem")))
     for error in registry.errors:
         print(f"ratecheck: warning: {error}", file=sys.stderr)

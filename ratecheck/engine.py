@@ -91,7 +91,12 @@ def _execute(
     algorithm.check_problem(problem)
     try:
         algorithm.validate(problem)
-    except (TypeError, AttributeError, KeyError, IndexError, OverflowError) as exc:
+    except (KeyError, AttributeError) as exc:  # a constant or an oracle the family does not have
+        what = f"the constant {exc.args[0]!r}" if isinstance(exc, KeyError) and exc.args else \
+            f"{getattr(exc, 'name', None) or exc}"
+        raise ValueError(f"algorithm {algorithm.name!r} does not run on problem family {problem.family!r}: it "
+                         f"needs {what}, which that family does not provide") from None
+    except (TypeError, IndexError, OverflowError) as exc:
         # a check that did not expect this input: still an input error, said with both names
         raise ValueError(f"{algorithm.name} on {problem.family}: its parameters were refused "
                          f"({type(exc).__name__}: {exc})") from None

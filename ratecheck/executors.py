@@ -9,7 +9,9 @@ processes: ``fn`` must be a module-level function (importable by name, not a lam
 the module defining it must be importable on the workers.
 
 A failing job is reported as ``JobError`` (a ``RuntimeError``) whose message names the item index and
-whose ``__cause__`` is the original exception.
+whose ``__cause__`` is the original exception (of its own type and message, also from another
+process: every ratecheck exception pickles). It is raised once the other jobs have finished, so
+their results still arrive (and are cached) instead of being cancelled.
 """
 
 from __future__ import annotations
@@ -63,6 +65,27 @@ class JobError(RuntimeError):
         return (type(self), (self.index, str(self)))
 
 
+class _FirstFailure:
+    """The failed jobs of one map: the others still run and yield their results (a caller that
+    stores each result as it comes loses none of them); the first failure is raised at the end."""
+
+    def __init__(self) -> None:
+        self.indices: set[int] = set()
+        self.first: tuple[int, BaseException] | None = None
+
+    def add(self, index: int, exc: BaseException) -> None:
+        self.indices.add(index)
+        if self.first is None:
+            self.first = (index, exc)
+
+    def raise_if_any(self) -> None:
+        if self.first is not None:
+            index, exc = self.first
+            more = f" ({len(self.indices) - 1} more job(s) failed)" if len(self.indices) > 1 else ""
+            error = JobError(index, f"job {index} failed: {type(exc).__name__}: {exc}{more}")
+            raise error from exc
+
+
 @runtime_checkable
 class Executor(Protocol):
     """Runs ``fn`` over ``items``, yielding ``(index, result)`` as each finishes; a context manager.
@@ -92,12 +115,15 @@ class SerialExecutor(Executor):
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
         """Yield ``(index, fn(item))`` in input order; a failure raises ``JobError``."""
+        failed = _FirstFailure()
         for index, item in enumerate(items):
             try:
                 result = fn(item)
             except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end ratecheck
-                raise JobError.wrap(index, exc) from exc
+                failed.add(index, exc)
+                continue
             yield index, result
+        failed.raise_if_any()
 
     def close(self) -> None:
         """Nothing to release."""
@@ -197,14 +223,17 @@ class ProcessExecutor(Executor):
             return
         pool = self.pool
         pending = {pool.submit(fn, item): index for index, item in enumerate(items)}
+        failed = _FirstFailure()
         try:
             for future in as_completed(list(pending)):
                 index = pending.pop(future)
                 try:
                     result = future.result()
                 except (Exception, SystemExit) as exc:
-                    raise JobError.wrap(index, exc) from exc
+                    failed.add(index, exc)
+                    continue
                 yield index, result
+            failed.raise_if_any()
         finally:
             # On failure, interrupt or early stop: drop queued jobs (running ones finish on their own).
             for future in pending:
@@ -308,17 +337,21 @@ class DaskExecutor(Executor):
         futures = client.map(fn, items, pure=False)
         index_of = {future.key: index for index, future in enumerate(futures)}
         pending = {future.key: future for future in futures}
+        failed = _FirstFailure()
         try:
             for future in dask_as_completed(futures, loop=client.loop):  # no default client is set
                 index = index_of[future.key]
                 try:
                     result = future.result()
                 except (Exception, SystemExit, asyncio.CancelledError) as exc:
-                    raise JobError.wrap(index, exc) from exc
+                    failed.add(index, exc)
+                    result = None
                 # Drop our reference so the cluster can free the result's memory.
                 del pending[future.key]
                 future.release()
-                yield index, result
+                if index not in failed.indices:
+                    yield index, result
+            failed.raise_if_any()
         finally:
             if pending:
                 try:
@@ -368,8 +401,9 @@ def run_all(
 
     ``on_result(index, result)`` is called in this process as each job finishes (e.g. to write the
     cache at once). ``progress``: ``True`` shows a bar on stderr if it is a terminal, ``"always"``
-    shows it regardless, ``False`` hides it. A failing job raises ``JobError`` naming its index; an
-    exception from ``on_result`` propagates unchanged. Either way queued jobs are cancelled.
+    shows it regardless, ``False`` hides it. A failing job raises ``JobError`` naming its index once
+    the other jobs have finished (each passed to ``on_result``); an exception from ``on_result``
+    propagates at once, unchanged, and cancels the queued jobs.
     For process and Dask executors ``fn`` must be a module-level (picklable) function.
     """
     show = _show_progress(progress)

@@ -14,6 +14,7 @@ what and where.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeAlias, cast
@@ -34,12 +35,10 @@ class LatexError(ValueError):
 
 def parse(text: str, symbols: SymbolsLike, *, what: str = "LaTeX") -> sp.Basic:
     """The sympy expression or relation of ``text``, over the declared ``symbols`` (by name)."""
-    declared = dict(symbols) if isinstance(symbols, Mapping) else {s.name: s for s in cast(Iterable[Any], symbols)}
-    for name, sym in declared.items():
-        if not isinstance(sym, sp.Symbol):
-            raise LatexError(f"{what}: {name!r} is not a sympy Symbol: {sym!r}")
+    declared = _declared(symbols, what)
     if not isinstance(text, str) or not text.strip():
         raise LatexError(f"{what}: expected a LaTeX string, got {text!r}")
+    _check_size(text, what)
     slots: dict[str, sp.Basic] = {}
 
     def slot(value: sp.Basic) -> str:
@@ -64,8 +63,79 @@ def parse(text: str, symbols: SymbolsLike, *, what: str = "LaTeX") -> sp.Basic:
     try:
         prepared = _explicit_products(prepared)
     except _Unbalanced as exc:
-        raise LatexError(f"{what}: cannot parse {text!r}: {exc}") from None
+        raise LatexError(f"{what}: cannot parse {_short(text)}: {exc}") from None
     return _parse(prepared, declared, what, slots, original=text)
+
+
+# Bounds on the input, checked before parsing: sympy's lark parser takes seconds per expression and
+# its time (and recursion) grows with the text, while a theorem's bound or condition is a few lines.
+MAX_CHARS = 2000
+MAX_DEPTH = 24  # nested groups: {...}, (...), [...] and \left ... \right
+MAX_TERMS = 100  # + and - signs
+
+
+def _check_size(text: str, what: str) -> None:
+    """Refuse, at once, text too long or too deeply nested to be a theorem's bound or condition."""
+    if len(text) > MAX_CHARS:
+        raise LatexError(f"{what}: the LaTeX is {len(text)} characters long; at most {MAX_CHARS} are read "
+                         "(a bound or condition is a few lines: split it into named pieces)")
+    terms = text.count("+") + text.count("-")
+    if terms > MAX_TERMS:
+        raise LatexError(f"{what}: the LaTeX has {terms} + and - signs; at most {MAX_TERMS} are read")
+    depth = deepest = 0
+    for char in text:
+        if char in "{([":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "})]":
+            depth -= 1
+    if deepest > MAX_DEPTH:
+        raise LatexError(f"{what}: the LaTeX nests groups {deepest} deep; at most {MAX_DEPTH} levels are read")
+
+
+def _declared(symbols: SymbolsLike, what: str) -> dict[str, sp.Symbol]:
+    """The declared symbols by name; anything but sympy Symbols is refused, saying how to declare one."""
+    hint = "declare it as sympy.Symbol(name, positive=True) (as the theorem does), not a string"
+    if isinstance(symbols, (str, bytes)) or not isinstance(symbols, (Mapping, Iterable)):
+        raise LatexError(f"{what}: symbols must be sympy Symbols (a list, or a dict by name), got {symbols!r}")
+    items = list(symbols.items()) if isinstance(symbols, Mapping) else [(getattr(s, "name", s), s) for s in symbols]
+    declared: dict[str, sp.Symbol] = {}
+    for name, sym in items:
+        if not isinstance(sym, sp.Symbol):
+            raise LatexError(f"{what}: symbol {name!r} is not a sympy Symbol but a {type(sym).__name__}: {hint}")
+        if not isinstance(name, str):
+            raise LatexError(f"{what}: symbols are named by strings, got {name!r} for {sym}")
+        declared[name] = sym
+    return declared
+
+
+# A bound or condition side must be a real finite number at generic positive values of its symbols:
+# three points, their values spread around each scale (1/100, 1, 100) so that no difference or
+# condition of a Piecewise vanishes by accident; one real finite value suffices (a cap like
+# 1 - eta L needs small values, sqrt(K - 1) large ones).
+_SCALES = (1e-2, 1.0, 1e2)
+
+
+def _check_finite(expr: sp.Basic, what: str, text: str) -> None:
+    symbols = sorted(expr.free_symbols, key=lambda s: s.name)
+    value: object = None
+    for scale in _SCALES:
+        point = {sym: scale * (1.0 + 0.1 * math.sqrt(2 + k)) for k, sym in enumerate(symbols)}
+        try:
+            value = complex(expr.evalf(subs=point))
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError, AttributeError):
+            value = expr.subs(point)  # zoo, nan, a Piecewise with no branch: not a number
+            continue
+        if math.isfinite(value.real) and math.isfinite(value.imag) and abs(value.imag) <= 1e-12 * max(1.0, abs(value.real)):
+            return
+    shown = f"{expr}" if len(str(expr)) <= 80 else f"{str(expr)[:77]}..."
+    raise LatexError(f"{what}: {_short(text)} is {shown}, which is not a real finite number at generic positive "
+                     f"values of its symbols (it is {value} at values near {scale:g}): a division by zero or the "
+                     "root or logarithm of a negative number?")
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 120 else repr(text[:117] + "...")
 
 
 def _parse(text: str, declared: Mapping[str, sp.Symbol], what: str, slots: Mapping[str, sp.Basic] | None = None,
@@ -269,14 +339,19 @@ def _letters(index: int) -> str:
 
 
 def expression(text: str, symbols: SymbolsLike, what: str) -> sp.Expr:
+    """A bound: an expression, real and finite at generic positive values of its symbols."""
     result = parse(text, symbols, what=what)
     if isinstance(result, Relational) or not isinstance(result, sp.Expr):
         raise LatexError(f"{what}: expected an expression, got {type(result).__name__} {result}")
+    _check_finite(result, what, text)
     return result
 
 
 def relation(text: str, symbols: SymbolsLike, what: str) -> Relational:
+    """A condition: an inequality whose sides are real and finite at generic positive values."""
     result = parse(text, symbols, what=what)
     if not isinstance(result, Relational) or result.rel_op not in ("<=", "<", ">=", ">"):
         raise LatexError(f"{what}: expected an inequality (\\le, <, \\ge, >), got {result}")
+    for side in (result.lhs, result.rhs):
+        _check_finite(side, what, text)
     return result

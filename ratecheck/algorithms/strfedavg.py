@@ -45,8 +45,18 @@ def _constant(problem: CompositeOracles, name: str) -> float:
 
 def _check_problem(owner: str, problem: Any) -> None:
     if not isinstance(problem, CompositeOracles):
-        raise ParamError(owner, "problem", type(problem).__name__,
-                         "needs a composite (h + eta f) problem such as least_squares")
+        family = getattr(problem, "family", type(problem).__name__)
+        raise ValueError(f"algorithm {owner!r} does not run on problem family {family!r}: it needs a composite "
+                         "(h + eta f) problem such as least_squares")
+
+
+def _check_moreau(owner: str, lam: float | None, problem: Any) -> None:
+    """The problem's measures are of F_lambda: the family must define lam (it may differ from ours)."""
+    if lam is None and getattr(problem, "lam", None) is None:
+        raise ParamError(owner, "lam", None, "give lam > 0 (the problem defines none)")
+    if getattr(problem, "lam", None) is None:
+        raise ParamError(owner, "lam", lam, f"problem family {problem.family!r} is built without lam, and its "
+                         f"measures (of F_lambda) need one: give it to the problem too (--problem-set lam={lam})")
 
 
 def federated_round(problem: CompositeOracles, x: np.ndarray, *, participation: Participation,
@@ -316,7 +326,7 @@ class IPIRFedAvg(Algorithm[CompositeOracles]):
             self.participation.validate(problem.num_clients)
         except ValueError as exc:
             raise ParamError(self.name, "participation", str(self.participation), str(exc)) from None
-        self.resolved_lam(problem)
+        _check_moreau(self.name, self.lam, problem)
 
     def inner_schedule(self, t: int) -> dict[str, float]:
         """R_t, eta_t, gamma_tilde_t, gamma_l,t and theta_t (strongly convex schedule with mu_f = 1)."""
@@ -431,7 +441,7 @@ class ExactProjectionGD(Algorithm[CompositeOracles]):
 
     def validate(self, problem):
         _check_problem(self.name, problem)
-        IPIRFedAvg(lam=self.lam, gamma=self.gamma).resolved_lam(problem)
+        _check_moreau(self.name, self.lam, problem)
 
     def init(self, problem, streams):
         y0 = np.broadcast_to(problem.initial_point(), (len(streams.replicas), problem.dim)).astype(float)

@@ -1,0 +1,256 @@
+"""Faults that cross a boundary (issue #24): errors from worker processes and Dask keep their type and
+message and the other runs are kept; workers end with their parent; unreadable cache entries are set
+aside and recomputed; a plugin cannot end or interrupt ratecheck; bad options are usage errors."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from ratecheck import store as store_module
+from ratecheck.asynchrony import TimelineError
+from ratecheck.checking import ClaimFailure
+from ratecheck.cli import RunFailure, UsageError, main
+from ratecheck.exact import NotExact
+from ratecheck.executors import DaskExecutor, JobError, ProcessExecutor, SerialExecutor
+from ratecheck.latex import LatexError
+from ratecheck.params import ParamError
+from ratecheck.registry import LoadError, RegistryError
+from ratecheck.store import Store
+from ratecheck.sweep import run_configs
+from ratecheck.trace import RunConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = [RunConfig("fedavg", {}, "quadratic", {"dim": 2, "clients": 4}, rounds=3, replicas=2, seed=s) for s in range(3)]
+BAD_STEP = RunConfig("fedavg", {"eta_local": -1.0}, "quadratic", {"dim": 2, "clients": 4}, rounds=3, replicas=2)
+TOO_BIG = RunConfig("fedavg", {}, "quadratic", {"dim": 2, "clients": 4}, rounds=10**11, replicas=2)
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("error", [
+    ParamError("a", "b", 1, "r"), ParamError("fedavg", "f", lambda: 1, "no lambdas"), JobError(3, "job 3 failed"),
+    LatexError("x"), RegistryError("x"), TimelineError("x"), NotExact("x"), ClaimFailure("x"), UsageError("x"),
+    RunFailure("x"),
+])
+def test_every_project_exception_pickles_with_its_type_and_message(error):
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is type(error) and str(back) == str(error)
+    assert pickle.loads(pickle.dumps(LoadError("--paper x.py", "boom"))) == LoadError("--paper x.py", "boom")
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[ProcessExecutor]:
+    with ProcessExecutor(2) as executor:
+        yield executor
+
+
+@pytest.fixture(scope="module")
+def dask() -> Iterator[DaskExecutor]:
+    pytest.importorskip("distributed")
+    with DaskExecutor(local_workers=2) as executor:
+        yield executor
+
+
+@pytest.mark.parametrize("bad, message", [
+    (BAD_STEP, r"ParamError: fedavg: parameter eta_local = -1.0 is invalid"),
+    (TOO_BIG, r"ParamError: run: parameter rounds x replicas x clients x dim x local_steps"),
+])
+@pytest.mark.parametrize("where", ["serial", "pool", "dask"])
+def test_a_refused_run_in_a_worker_names_its_cause_and_the_others_are_kept(where, bad, message, request, tmp_path):
+    executor = SerialExecutor() if where == "serial" else request.getfixturevalue(where)
+    store = Store(tmp_path)
+    with pytest.raises(JobError, match=message) as info:
+        run_configs([GOOD[0], bad, GOOD[1], GOOD[2]], store=store, executor=executor, progress=False)
+    assert "BrokenProcessPool" not in str(info.value) and info.value.index == 1
+    assert store.puts == 3  # the other runs finished and are cached: a rerun computes only the bad one
+    assert sorted(store.keys()) == sorted(c.key() for c in GOOD)
+
+
+def test_pool_workers_end_when_their_parent_is_killed(tmp_path):
+    script = textwrap.dedent("""
+        import os, sys, time
+        from ratecheck.executors import ProcessExecutor
+        if __name__ == "__main__":
+            executor = ProcessExecutor(2)
+            futures = [executor.pool.submit(os.getpid) for _ in range(8)]
+            print(" ".join(str(p) for p in sorted({f.result() for f in futures})), flush=True)
+            time.sleep(600)
+    """)
+    path = tmp_path / "parent.py"
+    path.write_text(script)
+    parent = subprocess.Popen([sys.executable, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        workers = [int(p) for p in parent.stdout.readline().split()]
+        assert workers and all(_alive(pid) for pid in workers)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(pid) for pid in workers), workers
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")  # a zombie has ended (whoever adopted it may not reap it at once)
+
+
+# -- the cache --------------------------------------------------------------------------------------
+
+def _entry(store: Store) -> str:
+    key = "ab" * 16
+    store.put(key, {"x": [1.0, 2.0]}, {"config": {}})
+    return key
+
+
+def test_a_directory_where_an_entry_should_be_is_set_aside_and_recomputed(tmp_path):
+    store = Store(tmp_path)
+    key = _entry(store)
+    path = store.path(key)
+    path.unlink()
+    path.mkdir()
+    (path / "inside").write_text("x")
+    code, out, _ = _cli(["cache", "info", "--cache-dir", str(tmp_path)])
+    assert code == 0 and "1 unreadable" in out and "0 from code that has changed" in out
+    assert store.get(key) is None  # set aside, not an IsADirectoryError
+    assert Path(str(path) + ".corrupt").is_dir()
+    store.put(key, {"x": [3.0]}, {"config": {}})
+    assert store.get(key)[0]["x"].tolist() == [3.0]
+    assert store.prune()["corrupt"] == 1 and not Path(str(path) + ".corrupt").exists()
+
+
+def test_an_entry_that_cannot_be_opened_is_set_aside(tmp_path, monkeypatch):
+    store = Store(tmp_path)
+    key = _entry(store)
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(store.path(key)))
+
+    monkeypatch.setattr(store_module, "open", refuse, raising=False)
+    assert store.get(key) is None
+    monkeypatch.undo()
+    assert not store.path(key).exists() and Path(str(store.path(key)) + ".corrupt").exists()
+
+
+def test_a_full_disk_names_the_path(tmp_path, monkeypatch):
+    def full(fh, members):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store_module, "_write_npz", full)
+    store = Store(tmp_path)
+    with pytest.raises(OSError, match="No space left on device") as info:
+        store.put("cd" * 16, {"x": [1.0]}, {})
+    assert info.value.filename == str(store.path("cd" * 16)) and str(tmp_path) in str(info.value)
+    assert not list(store.path("cd" * 16).parent.glob(".*.tmp"))  # no temp file left behind
+
+
+# -- plugins ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("body, cause", [
+    ("import sys\nsys.exit(0)\n", "sys.exit(0)"),
+    ("import sys\nsys.exit(4)\n", "sys.exit(4)"),
+    ("raise SystemExit('bye')\n", "sys.exit('bye')"),
+    ("raise KeyboardInterrupt\n", "KeyboardInterrupt"),
+    ("raise GeneratorExit\n", "GeneratorExit"),
+])
+@pytest.mark.parametrize("command", [["list"], ["check", "--no-report", "--jobs", "1", "--no-cache"]])
+def test_a_plugin_that_exits_or_interrupts_on_import_is_a_broken_plugin(tmp_path, body, cause, command):
+    plugin = tmp_path / f"plugin_{abs(hash((body, tuple(command))))}.py"
+    plugin.write_text(body)
+    code, out, err = _cli([*command, "--paper", str(plugin)])
+    assert code == 2 and str(plugin) in err and cause in err, (code, err)
+
+
+def test_a_real_ctrl_c_while_a_plugin_loads_interrupts(tmp_path):
+    plugin = tmp_path / "slow_plugin.py"
+    plugin.write_text("import time\nprint('loading', flush=True)\ntime.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-m", "ratecheck", "list", "--paper", str(plugin)], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "loading"
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        assert child.returncode == 130 and "interrupted" in err
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+# -- options found bad before any run --------------------------------------------------------------
+
+@pytest.mark.parametrize("options, message", [
+    (["--cache-dir", "{file}/sub"], "is not a directory"),
+    (["--cache-dir", "{file}/a/b"], "is not a directory"),
+    (["--cache-dir", "{file}"], "is not a directory"),
+    (["--cache-dir", ""], "non-empty path"),
+    (["--dask", "not a url"], "malformed"),
+    (["--dask", "http://h:1"], "unknown scheme"),
+    (["--dask", "tcp://h:70000"], "port 70000"),
+    (["--dask", "tcp://h:1", "--dask-local"], "not both"),
+    (["--jobs", "0"], "--jobs must be >= 1"),
+])
+def test_bad_options_are_usage_errors_before_any_run(tmp_path, options, message):
+    file = tmp_path / "FILE"
+    file.write_text("")
+    argv = ["check", "defedavg", "--no-report", *[o.replace("{file}", str(file)) for o in options]]
+    started = time.monotonic()
+    code, out, err = _cli(argv)
+    assert code == 2 and message in err and "Traceback" not in err, (code, err)
+    assert time.monotonic() - started < 60  # no connection attempt, no run
+
+
+def test_jobs_beyond_the_cores_are_capped_unless_forced(monkeypatch):
+    from ratecheck import cli
+
+    monkeypatch.setattr(cli, "default_jobs", lambda: 2)
+    args = cli.build_parser().parse_args(["check", "--jobs", "1000"])
+    assert cli._check_run_options(args) is None and args.jobs == 2
+    args = cli.build_parser().parse_args(["check", "--jobs", "1000", "--force-jobs"])
+    assert cli._check_run_options(args) is None and args.jobs == 1000
+
+
+def test_a_hunt_whose_budget_runs_out_says_so(tmp_path):
+    code, out, err = _cli(["hunt", "defedavg.theorem2", "--budget", "1e-9", "--cache-dir", str(tmp_path)])
+    if code == 2 and "no search space" in err:
+        pytest.skip("no search space for defedavg.theorem2 in this checkout")
+    assert code == 0 and "budget" in out and "ran out" in out and "misses the theorem" not in out, out
+
+
+# -- algorithm / family mismatches ------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "fedbio", "--problem", "quadratic"], "algorithm 'fedbio' does not run on problem family 'quadratic'"),
+    (["run", "fedbioacc", "--problem", "minimax"], "algorithm 'fedbioacc' does not run on problem family 'minimax'"),
+    (["run", "fedbio_local", "--problem", "quadratic_bilevel"], "'fedbio_local' does not run on problem family"),
+    (["run", "exact_projection_gd", "--problem", "quadratic", "--set", "lam=0.25"],
+     "algorithm 'exact_projection_gd' does not run on problem family 'quadratic'"),
+    (["run", "exact_projection_gd", "--problem", "least_squares", "--set", "lam=0.25"],
+     "exact_projection_gd: parameter lam = 0.25"),
+])
+def test_mismatches_name_the_algorithm_and_the_family(argv, message):
+    code, out, err = _cli([*argv, "--rounds", "2", "--replicas", "1"])
+    assert code == 2 and message in err and "ipir_fedavg" not in err and "KeyError" not in err, err
