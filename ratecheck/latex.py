@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeAlias, cast
+from typing import TypeAlias
 
 import sympy as sp
 from sympy.core.relational import Relational

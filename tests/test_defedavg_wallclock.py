@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from proofs.defedavg import wallclock as a
 from problems.quadratic import p1, p2
+from proofs.defedavg import wallclock as a
 from ratecheck.asynchrony import SystemModel, simulate
 from ratecheck.claims import PROFILES
 

@@ -7,15 +7,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
-import os
 import pickle
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

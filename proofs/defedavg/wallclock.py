@@ -4,8 +4,9 @@ paper's system model (ratecheck.asynchrony) against synchronous FedAvg's, inside
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -18,7 +19,6 @@ from ratecheck.trace import RunConfig, Trace
 
 from .theorems import KEY, src
 from .views import TimeRatio
-
 
 # On the paper's system model (1.7 ms per step
 # on the fastest client, slowdowns U[1, 5], 44 ms per transfer, K = 50), DeFedAvg reaches a target
