@@ -349,8 +349,9 @@ def hunt(
 
 @contextlib.contextmanager
 def _without_local_constants():
-    """hypothesis (>= 6.131) mixes into its draws constants read from every loaded local module, so a
-    search would depend on which modules happen to be imported (another paper, a plugin): the SimFBO
+    """A search that depends on nothing but its seed and counts. hypothesis (>= 6.131) mixes into its
+    draws constants read from every loaded local module, so a search would depend on which modules
+    happen to be imported (another paper, a plugin): the SimFBO
     hunt found its counterexample alone and missed it with every paper loaded. A hunt must be the same
     for a given seed, so it runs without them. (hypothesis internals: if they move, nothing is patched.)"""
     try:
@@ -363,11 +364,20 @@ def _without_local_constants():
         return
     providers._get_local_constants = lambda: empty
     cache.clear()  # permitted constants cached per choice type would still carry the local ones
+    # hypothesis ends shrinking after MAX_SHRINKING_SECONDS (300 s): on a slow or loaded machine that
+    # would cut a search short, so a hunt's shrinking ends on hypothesis's count (MAX_SHRINKS) only
+    from hypothesis.internal.conjecture import engine
+
+    deadline = getattr(engine, "MAX_SHRINKING_SECONDS", None)
+    if deadline is not None:
+        engine.MAX_SHRINKING_SECONDS = 10**9
     try:
         yield
     finally:
         providers._get_local_constants = original
         cache.clear()
+        if deadline is not None:
+            engine.MAX_SHRINKING_SECONDS = deadline
 
 
 def trajectory(space: HuntSpace, probe: Probe, version: str, *, level: float = 0.95) -> dict[str, Any] | None:

@@ -205,8 +205,7 @@ def run_configs(
     compute([(None, c) for c in configs], results, store=store if store is not None else NullStore(""),
             executor=executor, progress=progress, stats=stats)
     if results.errors:
-        index, (key, reason) = next((i, (c.key(), results.errors[c.key()])) for i, c in enumerate(configs)
-                                    if c.key() in results.errors)
+        index, reason = next((i, results.errors[c.key()]) for i, c in enumerate(configs) if c.key() in results.errors)
         raise JobError(index, f"job {index} failed: {reason}")
     return {c.key(): results[c.key()] for c in configs}
 
