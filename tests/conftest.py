@@ -1,17 +1,28 @@
 """The ``claims`` marker for this suite (the ratecheck pytest plugin adds it to tests that use its claim
 fixtures, are parametrized over claims or are marked ``full``): here also every test that reads the
-registered claims' runs (``registered_traces``) and the modules that decide claims on broken variants or
-run counterexample searches. ``pytest -m "not claims"`` is the unit layer."""
+registered claims' runs (``registered_traces``), the modules that decide claims on broken variants, run
+counterexample searches or fuzz a thousand inputs, and the Monte-Carlo sweeps that check exact values
+against their CI. ``pytest -m "not claims"`` is the unit layer (see the README for its time)."""
 
 import pytest
 
-# modules whose every test decides registered claims (sensitivity to broken variants) or runs hunts
-CLAIM_MODULES = ("test_sensitivity_", "test_hunts_")
+# modules whose every test decides registered claims (sensitivity to broken variants), runs hunts
+# (test_hunt.py, test_hunts_*.py) or fuzzes the inputs (about 1,300 generated runs and CLI calls)
+CLAIM_MODULES = ("test_sensitivity_", "test_hunt", "test_fuzz")
+# tests that sweep Monte-Carlo replicas to check an exact value inside their CI (test_exact.py), or an
+# exact minibatch variance with 20,000 replicas (test_quadratic_bilevel.py)
+SWEEP_TESTS = ("inside_monte_carlo_ci", "test_n3_finite_sum_minibatch_variance_is_exact")
+
+
+def _runs_claims_or_sweeps(item: pytest.Item) -> bool:
+    module = item.module.__name__.rsplit(".", 1)[-1] if getattr(item, "module", None) is not None else ""
+    name = getattr(item, "originalname", item.name)
+    return ("registered_traces" in getattr(item, "fixturenames", ()) or module.startswith(CLAIM_MODULES)
+            or any(pattern in name for pattern in SWEEP_TESTS))
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m reads the markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        module = item.module.__name__.rsplit(".", 1)[-1] if item.module is not None else ""
-        if "registered_traces" in getattr(item, "fixturenames", ()) or module.startswith(CLAIM_MODULES):
+        if _runs_claims_or_sweeps(item):
             item.add_marker(pytest.mark.claims)

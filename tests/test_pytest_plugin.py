@@ -86,3 +86,15 @@ def test_a_broken_paper_file_is_a_usage_error(project: pytest.Pytester):
     result = project.runpytest_inprocess("--paper", "broken_paper.py", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--paper *broken_paper.py: SyntaxError*line 1*"])
+
+
+def test_tests_that_decide_claims_are_marked_claims(project: pytest.Pytester):
+    """`-m "not claims"` leaves the unit tests: the plugin marks the claim fixtures' tests by itself."""
+    result = project.runpytest_inprocess("--paper", "mine_paper.py", "-m", "not claims", "-p", "no:cacheprovider",
+                                         "--collect-only", "-q")
+    text = result.stdout.str()
+    assert "test_explicit_check" in text  # decides a claim by hand: a unit of the researcher's own
+    assert "test_claim[" not in text and "test_one_sweep_for_all_claims" not in text
+    marked = project.runpytest_inprocess("--paper", "mine_paper.py", "-m", "claims", "-p", "no:cacheprovider",
+                                         "--collect-only", "-q")
+    assert "test_claim[mine.wrong]" in marked.stdout.str()

@@ -3,13 +3,14 @@ exact-or-Monte-Carlo tolerance record."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from .model import PointResult, _fmt
+from .model import PointResult, Verdict, _fmt
 from .statistics import point_ci
 
 SIDES = ("two-sided", "at_most", "at_least")
@@ -61,3 +62,17 @@ def _tolerance_evidence(evidence: Mapping[str, Any], name: str, value: float, wh
 
 
 _NO_MC_BAND = "Monte-Carlo points, and this claim states a band for exact runs only (ratecheck.exact refused a run)"
+
+
+def exact_or_monte_carlo(claim: Any, points: Sequence[PointResult], decide: Callable[..., Any], field: str,
+                         exact_value: float, exact_why: str, mc_value: float | None, mc_why: str) -> Any:
+    """The exact-or-Monte-Carlo tolerance gate: ``decide(claim, points)`` with the tolerance ``field`` at
+    ``exact_value`` on exact points, at ``mc_value`` on Monte-Carlo ones (INCONCLUSIVE when none is stated),
+    the evidence saying which was used and why."""
+    if points and all(p.exact for p in points):
+        verdict, reason, evidence = decide(claim, points)
+        return verdict, reason, _tolerance_evidence(evidence, "exact", exact_value, exact_why)
+    if mc_value is None:
+        return Verdict.INCONCLUSIVE, _NO_MC_BAND, {}
+    verdict, reason, evidence = decide(dataclasses.replace(claim, **{field: mc_value}), points)
+    return verdict, reason, _tolerance_evidence(evidence, "monte_carlo", mc_value, mc_why)

@@ -3,7 +3,6 @@ two series compared."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from ..trace import RunConfig
 from .base import Claim, ExpectedOrder
 from .evidence import BandEvidence, DifferenceEvidence
 from .model import PointResult, Profile, Verdict, _first_divergence, _fmt
-from .rules import _NO_MC_BAND, SIDES, _tolerance_evidence
+from .rules import SIDES, exact_or_monte_carlo
 from .statistics import slope_text
 from .summaries import Crossing, HittingTime, first_crossing
 from .views import NoRule, Piece, Statistic
@@ -172,14 +171,8 @@ class ExactSlopeClaim(SlopeClaim):
     mc_tolerance_reason: str = ""
 
     def _decide(self, points):
-        if points and all(p.exact for p in points):
-            verdict, reason, evidence = super()._decide(points)
-            return verdict, reason, _tolerance_evidence(evidence, "exact", self.tolerance, self.tolerance_reason)
-        if self.mc_tolerance is None:
-            return Verdict.INCONCLUSIVE, _NO_MC_BAND, {}
-        verdict, reason, evidence = SlopeClaim._decide(dataclasses.replace(self, tolerance=self.mc_tolerance), points)
-        return verdict, reason, _tolerance_evidence(evidence, "monte_carlo", self.mc_tolerance,
-                                                    self.mc_tolerance_reason)
+        return exact_or_monte_carlo(self, points, SlopeClaim._decide, "tolerance", self.tolerance,
+                                    self.tolerance_reason, self.mc_tolerance, self.mc_tolerance_reason)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from ..fit import log_rate
 from ..trace import RunConfig, Trace
 from .base import Claim
 from .model import PointResult, Verdict, _first_divergence, _fmt
-from .rules import _NO_MC_BAND, _compare_to_ceiling, _tolerance_evidence
+from .rules import _compare_to_ceiling, exact_or_monte_carlo
 from .statistics import _bootstrap_distance, _deterministic_note, _ratio, deterministic, point_ci, relative
 from .views import NoRule, Piece, Statistic
 from .views_values import BoundCurves, Distance, DistanceTolerance, IntervalSides, LogRate, PredictionBand, ThresholdLine
@@ -223,15 +222,8 @@ class ExactValueClaim(ValueClaim):
     mc_tolerance_reason: str = ""
 
     def _decide(self, points):
-        if points and all(p.exact for p in points):
-            verdict, reason, evidence = super()._decide(points)
-            return verdict, reason, _tolerance_evidence(evidence, "exact", self.rel_tolerance, self.tolerance_reason)
-        if self.mc_rel_tolerance is None:
-            return Verdict.INCONCLUSIVE, _NO_MC_BAND, {}
-        mc = dataclasses.replace(self, rel_tolerance=self.mc_rel_tolerance)
-        verdict, reason, evidence = ValueClaim._decide(mc, points)
-        return verdict, reason, _tolerance_evidence(evidence, "monte_carlo", self.mc_rel_tolerance,
-                                                    self.mc_tolerance_reason)
+        return exact_or_monte_carlo(self, points, ValueClaim._decide, "rel_tolerance", self.rel_tolerance,
+                                    self.tolerance_reason, self.mc_rel_tolerance, self.mc_tolerance_reason)
 
 
 @dataclass(frozen=True, kw_only=True)

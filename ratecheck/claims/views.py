@@ -11,7 +11,7 @@ Pieces draw on a matplotlib Axes they are given and import no plotting library. 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +53,7 @@ def replicas_identical(p: PointResult) -> bool:
     return p.samples.size > 1 and float(np.ptp(p.samples)) == 0.0
 
 
-def positive(values: Sequence[float | None]) -> bool:
+def positive(values: Sequence[float | None] | np.ndarray) -> bool:
     arr = np.asarray([v for v in values if v is not None], dtype=float)
     arr = arr[np.isfinite(arr)]
     return arr.size > 0 and bool((arr > 0).all())
@@ -93,7 +93,7 @@ def grid_line(x: np.ndarray) -> np.ndarray:
     return np.geomspace(x.min(), x.max(), 64) if positive(x) else np.linspace(x.min(), x.max(), 64)
 
 
-def draw_fit(ax: Any, xx: np.ndarray, fit: dict[str, Any], color: str = "C1", prefix: str = "fit") -> None:
+def draw_fit(ax: Any, xx: np.ndarray, fit: Mapping[str, Any], color: str = "C1", prefix: str = "fit") -> None:
     spread = ("deterministic" if fit.get("deterministic") else
               f"{pct(fit['level'])} CI [{fit['ci_low']:+.3f}, {fit['ci_high']:+.3f}]")
     label = f"{prefix}: slope {fit['slope']:+.3f}, {spread}, R\u00b2 {fit['r2']:.3f}"

@@ -104,7 +104,9 @@ class TwoSeries(Statistic):
 
     def draw(self, ax: Any, o: Any, log_y: bool) -> None:
         ev = DifferenceEvidence.read(o.evidence)
-        for label, color in zip(ev.labels if ev is not None else (), self.COLORS):
+        if ev is None:
+            return
+        for label, color in zip(ev.labels, self.COLORS):
             pts = [p for p in o.points if p.stats.get("series") == label]
             x, m, lo, hi = mean_series(pts, o.claim.level)
             draw_means(ax, x, m, lo, hi, o.claim.level, log_y, f"{label}: replica mean", color=color)

@@ -4,10 +4,12 @@ distance to a target with its tolerance, a log-contraction rate (ratecheck.claim
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .model import PointResult
 from .views import Column, Fact, Piece, Statistic, formula_parts, pct, point_mean_ci, replicas_identical, value_text
 
 
@@ -131,7 +133,10 @@ class Distance(Statistic):
         return f"replica mean of ||{claim.point}_r - {claim.target_name}||"
 
     def columns(self, claim: Any) -> list[Column]:
-        return [Column(header, lambda p, k=key: p.stats.get(k))
+        def stat(key: str) -> Callable[[PointResult], Any]:
+            return lambda p: p.stats.get(key)
+
+        return [Column(header, stat(key))
                 for header, key in (("distance of mean", "distance"), ("CI low", "low"), ("CI high", "high"))]
 
 
