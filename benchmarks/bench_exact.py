@@ -178,10 +178,15 @@ def measure(spec: dict, cwd: str) -> dict:
     """One run in a fresh interpreter (one BLAS thread), its CPU seconds and peak RSS; {} on failure."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONPATH=cwd)
     done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], cwd=cwd, env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:80]}
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def cell(result: dict, key: str, form: str) -> str:
+    """A figure of a measured run, or why there is none."""
+    return f"{result[key]:{form}}" if key in result else result.get("error", "skipped")[:8]
 
 
 def scale_table(args) -> None:
@@ -213,7 +218,6 @@ def scale_table(args) -> None:
                 rel = (abs(exact["dist_sq"] - base["dist_sq"]) / abs(base["dist_sq"])
                        if "dist_sq" in base and "dist_sq" in exact else float("nan"))
                 flops = 4 * N * d**3 * T / 1e9 if curvature == "per_client" else 4 * d**3 * T / 1e9
-                cell = lambda r, k, f: f"{r[k]:{f}}" if k in r else r.get("error", "skipped")[:8]
                 print(f"{d:>4} {N:>4} {curvature:>10} | {cell(exact, 'cpu', '8.2f')} {cell(exact, 'peak_mb', '6.0f')} | "
                       f"{cell(mc, 'cpu', '7.2f')} {cell(mc, 'peak_mb', '6.0f')} | {ratio:10.2f} | "
                       f"{cell(base, 'cpu', '10.2f') if base else 'skipped':>10} {cell(base, 'peak_mb', '6.0f') if base else '':>6} "

@@ -125,7 +125,10 @@ def config_log_rate(config: Any) -> float:
     """log of the exact second-moment contraction factor of the run a RunConfig names (the round
     probed on its algorithm and problem, as exact mode would): NotExact where the run is not
     linear-Gaussian or its round not time-invariant."""
-    from ..registry import make_algorithm, make_problem  # names resolve only through the registry
+    from ..registry import (  # names resolve only through the registry
+        make_algorithm,
+        make_problem,
+    )
 
     algorithm = make_algorithm(config.algorithm, config.params)
     problem = make_problem(config.problem, config.problem_params)
