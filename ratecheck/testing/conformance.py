@@ -23,7 +23,9 @@ import numpy as np
 from ..algorithms.base import Algorithm
 from ..assumptions import certified, declared_by
 from ..engine import run
+from ..exact import NotExact
 from ..oracles import MinimaxOracles, SmoothFederatedOracles
+from ..registry import default, make_problem
 from ..seeding import Streams
 from ..trace import Trace
 
@@ -41,8 +43,6 @@ SMALL: dict[str, dict[str, Any]] = {
 
 def small_problem(family: str, params: Mapping[str, Any] | None = None) -> Any:
     """A small instance of a registered family (its SMALL parameters, else its defaults)."""
-    from ..registry import make_problem
-
     if params is None:
         return _small(family)
     return make_problem(family, dict(params))
@@ -50,15 +50,11 @@ def small_problem(family: str, params: Mapping[str, Any] | None = None) -> Any:
 
 @functools.lru_cache(maxsize=64)
 def _small(family: str) -> Any:
-    from ..registry import make_problem
-
     return make_problem(family, dict(SMALL.get(family, {})))
 
 
 def home_family(algorithm: Algorithm[Any], families: list[str] | None = None) -> str | None:
     """The first registered family (small instance) the algorithm accepts and validates against."""
-    from ..registry import default
-
     for family in families or sorted(i.name for i in default().items("problem")):
         try:
             problem = small_problem(family)
@@ -119,8 +115,6 @@ def algorithm_params_round_trip(algorithm: Algorithm[Any]) -> None:
 
 def problem_params_round_trip(problem: Any) -> None:
     """A family rebuilt from its spec has the same spec and the same constants."""
-    from ..registry import make_problem
-
     spec = problem.spec
     again = make_problem(spec["name"], spec["params"])
     twice = make_problem(again.spec["name"], again.spec["params"])
@@ -148,8 +142,6 @@ def exact_matches_monte_carlo(algorithm: Algorithm[Any], problem: Any, rounds: i
     """Where exact mode accepts the run, its expectations lie within z standard errors of the
     Monte-Carlo means at every checkpoint (deterministic runs: within 1e-9 relative). Returns
     False when exact mode declines (nothing to compare)."""
-    from ..exact import NotExact
-
     try:
         exact = run(algorithm, problem, rounds, mode="exact")
     except NotExact:

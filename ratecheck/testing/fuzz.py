@@ -14,7 +14,9 @@ import numbers
 import random
 from typing import Any
 
+from ..algorithms.base import _annotated_param, lookup, make_algorithm
 from ..params import declarations, inferred_declarations
+from ..registry import default, make_problem
 
 # API values: numbers of every kind, odd texts, and types JSON cannot express
 API_VALUES: list[Any] = [None, True, False, 0, 1, 2, -1, 2.0, 0.05, -0.5, 1e-300, 1e300, float("nan"), float("inf"),
@@ -65,8 +67,6 @@ def plausible(name: str, value: Any, kind: str | None) -> bool:
 
 def algorithm_kinds(name: str) -> dict[str, str | None]:
     """Each parameter of algorithm ``name`` and its declared kind ('~kind': an annotation stands in)."""
-    from ..algorithms.base import _annotated_param, lookup
-
     cls = lookup(name)
     if cls is None:
         raise KeyError(f"no algorithm {name!r}")
@@ -81,8 +81,6 @@ def algorithm_kinds(name: str) -> dict[str, str | None]:
 def problem_kinds(family: str, params: dict[str, Any]) -> dict[str, str | None]:
     """Each parameter of family ``family`` (with ``params``: a family whose parameters depend on a
     kind, such as minimax, exposes ``declared_for(kind)`` and ``kinds`` on its factory)."""
-    from ..registry import default
-
     factory = default().problem(family)
     declared_for = getattr(factory, "declared_for", None)
     if declared_for is not None:  # the kind's own declaration
@@ -99,43 +97,33 @@ def _names(kinds: dict[str, Any]) -> list[str]:
     return sorted(kinds) + ["nope", "", "x" * 60]
 
 
-def fuzz_algorithm(name: str, examples: int = 40, seed: int = 0) -> int:
-    """Build algorithm ``name`` from seeded odd parameters: each is refused with a ValueError that
-    says something, or accepted only when every value is plausible. Returns how many were accepted."""
-    from ..algorithms.base import make_algorithm
-
-    rng = random.Random(f"{seed}:{name}")
-    kinds = algorithm_kinds(name)
+def _fuzz(label: str, build: Any, kinds_of: Any, examples: int, seed: int, most: int) -> int:
+    """Build from seeded odd parameters: each refused with a ValueError that says something, or
+    accepted only when every value is plausible for its declared kind. Returns the accepted count."""
+    rng = random.Random(f"{seed}:{label}")
+    names = _names(kinds_of({}))
     accepted = 0
     for _ in range(examples):
-        params = {rng.choice(_names(kinds)): rng.choice(API_VALUES) for _ in range(rng.randint(1, 3))}
+        params = {rng.choice(names): rng.choice(API_VALUES) for _ in range(rng.randint(1, most))}
         try:
-            make_algorithm(name, params)
+            build(params)
         except ValueError as exc:
-            assert str(exc), (name, params)
+            assert str(exc), (label, params)
             continue
+        kinds = kinds_of(params)
         for key, value in params.items():
-            assert key in kinds and plausible(key, value, kinds[key]), f"{name} accepted {key}={value!r}"
+            assert key in kinds and plausible(key, value, kinds[key]), f"{label} accepted {key}={value!r}"
         accepted += 1
     return accepted
+
+
+def fuzz_algorithm(name: str, examples: int = 40, seed: int = 0) -> int:
+    """Fuzz the declared parameters of registered algorithm ``name`` (see ``_fuzz``)."""
+    return _fuzz(name, lambda params: make_algorithm(name, params), lambda params: algorithm_kinds(name),
+                 examples, seed, most=3)
 
 
 def fuzz_problem(family: str, examples: int = 40, seed: int = 0) -> int:
-    """As ``fuzz_algorithm``, for a registered problem family."""
-    from ..registry import make_problem
-
-    rng = random.Random(f"{seed}:{family}")
-    kinds = problem_kinds(family, {})
-    accepted = 0
-    for _ in range(examples):
-        params = {rng.choice(_names(kinds)): rng.choice(API_VALUES) for _ in range(rng.randint(1, 2))}
-        try:
-            make_problem(family, params)
-        except ValueError as exc:
-            assert str(exc), (family, params)
-            continue
-        kinds_here = problem_kinds(family, params)
-        for key, value in params.items():
-            assert key in kinds_here and plausible(key, value, kinds_here[key]), f"{family} accepted {key}={value!r}"
-        accepted += 1
-    return accepted
+    """Fuzz the declared parameters of a registered problem family (see ``_fuzz``)."""
+    return _fuzz(family, lambda params: make_problem(family, params), lambda params: problem_kinds(family, params),
+                 examples, seed, most=2)

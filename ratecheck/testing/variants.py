@@ -6,13 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..algorithms.base import Algorithm
+from ..checking import ClaimFailure, check
 
 
 def assert_flags(claim: Any, algorithms: Mapping[str, type[Algorithm[Any]]], **check_options: Any) -> None:
     """``claim`` run with ``algorithms`` in place of the registered classes must not come out as
     expected (``ratecheck.check`` raises ClaimFailure); else AssertionError naming the variants."""
-    from ..checking import ClaimFailure, check
-
     try:
         check(claim, algorithms=algorithms, **check_options)
     except ClaimFailure:
