@@ -141,3 +141,19 @@ def test_swapped_restores_the_registry():
     with pytest.raises(TypeError, match="Algorithm subclass"):
         with swapped({"fedavg": object}):
             pass
+
+
+@pytest.mark.full
+def test_a_package_claim_flags_a_broken_variant():
+    """A plausible bug in DeFedAvg-IID (the server sums the n updates instead of averaging them) fails
+    the linear-speedup claim: the kit's assert_flags on one of the package's own claims."""
+    from proofs.defedavg.claims import T2_SPEEDUP_N
+
+    original = REGISTRY["defedavg_iid"]
+
+    @dataclasses.dataclass(frozen=True)
+    class Summed(original):
+        def aggregate(self, updates, clients, delays=None):
+            return updates.sum(axis=1)
+
+    testing.assert_flags(T2_SPEEDUP_N, algorithms={"defedavg_iid": Summed})
