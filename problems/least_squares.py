@@ -38,6 +38,7 @@ from ratecheck.assumptions import (
     heterogeneity,
     initial_distance,
     initial_gap,
+    other,
     sharpness,
     smooth,
     strongly_convex,
@@ -144,7 +145,7 @@ class LeastSquares(CompositeFederatedProblem):
         smooth("L_h", "L_f", "L", "L_max", "lambda_max"), strongly_convex("mu_f"),
         sharpness("lambda_min_plus", "alpha", "kappa"), bounded_variance("sigma_h", "sigma_f"),
         heterogeneity("G_h2", "G_f2", "gradf_star", "c_f"), initial_gap("h_star", "f_star", "inf_f", "M", "F_star"),
-        initial_distance(DIST0), structure("N"))
+        initial_distance(DIST0), structure("N", "lam"), other("F_lambda_star", text="F_lambda* = min of the Moreau-smoothed F"))
     non_quadratic_measures: ClassVar[frozenset[str]] = frozenset(
         {"dist", "abs_f_gap", "inner_feas", "y_feas"})
 

@@ -5,13 +5,14 @@ A family declares the assumptions it certifies (``Problem.assumptions``), each n
 of ``constants()`` that quantify it: smooth (L), strongly convex (mu), PL, bounded variance (sigma),
 heterogeneity (zeta, nu), the initial gap and ||x0 - x*||^2, ... An instance certifies those whose
 constants it computes (a PL constant exists only on a PL kind). A theorem declares what it needs
-(``Theorem.requires``). ``Binder`` fills a theorem's symbols at a run: the constants from the
+(``Theorem.requires``). ``ratecheck.binding.Binder`` fills a theorem's symbols at a run: the constants from the
 certified assumptions, the run's parameters from declared reads (``param``, ``participating``, ...),
 and a paper's derived quantities from one named function; a needed assumption the family does not
 certify is an error that names it (or NaN, for theorems whose conditions say so, e.g. FESS-GDA's
 PL flags).
 
-Example (DeFedAvg, proofs/defedavg/claims.py)::
+This module is a leaf (the problem and theory layers import it); the binder lives in
+ratecheck.binding, above the run inspection it reads. Example (DeFedAvg, proofs/defedavg/claims.py)::
 
     bindings = Binder(THEOREM_1, THEOREM_2, reads={"n": participating, "K": local_steps, "T": rounds,
                                                    "lam": lambda_used, "eta": param("eta_global"),
@@ -21,15 +22,9 @@ Example (DeFedAvg, proofs/defedavg/claims.py)::
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .inspection import RunView
-    from .theory import Theorem
-    from .trace import RunConfig, Trace
+from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -98,7 +93,7 @@ def declared_by(problem: Any) -> tuple[Assumption, ...]:
     return tuple(getattr(problem, "assumptions", ()))
 
 
-def satisfies(problem_assumptions: Iterable[Assumption], theorem: Theorem) -> bool:
+def satisfies(problem_assumptions: Iterable[Assumption], theorem: Any) -> bool:
     return not missing(getattr(theorem, "requires", ()), problem_assumptions)
 
 
@@ -114,98 +109,6 @@ def family_assumptions(registry: Any) -> dict[str, tuple[Assumption, ...]]:
     return out
 
 
-def admissible_families(theorem: Theorem, families: Mapping[str, Iterable[Assumption]]) -> list[str]:
+def admissible_families(theorem: Any, families: Mapping[str, Iterable[Assumption]]) -> list[str]:
     """The families whose declared assumptions cover everything ``theorem`` requires."""
     return [name for name, have in families.items() if satisfies(have, theorem)]
-
-
-class BindingError(ValueError):
-    """A theorem needs an assumption the run's family does not certify."""
-
-
-# -- reads: run-side symbols -----------------------------------------------------------------------
-Read = Callable[["RunView", "Trace | None"], float]
-
-
-def param(name: str) -> Read:
-    """An algorithm hyper-parameter as a float."""
-    def read(run: RunView, trace: Trace | None) -> float:
-        return float(run.config.params[name])
-
-    return read
-
-
-def participating(run: RunView, trace: Trace | None) -> float:
-    """Clients per round (n, P, S, m)."""
-    return float(run.participating)
-
-
-def num_clients(run: RunView, trace: Trace | None) -> float:
-    return float(run.num_clients)
-
-
-def local_steps(run: RunView, trace: Trace | None) -> float:
-    return float(run.local_steps)
-
-
-def rounds(run: RunView, trace: Trace | None) -> float:
-    return float(run.rounds)
-
-
-@dataclass(frozen=True)
-class Binder:
-    """Fills theorems' symbols at a run (``binder(config, trace=None) -> {symbol: value}``).
-
-    Constants come from the assumptions the run's family certifies (every certified constant, so a
-    binder serves the paper's other readers too); a needed assumption that is not certified raises
-    ``BindingError`` naming it, or with ``uncertified="nan"`` binds its constants as NaN (for theorems
-    whose conditions test a flag). ``reads`` give the run's symbols; ``derived(run, trace, values)``
-    adds a paper's derived quantities (implicit constants of its proof) and sees what is bound."""
-
-    theorems: tuple[Theorem, ...]
-    reads: Mapping[str, Read] = field(default_factory=dict)
-    derived: Callable[[RunView, Trace | None, dict[str, float]], Mapping[str, float]] | None = None
-    uncertified: str = "error"
-
-    def __init__(self, *theorems: Theorem, reads: Mapping[str, Read] | None = None,
-                 derived: Callable[[RunView, Trace | None, dict[str, float]], Mapping[str, float]] | None = None,
-                 uncertified: str = "error") -> None:
-        if uncertified not in ("error", "nan"):
-            raise ValueError(f"uncertified must be 'error' or 'nan', got {uncertified!r}")
-        object.__setattr__(self, "theorems", tuple(theorems))
-        object.__setattr__(self, "reads", dict(reads or {}))
-        object.__setattr__(self, "derived", derived)
-        object.__setattr__(self, "uncertified", uncertified)
-
-    @property
-    def requires(self) -> tuple[Assumption, ...]:
-        seen: dict[Assumption, None] = {}
-        for t in self.theorems:
-            seen.update(dict.fromkeys(getattr(t, "requires", ())))
-        return tuple(seen)
-
-    def __call__(self, config: RunConfig, trace: Trace | None = None) -> dict[str, float]:
-        from .inspection import view  # inspection builds problems through the registry
-
-        run = view(config)
-        return self.bind(run, trace)
-
-    def bind(self, run: RunView, trace: Trace | None = None) -> dict[str, float]:
-        have = certified(declared_by(run.problem), run.constants)
-        values: dict[str, float] = {}
-        for a in missing(self.requires, have):
-            if self.uncertified == "error":
-                raise BindingError(f"{', '.join(t.id for t in self.theorems)} needs '{a}', which problem family "
-                                   f"{run.config.problem!r} does not certify (it certifies: "
-                                   f"{'; '.join(str(h) for h in have) or 'nothing'})")
-            values.update(dict.fromkeys(a.constants, math.nan))
-        for a in have:
-            values.update({name: run.constants[name] for name in a.constants})
-        values.update({name: read(run, trace) for name, read in self.reads.items()})
-        if self.derived is not None:
-            values.update(self.derived(run, trace, values))
-        return values
-
-    def certifies(self, run: RunView, assumption: Assumption) -> bool:
-        """The run's family certifies ``assumption`` (for flags such as FESS-GDA's PL_y)."""
-        return not missing((assumption,), certified(declared_by(run.problem), run.constants))

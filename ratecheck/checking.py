@@ -15,11 +15,13 @@ RATECHECK_CACHE environment variable, else no cache).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .explain import describe
 
 if TYPE_CHECKING:
+    from .algorithms.base import Algorithm
     from .claims import Claim, Outcome, Profile
 
 __all__ = ["ClaimFailure", "assert_outcome", "check"]
@@ -40,12 +42,22 @@ def check(
     profile: str | Profile = "quick",
     jobs: int = 1,
     cache_dir: str | os.PathLike | None = None,
+    algorithms: Mapping[str, type[Algorithm[Any]]] | None = None,
 ) -> list[Outcome]:
     """Run and decide the claims; raise ClaimFailure describing every unexpected verdict.
 
     Returns the outcomes when all are as expected. Names the claims use are resolved through the
-    registry (installed papers and sources added with ``ratecheck.registry.add_source``).
+    registry (installed papers and sources added with ``ratecheck.registry.add_source``);
+    ``algorithms`` maps names to classes used instead (a variant under test, a broken variant), in
+    this process (so with jobs=1).
     """
+    if algorithms:
+        if jobs != 1:
+            raise ValueError(f"check(algorithms=...) runs the variants in this process: jobs must be 1, got {jobs}")
+        from .algorithms.base import swapped
+
+        with swapped(algorithms):
+            return check(*claims, profile=profile, jobs=1, cache_dir=cache_dir)
     from . import registry
     from .claims import PROFILES
     from .executors import make_executor

@@ -27,8 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from .assumptions import certified, declared_by, missing
 from .claims import Claim, Outcome, PointResult, Profile, Verdict
 from .fit import mean_ci
+from .inspection import view
 from .tasks import Task, complete
 from .theory import Evaluation, Source, Theorem
 from .trace import RunConfig, Trace
@@ -202,10 +204,7 @@ class _Breaks(Exception):
 def certifies(config: RunConfig, theorem: Theorem) -> bool:
     """The configuration's family certifies what ``theorem`` requires (ratecheck.assumptions): only
     such instances are admissible draws."""
-    from .assumptions import certified, declared_by, missing
-    from .inspection import view  # builds the problem through the registry (cached)
-
-    run = view(config)
+    run = view(config)  # builds the problem through the registry (cached)
     return not missing(theorem.requires, certified(declared_by(run.problem), run.constants))
 
 

@@ -84,9 +84,13 @@ def make(kind: str = "quadratic", **params: Any) -> MinimaxProblem:
 
 
 make.checks_parameters = True  # type: ignore[attr-defined]  # each kind's declared factory checks them
+make.kinds = tuple(KINDS)  # type: ignore[attr-defined]  # ratecheck.testing.fuzz reads a kind's parameters
 
 
 def declared_for(kind: str) -> dict[str, Param]:
     """The declared parameters of one kind (with ``kind`` itself), for listings and the fuzz tests."""
     return {"kind": KIND, **KINDS[KIND.check("kind", kind, "minimax")].declared}
 
+
+
+make.declared_for = declared_for  # type: ignore[attr-defined]  # a kind's parameters, for ratecheck.testing.fuzz

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from problems.quadratic import p1, p2
-from ratecheck.assumptions import Binder, local_steps, param, participating, rounds
+from ratecheck.binding import Binder, local_steps, param, participating, rounds
 from ratecheck.claims import (
     PROFILES,
     BoundClaim,

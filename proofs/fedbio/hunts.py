@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from problems.quadratic_bilevel import fedbio_strategy
-from ratecheck.assumptions import Binder
+from ratecheck.binding import Binder
 from ratecheck.claims import Verdict
 from ratecheck.hunt import HuntSpace, NoCounterexample
 from ratecheck.inspection import RunView, constants_of

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ratecheck.assumptions import Binder, pl, two_sided_pl
+from ratecheck.assumptions import pl, two_sided_pl
+from ratecheck.binding import Binder
 from ratecheck.claims import (
     ExpectedOrder,
     HittingTimeClaim,

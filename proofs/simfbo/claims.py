@@ -13,7 +13,7 @@ import sympy as sp
 
 from problems.quadratic_bilevel import p1, p3
 from ratecheck.algorithms.bilevel import LocalSteps, coefficient_table
-from ratecheck.assumptions import Binder
+from ratecheck.binding import Binder
 from ratecheck.claims import (
     BoundClaim,
     ExpectedOrder,

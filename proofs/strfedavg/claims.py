@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ratecheck.assumptions import Binder
+from ratecheck.binding import Binder
 from ratecheck.claims import (
     PROFILES,
     AbscissaSlopeClaim,

@@ -7,8 +7,9 @@ deviation from a paper's pseudocode is a named field whose default is the paper'
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -163,6 +164,25 @@ def register(cls: type[Algorithm]) -> type[Algorithm]:
     if cls.name not in names:
         names.append(cls.name)
     return cls
+
+
+@contextlib.contextmanager
+def swapped(algorithms: Mapping[str, type[Algorithm[Any]]]) -> Iterator[None]:
+    """Run names resolve to ``algorithms`` (e.g. a broken variant) inside the block, in this process;
+    a run's cache key includes the class's code, so a variant never reads the original's runs."""
+    for name, cls in algorithms.items():
+        if not (isinstance(cls, type) and issubclass(cls, Algorithm)):
+            raise TypeError(f"algorithms[{name!r}] must be an Algorithm subclass, got {cls!r}")
+    saved = {name: REGISTRY.get(name) for name in algorithms}
+    REGISTRY.update(algorithms)
+    try:
+        yield
+    finally:
+        for name, previous in saved.items():
+            if previous is None:
+                REGISTRY.pop(name, None)
+            else:
+                REGISTRY[name] = previous
 
 
 def lookup(name: str) -> type[Algorithm] | None:

@@ -9,7 +9,8 @@ coordinate is an AR(2) recursion whose stationary variance gives, when alpha L <
 
 import sympy as sp
 
-from ratecheck.assumptions import Binder, bounded_variance, param, participating, smooth
+from ratecheck.assumptions import bounded_variance, smooth
+from ratecheck.binding import Binder, param, participating
 from ratecheck.claims import ExpectedOrder, SlopeClaim, ValueClaim, tail_average
 from ratecheck.paper import Paper
 from ratecheck.theory import Bound, Condition, Source, Theorem
