@@ -14,7 +14,8 @@ import numbers
 import random
 from typing import Any
 
-from ..algorithms.base import _annotated_param, lookup, make_algorithm
+from ..algorithms import make_algorithm
+from ..algorithms.base import _annotated_param, lookup
 from ..params import declarations, inferred_declarations
 from ..registry import default, make_problem
 
