@@ -41,6 +41,18 @@ def _dist_sq(second: np.ndarray, x_star: np.ndarray) -> float:
     return float(np.trace(second[:d, :d]) - 2 * x_star @ second[:d, -1] + x_star @ x_star)
 
 
+def _propagate(ops, v0: np.ndarray, rounds: int, x_star: np.ndarray) -> tuple[dict[int, float], np.ndarray]:
+    """E||x_t - x*||^2 for t = 0..rounds of S' = mean over outcomes of F S F^T + noise, and S_T."""
+    second = np.outer(v0, v0)
+    expected = {}
+    for t in range(rounds + 1):
+        expected[t] = _dist_sq(second, x_star)
+        if t == rounds:
+            break
+        second = sum(F @ second @ F.T + noise for F, noise in ops) / len(ops)
+    return expected, second
+
+
 def test_without_replacement_matches_subset_enumeration():
     """m = 2 of N = 5 without replacement, per-client curvature, d = 17 (n = 18): E||x_t - x*||^2 at
     every checkpoint equals the average over all 10 subsets of the affine round, to 1e-11."""
@@ -59,12 +71,7 @@ def test_without_replacement_matches_subset_enumeration():
         noise = np.zeros((d + 1, d + 1))
         noise[:d, :d] = (ETA_G / m) ** 2 * sum(maps[i][2] for i in subset)
         ops.append((F, noise))
-    v = np.append(problem.initial_point(), 1.0)
-    second = np.outer(v, v)
-    expected = {}
-    for t in range(rounds + 1):
-        expected[t] = _dist_sq(second, problem.x_star)
-        second = sum(F @ second @ F.T + noise for F, noise in ops) / len(ops)
+    expected, _ = _propagate(ops, np.append(problem.initial_point(), 1.0), rounds, problem.x_star)
     got = trace.measures["dist_sq"][:, 0]
     want = np.array([expected[int(t)] for t in trace.checkpoints])
     np.testing.assert_allclose(got, want, rtol=1e-11)
@@ -100,12 +107,7 @@ def test_uniform_delays_with_replacement_match_enumeration():
                 F[k * d:(k + 1) * d, (k - 1) * d:k * d] = np.eye(d)
             F[-1, -1] = 1.0
             ops.append((F, noise))
-    v = np.append(np.tile(problem.initial_point(), lam + 1), 1.0)
-    second = np.outer(v, v)
-    expected = {}
-    for t in range(rounds + 1):
-        expected[t] = _dist_sq(second, problem.x_star)
-        second = sum(F @ second @ F.T + noise for F, noise in ops) / len(ops)
+    expected, _ = _propagate(ops, np.append(np.tile(problem.initial_point(), lam + 1), 1.0), rounds, problem.x_star)
     got = trace.measures["dist_sq"][:, 0]
     want = np.array([expected[int(t)] for t in trace.checkpoints])
     np.testing.assert_allclose(got, want, rtol=1e-11)
@@ -192,14 +194,7 @@ def test_diagonal_model_matches_enumeration(participation):
             F[:d, -1] += ETA_G / m * counts[i] * b
             noise[:d, :d] += (ETA_G / m * counts[i]) ** 2 * C
         ops.append((F, noise))
-    v = np.append(problem.initial_point(), 1.0)
-    second = np.outer(v, v)
-    expected = {}
-    for t in range(rounds + 1):
-        expected[t] = _dist_sq(second, problem.x_star)
-        if t == rounds:
-            break
-        second = sum(F @ second @ F.T + noise for F, noise in ops) / len(ops)
+    expected, second = _propagate(ops, np.append(problem.initial_point(), 1.0), rounds, problem.x_star)
     want = np.array([expected[int(t)] for t in trace.checkpoints])
     np.testing.assert_allclose(trace.measures["dist_sq"][:, 0], want, rtol=1e-11)
     np.testing.assert_allclose(trace.final["x"][0], second[:d, -1], rtol=1e-10, atol=1e-13)

@@ -37,7 +37,8 @@ A run in exact mode produces the usual Trace with ONE "replica" (the expectation
 Modules: ``probing`` (probe streams, NotExact), ``seams`` (client_update, aggregate, server_step
 and the measures, read off as affine maps and quadratic forms), ``delays`` (multiplicity moments,
 delay tables), ``operators`` (round operators on the second moment), ``fedavg`` (FedAvgModel),
-``round_model`` (RoundModel), ``run`` (the model registry and run_exact).
+``diagonal`` (shared eigenbasis), ``round_model`` (RoundModel), ``rates`` (exact linear rates as spectral
+radii of the moment map), ``run`` (the model registry and run_exact).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ from .probing import (
     ProbeStreams,
     _close,  # noqa: F401  (importable as before the split)
 )
+from .rates import ExactRates, config_log_rate, exact_rates
 from .round_model import (
     BOOKKEEPING_WATCH,
     OUTCOME_CAP,
@@ -117,6 +119,7 @@ __all__ = [
     "SCHEDULE_SLACK",
     "ClientMaps",
     "DiagonalFedAvgModel",
+    "ExactRates",
     "FedAvgModel",
     "JobsOperator",
     "MixtureOperator",
@@ -128,8 +131,10 @@ __all__ = [
     "RoundOperator",
     "ServerMap",
     "SlotMoments",
+    "config_log_rate",
     "delay_table",
     "exact_model",
+    "exact_rates",
     "fedavg_model",
     "model_for",
     "probe_aggregate",
