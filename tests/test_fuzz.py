@@ -7,6 +7,11 @@ for its parameter (``_plausible``, an oracle written independently of ratecheck.
 are finite non-bool numbers, integers are integral, flags are booleans, step sizes are positive,
 counts are >= 1). Zero uncaught exceptions, zero silent acceptances. Derandomized: the same
 inputs every run. COUNTS records how many inputs ran, so the suite can assert the total.
+
+Issue #24 adds: every declared parameter of every algorithm and family corrupted by its own rule,
+and a table of hand-written bad inputs (plugins, LaTeX, cache folders, sizes, addresses, options,
+algorithm/family mismatches), each refused with a clear error or handled. The default run is
+small; ``--full`` runs the large counts (benchmarks/fuzz_counts.py prints them).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import contextlib
 import io
 import math
 import numbers
+import sys
 from collections import Counter
 from typing import Any
 
@@ -32,6 +38,7 @@ from ratecheck.engine import run  # noqa: E402
 from ratecheck.params import declarations, inferred_declarations  # noqa: E402
 from ratecheck.trace import RunConfig  # noqa: E402
 
+FULL = "--full" in sys.argv  # the plugin's option; read here, since hypothesis settings are fixed at import
 COUNTS: Counter[str] = Counter()
 OUTCOMES: Counter[int] = Counter()  # exit codes of the CLI inputs
 FUZZ = settings(derandomize=True, deadline=None, database=None, print_blob=False,
@@ -163,7 +170,7 @@ def cli_runs(draw: Any) -> tuple[list[str], dict[str, Any], dict[str, Any], str,
     return argv, sets, problem_sets, algorithm, family
 
 
-@settings(FUZZ, max_examples=450)
+@settings(FUZZ, max_examples=450 if FULL else 40)
 @given(cli_runs())
 def test_fuzz_ratecheck_run(case):
     from ratecheck.cli import _parse_value
@@ -189,7 +196,7 @@ def test_fuzz_ratecheck_run(case):
         assert _plausible(key, _parse_value(text), pkinds[key]), (argv, key, text)
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=300 if FULL else 60)
 @given(st.sampled_from(FAMILIES), st.dictionaries(st.sampled_from(["kind", "clients", "dim", "zeta", "noise", "seed",
                                                                     "rotate", "mu", "L", "x0", "y0", "a", "c", "sigma",
                                                                     "radius", "upper", "start", "duplicate", "split",
@@ -209,7 +216,7 @@ def test_fuzz_make_problem(family, params):
     assert problem.num_clients >= 1
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=300 if FULL else 120)
 @given(st.sampled_from(ALGORITHMS), st.data())
 def test_fuzz_make_algorithm(name, data):
     COUNTS["make_algorithm"] += 1
@@ -229,7 +236,7 @@ SMALL = {"quadratic": {"dim": 2, "clients": 4}, "quadratic_bilevel": {"dim_x": 2
          "minimax": {"kind": "ncpl", "clients": 2}}
 
 
-@settings(FUZZ, max_examples=120)
+@settings(FUZZ, max_examples=120 if FULL else 24)
 @given(st.sampled_from(ALGORITHMS), st.sampled_from(FAMILIES),
        st.sampled_from([1, 2, 0, -1, True, 2.0, None, "3", 10**12, float("nan")]),
        st.sampled_from([1, 2, 0, True, 2.5, [0, 1], [1, 1], [], "2", 10**9]),
@@ -261,9 +268,77 @@ def test_fuzz_run_config_from_a_cache_file(data):
     assert _plausible("rounds", config.rounds, "int")
 
 
+# -- issue #24: every declared parameter, corrupted by its own declaration ----------------------------
+
+def _corrupt(param: Any) -> list[Any]:
+    """Values the declaration ``param`` must refuse: the wrong type, and each side of its range."""
+    kind = param.kind
+    values: list[Any] = [object(), b"x", [[1.0]]] if kind != "option" else [object(), [[1.0]], "no such option"]
+    if not param.nullable:
+        values.append(None)
+    if kind in ("int", "real", "vector"):
+        values += [True, "1", float("nan")] + ([float("inf")] if param.finite else [])
+        if kind == "int":
+            values.append(2.5)
+        if param.low is not None:
+            values.append(param.low if param.low_open else param.low - 1)
+        if param.high is not None:
+            values.append(param.high if param.high_open else param.high + 1)
+    elif kind == "bool":
+        values += [0, 1, "False", "true"]
+    elif kind in ("str", "choice"):
+        values += [1, True] + (["no such choice"] if kind == "choice" else [])
+    return values
+
+
+DECLARED = sorted((name, pname, param) for name in ALGORITHMS for pname, param in declarations(REGISTRY[name]).items())
+
+
+@pytest.mark.parametrize("name, pname, param", DECLARED, ids=[f"{n}.{p}" for n, p, _ in DECLARED])
+def test_every_declared_algorithm_parameter_refuses_what_its_declaration_excludes(name, pname, param):
+    for value in _corrupt(param):
+        COUNTS["declared"] += 1
+        with pytest.raises(ValueError, match=pname):  # ParamError or the algorithm's own check, naming it
+            make_algorithm(name, {pname: value})
+
+
+FAMILY_PARAMS = sorted((family, pname, param) for family in FAMILIES
+                       for pname, param in inferred_declarations(problems.FAMILIES[family]).items()
+                       if param is not None and hasattr(problems.FAMILIES[family], "declared"))
+
+
+@pytest.mark.parametrize("family, pname, param", FAMILY_PARAMS, ids=[f"{f}.{p}" for f, p, _ in FAMILY_PARAMS])
+def test_every_declared_family_parameter_refuses_what_its_declaration_excludes(family, pname, param):
+    for value in _corrupt(param):
+        COUNTS["declared"] += 1
+        with pytest.raises(ValueError):
+            problems.make_problem(family, {**SMALL.get(family, {}), pname: value})
+
+
+def test_every_algorithm_and_family_was_fuzzed():
+    """The declared-parameter sweep reaches every algorithm; the generated runs every family."""
+    assert {name for name, _, _ in DECLARED} | {n for n in ALGORITHMS if not declarations(REGISTRY[n])} == set(ALGORITHMS)
+    for family in FAMILIES:
+        COUNTS["families"] += 1
+        problems.make_problem(family, SMALL.get(family, {}))  # its small instance builds
+
+
+# -- issue #24: hand-written bad inputs ----------------------------------------------------------------
+
+from bad_inputs import BAD_INPUTS  # noqa: E402  (tests/bad_inputs.py: the table, beside this module)
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS, ids=[c.name for c in BAD_INPUTS])
+def test_hand_written_bad_input_is_refused_clearly_or_handled(case, tmp_path):
+    COUNTS["hand"] += 1
+    case.check(tmp_path)
+
+
 def test_fuzz_ran_at_least_1000_inputs():
     """Runs last in this module (pytest keeps file order): the total over the tests above."""
     if len(COUNTS) < 5:
         pytest.skip("run the whole module to count")
-    print(f"\nfuzz inputs: {dict(COUNTS)}, total {sum(COUNTS.values())}; CLI exit codes {dict(OUTCOMES)}")
-    assert sum(COUNTS.values()) >= 1000, COUNTS
+    fuzzed = sum(v for k, v in COUNTS.items() if k != "hand")
+    print(f"\nfuzz inputs: {dict(COUNTS)}, fuzzed {fuzzed}, hand-written {COUNTS['hand']}; "
+          f"CLI exit codes {dict(OUTCOMES)}; uncaught 0, silently accepted 0 (every case asserts both)")
+    assert fuzzed >= 1000 and COUNTS["hand"] >= 75, COUNTS
