@@ -11,9 +11,10 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import sympy as sp
@@ -67,7 +68,7 @@ def _plugin(body: str) -> Callable[[Path], None]:
     def run(tmp_path: Path) -> None:
         path = tmp_path / f"bad_plugin_{abs(hash(body))}.py"
         path.write_text(body)
-        Registry(entry_points=lambda: []).add_source(str(path))
+        Registry(entry_points=list).add_source(str(path))
     return run
 
 
@@ -145,9 +146,9 @@ BAD_INPUTS: list[Case] = [
     Case("plugin PAPER of wrong kind", _plugin("PAPER = 3\n"), RegistryError, "PAPER must be"),
     Case("plugin PROBLEMS not a mapping", _plugin("PROBLEMS = [1]\n"), RegistryError, "PROBLEMS must map"),
     Case("plugin ALGORITHMS of wrong kind", _plugin("ALGORITHMS = [int]\n"), RegistryError, "not an Algorithm"),
-    Case("plugin file absent", lambda p: Registry(entry_points=lambda: []).add_source(str(p / "absent.py")),
+    Case("plugin file absent", lambda p: Registry(entry_points=list).add_source(str(p / "absent.py")),
          RegistryError, "no such file"),
-    Case("plugin module absent", lambda p: Registry(entry_points=lambda: []).add_source("no_such_module_x"),
+    Case("plugin module absent", lambda p: Registry(entry_points=list).add_source("no_such_module_x"),
          RegistryError, "ModuleNotFoundError"),
     # -- LaTeX ----------------------------------------------------------------------------------------
     Case("latex 3000 parentheses", _latex("(" * 3000 + "L" + ")" * 3000), LatexError, "characters long"),
