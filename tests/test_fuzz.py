@@ -167,6 +167,8 @@ def cli_runs(draw: Any) -> tuple[list[str], dict[str, Any], dict[str, Any], str,
         argv += ["--set", f"{k}={v}"]
     for k, v in problem_sets.items():
         argv += ["--problem-set", f"{k}={v}"]
+    if family == "least_squares_interpolation":  # its default takes seconds to build (see SMALL)
+        argv += [f"--problem-set={k}={v}" for k, v in SMALL[family].items() if k not in problem_sets]
     return argv, sets, problem_sets, algorithm, family
 
 
