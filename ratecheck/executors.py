@@ -82,8 +82,7 @@ class _FirstFailure:
         if self.first is not None:
             index, exc = self.first
             more = f" ({len(self.indices) - 1} more job(s) failed)" if len(self.indices) > 1 else ""
-            error = JobError(index, f"job {index} failed: {type(exc).__name__}: {exc}{more}")
-            raise error from exc
+            raise JobError(index, f"{JobError.wrap(index, exc)}{more}") from exc
 
 
 @runtime_checkable

@@ -24,23 +24,21 @@ only here; worker processes get the list of extra sources with each job (``with_
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import fnmatch
 import functools
 import importlib
 import importlib.metadata
 import importlib.util
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import ratecheck.algorithms.base as base  # the contract only, not the package's make_algorithm
 
+from .interrupts import interrupts_seen
 from .paper import Paper
 
 if TYPE_CHECKING:
@@ -219,7 +217,7 @@ class Registry:
         saved = ([dict(t) for t in tables], {k: list(v) for k, v in base.BY_MODULE.items()},
                  dict(self._papers), dict(self._problems), set(sys.modules))
         try:
-            with _interrupts_seen() as seen:
+            with interrupts_seen() as seen:
                 load()
         except BaseException as exc:  # a plugin may fail in any way (sys.exit included): report it
             if isinstance(exc, KeyboardInterrupt) and seen.interrupted:
@@ -447,39 +445,6 @@ def _import_source(spec: str):
     sys.modules[name] = module  # dataclasses look their module up while the file executes
     spec_.loader.exec_module(module)
     return module
-
-
-class _Interrupts:
-    interrupted = False
-
-
-@contextlib.contextmanager
-def _interrupts_seen() -> Iterator[_Interrupts]:
-    """Tell a real Ctrl-C (SIGINT delivered while a plugin loads) from a plugin that raises
-    KeyboardInterrupt itself: only the first may interrupt ratecheck; the second is a broken plugin."""
-    seen = _Interrupts()
-    if threading.current_thread() is not threading.main_thread():
-        yield seen  # signals reach the main thread only: a KeyboardInterrupt here is the plugin's
-        return
-    previous = signal.getsignal(signal.SIGINT)
-
-    def on_interrupt(signum: int, frame: Any) -> None:
-        if previous == signal.SIG_IGN:
-            return
-        seen.interrupted = True
-        if callable(previous):
-            previous(signum, frame)
-        raise KeyboardInterrupt
-
-    try:
-        signal.signal(signal.SIGINT, on_interrupt)
-    except (ValueError, OSError):  # no signals here (an embedded interpreter)
-        yield seen
-        return
-    try:
-        yield seen
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _is_module(obj: Any) -> bool:

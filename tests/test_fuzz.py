@@ -7,12 +7,20 @@ for its parameter (``_plausible``, an oracle written independently of ratecheck.
 are finite non-bool numbers, integers are integral, flags are booleans, step sizes are positive,
 counts are >= 1). Zero uncaught exceptions, zero silent acceptances. Derandomized: the same
 inputs every run. COUNTS records how many inputs ran, so the suite can assert the total.
+
+Issue #24 adds: every declared parameter of every algorithm and family corrupted by its own rule,
+and a table of hand-written bad inputs (plugins, LaTeX, cache folders, sizes, addresses, options,
+algorithm/family mismatches), each refused with a clear error or handled. The default run is
+small; ``--full`` runs the large counts (benchmarks/fuzz_counts.py prints them).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import math
+import numbers
+import sys
 from collections import Counter
 from typing import Any
 
@@ -27,8 +35,10 @@ from ratecheck import registry  # noqa: E402
 from ratecheck.algorithms import REGISTRY, make_algorithm  # noqa: E402
 from ratecheck.cli import main  # noqa: E402
 from ratecheck.engine import run  # noqa: E402
+from ratecheck.params import declarations, inferred_declarations  # noqa: E402
 from ratecheck.trace import RunConfig  # noqa: E402
 
+FULL = "--full" in sys.argv  # the plugin's option; read here, since hypothesis settings are fixed at import
 COUNTS: Counter[str] = Counter()
 OUTCOMES: Counter[int] = Counter()  # exit codes of the CLI inputs
 FUZZ = settings(derandomize=True, deadline=None, database=None, print_blob=False,
@@ -43,12 +53,76 @@ CLI_VALUES = ["nan", "NaN", "inf", "-inf", "Infinity", "-1", "0", "-0", "0.0", "
               "[]", "[1, 2]", "[1.0, 2.0, 3.0, 4.0]", "{}", '{"a": 1}', '"x"', "full", "with_replacement:2",
               "without_replacement:99", "without_replacement:0", "constant:1", "uniform:-1", "kind:x", ":", "=",
               "1:2:3", "\u00e9", "\x00", "[[1]]", "1" * 400]
-# API values: the same in Python form plus types JSON cannot express (shared with plugins: ratecheck.testing)
+# API values: the same in Python form plus types JSON cannot express
+API_VALUES = [None, True, False, 0, 1, 2, -1, 2.0, 0.05, -0.5, 1e-300, 1e300, float("nan"), float("inf"),
+              -float("inf"), 10**12, 10**400, "", "abc", "1", "nan", "False", [], [1.0, 2.0], [[1.0]], {}, {"a": 1},
+              (1.0,), b"x", object(), 1 + 2j, "with_replacement:2", "full", "constant:1", "shared"]
 
-from ratecheck.testing.fuzz import API_VALUES  # noqa: E402  (shared with plugins)
-from ratecheck.testing.fuzz import algorithm_kinds as _algorithm_kinds  # noqa: E402
-from ratecheck.testing.fuzz import plausible as _plausible  # noqa: E402
-from ratecheck.testing.fuzz import problem_kinds as _problem_kinds  # noqa: E402
+POSITIVE = ("eta", "gamma", "step", "lr", "lam", "mu", "omega", "beta", "rho", "R", "L")
+COUNT = ("clients", "dim", "local_steps", "rounds", "replicas", "rank", "dim_x", "dim_y", "batch_size")
+NONNEGATIVE = ("noise", "sigma", "zeta", "spread", "p", "c0", "reg_eps", "seed")
+
+
+def _plausible(name: str, value: Any, kind: str | None) -> bool:
+    """An independent oracle: could a careful reader accept ``value`` for parameter ``name``?
+
+    ``kind`` '~real', '~int', ... is a stand-in taken from an annotation (a parameter nobody has
+    declared yet): only its type is held to, not its range."""
+    if kind and kind.startswith("~"):
+        kind = kind[1:]
+        if kind in ("real", "int"):
+            return (not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(float(value))
+                    and (kind == "real" or isinstance(value, numbers.Integral)))
+    if kind in ("real", "int"):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+            return False
+        if kind == "int" and not isinstance(value, numbers.Integral):
+            return False
+        if any(name == c or name.startswith(c + "_") for c in COUNT) and value < 1:
+            return False
+        if any(name.startswith(p) for p in POSITIVE) and value <= 0 and not name.endswith("_weight"):
+            return name in ("lam", "alpha")  # a few weights may be 0
+        if name in NONNEGATIVE and value < 0:
+            return False
+        return True
+    if kind == "vector":
+        items = value if isinstance(value, (list, tuple)) else [value]
+        return bool(items) and all(_plausible(name, v, "real") for v in items)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind in ("str", "choice"):
+        return isinstance(value, str) and value != ""
+    if kind == "option":  # parsed from text or a mapping; a count option (local_steps) takes an int >= 1
+        counts = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+        return isinstance(value, str) and value != "" or isinstance(value, dict) or counts
+    return True  # undeclared: nothing to hold it to
+
+
+def _algorithm_kinds(name: str) -> dict[str, str | None]:
+    from ratecheck.algorithms.base import _annotated_param
+
+    cls = REGISTRY[name]
+    kinds: dict[str, str | None] = {k: p.kind for k, p in declarations(cls).items()}
+    import dataclasses
+
+    for f in dataclasses.fields(cls):
+        if f.name not in kinds:
+            stand_in = _annotated_param(cls, f.name)
+            kinds[f.name] = "~" + stand_in.kind if stand_in else None
+    return kinds
+
+
+def _problem_kinds(family: str, params: dict[str, Any]) -> dict[str, str | None]:
+    factory = problems.FAMILIES[family]
+    if getattr(factory, "checks_parameters", False):  # minimax: the kind's own declaration
+        from problems.minimax import KINDS, declared_for
+
+        kind = params.get("kind", "quadratic")
+        if not isinstance(kind, str) or kind not in KINDS:
+            return {"kind": "choice"}
+        return {k: p.kind for k, p in declared_for(kind).items()}
+    stand_in = "" if hasattr(factory, "declared") else "~"
+    return {k: (stand_in + p.kind if p else None) for k, p in inferred_declarations(factory).items()}
 
 
 def _home(algorithm: str) -> str:
@@ -93,10 +167,12 @@ def cli_runs(draw: Any) -> tuple[list[str], dict[str, Any], dict[str, Any], str,
         argv += ["--set", f"{k}={v}"]
     for k, v in problem_sets.items():
         argv += ["--problem-set", f"{k}={v}"]
+    if family == "least_squares_interpolation":  # its default takes seconds to build (see SMALL)
+        argv += [f"--problem-set={k}={v}" for k, v in SMALL[family].items() if k not in problem_sets]
     return argv, sets, problem_sets, algorithm, family
 
 
-@settings(FUZZ, max_examples=450)
+@settings(FUZZ, max_examples=450 if FULL else 40)
 @given(cli_runs())
 def test_fuzz_ratecheck_run(case):
     from ratecheck.cli import _parse_value
@@ -122,7 +198,7 @@ def test_fuzz_ratecheck_run(case):
         assert _plausible(key, _parse_value(text), pkinds[key]), (argv, key, text)
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=300 if FULL else 60)
 @given(st.sampled_from(FAMILIES), st.dictionaries(st.sampled_from(["kind", "clients", "dim", "zeta", "noise", "seed",
                                                                     "rotate", "mu", "L", "x0", "y0", "a", "c", "sigma",
                                                                     "radius", "upper", "start", "duplicate", "split",
@@ -132,7 +208,7 @@ def test_fuzz_ratecheck_run(case):
 def test_fuzz_make_problem(family, params):
     COUNTS["make_problem"] += 1
     try:
-        problem = problems.make_problem(family, params)
+        problem = problems.make_problem(family, {**SMALL.get(family, {}), **params})
     except ValueError as exc:
         assert str(exc), (family, params)
         return
@@ -142,7 +218,7 @@ def test_fuzz_make_problem(family, params):
     assert problem.num_clients >= 1
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=300 if FULL else 120)
 @given(st.sampled_from(ALGORITHMS), st.data())
 def test_fuzz_make_algorithm(name, data):
     COUNTS["make_algorithm"] += 1
@@ -159,10 +235,12 @@ def test_fuzz_make_algorithm(name, data):
 
 
 SMALL = {"quadratic": {"dim": 2, "clients": 4}, "quadratic_bilevel": {"dim_x": 2, "dim_y": 2, "clients": 4},
-         "minimax": {"kind": "ncpl", "clients": 2}}
+         "minimax": {"kind": "ncpl", "clients": 2},
+         # its default (d = 2000) takes seconds to build: the values under test are the same on a small one
+         "least_squares_interpolation": {"dim": 40, "clients": 2, "rows": 5, "batch": 5}}
 
 
-@settings(FUZZ, max_examples=120)
+@settings(FUZZ, max_examples=120 if FULL else 24)
 @given(st.sampled_from(ALGORITHMS), st.sampled_from(FAMILIES),
        st.sampled_from([1, 2, 0, -1, True, 2.0, None, "3", 10**12, float("nan")]),
        st.sampled_from([1, 2, 0, True, 2.5, [0, 1], [1, 1], [], "2", 10**9]),
@@ -194,9 +272,77 @@ def test_fuzz_run_config_from_a_cache_file(data):
     assert _plausible("rounds", config.rounds, "int")
 
 
+# -- issue #24: every declared parameter, corrupted by its own declaration ----------------------------
+
+def _corrupt(param: Any) -> list[Any]:
+    """Values the declaration ``param`` must refuse: the wrong type, and each side of its range."""
+    kind = param.kind
+    values: list[Any] = [object(), b"x", [[1.0]]] if kind != "option" else [object(), [[1.0]], "no such option"]
+    if not param.nullable:
+        values.append(None)
+    if kind in ("int", "real", "vector"):
+        values += [True, "1", float("nan")] + ([float("inf")] if param.finite else [])
+        if kind == "int":
+            values.append(2.5)
+        if param.low is not None:
+            values.append(param.low if param.low_open else param.low - 1)
+        if param.high is not None:
+            values.append(param.high if param.high_open else param.high + 1)
+    elif kind == "bool":
+        values += [0, 1, "False", "true"]
+    elif kind in ("str", "choice"):
+        values += [1, True] + (["no such choice"] if kind == "choice" else [])
+    return values
+
+
+DECLARED = sorted((name, pname, param) for name in ALGORITHMS for pname, param in declarations(REGISTRY[name]).items())
+
+
+@pytest.mark.parametrize("name, pname, param", DECLARED, ids=[f"{n}.{p}" for n, p, _ in DECLARED])
+def test_every_declared_algorithm_parameter_refuses_what_its_declaration_excludes(name, pname, param):
+    for value in _corrupt(param):
+        COUNTS["declared"] += 1
+        with pytest.raises(ValueError, match=pname):  # ParamError or the algorithm's own check, naming it
+            make_algorithm(name, {pname: value})
+
+
+FAMILY_PARAMS = sorted((family, pname, param) for family in FAMILIES
+                       for pname, param in inferred_declarations(problems.FAMILIES[family]).items()
+                       if param is not None and hasattr(problems.FAMILIES[family], "declared"))
+
+
+@pytest.mark.parametrize("family, pname, param", FAMILY_PARAMS, ids=[f"{f}.{p}" for f, p, _ in FAMILY_PARAMS])
+def test_every_declared_family_parameter_refuses_what_its_declaration_excludes(family, pname, param):
+    for value in _corrupt(param):
+        COUNTS["declared"] += 1
+        with pytest.raises(ValueError):
+            problems.make_problem(family, {**SMALL.get(family, {}), pname: value})
+
+
+def test_every_algorithm_and_family_is_fuzzed():
+    """The declared-parameter sweep reaches every algorithm and every declared family; the generated
+    inputs draw from every family (sampled_from(FAMILIES)) and every algorithm."""
+    assert {name for name, _, _ in DECLARED} | {n for n in ALGORITHMS if not declarations(REGISTRY[n])} == set(ALGORITHMS)
+    declared_families = {f for f in FAMILIES if hasattr(problems.FAMILIES[f], "declared")}
+    assert {family for family, _, _ in FAMILY_PARAMS} == declared_families
+
+
+# -- issue #24: hand-written bad inputs ----------------------------------------------------------------
+
+from bad_inputs import BAD_INPUTS  # noqa: E402  (tests/bad_inputs.py: the table, beside this module)
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS, ids=[c.name for c in BAD_INPUTS])
+def test_hand_written_bad_input_is_refused_clearly_or_handled(case, tmp_path):
+    COUNTS["hand"] += 1
+    case.check(tmp_path)
+
+
 def test_fuzz_ran_at_least_1000_inputs():
     """Runs last in this module (pytest keeps file order): the total over the tests above."""
     if len(COUNTS) < 5:
         pytest.skip("run the whole module to count")
-    print(f"\nfuzz inputs: {dict(COUNTS)}, total {sum(COUNTS.values())}; CLI exit codes {dict(OUTCOMES)}")
-    assert sum(COUNTS.values()) >= 1000, COUNTS
+    fuzzed = sum(v for k, v in COUNTS.items() if k != "hand")
+    print(f"\nfuzz inputs: {dict(COUNTS)}, fuzzed {fuzzed}, hand-written {COUNTS['hand']}; "
+          f"CLI exit codes {dict(OUTCOMES)}; uncaught 0, silently accepted 0 (every case asserts both)")
+    assert fuzzed >= 1000 and COUNTS["hand"] >= 75, COUNTS

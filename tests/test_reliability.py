@@ -13,17 +13,17 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_executors import dask_executor, process_executor  # noqa: F401  (fixtures: one pool, one cluster)
 
 from ratecheck import store as store_module
 from ratecheck.asynchrony import TimelineError
 from ratecheck.checking import ClaimFailure
 from ratecheck.cli import RunFailure, UsageError, main
 from ratecheck.exact import NotExact
-from ratecheck.executors import DaskExecutor, JobError, ProcessExecutor, SerialExecutor
+from ratecheck.executors import JobError, SerialExecutor
 from ratecheck.latex import LatexError
 from ratecheck.params import ParamError
 from ratecheck.registry import LoadError, RegistryError
@@ -55,24 +55,11 @@ def test_every_project_exception_pickles_with_its_type_and_message(error):
     assert pickle.loads(pickle.dumps(LoadError("--paper x.py", "boom"))) == LoadError("--paper x.py", "boom")
 
 
-@pytest.fixture(scope="module")
-def pool() -> Iterator[ProcessExecutor]:
-    with ProcessExecutor(2) as executor:
-        yield executor
-
-
-@pytest.fixture(scope="module")
-def dask() -> Iterator[DaskExecutor]:
-    pytest.importorskip("distributed")
-    with DaskExecutor(local_workers=2) as executor:
-        yield executor
-
-
 @pytest.mark.parametrize("bad, message", [
     (BAD_STEP, r"ParamError: fedavg: parameter eta_local = -1.0 is invalid"),
     (TOO_BIG, r"ParamError: run: parameter rounds x replicas x clients x dim x local_steps"),
 ])
-@pytest.mark.parametrize("where", ["serial", "pool", "dask"])
+@pytest.mark.parametrize("where", ["serial", "process_executor", "dask_executor"])
 def test_a_refused_run_in_a_worker_names_its_cause_and_the_others_are_kept(where, bad, message, request, tmp_path):
     executor = SerialExecutor() if where == "serial" else request.getfixturevalue(where)
     store = Store(tmp_path)
