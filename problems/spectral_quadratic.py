@@ -21,6 +21,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.assumptions import (
+    DIST0,
+    Assumption,
+    bounded_gradient,
+    bounded_variance,
+    heterogeneity,
+    initial_distance,
+    initial_gap,
+    smooth,
+    strongly_convex,
+)
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant, SmoothFederatedProblem, check_positive
 
@@ -38,6 +49,9 @@ class SpectralBatch:
 @dataclass(frozen=True, eq=False)
 class SpectralQuadratic(SmoothFederatedProblem):
     family: ClassVar[str] = "spectral_quadratic"
+    assumptions: ClassVar[tuple[Assumption, ...]] = (
+        smooth("L"), strongly_convex("mu", "kappa"), bounded_variance("sigma"), heterogeneity("nu", "zeta"),
+        bounded_gradient("G"), initial_gap("Delta", "F_star"), initial_distance(DIST0))
 
     spectra: np.ndarray  # (N, d), every entry > 0
     basis: np.ndarray | None  # (d, d) orthogonal Q, or None for the standard basis
@@ -144,6 +158,7 @@ class SpectralQuadratic(SmoothFederatedProblem):
                           f"max_i L_i R + ||grad F_i(x*)|| on the ball B(x*, R = {radius:.4g})"),
             "Delta": Constant(float(self.value(self.x0) - self.f_star), "F(x0) - F* with F* in closed form"),
             "F_star": Constant(self.f_star, "F(x*) in closed form"),
+            DIST0: Constant(float(np.sum((self.x0 - self.x_star) ** 2)), "||x0 - x*||^2, x* in closed form"),
         }
 
 
