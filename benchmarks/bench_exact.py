@@ -87,7 +87,8 @@ def main() -> None:
     parser.add_argument("--reference-replicas", type=int, default=4096, help="0: timings only")
     parser.add_argument("--part", choices=("speed", "scale", "all"), default="all")
     parser.add_argument("--scale-rounds", type=int, default=500, help="T of the scale table")
-    parser.add_argument("--baseline", default="/tmp/exact-base", help="checkout whose exact mode is the baseline (e.g. git archive 42d283e, before issue #21)")
+    parser.add_argument("--baseline", default="/tmp/exact-base",
+                        help="checkout whose exact mode is the baseline (e.g. git archive 42d283e, before issue #21)")
     parser.add_argument("--baseline-max-gb", type=float, default=3.0, help="skip baseline runs predicted larger")
     parser.add_argument("--dims", default="10,50,100,200,400")
     parser.add_argument("--per-client-max", type=float, default=1e9, help="skip per-client curvature beyond this N d^3")

@@ -16,7 +16,7 @@ and exact mode runs on them diagonally, in O(N d) once and O(d) a round (rateche
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -59,6 +59,11 @@ class SpectralQuadratic(SmoothFederatedProblem):
     sigma: float
     x0: np.ndarray  # (d,)
     spec_params: Mapping[str, Any]
+    # derived in __post_init__ (not parameters)
+    eig_centers: np.ndarray = field(init=False, repr=False, compare=False)
+    h_bar: np.ndarray = field(init=False, repr=False, compare=False)
+    x_star: np.ndarray = field(init=False, repr=False, compare=False)
+    offsets: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         spectra = np.asarray(self.spectra, dtype=float)

@@ -558,7 +558,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         return _fail(EXIT_USAGE, str(exc))
     except KeyboardInterrupt:
-        store = getattr(args, "store", None)
+        store: Any = getattr(args, "store", None)
         stored = (getattr(args, "stats", None) or {}).get("computed", getattr(store, "puts", 0))  # runs, not plans
         where = f" in {store.root}" if stored and getattr(store, "root", None) else ""
         return _fail(EXIT_INTERRUPTED, f"interrupted: {stored} runs stored{where}, rerun to resume")

@@ -155,6 +155,7 @@ class HorizonSlopeClaim(SlopeClaim):
         try:
             self._search(profile, results)
         except Pending as pending:
+            assert isinstance(pending.item, RunConfig)  # _search pends runs only
             return [pending.item]
         return []
 

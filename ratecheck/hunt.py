@@ -552,7 +552,7 @@ class HuntClaim(Claim):
         config = RunConfig.from_dict(best["config"]) if best else None
         # issue #13 (hunts helper): a diverged probe has ratio inf; PointResult samples must be finite (the
         # report's CI and the --json output refuse inf), so it is a diverged point with no sample
-        points = [PointResult(float(i + 1), config, np.array([ratio]) if math.isfinite(ratio) else np.empty(0),
+        points = [PointResult(float(i + 1), config, np.array([ratio]) if math.isfinite(ratio) else np.empty(0),  # type: ignore[arg-type]  # only if best: config set
                               int(not math.isfinite(ratio)))
                   for i, ratio in enumerate(history)] if best else []
         hunt_evidence = {**{k: v for k, v in result.items() if k not in ("history", "runs")}, "restarts": restarts}

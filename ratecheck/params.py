@@ -288,7 +288,7 @@ def replica_ids(owner: str, replicas: Any) -> np.ndarray:
         if not items or len(items) > MAX_REPLICAS:
             raise ParamError(owner, "replicas", replicas, rule)
         for item in items:
-            if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral) or not 0 <= item < 2**63:
+            if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral) or not 0 <= item < 2**63:  # type: ignore[operator]  # numbers.Integral declares no order
                 raise ParamError(owner, "replicas", replicas, rule)
         if len(set(int(i) for i in items)) != len(items):
             raise ParamError(owner, "replicas", replicas, rule)
@@ -320,7 +320,7 @@ def check_size(owner: str, *, rounds: int, replicas: int, clients: int, dim: int
     "replica" whose second moment is a (state x state) float64 matrix, propagated by products that
     cost state^3 per round.
     """
-    sizes = {"rounds": rounds, "replicas": replicas, "clients": clients, "dim": dim, "local_steps": local_steps,
+    sizes: dict[str, Any] = {"rounds": rounds, "replicas": replicas, "clients": clients, "dim": dim, "local_steps": local_steps,
              "checkpoints": checkpoints}
     for name, value in sizes.items():
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
@@ -454,7 +454,7 @@ def declare(**params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any
             checked_kwargs = {k: params[k].check(k, v, owner) for k, v in kwargs.items()}
             return factory(**checked_kwargs)
 
-        checked.declared = dict(params)  # type: ignore[attr-defined]
+        checked.declared = dict(params)  # type: ignore[attr-defined]  # read off the factory by callers
         return checked
 
     return wrap

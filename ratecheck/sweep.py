@@ -60,7 +60,7 @@ def _job(item: RunConfig | _TaskJob) -> tuple[str, Any]:
         if isinstance(item, RunConfig):
             return "run", _run_to_arrays(item)
         claim = item.claim if item.claim is not None else _registered_claim(item.task.claim, item.sources)
-        return "task", jsonable(claim.compute_task(item.task))
+        return "task", jsonable(claim.compute_task(item.task))  # type: ignore[union-attr]  # claims with tasks have it
     except Exception as exc:  # a run or search refused or failed: reported, not raised
         return "error", f"{type(exc).__name__}: {exc}"
 
@@ -77,7 +77,7 @@ def _registered_claim(claim_id: str, sources: tuple[str, ...]) -> Claim:
     raise LookupError(f"claim {claim_id} is not registered in this worker")
 
 
-def _task_job(claim: Claim, task: Task, executor: Executor) -> _TaskJob:
+def _task_job(claim: Claim | None, task: Task, executor: Executor) -> _TaskJob:
     """A task for ``executor``: a registered claim travels by id (its closures need not pickle)."""
     if isinstance(executor, SerialExecutor):
         return _TaskJob(task, claim)
@@ -137,9 +137,11 @@ def compute(
             results.errors[key] = value
             return
         if kind == "run":
+            assert isinstance(item, RunConfig)  # only runs come back as "run"
             put_trace(store, item, *value)
             results[key] = Trace.from_arrays(*value)
         else:
+            assert isinstance(item, Task)  # the rest are tasks
             store.put(stored_task_key(claim, item), {}, {"task": _task_meta(item), "result": value,
                                                         "runs_code": runs_code(_task_runs(value))})
             results[key] = value

@@ -64,14 +64,14 @@ def complete(claim: Claim, profile: Profile, results: Mapping[str, Any]) -> dict
 
     out = dict(results)
     while True:
-        wanted = claim.requests(profile, out)  # type: ignore[attr-defined]
+        wanted = claim.requests(profile, out)  # type: ignore[attr-defined]  # claims that request runs or tasks
         if not wanted:
             return out
         for item in wanted:
             if isinstance(item, RunConfig):
                 out[item.key()] = run_config(item)
             else:
-                out[item.key()] = jsonable(claim.compute_task(item))  # type: ignore[attr-defined]
+                out[item.key()] = jsonable(claim.compute_task(item))  # type: ignore[attr-defined]  # claims with tasks
 
 
 def jsonable(obj: Any) -> Any:

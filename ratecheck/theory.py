@@ -389,7 +389,7 @@ def _rebuild(text: str) -> Any:
         if isinstance(node, ast.Tuple):
             return tuple(build(e) for e in node.elts)
         if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):  # a table of expressions
-            return {build(k): build(v) for k, v in zip(node.keys, node.values)}
+            return {build(k): build(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]  # no None key (checked above)
         if isinstance(node, ast.Name) and node.id in _REBUILD_ATOMS:
             return getattr(sp, node.id)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _REBUILD:

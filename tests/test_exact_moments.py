@@ -148,7 +148,7 @@ def test_shared_curvature_collapses_to_one_job(participation):
     object.__setattr__(spread, "basis_T", op.jobs[:, :, :-1].transpose(0, 2, 1).reshape(-1, op.jobs.shape[1]).copy())
     object.__setattr__(spread, "basis_weights", op.weights)
     flat = model.initial().reshape(-1)
-    for t in range(5):
+    for _ in range(5):
         a, b = op.apply(flat), spread.apply(flat)
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14 * np.abs(b).max())
         flat = a
@@ -216,7 +216,8 @@ def test_diagonal_model_refuses_a_map_that_is_not_diagonal():
             return out + 0.01 * start[..., ::-1]
 
     problem = make_spectral(dim=5, clients=4, rotate=False)
-    model = model_for(Coupled(local_steps=2, participation=make_algorithm("fedavg", {"participation": "without_replacement:2"}).participation), problem, 5)
+    participation = make_algorithm("fedavg", {"participation": "without_replacement:2"}).participation
+    model = model_for(Coupled(local_steps=2, participation=participation), problem, 5)
     assert isinstance(model, FedAvgModel)
 
 

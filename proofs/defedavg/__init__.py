@@ -27,7 +27,7 @@ from .theorems import *  # noqa: F401,F403
 from .theorems import A1, KEY, SEED, THEOREMS, TITLE  # noqa: F401
 
 # replaces the CLAIMS of claims.py that the star import above brought in
-CLAIMS = _SCHEDULE_CLAIMS + _HORIZON_CLAIMS + _ASYNC_CLAIMS + _INTERPOLATION_CLAIMS + HUNTS  # type: ignore[assignment]
+CLAIMS = _SCHEDULE_CLAIMS + _HORIZON_CLAIMS + _ASYNC_CLAIMS + _INTERPOLATION_CLAIMS + HUNTS  # type: ignore[assignment]  # the star import's CLAIMS, another tuple type
 
 
 def report_sections(outcomes):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -198,7 +198,7 @@ class WallClockClaim(Claim):
                        f"ratio {tag}", evidence, points)
 
 
-_WALL_COMMON = dict(paper=KEY, vary="n", grid=WALL_GRID, measure="grad_norm_sq",
+_WALL_COMMON: dict[str, Any] = dict(paper=KEY, vary="n", grid=WALL_GRID, measure="grad_norm_sq",
                     configure=lambda value, profile: wall_config("fedavg_events", value, p1(clients=WALL_CLIENTS),
                                                                  profile),
                     source=src("Table I and §4.2 (wall-clock time to target accuracy); spec §4.4, §5.5"))

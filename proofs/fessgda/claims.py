@@ -265,7 +265,7 @@ _A1: dict[str, Any] = dict(paper=KEY, vary="T", measure="W", theorem=THEOREM_3_5
 # issue #21: the exact asymptotic rate as an eigenvalue of the simulator's own (probed) moment map, held to
 # the paper's 2 log rho(F) at round-off (1e-8); not on (a2): its saddle SET gives the moment map modes
 # 1 x lambda that W does not see, which a radius over all of {S_cc = 0} would report
-SPECTRAL = dict(spectral=config_log_rate)
+SPECTRAL: dict[str, Any] = dict(spectral=config_log_rate)
 A1_CHECKPOINTS = 200  # dense enough for a linear-axis fit over [T/2, T]
 
 A1_LINEAR = RateClaim(

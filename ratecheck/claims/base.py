@@ -6,11 +6,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from ..theory import Source, Theorem
+from ..theory import Derived, Source, Theorem
 from ..trace import RunConfig, Trace
 from .model import Bindings, PointResult, Profile, Verdict, _first_divergence, _fmt, _jsonable, exact_evidence, exact_state
 from .views import NoRule, Piece, Statistic, View, view_of
@@ -159,17 +159,17 @@ class Claim:
                 _own(self)
                 check_invariants(self)
 
-            __post_init__._checks_invariants = True  # type: ignore[attr-defined]
-            cls.__post_init__ = __post_init__  # type: ignore[method-assign]
+            __post_init__._checks_invariants = True  # type: ignore[attr-defined]  # a marker: wrapped once
+            cls.__post_init__ = __post_init__  # type: ignore[method-assign]  # the subclass's own, wrapped
         own_decide = cls.__dict__.get("decide")
         if own_decide is not None and not getattr(own_decide, "_controlled", False):
             def decide(self: Claim, profile: Profile, traces: Mapping[str, Trace],
                        _own: Callable[..., Outcome] = own_decide) -> Outcome:
                 return controlled(self, _own(self, profile, traces), profile, traces)
 
-            decide._controlled = True  # type: ignore[attr-defined]
+            decide._controlled = True  # type: ignore[attr-defined]  # a marker: wrapped once
             decide.__doc__ = own_decide.__doc__
-            cls.decide = decide  # type: ignore[method-assign]
+            cls.decide = decide  # type: ignore[method-assign]  # the subclass's own, wrapped
 
     def _validate(self) -> None:
         """A kind's own checks of its fields (the invariants every claim meets are checked after it)."""
@@ -224,7 +224,7 @@ class Claim:
             reason = f"{reason} (exact expectations)"
         return controlled(self, Outcome(self, verdict, reason, evidence, points), profile, traces)
 
-    decide._controlled = True  # type: ignore[attr-defined]
+    decide._controlled = True  # type: ignore[attr-defined]  # a marker: calls controlled itself
 
     def judge(self, points: Sequence[PointResult]) -> tuple[Verdict, str, dict[str, Any]]:
         """The kind's decision on the points, then each extra gate in turn."""
@@ -271,7 +271,7 @@ class ExpectedOrder:
     var: str = ""
     version: str = ""
     dominant_in: str | None = None
-    value: float | None = None  # used when there is no theorem for it
+    value: float | Derived | None = None  # used when there is no theorem for it
     why: str = ""
 
     def exponent(self) -> float:
@@ -293,8 +293,11 @@ def with_gates(claim: Claim, *gates: Gate) -> Claim:
     return dataclasses.replace(claim, gates=tuple(claim.gates) + gates)
 
 
-def negative_control(of: Claim, *, id: str, title: str, statement: str, expect_reason: str,
-                     compare: bool = True, **changes: Any) -> Claim:
+ClaimT = TypeVar("ClaimT", bound=Claim)
+
+
+def negative_control(of: ClaimT, *, id: str, title: str, statement: str, expect_reason: str,
+                     compare: bool = True, **changes: Any) -> ClaimT:
     """A negative control of ``of``: the same claim (kind, grid, measure, rule, tolerances) with
     ``changes`` (typically another ``configure``), expected to FAIL as a property of the algorithm, not an
     erratum. With ``compare`` (default) it declares ``controls=of``: run on the same grid, its verdict

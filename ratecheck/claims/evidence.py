@@ -69,7 +69,7 @@ class DifferenceEvidence:
         if not diff:
             return None
         labels = tuple(evidence.get("labels", ("A", "B")))
-        return cls(labels=labels, margin=float(evidence.get("margin", 0.0)),  # type: ignore[arg-type]
+        return cls(labels=labels, margin=float(evidence.get("margin", 0.0)),
                    fits={lab: evidence[f"fit_{lab}"] for lab in labels if f"fit_{lab}" in evidence},
                    expected={lab: evidence[f"expected_{lab}"] for lab in labels if f"expected_{lab}" in evidence},
                    value=float(diff["value"]), ci_low=float(diff["ci_low"]), ci_high=float(diff["ci_high"]))

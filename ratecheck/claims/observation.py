@@ -73,7 +73,7 @@ def monte_carlo_twin(claim: Claim, *, quick: bool = False, **changes: Any) -> Cl
         return configure_mc
 
     if getattr(claim, "configure_other", None) is not None:  # a comparison of two algorithms' runs
-        changes.setdefault("configure_other", drawn(claim.configure_other))
+        changes.setdefault("configure_other", drawn(claim.configure_other))  # type: ignore[attr-defined]  # checked above
     return dataclasses.replace(claim, id=f"{claim.id}.monte_carlo", configure=drawn(claim.configure),
                                title=f"{claim.title} (Monte Carlo in the full profile)", **changes)
 

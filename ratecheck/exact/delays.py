@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from ..algorithms.fedavg import FedAvgState
+from ..oracles import SmoothFederatedOracles
 from ..participation import Participation
-from ..problem import Problem
 from .probing import NotExact, ProbeStream, ProbeStreams
 
 
@@ -97,7 +97,7 @@ def _slot_histograms(delays: np.ndarray, lam: int) -> np.ndarray:
     return np.bincount(flat, minlength=slots * (lam + 1)).reshape(slots, lam + 1) / points
 
 
-def schedule_delay_table(algorithm: Any, problem: Problem, t: int, lam: int, *, check: bool = True) -> np.ndarray:
+def schedule_delay_table(algorithm: Any, problem: SmoothFederatedOracles, t: int, lam: int, *, check: bool = True) -> np.ndarray:
     """P(delay = k) for each client, (N, lam+1), read off an overridden ``algorithm.schedule`` at round t.
 
     Its 'sampling' stream is scripted to outcomes that cover every client (the participation's own

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..algorithms.fedavg import FedAvg, FedAvgState
-from ..problem import Problem
+from ..oracles import SmoothFederatedOracles
 from .delays import slot_moments
 from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close
 from .seams import probe_aggregate
@@ -36,7 +36,7 @@ class DiagonalFedAvgModel:
     """Exact E y and E y^2 per eigen-coordinate of FedAvg.round; the run's flat state is
     (E y (d), E y^2 (d), 1)."""
 
-    def __init__(self, algorithm: FedAvg, problem: Problem, rounds: int):
+    def __init__(self, algorithm: FedAvg, problem: SmoothFederatedOracles, rounds: int):
         basis = getattr(problem, "eigenbasis", False)
         if basis is False:
             raise NotExact(f"problem {problem.family!r} declares no shared eigenbasis")

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..algorithms.fedavg import FedAvg, FedAvgState
-from ..problem import Problem
+from ..oracles import SmoothFederatedOracles
 from ..seeding import Streams
 from .delays import delay_table, schedule_delay_table, slot_moments
 from .operators import DENSE_MAX, JobsOperator, RoundOperator, _outer_map
@@ -32,7 +32,7 @@ class FedAvgModel:
     every number comes from the seams and the schedules, probed.
     """
 
-    def __init__(self, algorithm: FedAvg, problem: Problem, rounds: int):
+    def __init__(self, algorithm: FedAvg, problem: SmoothFederatedOracles, rounds: int):
         if type(algorithm).round is not FedAvg.round:
             raise NotExact(f"{algorithm.name} overrides round(); exact mode reads the seams of FedAvg.round")
         if not hasattr(problem, "gather"):
@@ -80,7 +80,7 @@ class FedAvgModel:
             if rounds - 1 >= len(window) else True
         self._tables = window[:self.period] if periodic else None
         self.max_delay = 0
-        self._operators: dict[Any, RoundOperator] = {}
+        self._operators: dict[Any, RoundOperator | JobsOperator] = {}
 
     def delay_table(self, t: int, check: bool = False, width: int | None = None) -> np.ndarray:
         if self.own_schedule:
@@ -129,6 +129,7 @@ class FedAvgModel:
             self.algorithm, self.d, self.server_shape, t)
 
     def operator(self, t: int) -> RoundOperator | JobsOperator:
+        key: int | tuple[int, bytes]
         if self._tables is not None and self.server_time_invariant:
             op = self._operators.get(t % self.period)
             if op is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,6 +26,7 @@ class RoundOperator:
     E: np.ndarray | None = None  # (n, d)
     Q: np.ndarray | None = None  # (d*d, n*n)
     noise: np.ndarray | None = None  # (n, n)
+    dense: np.ndarray | None = field(init=False, repr=False, compare=False)  # set in __post_init__
 
     def __post_init__(self) -> None:
         # small states: one (n^2, n^2) matrix, vec S' = (F (x) F + (E (x) E) Q) vec S, is one call
@@ -35,6 +36,7 @@ class RoundOperator:
         if n <= DENSE_MAX:  # einsum, not a threaded GEMM (see _outer_map)
             dense = np.kron(self.F, self.F)
             if self.E is not None:
+                assert self.Q is not None  # a direction E comes with its covariance map Q
                 dense = dense + np.einsum("ij,jk->ik", np.kron(self.E, self.E), self.Q)
             if self.noise is not None:
                 dense[:, -1] += self.noise.reshape(-1)
@@ -81,6 +83,10 @@ class MixtureOperator:
     F: np.ndarray  # (K, n, n)
     W: np.ndarray  # (K, K), symmetric
     noise: np.ndarray  # (n, n)
+    # set in __post_init__; F_stacked_T only when there is no dense matrix
+    dense: np.ndarray | None = field(init=False, repr=False, compare=False)
+    collapsed: tuple[float, np.ndarray, np.ndarray] | None = field(init=False, repr=False, compare=False)
+    F_stacked_T: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         K, n, _ = self.F.shape
@@ -147,6 +153,13 @@ class JobsOperator:
     jobs: np.ndarray  # (J, d, n)
     weights: np.ndarray  # (J,)
     noise: np.ndarray  # (d, d)
+    # set in __post_init__
+    basis_flat: np.ndarray = field(init=False, repr=False, compare=False)
+    basis_T: np.ndarray = field(init=False, repr=False, compare=False)
+    basis_weights: np.ndarray = field(init=False, repr=False, compare=False)
+    Jx_flat: np.ndarray = field(init=False, repr=False, compare=False)
+    weighted_b: np.ndarray = field(init=False, repr=False, compare=False)
+    constant: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         J, d, n = self.jobs.shape

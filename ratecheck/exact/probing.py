@@ -78,7 +78,7 @@ class ProbeStreams(Streams):
         self.run_key = "probe"
         self.replicas = tuple(range(replicas))
         self._factory = factory
-        self._streams: dict[str, ProbeStream] = {}
+        self._streams: dict[str, ProbeStream] = {}  # type: ignore[assignment]  # this subclass stores ProbeStreams only
 
     def __getitem__(self, purpose: str) -> ProbeStream:
         if purpose not in self._streams:

@@ -204,6 +204,7 @@ class RoundModel:
         journal: list = []
 
         def draw_clients(index: int, shape: tuple[int, ...]) -> np.ndarray:
+            assert sampling is not None  # served only when there are sampling draws (see stream)
             if index > 0:
                 raise NotExact(f"{self.algorithm.name}.round draws its clients more than once per round: the "
                                "outcomes of the draws multiply (exact mode averages one draw per round)")
@@ -232,10 +233,11 @@ class RoundModel:
         """``_call`` on many rows, in chunks of at most PROBE_ROWS replicas: Z (R, draws) are the normal
         draws laid out in call order (None: zeros). Returns outputs, journal, costs and the bookkeeping
         of every chunk."""
+        journal: list[Any]
         outs, costs, books, journal = [], [], [], []
         for lo in range(0, V.shape[0], PROBE_ROWS):
             hi = min(lo + PROBE_ROWS, V.shape[0])
-            script = None if Z is None else self._script(Z[lo:hi], sizes)
+            script = None if Z is None else self._script(Z[lo:hi], sizes)  # type: ignore[arg-type]  # sizes come with Z
             out, journal, cost, after = self._call(V[lo:hi], t, script, book,
                                                    None if sampling is None else sampling[lo:hi])
             outs.append(out)
@@ -310,11 +312,11 @@ class RoundModel:
                                             for _ in range(SAMPLING_CHECKS)]), axis=1)
         if count <= N + SAMPLING_CHECKS or enumerate_all:
             clients, weights = participation.outcomes(N)
-            return _Sampling(participation, clients, participation.draws_for(clients, N), weights,
+            return _Sampling(participation, clients, participation.draws_for(clients, N), weights,  # type: ignore[arg-type]  # never 'full' here: draws_for returns draws
                              design=0, checks=rng.choice(clients.shape[0], SAMPLING_CHECKS))
         # a design of N outcomes whose multiplicities span R^N, then the random outcomes that check it
         if replace:  # all m draws on client i
-            design = np.repeat(np.arange(N)[:, None], m, axis=1)
+            design: np.ndarray | list[np.ndarray] = np.repeat(np.arange(N)[:, None], m, axis=1)
         else:  # {0..m-1}, then one swap at a time: a client i >= m in for 0, then m in for each j in 1..m-1
             base = np.arange(m)
             design = [base] + [np.sort(np.r_[base[1:], i]) for i in range(m, N)] \
@@ -322,7 +324,7 @@ class RoundModel:
             design = np.stack(design)
         clients = np.vstack([design, random_outcomes])
         checks = np.arange(N, N + SAMPLING_CHECKS)
-        return _Sampling(participation, clients, participation.draws_for(clients, N), None, design=N, checks=checks)
+        return _Sampling(participation, clients, participation.draws_for(clients, N), None, design=N, checks=checks)  # type: ignore[arg-type]  # never 'full' here: draws_for returns draws
 
     def _probe(self, t: int, book: Mapping[str, Any], seen: _Seen | None = None) -> _KnownRound:
         """The round-t maps from bookkeeping ``book``, checked on random inputs, with its costs.
@@ -384,7 +386,7 @@ class RoundModel:
             cov[k, :n, :n] = G[k] @ G[k].T  # enters through S[-1, -1] = 1
         check = (A[chk], c[chk], G[chk])
         if plan is None:
-            operator = RoundOperator(F=F[0], noise=cov[0])
+            operator: RoundOperator | MixtureOperator = RoundOperator(F=F[0], noise=cov[0])
             mean_costs = {k: float(v[0]) for k, v in costs.items()}
         elif plan.weights is not None:  # every outcome, with its probability
             w = plan.weights
@@ -442,6 +444,7 @@ class RoundModel:
         outcomes, checked on the random ones; averaged with E n_i and E n_i n_k. Else NotExact with
         _NotAdditive."""
         plan, N = self.sampling, self.problem.num_clients
+        assert plan is not None  # only rounds that sample are additive over the clients drawn
         counts = (plan.clients[..., None] == np.arange(N)).sum(axis=-2).astype(float)  # multiplicities (K, N)
         X, rest = counts[:plan.design], counts[plan.design:]
         pieces = {"map": F.reshape(F.shape[0], -1), "noise": cov.reshape(cov.shape[0], -1),

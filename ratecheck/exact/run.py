@@ -11,6 +11,7 @@ import numpy as np
 from ..algorithms.base import Algorithm
 from ..algorithms.fedavg import FedAvg
 from ..fit import log_spaced_checkpoints
+from ..oracles import SmoothFederatedOracles
 from ..problem import Problem
 from ..trace import RunConfig, Trace
 from .diagonal import DiagonalFedAvgModel
@@ -20,7 +21,7 @@ from .round_model import RoundModel
 from .seams import QuadraticMeasure, probe_measures
 
 
-def fedavg_model(algorithm: FedAvg, problem: Problem, rounds: int) -> DiagonalFedAvgModel | FedAvgModel:
+def fedavg_model(algorithm: FedAvg, problem: SmoothFederatedOracles, rounds: int) -> DiagonalFedAvgModel | FedAvgModel:
     """The diagonal model where the problem declares a shared eigenbasis and every probed map and
     measure is diagonal in it (O(d) a round), else the dense FedAvgModel (with the reason why not)."""
     if getattr(problem, "eigenbasis", False) is not False:
@@ -34,7 +35,7 @@ def fedavg_model(algorithm: FedAvg, problem: Problem, rounds: int) -> DiagonalFe
     return FedAvgModel(algorithm, problem, rounds)
 
 
-MODELS: dict[type, Callable[[Any, Problem, int], Any]] = {FedAvg: fedavg_model, Algorithm: RoundModel}
+MODELS: dict[type, Callable[[Any, Any, int], Any]] = {FedAvg: fedavg_model, Algorithm: RoundModel}
 
 
 def exact_model(algorithm_class: type) -> Callable[[Callable], Callable]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..oracles import SmoothFederatedOracles
 from ..problem import Problem
 from .probing import (
     AFFINE_RTOL,
@@ -30,7 +31,7 @@ class ClientMaps:
     draws: int  # standard-normal draws one job consumes
 
 
-def probe_client_update(algorithm: Any, problem: Problem, *, m: int | None = None, seed: int = 0) -> ClientMaps:
+def probe_client_update(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | None = None, seed: int = 0) -> ClientMaps:
     """Read client_update's affine map in (start, noise) for every client, then check it on random
     inputs laid out as a real round (m slots, clients repeated) with random draws.
 
@@ -184,7 +185,7 @@ def probe_server_step(algorithm: Any, dim: int, server_shape: tuple[int, ...] | 
 
     def call(inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x, direction = inputs[:, :d].copy(), inputs[:, d:2 * d].copy()
-        server = inputs[:, 2 * d:].reshape((inputs.shape[0], *server_shape)).copy() if s else None
+        server = inputs[:, 2 * d:].reshape((inputs.shape[0], *server_shape)).copy() if s else None  # type: ignore[misc]  # s > 0: a shape
         x_new, u_new = algorithm.server_step(x, direction, server, t)
         u_flat = np.zeros((inputs.shape[0], 0)) if u_new is None else np.asarray(u_new, float).reshape(inputs.shape[0], -1)
         if u_flat.shape[1] != s:

@@ -97,6 +97,7 @@ def _errata(group: Sequence[Outcome]) -> list[Block]:
             items.append([Span("Expected to fail because: ", bold=True), claim.expect_reason])
         bound = _stated_bound(claim)
         if bound is not None:
+            assert claim.theorem is not None  # a stated bound is one of the claim's theorem's
             items.append([Span(f"Bound '{bound.version}' of {claim.theorem.id}: ", bold=True),
                           formula(bound.expr), f" [{bound.source}]"])
             if bound.note:
