@@ -24,6 +24,7 @@ from ratecheck.checking import ClaimFailure
 from ratecheck.cli import RunFailure, UsageError, main
 from ratecheck.exact import NotExact
 from ratecheck.executors import JobError, SerialExecutor
+from ratecheck.identity import stored_key
 from ratecheck.latex import LatexError
 from ratecheck.params import ParamError
 from ratecheck.registry import LoadError, RegistryError
@@ -67,7 +68,7 @@ def test_a_refused_run_in_a_worker_names_its_cause_and_the_others_are_kept(where
         run_configs([GOOD[0], bad, GOOD[1], GOOD[2]], store=store, executor=executor, progress=False)
     assert "BrokenProcessPool" not in str(info.value) and info.value.index == 1
     assert store.puts == 3  # the other runs finished and are cached: a rerun computes only the bad one
-    assert sorted(store.keys()) == sorted(c.key() for c in GOOD)
+    assert sorted(store.keys()) == sorted(stored_key(c) for c in GOOD)
 
 
 def test_pool_workers_end_when_their_parent_is_killed(tmp_path):
