@@ -41,3 +41,15 @@ def test_a_theorem_rate_faster_than_the_exact_one_fails():
     slow = dataclasses.replace(A6_SMOOTHED_RATE, guaranteed=lambda point: 0.5 * exact)
     row = _decide(slow).evidence["rows"][0]
     assert row["spectral_tightness"] == pytest.approx(2.0, rel=1e-12)
+
+
+def test_a_rate_exact_mode_cannot_give_is_inconclusive_not_a_crash():
+    """A round exact mode does not vouch time-invariant (a broken variant, say) raises NotExact in the
+    spectral check: the claim still decides on the rest, and with nothing failed it does not PASS."""
+    from ratecheck.exact import NotExact
+
+    def refuses(config):
+        raise NotExact("the round's map is not vouched time-invariant: no single spectral radius")
+
+    outcome = _decide(dataclasses.replace(A6_SMOOTHED_RATE, spectral=refuses))
+    assert outcome.verdict == Verdict.INCONCLUSIVE and "no exact asymptotic rate" in outcome.reason

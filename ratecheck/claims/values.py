@@ -283,12 +283,15 @@ class RateClaim(Claim):
             if self.asymptotic is not None:
                 point.stats["asymptotic"] = float(self.asymptotic(point.config))
             if self.spectral is not None:
-                point.stats["spectral"] = float(self.spectral(point.config))
+                try:
+                    point.stats["spectral"] = float(self.spectral(point.config))
+                except ValueError as exc:  # e.g. NotExact: a round not vouched time-invariant (a broken variant)
+                    point.stats["spectral_unavailable"] = str(exc)
         return out
 
     def _decide(self, points):
         rows, outside, unsure, slower, slower_unsure = [], [], [], [], []
-        spectral_off, bound_broken = [], []
+        spectral_off, bound_broken, no_spectral = [], [], []
         for p in points:
             if p.stats["window_points"] < self.min_window_points:
                 return (Verdict.INCONCLUSIVE, f"only {p.stats['window_points']} checkpoints in the fit window at "
@@ -312,6 +315,8 @@ class RateClaim(Claim):
                     slower.append(p.value)
                 elif ci.high > g:
                     slower_unsure.append(p.value)
+            if "spectral_unavailable" in p.stats:
+                no_spectral.append((p.value, p.stats["spectral_unavailable"]))
             if "spectral" in p.stats:  # issue #21: the exact asymptotic rate as an eigenvalue
                 s_ = row["spectral"] = p.stats["spectral"]
                 a = p.stats.get("asymptotic")
@@ -345,6 +350,10 @@ class RateClaim(Claim):
             return Verdict.FAIL, f"rate differs from the exact one: {tag}", evidence
         if slower:
             return Verdict.FAIL, f"decay slower than {self.guaranteed_name}: {tag}", evidence
+        if no_spectral:  # nothing failed, but the eigenvalue check this claim promises could not run
+            value, why = no_spectral[0]
+            return (Verdict.INCONCLUSIVE, f"no exact asymptotic rate at {self.vary}={_fmt(value)} ({why}): {tag}",
+                    evidence)
         if unsure or slower_unsure:
             return Verdict.INCONCLUSIVE, f"CI straddles the band: {tag}", evidence
         tail = ", and no slower than the theorem" if self.guaranteed is not None else ""
