@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
-import numbers
 import sys
 from collections import Counter
 from typing import Any
@@ -36,6 +34,7 @@ from ratecheck.algorithms import REGISTRY, make_algorithm  # noqa: E402
 from ratecheck.cli import main  # noqa: E402
 from ratecheck.engine import run  # noqa: E402
 from ratecheck.params import declarations, inferred_declarations  # noqa: E402
+from ratecheck.testing.fuzz import algorithm_kinds, plausible, problem_kinds  # noqa: E402
 from ratecheck.trace import RunConfig  # noqa: E402
 
 FULL = "--full" in sys.argv  # the plugin's option; read here, since hypothesis settings are fixed at import
@@ -58,71 +57,9 @@ API_VALUES = [None, True, False, 0, 1, 2, -1, 2.0, 0.05, -0.5, 1e-300, 1e300, fl
               -float("inf"), 10**12, 10**400, "", "abc", "1", "nan", "False", [], [1.0, 2.0], [[1.0]], {}, {"a": 1},
               (1.0,), b"x", object(), 1 + 2j, "with_replacement:2", "full", "constant:1", "shared"]
 
-POSITIVE = ("eta", "gamma", "step", "lr", "lam", "mu", "omega", "beta", "rho", "R", "L")
-COUNT = ("clients", "dim", "local_steps", "rounds", "replicas", "rank", "dim_x", "dim_y", "batch_size")
-NONNEGATIVE = ("noise", "sigma", "zeta", "spread", "p", "c0", "reg_eps", "seed")
-
-
-def _plausible(name: str, value: Any, kind: str | None) -> bool:
-    """An independent oracle: could a careful reader accept ``value`` for parameter ``name``?
-
-    ``kind`` '~real', '~int', ... is a stand-in taken from an annotation (a parameter nobody has
-    declared yet): only its type is held to, not its range."""
-    if kind and kind.startswith("~"):
-        kind = kind[1:]
-        if kind in ("real", "int"):
-            return (not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(float(value))
-                    and (kind == "real" or isinstance(value, numbers.Integral)))
-    if kind in ("real", "int"):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
-            return False
-        if kind == "int" and not isinstance(value, numbers.Integral):
-            return False
-        if any(name == c or name.startswith(c + "_") for c in COUNT) and value < 1:
-            return False
-        if any(name.startswith(p) for p in POSITIVE) and value <= 0 and not name.endswith("_weight"):
-            return name in ("lam", "alpha")  # a few weights may be 0
-        if name in NONNEGATIVE and value < 0:
-            return False
-        return True
-    if kind == "vector":
-        items = value if isinstance(value, (list, tuple)) else [value]
-        return bool(items) and all(_plausible(name, v, "real") for v in items)
-    if kind == "bool":
-        return isinstance(value, bool)
-    if kind in ("str", "choice"):
-        return isinstance(value, str) and value != ""
-    if kind == "option":  # parsed from text or a mapping; a count option (local_steps) takes an int >= 1
-        counts = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
-        return isinstance(value, str) and value != "" or isinstance(value, dict) or counts
-    return True  # undeclared: nothing to hold it to
-
-
-def _algorithm_kinds(name: str) -> dict[str, str | None]:
-    from ratecheck.algorithms.base import _annotated_param
-
-    cls = REGISTRY[name]
-    kinds: dict[str, str | None] = {k: p.kind for k, p in declarations(cls).items()}
-    import dataclasses
-
-    for f in dataclasses.fields(cls):
-        if f.name not in kinds:
-            stand_in = _annotated_param(cls, f.name)
-            kinds[f.name] = "~" + stand_in.kind if stand_in else None
-    return kinds
-
-
-def _problem_kinds(family: str, params: dict[str, Any]) -> dict[str, str | None]:
-    factory = problems.FAMILIES[family]
-    if getattr(factory, "checks_parameters", False):  # minimax: the kind's own declaration
-        from problems.minimax import KINDS, declared_for
-
-        kind = params.get("kind", "quadratic")
-        if not isinstance(kind, str) or kind not in KINDS:
-            return {"kind": "choice"}
-        return {k: p.kind for k, p in declared_for(kind).items()}
-    stand_in = "" if hasattr(factory, "declared") else "~"
-    return {k: (stand_in + p.kind if p else None) for k, p in inferred_declarations(factory).items()}
+# the independent oracle of what a careful reader would accept lives in the conformance kit, so a
+# plugin's fuzz holds its parameters to the same rule
+_plausible, _algorithm_kinds, _problem_kinds = plausible, algorithm_kinds, problem_kinds
 
 
 def _home(algorithm: str) -> str:
