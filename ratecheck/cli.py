@@ -612,7 +612,7 @@ def _failure_message(exc: BaseException, args: argparse.Namespace) -> str:
     """One line for a failed run or cluster, saying what is kept."""
     from ratecheck.executors import JobError
 
-    stored = getattr(getattr(args, "store", None), "puts", 0)
+    stored = (getattr(args, "stats", None) or {}).get("computed", 0)  # runs, not stored plans
     kept = f" ({stored} finished runs are cached, rerun to resume)" if stored else ""
     if isinstance(exc, JobError):
         return f"a run failed{kept}: {exc}"

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from .algorithms.base import Algorithm
 from .diagnostics import check as check_diagnostics
-from .params import check_run, check_size, replica_ids
+from .params import ParamError, check_run, check_size, replica_ids
 from .points import as_points
 from .problem import Problem
 from .seeding import Streams
@@ -105,13 +105,14 @@ def _execute(
     if config.mode != "monte_carlo":
         from .exact import NotExact, run_exact
 
-        _check_size(config, algorithm, problem, ids, exact=True)
         try:
+            _check_size(config, algorithm, problem, ids, exact=True)
             exact = run_exact(config, algorithm, problem)
             check_diagnostics(algorithm, exact.info)
             return exact
-        except NotExact as why:
-            if config.mode == "exact":
+        except (NotExact, ParamError) as why:
+            # mode "auto": exact moments too large for the machine are a reason for Monte Carlo, not an error
+            if config.mode == "exact" or (isinstance(why, ParamError) and "exact mode" not in why.name):
                 raise
             fallback = f"Monte Carlo instead of exact: {why}"
     # -- end issue #8 ------------------------------------------------------------------------------

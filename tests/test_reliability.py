@@ -5,6 +5,7 @@ aside and recomputed; a plugin cannot end or interrupt ratecheck; bad options ar
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import io
 import pickle
@@ -241,3 +242,18 @@ def test_a_hunt_whose_budget_runs_out_says_so(tmp_path):
 def test_mismatches_name_the_algorithm_and_the_family(argv, message):
     code, out, err = _cli([*argv, "--rounds", "2", "--replicas", "1"])
     assert code == 2 and message in err and "ipir_fedavg" not in err and "KeyError" not in err, err
+
+
+def test_exact_moments_too_large_fall_back_to_monte_carlo_in_auto_mode(monkeypatch):
+    """A size refusal of exact mode's moments is a reason for Monte Carlo under mode 'auto' (as NotExact
+    is), and an error only under mode 'exact'."""
+    from ratecheck import params
+    from ratecheck.engine import run_config
+
+    monkeypatch.setattr(params, "MOMENT_BYTES_BUDGET", 1)  # every exact run is too large
+    config = RunConfig("fedavg", {"eta_local": 0.05, "local_steps": 2}, "quadratic", {"dim": 3, "clients": 4},
+                       rounds=4, replicas=2, mode="auto")
+    trace = run_config(config)
+    assert "exact mode" in trace.info["exact_fallback"] and not trace.exact
+    with pytest.raises(ParamError, match="exact mode"):
+        run_config(dataclasses.replace(config, mode="exact"))
