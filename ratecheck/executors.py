@@ -58,11 +58,45 @@ class JobError(RuntimeError):
 
     @classmethod
     def wrap(cls, index: int, exc: BaseException) -> JobError:
-        return cls(index, f"job {index} failed: {type(exc).__name__}: {exc}")
+        name, text = (exc.type_name, exc.message) if isinstance(exc, RemoteError) else (type(exc).__name__, exc)
+        return cls(index, f"job {index} failed: {name}: {text}")
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The default would call JobError(message) and fail: keep it picklable.
         return (type(self), (self.index, str(self)))
+
+
+class RemoteError(Exception):
+    """An exception a job raised in a worker that cannot be pickled back (a plugin's own class, say):
+    its type's name and its message, so the parent reports it instead of a broken pool."""
+
+    def __init__(self, type_name: str, message: str) -> None:
+        super().__init__(f"{type_name}: {message}")
+        self.type_name, self.message = type_name, message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.type_name, self.message))
+
+
+class _Guarded:
+    """``fn`` as sent to a worker: an exception that would not survive the trip back is replaced by a
+    RemoteError with its type and message (a real interrupt passes through)."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, item: Any) -> Any:
+        try:
+            return self.fn(item)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            try:
+                pickle.loads(pickle.dumps(exc))
+            except Exception:
+                kind = type(exc)
+                raise RemoteError(f"{kind.__module__}.{kind.__qualname__}", str(exc)) from None
+            raise
 
 
 class _FirstFailure:
@@ -221,7 +255,8 @@ class ProcessExecutor(Executor):
         if not items:
             return
         pool = self.pool
-        pending = {pool.submit(fn, item): index for index, item in enumerate(items)}
+        guarded = _Guarded(fn)
+        pending = {pool.submit(guarded, item): index for index, item in enumerate(items)}
         failed = _FirstFailure()
         try:
             for future in as_completed(list(pending)):
@@ -333,7 +368,7 @@ class DaskExecutor(Executor):
 
         client = self.client
         # pure=False: every item is its own task even if two items are equal.
-        futures = client.map(fn, items, pure=False)
+        futures = client.map(_Guarded(fn), items, pure=False)
         index_of = {future.key: index for index, future in enumerate(futures)}
         pending = {future.key: future for future in futures}
         failed = _FirstFailure()

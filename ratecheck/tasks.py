@@ -51,6 +51,10 @@ class Pending(Exception):
         super().__init__(f"not yet computed: {item}")
         self.item = item
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default would rebuild Pending(message) and prefix the message twice: rebuild from the item.
+        return (type(self), (self.item,))
+
 
 def item_key(item: RunConfig | Task) -> str:
     return item.key()
