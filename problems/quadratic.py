@@ -421,7 +421,7 @@ def strategy(**fixed: Any):
     """
     from hypothesis import strategies as st
 
-    from ratecheck.hunt import fixed_draws  # the families' shared strategy helpers
+    from ratecheck.strategies import fixed_draws  # the families' shared strategy helpers
 
     scales = st.floats(min_value=0.05, max_value=20.0, allow_nan=False, allow_infinity=False)
     base = {

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
@@ -21,6 +20,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from .cli_text import _parse_value, _table
 
 DEFAULT_CACHE = ".ratecheck-cache"
 DEFAULT_REPORTS = "reports"
@@ -36,23 +37,6 @@ class RunFailure(Exception):
     """A run or the cluster failed: reported in one line, exit status 3."""
 
 
-def _parse_value(text: str) -> Any:
-    """CLI values: JSON where it parses (numbers, true, null, lists), else the plain string.
-
-    JSON's own words are true/false/null; Python's True/False/None are read the same way rather
-    than as (truthy) strings. Non-finite numbers stay strings, so the declaration refuses them."""
-    words = {"True": True, "False": False, "None": None}
-    if text in words:
-        return words[text]
-    try:
-        value = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        return text
-    if isinstance(value, float) and not math.isfinite(value):
-        return text  # 1e999 parses to inf: keep what the user wrote, for the error message
-    return value
-
-
 def _parse_assignments(items: Sequence[str] | None, flag: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items or ():
@@ -64,27 +48,6 @@ def _parse_assignments(items: Sequence[str] | None, flag: str) -> dict[str, Any]
             raise UsageError(f"{flag} sets {key} twice")
         out[key] = _parse_value(value.strip())
     return out
-
-
-def _elide(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters, with a visible ellipsis where it was cut."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "\u2026"
-
-
-def _table(rows: list[list[str]], header: list[str], *, width: int | None = None, stretch: int = -1) -> str:
-    """A plain-text table; with ``width``, column ``stretch`` (default the last) is elided with an
-    ellipsis so that every line fits, and other columns are capped at a third of the width."""
-    rows = [[" ".join(str(c).split()) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    if width is not None:
-        stretch %= len(header)
-        cap = max(width // 3, 8)
-        widths = [min(w, cap) if i != stretch else w for i, w in enumerate(widths)]
-        rest = width - sum(w for i, w in enumerate(widths) if i != stretch) - 2 * (len(header) - 1)
-        widths[stretch] = max(min(widths[stretch], rest), 8)
-    line = lambda r: "  ".join(_elide(c, w).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows)])
 
 
 # -- sources (issue #9) ---------------------------------------------------------------------------

@@ -31,26 +31,13 @@ from .assumptions import certified, declared_by, missing
 from .claims import Claim, Outcome, PointResult, Profile, Verdict
 from .fit import mean_ci
 from .inspection import view
+from .strategies import finite_floats, fixed_draws
 from .tasks import Task, complete
 from .theory import Evaluation, Source, Theorem
 from .trace import RunConfig, Trace
 
 __all__ = ["Counterexample", "HuntClaim", "HuntResult", "HuntSpace", "NoCounterexample", "finite_floats",
            "fixed_draws", "hunt", "reproduce_command", "smallest_admissible", "trajectory"]
-
-
-def finite_floats(low: float, high: float) -> Any:
-    """Finite floats in [low, high]: how a family's ``strategy()`` draws its real parameters."""
-    from hypothesis import strategies as st
-
-    return st.floats(min_value=low, max_value=high, allow_nan=False, allow_infinity=False)
-
-
-def fixed_draws(fixed: Mapping[str, Any]) -> dict[str, Any]:
-    """A family ``strategy(**fixed)``'s overrides: a value is drawn as itself, a strategy replaces the default."""
-    from hypothesis import strategies as st
-
-    return {name: value if isinstance(value, st.SearchStrategy) else st.just(value) for name, value in fixed.items()}
 
 
 @dataclass(frozen=True)
