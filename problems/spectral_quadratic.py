@@ -21,21 +21,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ratecheck.assumptions import (
-    DIST0,
-    Assumption,
-    bounded_gradient,
-    bounded_variance,
-    heterogeneity,
-    initial_distance,
-    initial_gap,
-    smooth,
-    strongly_convex,
-)
+from ratecheck.assumptions import DIST0, Assumption
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant, SmoothFederatedProblem, check_positive
 
-from .quadratic import _orthogonal, client_directions
+from .quadratic import Quadratic, _orthogonal, client_directions
 
 HETEROGENEITY = ("none", "alternating", "random")
 
@@ -49,9 +39,8 @@ class SpectralBatch:
 @dataclass(frozen=True, eq=False)
 class SpectralQuadratic(SmoothFederatedProblem):
     family: ClassVar[str] = "spectral_quadratic"
-    assumptions: ClassVar[tuple[Assumption, ...]] = (
-        smooth("L"), strongly_convex("mu", "kappa"), bounded_variance("sigma"), heterogeneity("nu", "zeta"),
-        bounded_gradient("G"), initial_gap("Delta", "F_star"), initial_distance(DIST0))
+    # the same constants as quadratic's, computed from the spectra
+    assumptions: ClassVar[tuple[Assumption, ...]] = Quadratic.assumptions
 
     spectra: np.ndarray  # (N, d), every entry > 0
     basis: np.ndarray | None  # (d, d) orthogonal Q, or None for the standard basis
