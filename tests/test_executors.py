@@ -278,9 +278,9 @@ def test_every_ratecheck_exception_survives_pickling() -> None:
             if not (issubclass(cls, BaseException) and cls.__module__ == module.__name__):
                 continue
             try:
-                signature = inspect.signature(cls).parameters.values()
-            except ValueError:  # the builtin constructor: one message
-                signature = inspect.signature(Exception.__init__).parameters.values() and []
+                signature = list(inspect.signature(cls).parameters.values())
+            except ValueError:  # the builtin constructor (no Python __init__): built from one message
+                signature = []
             params = [p for p in signature
                       if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
             try:
