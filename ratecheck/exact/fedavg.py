@@ -11,13 +11,13 @@ from ..algorithms.fedavg import FedAvg, FedAvgState
 from ..oracles import SmoothFederatedOracles
 from ..seeding import Streams
 from .delays import delay_table, schedule_delay_table, slot_moments
+from .local_steps import client_maps
 from .operators import DENSE_MAX, JobsOperator, RoundOperator, _outer_map
 from .probing import NotExact
 from .seams import (
     ServerMap,
     _server_shape,
     probe_aggregate,
-    probe_client_update,
     probe_server_step,
 )
 
@@ -50,7 +50,7 @@ class FedAvgModel:
             reach = max(int(np.flatnonzero(self.delay_table(t, width=self.lam + SCHEDULE_SLACK).sum(axis=0) > 0).max())
                         for t in sorted({0, 1, 2, rounds - 1}))
             self.lam = max(self.lam, reach)
-        self.clients = probe_client_update(algorithm, problem, m=self.m)
+        self.clients = client_maps(algorithm, problem, m=self.m)  # K local steps composed by squaring
         self.w = probe_aggregate(algorithm, self.m, N, d)
         shared = algorithm.duplicates == "shared" or algorithm.participation.mode != "with_replacement"
         self.moments = slot_moments(algorithm.participation, N, "shared" if shared else "independent")

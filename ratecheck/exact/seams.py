@@ -29,11 +29,16 @@ class ClientMaps:
     b: np.ndarray  # (N, d)
     cov: np.ndarray  # (N, d, d)
     draws: int  # standard-normal draws one job consumes
+    applied: np.ndarray | None = None  # G_{clients} z of the ``extra`` slots asked for, (R', m', d)
 
 
-def probe_client_update(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | None = None, seed: int = 0) -> ClientMaps:
+def probe_client_update(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | None = None, seed: int = 0,
+                        extra: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None) -> ClientMaps:
     """Read client_update's affine map in (start, noise) for every client, then check it on random
     inputs laid out as a real round (m slots, clients repeated) with random draws.
+
+    ``extra(draws)`` -> (clients (R', m'), z (R', m', draws)): the noise part G_{client} z of those
+    slots is returned too (``applied``), so a caller can check a composition of this map against the code.
 
     Probe rows go in chunks of at most PROBE_ELEMENTS / (N d^2) rows (a problem may gather a d x d
     matrix per slot and row), and the noise map G_i (d x draws) is never held: its covariance and its
@@ -87,6 +92,8 @@ def probe_client_update(algorithm: Any, problem: SmoothFederatedOracles, *, m: i
     # 2) unit draws, one probe row per (call, per-client coordinate), the same in every slot
     cov = np.zeros((N, d, d))
     noise_part = np.zeros((R, m, d))  # G_{client} z of the check's slots
+    wanted = None if extra is None else extra(draws)
+    applied = None if wanted is None else np.zeros((*wanted[0].shape, d))
     for lo in range(0, draws, chunk):
         hi = min(lo + chunk, draws)
         order = {"n": 0}
@@ -106,6 +113,8 @@ def probe_client_update(algorithm: Any, problem: SmoothFederatedOracles, *, m: i
         G = (out_noise - b).transpose(1, 2, 0)  # (N, d, rows): columns lo..hi-1 of every client's G_i
         cov += G @ G.transpose(0, 2, 1)
         noise_part += (G[clients] @ z[:, :, lo:hi, None])[..., 0]
+        if wanted is not None:
+            _apply_noise(G, wanted[0], wanted[1][:, :, lo:hi], applied)
     served = {"n": 0}
 
     def random_draws(index: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -126,7 +135,17 @@ def probe_client_update(algorithm: Any, problem: SmoothFederatedOracles, *, m: i
     if not gap <= AFFINE_RTOL:
         raise NotExact(f"client_update is not affine in (start, noise) per client: off by {gap:.2e} (relative) "
                        "on random inputs (a nonlinearity, a binding projection or clients coupled in a job)")
-    return ClientMaps(A=A, b=b, cov=cov, draws=draws)
+    return ClientMaps(A=A, b=b, cov=cov, draws=draws, applied=applied)
+
+
+def _apply_noise(G: np.ndarray, clients: np.ndarray, z: np.ndarray, out: np.ndarray) -> None:
+    """out[r, j] += G[clients[r, j]] @ z[r, j] for columns of every client's G (N, d, cols), in
+    blocks of rows so that the gathered (rows, m, d, cols) stack stays within PROBE_ELEMENTS."""
+    per_row = clients.shape[1] * G.shape[1] * G.shape[2]
+    block = max(1, PROBE_ELEMENTS // max(per_row, 1))
+    for lo in range(0, clients.shape[0], block):
+        rows = slice(lo, lo + block)
+        out[rows] += (G[clients[rows]] @ z[rows, :, :, None])[..., 0]
 
 
 def probe_aggregate(algorithm: Any, clients_per_round: int, num_clients: int, dim: int, seed: int = 0) -> float:
