@@ -32,6 +32,13 @@ replicas, the baseline's exact mode (``--baseline``: a checkout of 42d283e, befo
 diagonal exact mode) up to d = 1000, N = 100. Targets: d = 100, N = 100 exact < 200 MB and
 <= 0.5 x the CPU of mc16; d = 400, N = 10 < 1 GB; diagonal d = 1000, N = 100 < 10 s.
     PYTHONPATH=. python benchmarks/bench_exact.py --part scale
+
+A fourth part (issue #21, ``--part steps``): the K-step client maps composed from one step by
+repeated squaring (ratecheck.exact.local_steps) against the direct probe (K steps per probe row,
+K d noise probes), for K in ``--steps``, FedAvg on the quadratic with per-client curvature (d = 50,
+N = 10): CPU seconds of each, their ratio, and the largest relative difference of (A, b, Cov). The
+direct probe is skipped beyond ``--direct-max-work`` multiply-adds (it grows like K^2).
+    PYTHONPATH=. python benchmarks/bench_exact.py --part steps
 """
 
 from __future__ import annotations
@@ -85,7 +92,10 @@ def main() -> None:
     parser.add_argument("--reference-rounds", type=int, default=100, help="T of the error check")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--reference-replicas", type=int, default=4096, help="0: timings only")
-    parser.add_argument("--part", choices=("speed", "scale", "all"), default="all")
+    parser.add_argument("--part", choices=("speed", "scale", "steps", "all"), default="all")
+    parser.add_argument("--steps", default="1,2,4,8,16,32,64,128,256,1024", help="K of the steps part")
+    parser.add_argument("--steps-dim", type=int, default=50)
+    parser.add_argument("--direct-max-work", type=float, default=2e10)
     parser.add_argument("--scale-rounds", type=int, default=500, help="T of the scale table")
     parser.add_argument("--baseline", default="/tmp/exact-base",
                         help="checkout whose exact mode is the baseline (e.g. git archive 42d283e, before issue #21)")
@@ -94,9 +104,11 @@ def main() -> None:
     parser.add_argument("--per-client-max", type=float, default=1e9, help="skip per-client curvature beyond this N d^3")
     parser.add_argument("--clients", default="10,100")
     args = parser.parse_args()
+    if args.part in ("steps", "all"):
+        steps_table(args)
     if args.part in ("scale", "all"):
         scale_table(args)
-    if args.part == "scale":
+    if args.part in ("scale", "steps"):
         return
 
     problem = make_problem("quadratic", dict(dim=D, clients=N, zeta=1.0, heterogeneity="random", sigma=1.0,
@@ -232,6 +244,33 @@ def scale_table(args) -> None:
         mc = measure({**spec, "mode": "mc16"}, here)
         print(f"d={d:>5} N={N:>4}  exact {exact.get('cpu', float('nan')):7.2f} s {exact.get('peak_mb', float('nan')):6.0f} MB"
               f"   mc16 {mc.get('cpu', float('nan')):7.2f} s {mc.get('peak_mb', float('nan')):6.0f} MB", flush=True)
+
+
+def steps_table(args) -> None:
+    """Issue #21 item 1: composed K-step client maps against the direct probe, CPU seconds vs K."""
+    from ratecheck.exact.local_steps import client_maps, composed_client_maps
+
+    d, N = args.steps_dim, 10
+    problem = make_problem("quadratic", dict(dim=d, clients=N, curvature="per_client", zeta=1.0,
+                                             heterogeneity="random", sigma=1.0))
+    print(f"\nK-step client maps, FedAvg on the quadratic (per-client curvature), d={d} N={N} (CPU s)")
+    print(f"{'K':>6} | {'composed s':>10} | {'direct s':>9} | {'direct/composed':>15} | {'max rel. diff':>13}")
+    for K in (int(k) for k in args.steps.split(",")):
+        algorithm = make_algorithm("fedavg", dict(local_steps=K, eta_local=0.01))
+        start = time.process_time()
+        composed = composed_client_maps(algorithm, problem, m=N // 2) if K > 1 else None
+        composed = composed or client_maps(algorithm, problem, m=N // 2, compose=False)  # K = 1: one step
+        t_composed = time.process_time() - start
+        work = N * d * d * (K * (d + 1) + K * K * d)
+        if work > args.direct_max_work:
+            print(f"{K:>6} | {t_composed:10.3f} | skipped: direct work {work:.1e} > --direct-max-work", flush=True)
+            continue
+        start = time.process_time()
+        direct = client_maps(algorithm, problem, m=N // 2, compose=False)
+        t_direct = time.process_time() - start
+        gap = max(float(np.max(np.abs(getattr(composed, f) - getattr(direct, f)))
+                        / max(float(np.max(np.abs(getattr(direct, f)))), 1e-300)) for f in ("A", "b", "cov"))
+        print(f"{K:>6} | {t_composed:10.3f} | {t_direct:9.3f} | {t_direct / t_composed:15.1f} | {gap:13.1e}", flush=True)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -50,7 +51,9 @@ class FedAvgModel:
             reach = max(int(np.flatnonzero(self.delay_table(t, width=self.lam + SCHEDULE_SLACK).sum(axis=0) > 0).max())
                         for t in sorted({0, 1, 2, rounds - 1}))
             self.lam = max(self.lam, reach)
-        self.clients = client_maps(algorithm, problem, m=self.m)  # K local steps composed by squaring
+        clients = client_maps(algorithm, problem, m=self.m)  # K local steps composed by squaring
+        self.noise_sum = clients.cov.sum(axis=0)  # only the sum enters a round
+        clients = dataclasses.replace(clients, cov=self.noise_sum[None])  # memory: N d^2 fewer
         self.w = probe_aggregate(algorithm, self.m, N, d)
         shared = algorithm.duplicates == "shared" or algorithm.participation.mode != "with_replacement"
         self.moments = slot_moments(algorithm.participation, N, "shared" if shared else "independent")
@@ -60,13 +63,14 @@ class FedAvgModel:
         self.s = int(np.prod(self.server_shape, dtype=np.int64)) if self.server_shape is not None else 0
         self.u_init = np.zeros(self.s) if server0 is None else np.asarray(server0, float).reshape(-1)
         self.n = (self.lam + 1) * d + self.s + 1  # augmented dimension, the constant last
-        # jobs J_{i,k} = A_i P_k + b_i e_const: (N, lam+1, d, n)
+        # jobs J_{i,k} = A_i P_k + b_i e_const: (N, lam+1, d, n); the client maps are not kept besides
         J = np.zeros((N, self.lam + 1, d, self.n))
         for k in range(self.lam + 1):
-            J[:, k, :, k * d:(k + 1) * d] = self.clients.A
-        J[:, :, :, -1] = self.clients.b[:, None, :]
+            J[:, k, :, k * d:(k + 1) * d] = clients.A
+        J[:, :, :, -1] = clients.b[:, None, :]
         self.jobs = J
-        self.noise_sum = self.clients.cov.sum(axis=0)
+        self.client_draws = clients.draws
+        del clients
         # server maps probed at rounds 0, 1 and T-1; if they differ, every round is probed
         probes = [probe_server_step(algorithm, d, self.server_shape, t) for t in sorted({0, 1, rounds - 1})]
         self.server_time_invariant = all(p.same_as(probes[0]) for p in probes)
@@ -166,7 +170,10 @@ class FedAvgModel:
             M[u, -1] = sm.u0
             E[u] = sm.Td
         M[-1, -1] = 1.0
-        Jbar = np.einsum("ik,ikap->iap", table, self.jobs)  # delay-averaged jobs
+        if table.shape[1] == 1 and np.all(table == 1.0):  # no delays: the jobs themselves (a view, no copy)
+            Jbar = self.jobs[:, 0]
+        else:
+            Jbar = np.einsum("ik,ikap->iap", table, self.jobs)  # delay-averaged jobs
         Jsum = Jbar.sum(axis=0)
         B = w * mo.first * Jsum  # E[D | v] = B v
         if n > DENSE_MAX:
@@ -197,8 +204,10 @@ class FedAvgModel:
             if mo.same:
                 weights = np.concatenate([weights, np.full(self.N, w * w * mo.same)])
         keep = weights != 0.0
-        return JobsOperator(F=F, E=E, Jsum=Jsum, pair=w * w * (mo.pair - mo.first ** 2), jobs=jobs[keep],
-                            weights=weights[keep], noise=w * w * mo.single * self.noise_sum)
+        if not keep.all():
+            jobs, weights = jobs[keep], weights[keep]
+        return JobsOperator(F=F, E=E, Jsum=Jsum, pair=w * w * (mo.pair - mo.first ** 2), jobs=jobs,
+                            weights=weights, noise=w * w * mo.single * self.noise_sum)
 
     def step(self, t: int, flat: np.ndarray) -> np.ndarray:
         """vec E[v v^T] after round t from before it."""

@@ -155,7 +155,6 @@ class JobsOperator:
     noise: np.ndarray  # (d, d)
     # set in __post_init__
     basis_flat: np.ndarray = field(init=False, repr=False, compare=False)
-    basis_T: np.ndarray = field(init=False, repr=False, compare=False)
     basis_weights: np.ndarray = field(init=False, repr=False, compare=False)
     Jx_flat: np.ndarray = field(init=False, repr=False, compare=False)
     weighted_b: np.ndarray = field(init=False, repr=False, compare=False)
@@ -163,13 +162,15 @@ class JobsOperator:
 
     def __post_init__(self) -> None:
         J, d, n = self.jobs.shape
-        Jx, b = self.jobs[:, :, :-1], self.jobs[:, :, -1]
-        basis, scale = _span(Jx, self.weights)
+        Jx, b = self.jobs[:, :, :-1], self.jobs[:, :, -1].copy()
+        Jx_flat = Jx.reshape(J * d, n - 1)  # a copy (Jx is a strided view): the one O(J d n) stack kept
+        stack = Jx_flat.reshape(J, d, n - 1)
+        basis, scale = _span(stack, self.weights)
         r = basis.shape[0]
-        object.__setattr__(self, "basis_flat", basis.reshape(r * d, n - 1))
-        object.__setattr__(self, "basis_T", basis.transpose(0, 2, 1).reshape(r * (n - 1), d).copy())
+        # the jobs themselves as their basis (per-client curvature): share the stack, no second copy
+        object.__setattr__(self, "basis_flat", Jx_flat if basis is stack else basis.reshape(r * d, n - 1))
         object.__setattr__(self, "basis_weights", scale)
-        object.__setattr__(self, "Jx_flat", Jx.reshape(J * d, n - 1).copy())
+        object.__setattr__(self, "Jx_flat", Jx_flat)
         object.__setattr__(self, "weighted_b", self.weights[:, None] * b)
         object.__setattr__(self, "constant", np.einsum("j,ja,jb->ab", self.weights, b, b) + self.noise)
 
@@ -179,8 +180,7 @@ class JobsOperator:
         J, d, _ = self.jobs.shape
         second = flat.reshape(n, n)
         Sxx, s = second[:-1, :-1], second[:-1, -1]
-        r = self.basis_weights.size
-        X = _weighted_sandwich((self.basis_flat @ Sxx).reshape(r, d, n - 1), self.basis_weights, self.basis_T)
+        X = self._sandwich(Sxx)
         cross = (self.Jx_flat @ s).reshape(J, d).T @ self.weighted_b  # sum_j c_j (Jx_j s) b_j^T
         X += cross
         X += cross.T
@@ -190,8 +190,24 @@ class JobsOperator:
         out = self.F @ second @ self.F.T + self.E @ X @ self.E.T
         return out.reshape(-1)
 
+    def _sandwich(self, Sxx: np.ndarray) -> np.ndarray:
+        """sum_k lam_k U_k Sxx U_k^T over the basis, in chunks of SANDWICH_ELEMENTS (one GEMM per chunk:
+        the temporaries stay O(chunk d n), not O(J d n))."""
+        d, m = self.jobs.shape[1], Sxx.shape[0]
+        r = self.basis_weights.size
+        chunk = max(1, SANDWICH_ELEMENTS // max(d * m, 1))
+        X = np.zeros((d, d))
+        for lo in range(0, r, chunk):
+            hi = min(lo + chunk, r)
+            basis = self.basis_flat[lo * d:hi * d]
+            right_T = basis.reshape(hi - lo, d, m).transpose(0, 2, 1).reshape((hi - lo) * m, d)
+            X += _weighted_sandwich((basis @ Sxx).reshape(hi - lo, d, m), self.basis_weights[lo:hi], right_T)
+        return X
 
+
+SANDWICH_ELEMENTS = 2**22  # elements of one chunk of the jobs' sandwich sum (32 MB of temporaries each)
 SPAN_RTOL = 1e-10  # singular values below this fraction of the largest are round-off in the jobs' span
+GRAM_SURE = 1e-8  # Gram eigenvalues above this fraction: singular values above 1e-4 of the largest
 
 
 def _span(jobs: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -201,6 +217,16 @@ def _span(jobs: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray
     singular values (< SPAN_RTOL of the largest, round-off between equal jobs)."""
     J = jobs.shape[0]
     if J < 2:
+        return jobs, weights
+    # a Gram eigenvalue above GRAM_SURE of the largest is a singular value far above SPAN_RTOL: when
+    # more than half are, the jobs span too many directions and the SVD (O(J d n) more memory) is skipped
+    gram = np.zeros((J, J))
+    rows = max(1, SANDWICH_ELEMENTS // max(J * int(np.prod(jobs.shape[2:], dtype=np.int64)), 1))
+    for lo in range(0, jobs.shape[1], rows):  # in row blocks: a strided stack is not copied whole
+        part = jobs[:, lo:lo + rows].reshape(J, -1)
+        gram += part @ part.T
+    eigenvalues = np.linalg.eigvalsh(gram)
+    if np.sum(eigenvalues > GRAM_SURE * eigenvalues[-1]) > J // 2:
         return jobs, weights
     Z = jobs.reshape(J, -1)
     P, sing, Vt = np.linalg.svd(Z, full_matrices=False)

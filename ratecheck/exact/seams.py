@@ -58,21 +58,21 @@ def probe_client_update(algorithm: Any, problem: SmoothFederatedOracles, *, m: i
         return out, journal
 
     # 1) origin and unit vectors as start points, zero draws (also logs the draws one job takes)
-    out = np.empty((d + 1, N, d))
+    A = np.empty((N, d, d))  # (N, d_out, d_in), filled column by column (no (d + 1, N, d) stack)
+    b = np.zeros((N, d))
     log: list = []
     for lo in range(0, d + 1, chunk):
         rows = np.arange(lo, min(lo + chunk, d + 1))
         starts = np.zeros((rows.size, N, d))
         unit_rows = rows >= 1
         starts[unit_rows, :, rows[unit_rows] - 1] = 1.0
-        out[rows], journal = call(starts, np.broadcast_to(everyone, (rows.size, N)), None)
+        out, journal = call(starts, np.broadcast_to(everyone, (rows.size, N)), None)
         if lo == 0:
-            log = journal
+            log, b = journal, out[0]
         elif journal != log:
             raise NotExact("client_update's draws depend on its inputs (data-dependent control flow)")
-    b = out[0]
-    A = np.transpose(out[1:] - b, (1, 2, 0))  # (N, d_out, d_in)
-    del out
+        A[:, :, rows[unit_rows] - 1] = np.transpose(out[unit_rows] - b, (1, 2, 0))
+        del out
     # the random check's inputs: random starts, random clients (with repeats) and random draws
     layout = []  # (purpose-call position, per-slot size)
     for purpose, kind, shape in log:
@@ -113,7 +113,7 @@ def probe_client_update(algorithm: Any, problem: SmoothFederatedOracles, *, m: i
         G = (out_noise - b).transpose(1, 2, 0)  # (N, d, rows): columns lo..hi-1 of every client's G_i
         cov += G @ G.transpose(0, 2, 1)
         noise_part += (G[clients] @ z[:, :, lo:hi, None])[..., 0]
-        if wanted is not None:
+        if wanted is not None and applied is not None:
             _apply_noise(G, wanted[0], wanted[1][:, :, lo:hi], applied)
     served = {"n": 0}
 
