@@ -53,3 +53,45 @@ def test_a_rate_exact_mode_cannot_give_is_inconclusive_not_a_crash():
 
     outcome = _decide(dataclasses.replace(A6_SMOOTHED_RATE, spectral=refuses))
     assert outcome.verdict == Verdict.INCONCLUSIVE and "no exact asymptotic rate" in outcome.reason
+
+
+def test_rate_against_step_size_passes_and_draws():
+    """fessgda.A1.rate_vs_step_size: at every scale of Theorem 3.5's step sizes the probed radius is the
+    recursion's, the rate falls with the scale (a faster contraction at larger eta) and the figure
+    draws the grid, the theorem's line and the recursion beyond the admissible region."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from proofs.fessgda.step_sizes import A1_RATE_VS_STEP, BEYOND
+
+    outcome = _decide(A1_RATE_VS_STEP)
+    assert outcome.verdict == Verdict.PASS
+    rows = sorted(outcome.evidence["rows"], key=lambda r: r["value"])
+    spectral = [r["spectral"] for r in rows]
+    assert all(a > b for a, b in zip(spectral, spectral[1:]))  # larger eta, faster contraction
+    for r in rows:
+        assert r["spectral"] == pytest.approx(r["asymptotic"], rel=1e-8)
+        assert r["guaranteed"] > r["spectral"]
+    assert [b["value"] for b in outcome.evidence["beyond"]] == list(BEYOND)
+    fig, ax = plt.subplots()
+    A1_RATE_VS_STEP.draw_plot(ax, outcome, False)
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert any("Theorem 3.5" in label for label in labels) and any("beyond" in label for label in labels)
+    plt.close(fig)
+
+
+def test_rate_against_step_size_fails_when_the_run_is_not_the_recursion():
+    """Runs at half the step sizes the recursion and the theorem are evaluated at (a simulator that
+    halves eta): the fitted rate is about half the recursion's and the claim FAILs."""
+    from proofs.fessgda.step_sizes import A1_RATE_VS_STEP, scaled_config
+
+    def recursion_at_twice(config, rounds):
+        scale = config.params["eta_x_local"] / scaled_config(1.0).params["eta_x_local"]
+        return A1_RATE_VS_STEP.exact(scaled_config(2 * scale), rounds)
+
+    broken = dataclasses.replace(A1_RATE_VS_STEP, configure=lambda c, profile: scaled_config(c / 2, profile),
+                                 exact=recursion_at_twice)
+    outcome = _decide(broken)
+    assert outcome.verdict == Verdict.FAIL and "rate differs from the exact one" in outcome.reason
