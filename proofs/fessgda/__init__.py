@@ -23,9 +23,9 @@ from ratecheck.paper import Paper
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
-from .step_sizes import STEP_SIZE_CLAIMS  # issue #21: the exact rate against eta
 from .report import *  # noqa: F401,F403
 from .report import report_sections
+from .step_sizes import STEP_SIZE_CLAIMS  # issue #21: the exact rate against eta
 from .theorems import *  # noqa: F401,F403
 from .theorems import KEY, SEED, THEOREMS, TITLE
 
