@@ -91,6 +91,7 @@ def probe_client_update(algorithm: Any, problem: SmoothFederatedOracles, *, m: i
     z = rng.standard_normal((R, m, draws))
     # 2) unit draws, one probe row per (call, per-client coordinate), the same in every slot
     cov = np.zeros((N, d, d))
+    block = max(1, PROBE_ELEMENTS // (8 * d * d))  # clients per covariance update
     noise_part = np.zeros((R, m, d))  # G_{client} z of the check's slots
     wanted = None if extra is None else extra(draws)
     applied = None if wanted is None else np.zeros((*wanted[0].shape, d))
@@ -111,7 +112,8 @@ def probe_client_update(algorithm: Any, problem: SmoothFederatedOracles, *, m: i
 
         out_noise, _ = call(np.zeros((hi - lo, N, d)), np.broadcast_to(everyone, (hi - lo, N)), unit)
         G = (out_noise - b).transpose(1, 2, 0)  # (N, d, rows): columns lo..hi-1 of every client's G_i
-        cov += G @ G.transpose(0, 2, 1)
+        for lo_c in range(0, N, block):  # in client blocks: no (N, d, d) temporary beside cov
+            cov[lo_c:lo_c + block] += G[lo_c:lo_c + block] @ G[lo_c:lo_c + block].transpose(0, 2, 1)
         noise_part += (G[clients] @ z[:, :, lo:hi, None])[..., 0]
         if wanted is not None and applied is not None:
             _apply_noise(G, wanted[0], wanted[1][:, :, lo:hi], applied)
