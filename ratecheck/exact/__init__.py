@@ -35,7 +35,8 @@ A run in exact mode produces the usual Trace with ONE "replica" (the expectation
 (client_update -> aggregate -> server_step) and registering a model with ``exact_model``.
 
 Modules: ``probing`` (probe streams, NotExact), ``seams`` (client_update, aggregate, server_step
-and the measures, read off as affine maps and quadratic forms), ``delays`` (multiplicity moments,
+and the measures, read off as affine maps and quadratic forms), ``local_steps`` (a K-step client
+job composed from its one-step map by repeated squaring, checked against the K-step code), ``delays`` (multiplicity moments,
 delay tables), ``operators`` (round operators on the second moment), ``fedavg`` (FedAvgModel),
 ``diagonal`` (shared eigenbasis), ``round_model`` (RoundModel), ``rates`` (exact linear rates as spectral
 radii of the moment map), ``run`` (the model registry and run_exact).
@@ -56,6 +57,7 @@ from .fedavg import (
     SCHEDULE_SLACK,
     FedAvgModel,
 )
+from .local_steps import client_maps, compose_power, composed_client_maps
 from .operators import (
     DENSE_MAX,
     MIXTURE_DENSE_MAX,
@@ -131,6 +133,9 @@ __all__ = [
     "RoundOperator",
     "ServerMap",
     "SlotMoments",
+    "client_maps",
+    "compose_power",
+    "composed_client_maps",
     "config_log_rate",
     "delay_table",
     "exact_model",
