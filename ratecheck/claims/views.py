@@ -257,6 +257,11 @@ class OwnDrawing(_Delegated, Statistic):
     def scales(self, o: Any, xs: Sequence[float], ys: Sequence[float]) -> tuple[bool, bool]:
         return positive(xs) and bool(getattr(o.claim, "plot_log_x", False)), positive(ys)
 
+    def x_values(self, o: Any) -> list[float]:
+        # the claim may draw past its grid (``plot_x_values(outcome)``, e.g. a rate beyond a theorem's region)
+        extra = getattr(o.claim, "plot_x_values", None)
+        return super().x_values(o) + (list(extra(o)) if callable(extra) else [])
+
     def draw(self, ax: Any, o: Any, log_y: bool) -> None:
         o.claim.draw_plot(ax, o, log_y)
 
