@@ -1,4 +1,4 @@
-"""The ``ratecheck`` command: list, check, report, run, cache.
+"""The ``ratecheck`` command: list, describe, check, report, run, cache.
 
 Exit status: 0 when every verdict is the one its claim expects, 1 when some verdict is unexpected
 (an ERROR verdict too: a run or search a claim needs failed; the other claims are still decided),
@@ -227,6 +227,12 @@ def _print_outcomes(outcomes, verbose: bool = False) -> None:
         print(textwrap.fill(r[3], WIDTH, initial_indent=f"  {r[0]}: ", subsequent_indent="    "))
 
 
+def cmd_describe(args: argparse.Namespace) -> int:
+    from ratecheck.describe import command
+
+    return command(args.name, _registry(args), as_json=args.json)
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     profile, outcomes, seconds = _outcomes(args)
     report = None if args.no_report else _write_report(args, profile, outcomes, seconds)
@@ -439,6 +445,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_paper_option(p)
     p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("describe", help="parameters, constants, conditions, bounds, orders of a registered name")
+    p.add_argument("name", help="an algorithm, family, paper, theorem or claim (fedavg, defedavg.theorem2)")
+    p.add_argument("--json", action="store_true")
+    _add_paper_option(p)
+    p.set_defaults(func=cmd_describe)
 
     for name, func, helptext in (
         ("check", cmd_check, "run registered claims and print verdicts (exit 1 on an unexpected verdict)"),
