@@ -1,5 +1,5 @@
 """The one binder from runs to theorem symbols (issue #20 item 4): the constants a run's family
-certifies (ratecheck.assumptions), declared reads of the run, and a paper's derived quantities.
+certifies (ratecheck.assumptions), declared reads of the run, and a paper's derived quantities::
 
     bindings = Binder(THEOREM_1, THEOREM_2, reads={"n": participating, "K": local_steps, "T": rounds,
                                                    "eta": param("eta_global")})

@@ -38,8 +38,12 @@ class DescribeError(LookupError):
     """A name that is no registered algorithm, family, theorem, claim or paper."""
 
 
-def describe(name: str, registry: Any) -> list[Record]:
-    """Every registered thing called ``name`` (usually one), each as a record with a "kind" field."""
+def describe(name: str, registry: Any, *, orders: bool = True, build: bool = True) -> list[Record]:
+    """Every registered thing called ``name`` (usually one), each as a record with a "kind" field.
+
+    ``orders=False`` leaves out a theorem's orders (sympy limits: seconds per theorem uncached);
+    ``build=False`` a family's constants (building an instance at the defaults can take a minute:
+    least_squares_interpolation solves a 2000-dimensional system); what it certifies is still listed."""
     found: list[Record] = []
     algorithms = {item.name: item for item in registry.items("algorithm")}
     families = {item.name: item for item in registry.items("problem")}
@@ -49,11 +53,11 @@ def describe(name: str, registry: Any) -> list[Record]:
     if name in algorithms:
         found.append(_algorithm(algorithms[name]))
     if name in families:
-        found.append(_family(name, families[name], registry))
+        found.append(_family(name, families[name], registry, build))
     if name in papers:
         found.append(_paper(papers[name].obj, papers[name].origin))
     if name in theorems:
-        found.append(_theorem(theorems[name], registry))
+        found.append(_theorem(theorems[name], registry, orders))
     if name in claims:
         found.append(_claim(claims[name], registry))
     if not found:
@@ -86,12 +90,17 @@ def _algorithm(item: Any) -> Record:
             "origin": item.origin, "parameters": _params(cls, defaults)}
 
 
-def _family(name: str, item: Any, registry: Any) -> Record:
+def _family(name: str, item: Any, registry: Any, build: bool) -> Record:
     factory = item.obj
     signature = inspect.signature(factory)
     defaults = {k: p.default for k, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
     record: Record = {"kind": "problem family", "name": name, "summary": _first_paragraph(factory.__doc__),
                       "origin": item.origin, "parameters": _params(factory, defaults)}
+    if not build:
+        certified = family_assumptions(registry).get(name, ())
+        record["certifies"] = [str(a) for a in certified]
+        record["theorems"] = [t.id for t in registry.theorems() if name in admissible_families(t, {name: certified})]
+        return record
     try:
         problem = factory()
     except Exception as exc:  # a family without usable defaults: say so rather than fail the description
@@ -108,10 +117,10 @@ def _family(name: str, item: Any, registry: Any) -> Record:
     return record
 
 
-def _theorem(theorem: Theorem, registry: Any) -> Record:
+def _theorem(theorem: Theorem, registry: Any, with_orders: bool) -> Record:
     schedule = {str(k): str(v) for k, v in theorem.schedule.items()}
     orders: list[Record] = []
-    for version in theorem.versions:
+    for version in theorem.versions if with_orders else ():
         for symbol in theorem.parameters:
             if str(symbol) in schedule:
                 continue
