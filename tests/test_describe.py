@@ -73,3 +73,12 @@ def test_the_command(capsys: pytest.CaptureFixture[str]):
     assert json.loads(capsys.readouterr().out)["name"] == "fedavg"
     assert main(["describe", "no_such_thing"]) == 2
     assert "no algorithm, problem family, paper, theorem or claim is named 'no_such_thing'" in capsys.readouterr().err
+
+
+def test_a_theorem_whose_t_counts_local_steps_reads_local_iterations():
+    from ratecheck.binding import local_iterations, rounds
+    from ratecheck.inspection import view
+    from ratecheck.trace import RunConfig
+
+    run = view(RunConfig("fedavg", {"local_steps": 5}, "quadratic", {"dim": 2, "clients": 4}, rounds=30))
+    assert (rounds(run, None), local_iterations(run, None)) == (30.0, 150.0)
