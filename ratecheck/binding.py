@@ -1,5 +1,5 @@
 """The one binder from runs to theorem symbols (issue #20 item 4): the constants a run's family
-certifies (ratecheck.assumptions), declared reads of the run, and a paper's derived quantities.
+certifies (ratecheck.assumptions), declared reads of the run, and a paper's derived quantities::
 
     bindings = Binder(THEOREM_1, THEOREM_2, reads={"n": participating, "K": local_steps, "T": rounds,
                                                    "eta": param("eta_global")})
@@ -50,7 +50,14 @@ def local_steps(run: RunView, trace: Trace | None) -> float:
 
 
 def rounds(run: RunView, trace: Trace | None) -> float:
+    """Rounds: communications. A theorem whose T counts local steps reads ``local_iterations``."""
     return float(run.rounds)
+
+
+def local_iterations(run: RunView, trace: Trace | None) -> float:
+    """Rounds x local steps: the T of a theorem that counts every local step (local SGD papers often
+    do), where ratecheck's rounds count communications."""
+    return float(run.rounds * run.local_steps)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The ``ratecheck`` command: list, check, report, run, cache.
+"""The ``ratecheck`` command: list, describe, check, report, run, cache.
 
 Exit status: 0 when every verdict is the one its claim expects, 1 when some verdict is unexpected
 (an ERROR verdict too: a run or search a claim needs failed; the other claims are still decided),
@@ -227,6 +227,24 @@ def _print_outcomes(outcomes, verbose: bool = False) -> None:
         print(textwrap.fill(r[3], WIDTH, initial_indent=f"  {r[0]}: ", subsequent_indent="    "))
 
 
+def cmd_describe(args: argparse.Namespace) -> int:
+    from ratecheck.describe import command
+
+    return command(args.name, _registry(args), as_json=args.json)
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from ratecheck.scaffold import ScaffoldError, new_package
+
+    try:
+        tex = Path(args.from_tex).read_text(encoding="utf-8", errors="replace") if args.from_tex else None
+        written = new_package(args.name, Path(args.dir), tex=tex)
+    except (ScaffoldError, OSError) as exc:
+        raise UsageError(f"new: {exc}") from None
+    print("\n".join(map(str, written)))
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     profile, outcomes, seconds = _outcomes(args)
     report = None if args.no_report else _write_report(args, profile, outcomes, seconds)
@@ -439,6 +457,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_paper_option(p)
     p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("describe", help="parameters, constants, conditions, bounds, orders of a registered name")
+    p.add_argument("name", help="an algorithm, family, paper, theorem or claim (fedavg, defedavg.theorem2)")
+    p.add_argument("--json", action="store_true")
+    _add_paper_option(p)
+    p.set_defaults(func=cmd_describe)
+
+    p = sub.add_parser("new", help="write an installable plugin package NAME that passes its check and tests")
+    p.add_argument("name")
+    p.add_argument("--dir", default=".", help="folder to write NAME/ into (default: here)")
+    p.add_argument("--from-tex", metavar="FILE", help="also draft the theorems of a LaTeX source")
+    p.set_defaults(func=cmd_new)
 
     for name, func, helptext in (
         ("check", cmd_check, "run registered claims and print verdicts (exit 1 on an unexpected verdict)"),

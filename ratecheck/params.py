@@ -5,7 +5,7 @@ Algorithms declare their hyper-parameters as dataclass fields built with the hel
 keyword parameters with ``@declare(name=Param.real(...), ...)``. The CLI, the Python API and a
 RunConfig read back from the cache all go through ``Param.check``, so a bad value always gets the same
 error naming the parameter, the value and the rule. Booleans are never numbers, and integers are
-never silently truncated floats.
+never silently truncated floats::
 
     @dataclass(frozen=True)
     class MyAlgorithm(Algorithm):
@@ -414,7 +414,7 @@ def option(default_factory: Callable[[], Any], meaning: str, parse: Callable[[An
 
 
 def declarations(cls_or_obj: Any) -> dict[str, Param]:
-    """The declared parameters of a dataclass (algorithm) or a ``@declare``d factory, by name."""
+    """The declared parameters of a dataclass (algorithm) or a factory declared with ``@declare``, by name."""
     declared = getattr(cls_or_obj, "declared", None)
     if isinstance(declared, Mapping):
         return dict(declared)

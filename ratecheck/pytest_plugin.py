@@ -11,8 +11,14 @@ the runs of every collected claim are planned together and made once per session
 claims run once), on ``--jobs`` processes, cached in ``--ratecheck-cache``. A plugin that fails to
 load, or a claim naming an unknown algorithm or problem, fails its own test with the cause.
 
+Which papers become tests: the papers the project under test declares (the ``ratecheck.papers`` entry
+points of the pyproject.toml in pytest's rootdir) and those given with ``--paper``; or, explicitly, the
+keys in ``--ratecheck-paper KEY`` (repeatable) or the ini option ``ratecheck_papers`` (``all`` selects every
+installed paper). Other installed papers are not collected. Test ids are claim ids, and ``-k`` matches a
+claim's test by its claim id and paper key only (not by the test module's name).
+
 Options: ``--full`` (profile), ``--jobs N``, ``--paper MODULE_OR_PATH`` (repeatable),
-``--ratecheck-cache DIR``.
+``--ratecheck-paper KEY`` (repeatable), ``--ratecheck-cache DIR``.
 
 Marker ``claims``: a test that decides registered claims or runs heavy sweeps. The plugin adds it to every
 test that uses the claim fixtures (``ratecheck_claim``, ``ratecheck_outcome``, ``ratecheck_runs``,
@@ -25,6 +31,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,6 +55,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="processes for the claims' runs (default 1: serial)")
     group.addoption("--paper", action="append", default=[], dest="ratecheck_papers", metavar="MODULE_OR_PATH",
                     help="also register a paper/algorithm/problem module or .py file (repeatable)")
+    group.addoption("--ratecheck-paper", action="append", default=[], dest="ratecheck_select", metavar="KEY",
+                    help="collect the claims of this paper (repeatable; 'all' for every installed paper); "
+                         "default: the papers of the project under test and of --paper")
+    parser.addini("ratecheck_papers", type="linelist", default=[],
+                  help="paper keys whose claims become tests ('all' for every installed paper)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -67,17 +79,72 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize ``ratecheck_claim`` over every registered claim, plus one failing entry per
-    plugin that could not be loaded (so a broken plugin is seen, and the others still run)."""
+    """Parametrize ``ratecheck_claim`` over the claims of the selected papers, plus one failing entry
+    per selected plugin that could not be loaded (so a broken plugin is seen, and the others still run)."""
     if "ratecheck_claim" not in metafunc.fixturenames:
         return
     from .registry import default
 
     registry = default()
-    claims: list[Any] = registry.claims()
-    values = claims + list(registry.errors)
-    ids = [c.id for c in claims] + [f"load-error-{i}" for i in range(len(registry.errors))]
+    selection = select_papers(metafunc.config, registry)
+    claims: list[Any] = [c for key in selection.keys for c in registry.papers()[key].claims]
+    problems = selection.problems + [e for e in registry.errors if selection.shows(e.source)]
+    values = claims + problems
+    ids = [c.id for c in claims] + [f"load-error-{i}" for i in range(len(problems))]
     metafunc.parametrize("ratecheck_claim", values, ids=ids, indirect=True)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The papers whose claims become tests, and the distributions whose load errors are shown."""
+
+    keys: tuple[str, ...]
+    dists: frozenset[str] | None  # None: every distribution's (an explicit 'all')
+    problems: list[str]  # selection errors, each shown as a failing test
+
+    def shows(self, source: str) -> bool:
+        return self.dists is None or source.startswith("--paper") or source.split(" ")[0] in self.dists
+
+
+def select_papers(config: pytest.Config, registry: Any) -> Selection:
+    """The selected paper keys: explicit (``--ratecheck-paper``, else the ini ``ratecheck_papers``), or the
+    project's own (its pyproject's paper entry points) plus those registered by ``--paper``."""
+    installed = registry.papers()
+    explicit = list(config.getoption("ratecheck_select")) or list(config.getini("ratecheck_papers"))
+    if "all" in explicit:
+        return Selection(tuple(installed), None, [])
+    if explicit:
+        unknown = [k for k in explicit if k not in installed]
+        problems = [f"--ratecheck-paper / ratecheck_papers: unknown paper {k!r}; installed papers: "
+                    f"{sorted(installed)}" for k in unknown]
+        return Selection(tuple(k for k in dict.fromkeys(explicit) if k in installed), frozenset(), problems)
+    name, declared = project_papers(config.rootpath)
+    from_sources = [item.name for item in registry.items("paper") if item.origin.startswith("--paper")]
+    keys = tuple(k for k in dict.fromkeys([*declared, *from_sources]) if k in installed)
+    problems = [f"the project's pyproject.toml declares paper {k!r}, but no installed paper has that key "
+                f"(is the project installed? `pip install -e .`)" for k in declared if k not in installed]
+    if not keys and not problems:
+        problems = [f"no ratecheck paper selected: the project in {config.rootpath} declares no "
+                    "'ratecheck.papers' entry point and no --paper was given; select papers with "
+                    "--ratecheck-paper KEY or ratecheck_papers = KEY ... in the pytest configuration "
+                    f"(installed: {sorted(installed)}, or 'all')"]
+    dists = frozenset({name}) if name else frozenset()
+    return Selection(keys, dists, problems)
+
+
+def project_papers(rootdir: Path) -> tuple[str | None, list[str]]:
+    """The project's distribution name and the paper keys its pyproject.toml declares (none without one)."""
+    pyproject = rootdir / "pyproject.toml"
+    try:
+        import tomllib  # type: ignore[import-not-found, unused-ignore]  # Python 3.11+
+    except ImportError:  # Python 3.10: no TOML reader in the standard library
+        return None, []
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, ValueError):
+        return None, []
+    papers = project.get("entry-points", {}).get("ratecheck.papers", {})
+    return project.get("name"), list(papers)
 
 
 # fixtures whose use means the test decides registered claims on their runs
@@ -94,8 +161,9 @@ def runs_claims(item: pytest.Item) -> bool:
     return item.get_closest_marker("full") is not None
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects: the marker must be there when it is read
+@pytest.hookimpl(tryfirst=True)  # before -m and -k deselect: the marker must be there when it is read
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    select_by_keyword(config, items)
     for item in items:
         if item.get_closest_marker("claims") is None and runs_claims(item):
             item.add_marker(pytest.mark.claims)
@@ -107,13 +175,48 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def _param(item: pytest.Item) -> Any:
+    """The value ``ratecheck_claim`` is parametrized with (a Claim, or a load/selection error), or None."""
+    return getattr(getattr(item, "callspec", None), "params", {}).get("ratecheck_claim")
+
+
+def claim_of(item: pytest.Item) -> Claim | None:
+    claim = _param(item)
+    return claim if isinstance(claim, Claim) else None
+
+
+def select_by_keyword(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Apply ``-k`` here, matching a claim's test by its claim id and paper key only (pytest would also
+    match the test module's name, so ``-k mypaper`` in test_mypaper.py selected every installed claim);
+    other tests match as pytest matches them. pytest's own pass then has nothing left to do."""
+    expression = config.option.keyword.lstrip()
+    if not expression or all(_param(item) is None for item in items):
+        return
+    # pytest's own parser and matcher (substring, case-insensitive), so -k reads as it always does
+    from _pytest.mark import KeywordMatcher, _parse_expression
+
+    compiled = _parse_expression(expression, "Wrong expression passed to '-k'")
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        claim = claim_of(item)
+        if claim is None and _param(item) is not None:
+            kept.append(item)  # a selection or load error: it explains missing claims, whatever -k says
+            continue
+        matcher = KeywordMatcher(frozenset({claim.id, claim.paper})) if claim else KeywordMatcher.from_item(item)
+        (kept if compiled.evaluate(matcher) else dropped).append(item)
+    config.option.keyword = ""  # decided here
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Remember the claims that will run (after -k and deselection): their sweep is planned together."""
     chosen: dict[str, Claim] = {}
     for item in session.items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        claim = params.get("ratecheck_claim")
-        if isinstance(claim, Claim):
+        claim = claim_of(item)
+        if claim is not None:
             chosen.setdefault(claim.id, claim)
     session.config.stash[_CLAIMS] = list(chosen.values())
 
@@ -144,7 +247,7 @@ def ratecheck_store(request: pytest.FixtureRequest) -> Store:
 def ratecheck_claim(request: pytest.FixtureRequest) -> Claim:
     """One registered claim (parametrized by pytest_generate_tests)."""
     value = request.param
-    if not isinstance(value, Claim):  # a LoadError: the plugin it names could not be registered
+    if not isinstance(value, Claim):  # a LoadError or a selection error: fail with its account
         pytest.fail(str(value), pytrace=False)
     return value
 

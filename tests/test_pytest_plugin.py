@@ -98,3 +98,60 @@ def test_tests_that_decide_claims_are_marked_claims(project: pytest.Pytester):
     marked = project.runpytest_inprocess("--paper", "mine_paper.py", "-m", "claims", "-p", "no:cacheprovider",
                                          "--collect-only", "-q")
     assert "test_claim[mine.wrong]" in marked.stdout.str()
+
+
+def collected_claims(result: pytest.RunResult) -> set[str]:
+    """The claim ids of the collected ``test_claim`` items (from ``--collect-only -q``)."""
+    lines = [line for line in result.stdout.lines if "::test_claim[" in line]
+    return {line.split("::test_claim[", 1)[1].rstrip("]") for line in lines}
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """pytest in a new process, with this checkout's ratecheck (a new registry, as a researcher's run has)."""
+    return pytester.runpytest_subprocess(*args, "-p", "no:cacheprovider")
+
+
+def test_only_the_project_papers_become_tests(project: pytest.Pytester):
+    """By default the papers of the project under test (and --paper) are collected, not every installed
+    paper; --ratecheck-paper and the ini option select explicitly; an unknown key is a failing test."""
+    own = collected_claims(run(project, "--paper", "mine_paper.py", "--collect-only", "-q"))
+    assert own == {"mine.expected_fail", "mine.wrong", "mine.typo"}  # no installed paper's claim
+
+    project.makefile(".toml", pyproject='[project]\nname = "theirs"\n\n'
+                                        '[project.entry-points."ratecheck.papers"]\nstrfedavg = "x:PAPER"\n')
+    declared = collected_claims(run(project, "--collect-only", "-q"))
+    assert declared and all(c.startswith("strfedavg.") for c in declared)  # the project's declared paper
+
+    project.makeini("[pytest]\nratecheck_papers = fessgda\n")
+    ini = collected_claims(run(project, "--collect-only", "-q"))
+    assert ini and all(c.startswith("fessgda.") for c in ini)
+
+    unknown = run(project, "--ratecheck-paper", "nosuch", "-k", "no_claim_matches_this")
+    unknown.assert_outcomes(errors=1)  # the selection error is kept by any -k: it explains missing claims
+    unknown.stdout.fnmatch_lines(["*unknown paper 'nosuch'; installed papers: [[]*'fessgda'*"])
+
+
+def test_nothing_selected_says_how_to_select(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makepyfile(test_x="def test_claim(ratecheck_claim):\n    pass\n")
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*no ratecheck paper selected*--ratecheck-paper KEY*"])
+
+
+def test_k_matches_claim_ids_and_paper_keys_not_the_module(pytester: pytest.Pytester,
+                                                           monkeypatch: pytest.MonkeyPatch):
+    """`-k mine` in test_mine_strfedavg.py selects paper mine's claims only, although the module's name
+    (which pytest's -k matches) contains both paper keys; other tests match as pytest matches them."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makepyfile(mine_paper=PAPER)
+    pytester.makepyfile(test_mine_strfedavg="def test_claim(ratecheck_claim):\n    pass\n\n\n"
+                                            "def test_plain():\n    pass\n")
+    args = ("--paper", "mine_paper.py", "--ratecheck-paper", "all", "--collect-only", "-q")
+    mine = run(pytester, *args, "-k", "mine")
+    assert collected_claims(mine) == {"mine.expected_fail", "mine.wrong", "mine.typo"}
+    assert "test_mine_strfedavg.py::test_plain" in mine.stdout.str()  # by its module's name, as ever
+    other = run(pytester, *args, "-k", "strfedavg and not selection or plain")
+    chosen = collected_claims(other)
+    assert chosen and all(c.startswith("strfedavg.") and "selection" not in c for c in chosen)
+    assert "test_mine_strfedavg.py::test_plain" in other.stdout.str()

@@ -248,7 +248,7 @@ class ExponentComparisonClaim(Claim):
 @dataclass(frozen=True, kw_only=True)
 class AbscissaSlopeClaim(SlopeClaim):
     """A slope claim whose x axis is ``abscissa(config)`` (e.g. the run's eta) instead of the grid value,
-    fitted on |per-replica value| when ``magnitude`` (signed measures whose sign is known)."""
+    fitted on the absolute per-replica value when ``magnitude`` (signed measures whose sign is known)."""
 
     abscissa: Callable[[RunConfig], float] | None = None
     magnitude: bool = False
