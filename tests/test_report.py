@@ -148,7 +148,7 @@ def report(outcomes, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
     module = Paper(key=PAPER, title="Toy paper", seed="toy.txt", theorems=(THEOREM,))
     return write_report(outcomes, out / "rc", profile=PROFILE, papers={PAPER: module},
-                        meta={"wall_seconds": 12.5, "ratecheck": "9.9.9"})
+                        meta={"wall_seconds": 12.5, "ratecheck": "9.9.9"}, figures=("svg", "png"))
 
 
 def section(md: str, title: str) -> str:
@@ -272,7 +272,7 @@ def test_html_is_escaped_and_coloured(report):
 
 
 def test_without_paper_modules_uses_the_claims_theorems(outcomes, tmp_path):
-    path = write_report(outcomes[2:4], tmp_path, profile=PROFILE)
+    path = write_report(outcomes[2:4], tmp_path, profile=PROFILE, figures=("png",))
     md = (tmp_path / f"{PAPER}.md").read_text()
     assert path == tmp_path / "index.html"
     assert "### `toy.theorem1`" in md

@@ -15,9 +15,9 @@ SUBSETS = "subsets"  # a subset's report: <report dir>/subsets/<pattern>/, besid
 
 def add_options(p: argparse.ArgumentParser) -> None:
     """The report options of ``check`` and ``report``."""
-    p.add_argument("--figures", default="svg,png", type=_formats, metavar="FORMATS",
-                   help="figure formats, comma-separated, from svg, png, pdf (default svg,png: SVG in the HTML, PNG "
-                        "in the Markdown; add pdf for vector figures a paper can include)")
+    p.add_argument("--figures", default="svg", type=_formats, metavar="FORMATS",
+                   help="figure formats, comma-separated, from svg, png, pdf (default svg, shown by the HTML and the "
+                        "Markdown; png adds a PNG twin the Markdown then shows; pdf, vector figures a paper can include)")
     p.add_argument("--single-file", action="store_true",
                    help="also write report.html: every page in one self-contained file, figures inlined")
 
@@ -50,7 +50,7 @@ def write(args: argparse.Namespace, profile: Any, outcomes: Sequence[Any], secon
     if getattr(args, "pattern", None):
         meta["subset"] = f"claims matching {args.pattern!r} (the full report is in {args.report_dir})"
     return write_report(outcomes, report_dir(args), profile=profile, papers=registry.papers(), meta=meta,
-                        jobs=args.jobs, figures=getattr(args, "figures", ("svg", "png")),
+                        jobs=args.jobs, figures=getattr(args, "figures", ("svg",)),
                         single_file=getattr(args, "single_file", False))
 
 

@@ -81,9 +81,8 @@ class Table:
 
 @dataclass
 class Image:
-    src: str  # relative to the report directory (HTML: the SVG; Markdown: the PNG beside it)
+    src: str  # relative to the report directory
     alt: str
-    markdown_src: str | None = None
 
 
 @dataclass
@@ -144,8 +143,8 @@ def _md_inline(content: Inline, in_table: bool = False) -> str:
     return "".join(out)
 
 
-def render_markdown(blocks: Sequence[Block]) -> str:
-    """The blocks as GitHub-flavoured Markdown."""
+def render_markdown(blocks: Sequence[Block], png: bool = False) -> str:
+    """The blocks as GitHub-flavoured Markdown; ``png``: an SVG image is shown by the PNG written beside it."""
     parts = []
     for b in blocks:
         if isinstance(b, Heading):
@@ -160,10 +159,11 @@ def render_markdown(blocks: Sequence[Block]) -> str:
             lines += ["| " + " | ".join(_md_inline(c, True) for c in row) + " |" for row in b.rows]
             parts.append("\n".join(lines))
         elif isinstance(b, Image):
-            parts.append(f"![{_md_text(b.alt, True)}]({b.markdown_src or b.src})")
+            src = b.src[: -len(".svg")] + ".png" if png and b.src.endswith(".svg") else b.src
+            parts.append(f"![{_md_text(b.alt, True)}]({src})")
         elif isinstance(b, Details):
             parts.append("**" + _md_inline(b.summary).replace("**", "") + "**")
-            parts.append(render_markdown(b.blocks).rstrip("\n"))
+            parts.append(render_markdown(b.blocks, png).rstrip("\n"))
     return "\n\n".join(parts) + "\n"
 
 

@@ -133,15 +133,9 @@ def _hunt(o: Outcome, images: Mapping[str, str | None]) -> list[Block]:
         which = "the counterexample" if h["found"] else "the instance with the largest ratio"
         blocks.append(Para(f"Measure against bound '{h['version']}' along the run of {which}, the bound "
                            "evaluated at each checkpoint's T with the instance's constants and step sizes:"))
-        blocks.append(_image(str(images[f"{o.claim.id}:trajectory"]),
+        blocks.append(Image(str(images[f"{o.claim.id}:trajectory"]),
                              f"measure against bound along the run of {o.claim.id}"))
     return blocks
-
-
-def _image(src: str, alt: str) -> Image:
-    """An image: the SVG in HTML, the PNG beside it in Markdown (when written)."""
-    png = src[: -len(".svg")] + ".png" if src.endswith(".svg") else None
-    return Image(src, alt, markdown_src=png)
 
 
 def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
@@ -253,7 +247,7 @@ def _claim_section(o: Outcome, images: Mapping[str, str | None], title: str, cat
         blocks += _hunt(o, images)
     image = images.get(claim.id)
     if image is not None:
-        blocks.append(_image(image, f"{claim.id}: {claim.kind} plot"))
+        blocks.append(Image(image, f"{claim.id}: {claim.kind} plot"))
         blocks.append(Para(_plot_caption(o)))
     elif "hunt" not in o.evidence:
         blocks.append(Para("No plot: no grid point has a finite replica."))
@@ -372,7 +366,7 @@ def _paper_page(paper: str, group: Sequence[Outcome], module: Paper | None,
     for heading, body in extras:
         blocks += [Heading(2, heading, anchor=_anchor("section", heading)), *markdown_blocks(body)]
     for fig_title, src, caption in figures:
-        blocks += [Heading(2, fig_title, anchor=_anchor("figure", fig_title)), _image(src, fig_title), Para(caption)]
+        blocks += [Heading(2, fig_title, anchor=_anchor("figure", fig_title)), Image(src, fig_title), Para(caption)]
     if theorems:
         blocks.append(Heading(2, "Theorems", anchor="theorems"))
         for t in theorems:

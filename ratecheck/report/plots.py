@@ -16,7 +16,7 @@ matplotlib.use("Agg")  # reports are written headless (CI, worker processes): ne
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogFormatter, NullLocator  # noqa: E402
 
 from ..claims import Claim, Outcome  # noqa: E402
 from ..claims.views import positive  # noqa: E402
@@ -42,6 +42,17 @@ LEGEND_LINE = 0.17
 YLABEL_CHARS, LEGEND_CHARS = 44, 95
 
 plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ratecheck"})  # SVG text stays text; stable ids
+
+
+def _plain_log(axis: Any) -> None:
+    """Plain-number labels on a log axis; minor ticks only where they are labelled (under two decades):
+    elsewhere they would cost a Tick each and say nothing the grid does not."""
+    axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
+    low, high = axis.get_view_interval()
+    if low > 0 and high / low < 100:
+        axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+    else:
+        axis.set_minor_locator(NullLocator())
 
 
 def _frame(fig: Any, ax: Any, title: str) -> None:
@@ -90,7 +101,7 @@ def _figure(o: Outcome) -> Any:
             if len(ticks) <= 12:
                 ax.set_xticks(ticks)
                 ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
-                ax.xaxis.set_minor_formatter(NullFormatter())
+                ax.xaxis.set_minor_locator(NullLocator())  # unlabelled minor ticks cost a Tick each
         empty = [p.value for p in o.points if p.samples.size == 0]
         for i, v in enumerate(empty):
             # a grid point without finite replicas has no mean: mark it rather than drop it silently
@@ -104,8 +115,7 @@ def _figure(o: Outcome) -> Any:
             pad = 0.04 * (hi_x - lo_x) or 0.5
             ax.set_xlim(lo_x - max(pad, 0.3 if names else 0), hi_x + max(pad, 0.3 if names else 0))
         if log_y:
-            ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
-            ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+            _plain_log(ax.yaxis)
         ax.set_xlabel(view.xlabel(claim) + ("" if names else f" ({'log' if log_x else 'linear'} scale)"))
         ax.set_ylabel(textwrap.fill(f"{view.ylabel(claim)} ({'log' if log_y else 'linear'})", YLABEL_CHARS))
         title = (f"{o.claim.id}\nobservation (no verdict)" if o.observation else
@@ -151,8 +161,6 @@ def _trajectory_plot(o: Outcome, path: Path, formats: Sequence[str] = ("png",)) 
         ax.set_xscale("log")
         if positive(np.concatenate([mean, bound])):
             ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
-            ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
         what = "expectation (exact)" if tr.get("exact") else "replica mean"
         ax.plot(t, mean, "o-", color="C0", ms=4, lw=1.6, label=f"{tr['measure']}: {what}")
@@ -164,6 +172,8 @@ def _trajectory_plot(o: Outcome, path: Path, formats: Sequence[str] = ("png",)) 
         above = mean > bound
         if above.any():
             ax.plot(t[above], mean[above], "s", color="C3", ms=7, mfc="none", mew=1.6, label="measure above the bound")
+        if ax.get_yscale() == "log":
+            _plain_log(ax.yaxis)
         kind = "counterexample" if tr.get("found") else "largest measure/bound found"
         ax.set_xlabel(f"round T (log scale; the run's horizon {tr.get('horizon')})")
         ax.set_ylabel(textwrap.fill(f"{tr['measure']} and the bound", YLABEL_CHARS))

@@ -23,13 +23,14 @@ def write_report(
     papers: Mapping[str, Paper] | None = None,
     meta: Mapping[str, Any] | None = None,
     jobs: int | None = None,
-    figures: Sequence[str] = ("svg", "png"),
+    figures: Sequence[str] = ("svg",),
     single_file: bool = False,
 ) -> Path:
     """Write the Markdown/HTML report of ``outcomes`` into ``out_dir``; returns the path of index.html.
 
     Claim plots are drawn by ``jobs`` processes (default: all cores), saved in each of ``figures``
-    (the HTML shows the SVG, the Markdown the PNG, a PDF is for a paper's appendix).
+    (the HTML shows the SVG; the Markdown the PNG when one is written, else the SVG; a PDF is for a
+    paper's appendix). SVG only by default: a PNG costs about twice an SVG's CPU (issue #19 item 5).
     ``papers`` maps a paper key to its Paper (title, seed, theorems, report hooks); without it a paper page
     lists the theorems its claims use. ``meta`` entries (wall time, jobs, ...) join the provenance block
     on every page. ``single_file`` also writes report.html: every page and figure in one file.
@@ -82,7 +83,7 @@ def write_report(
     info["report"] = clock.text() + " (drawing and writing this report)"
     pages["index"] = ("ratecheck report", _index_page(groups, stems, papers, provenance(info), twin_ids))
     for stem, (title, blocks) in pages.items():
-        (out / f"{stem}.md").write_text(render_markdown(blocks), encoding="utf-8")
+        (out / f"{stem}.md").write_text(render_markdown(blocks, png="png" in formats), encoding="utf-8")
         (out / f"{stem}.html").write_text(render_html(blocks, title), encoding="utf-8")
     if single_file:
         from .single import write_single
