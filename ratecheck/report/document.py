@@ -183,7 +183,7 @@ table.verdicts td:first-child, table.verdicts th:first-child { position: sticky;
        z-index: 1; box-shadow: 1px 0 0 #ccc; }
 table.verdicts th:first-child { background: #f3f3f3; }
 table.verdicts td:last-child { min-width: 16em; }
-math { font-size: 1.05em; math-style: normal; }
+math { font-size: max(1.05em, 1rem); math-style: normal; }  /* never below the body, also in a table */
 .formula { display: block; overflow-x: auto; max-width: 100%; padding: .1em 0; }
 code { background: #f5f5f5; padding: 0 .2em; border-radius: 3px; font-size: 92%; overflow-wrap: anywhere; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }

@@ -38,7 +38,7 @@ class _PlainLogFormatter(LogFormatter):
 # it never hides data); margins are fixed, so no layout pass draws the figure before it is saved
 AXES_W, AXES_H = 5.2, 2.9
 LEFT, RIGHT, TOP, BELOW_AXES = 1.05, 0.25, 0.62, 0.62
-LEGEND_LINE = 0.17
+LEGEND_LINE = 0.18
 YLABEL_CHARS, LEGEND_CHARS = 44, 95
 
 plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ratecheck"})  # SVG text stays text; stable ids
@@ -61,7 +61,7 @@ def _frame(fig: Any, ax: Any, title: str) -> None:
     handles, labels = ax.get_legend_handles_labels()
     labels = [textwrap.fill(lab, LEGEND_CHARS) for lab in labels]
     lines = sum(lab.count("\n") + 1 for lab in labels)
-    below = BELOW_AXES + (lines * LEGEND_LINE + 0.1 if handles else 0)
+    below = BELOW_AXES + (lines * LEGEND_LINE + 0.15 if handles else 0)
     width, height = LEFT + AXES_W + RIGHT, TOP + AXES_H + below
     fig.set_size_inches(width, height)
     fig.subplots_adjust(left=LEFT / width, right=1 - RIGHT / width, top=1 - TOP / height, bottom=below / height)
