@@ -246,7 +246,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         }, indent=2, allow_nan=False, default=str))
     else:
         _print_outcomes(outcomes, verbose=args.verbose)
-        print(f"\n{tally(outcomes).sentence()}\n{len(outcomes)} outcomes in {seconds:.1f}s ({profile.name} profile).")
+        print("\n" + textwrap.fill(f"{tally(outcomes).sentence()} {len(outcomes)} outcomes in {seconds:.1f}s "
+                                   f"({profile.name} profile).", WIDTH))
         print(_runs_line(args))
         if report:
             print(f"report: {report}")
