@@ -302,4 +302,5 @@ def view_of(claim: Any) -> View:
 
 def formula_parts(expr: sp.Basic, source: Any, note: str = "") -> tuple[Any, ...]:
     """Fact parts for a bound: the expression, its source, and its note when it has one."""
-    return (expr, f" [{source}]") + ((f" - {note}",) if note else ())
+    # the place in the paper (the page names the paper; its file name would say nothing to a reader)
+    return (expr, f" [{getattr(source, 'where', source)}]") + ((f" - {note}",) if note else ())

@@ -182,6 +182,7 @@ th { background: #f3f3f3; }
 table.verdicts td:first-child, table.verdicts th:first-child { position: sticky; left: 0; background: #fff;
        z-index: 1; box-shadow: 1px 0 0 #ccc; }
 table.verdicts th:first-child { background: #f3f3f3; }
+table.verdicts td:first-child code { white-space: nowrap; overflow-wrap: normal; }
 table.verdicts td:last-child { min-width: 16em; }
 math { font-size: max(1.05em, 1rem); math-style: normal; }  /* never below the body, also in a table */
 .formula { display: block; overflow-x: auto; max-width: 100%; padding: .1em 0; }

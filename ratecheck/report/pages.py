@@ -267,11 +267,11 @@ def _plot_caption(o: Outcome) -> str:
     return text
 
 
-def _theorem_section(t: Theorem) -> list[Block]:
+def _theorem_section(t: Theorem, title: str = "") -> list[Block]:
     blocks: list[Block] = [
         Heading(3, [Span(t.id, code=True), f" - {t.title}"], anchor=_anchor("theorem", t.id)),
         Bullets([
-            [Span("Source: ", bold=True), str(t.source)],
+            [Span("Source: ", bold=True), readable_source(t.source, title)],
             [Span("Measure: ", bold=True), Span(t.measure, code=True)],
             [Span("Constants: ", bold=True), ", ".join(s.name for s in t.constants) or "-"],
             [Span("Parameters: ", bold=True), ", ".join(s.name for s in t.parameters) or "-"],
@@ -288,12 +288,12 @@ def _theorem_section(t: Theorem) -> list[Block]:
         blocks.append(Para(Span("Conditions", bold=True)))
         table = Table(["name", "condition", "source", "note"])
         for c in t.conditions:
-            table.rows.append([c.name, formula(c.relation), str(c.source), c.note])
+            table.rows.append([c.name, formula(c.relation), readable_source(c.source, title), c.note])
         blocks.append(table)
     blocks.append(Para(Span("Bound versions", bold=True)))
     table = Table(["version", "bound", "source", "note"])
     for b in t.bounds:
-        table.rows.append([Span(b.version, bold=True), formula(b.expr), str(b.source), b.note])
+        table.rows.append([Span(b.version, bold=True), formula(b.expr), readable_source(b.source, title), b.note])
     blocks.append(table)
     return blocks
 
@@ -370,6 +370,6 @@ def _paper_page(paper: str, group: Sequence[Outcome], module: Paper | None,
     if theorems:
         blocks.append(Heading(2, "Theorems", anchor="theorems"))
         for t in theorems:
-            blocks += _theorem_section(t)
+            blocks += _theorem_section(t, title)
     blocks += [Heading(2, "Provenance", anchor="provenance"), Bullets(list(provenance))]
     return blocks
