@@ -348,3 +348,17 @@ def test_observations_rates_and_deterministic_points_are_shown(tmp_path):
     md = (tmp_path / f"{PAPER}.md").read_text()
     assert "toy.obs" in section(md, "Observations") and "ratio = 1.5e-07" in section(md, "Observations")
     assert "observation (no verdict)" in section(md, "Verdicts")
+
+
+def test_single_file_and_latex_export(outcomes, tmp_path):
+    from ratecheck.report.latex_export import write_latex
+
+    module = Paper(key=PAPER, title="Toy paper", seed="toy.txt", theorems=(THEOREM,))
+    write_report(outcomes, tmp_path / "rc", profile=PROFILE, papers={PAPER: module}, single_file=True)
+    single = (tmp_path / "rc" / "report.html").read_text()
+    assert single.count("<section") == 2 and 'src="data:image/svg+xml;base64,' in single  # figures inlined
+    assert f'href="#{PAPER}--claim-toy_bound_printed"' in single and f'id="{PAPER}--claim-toy_bound_printed"' in single
+    tex = write_latex(outcomes, module, tmp_path / "tex").read_text()
+    assert r"\begin{longtable}" in tex and r"\texttt{toy.bound\_printed}" in tex and "erratum confirmed" in tex
+    assert r"\includegraphics[width=0.8\linewidth]{toy/toy_bound_printed.pdf}" in tex
+    assert (tmp_path / "tex" / "toy" / "toy_bound_printed.pdf").read_bytes().startswith(b"%PDF")

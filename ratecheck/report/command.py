@@ -60,7 +60,7 @@ def register_export(sub: Any, add_paper_option: Callable[[argparse.ArgumentParse
     (the verdicts come from the cache; what it lacks is run, serially unless --jobs)."""
     p = sub.add_parser("export", help="export a paper's verdicts for an appendix: `export latex PAPER`")
     p.add_argument("format", choices=("latex",), help="latex: a table (booktabs, longtable) and PDF figures")
-    p.add_argument("paper", help="paper key (see `ratecheck list`)")
+    p.add_argument("paper_key", metavar="PAPER", help="paper key (see `ratecheck list`)")
     p.add_argument("--out", default="export", help="output directory (default export)")
     p.add_argument("--full", action="store_true", help="full profile (default quick)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes for runs the cache lacks (default 1)")
@@ -74,14 +74,15 @@ def register_export(sub: Any, add_paper_option: Callable[[argparse.ArgumentParse
         from .latex_export import write_latex
 
         papers = registry.papers()
-        if args.paper not in papers:
+        key = args.paper_key
+        if key not in papers:
             from ..cli import UsageError
 
-            raise UsageError(f"export: paper {args.paper!r} is not registered (known: {', '.join(sorted(papers))})")
-        args.pattern = args.paper
-        profile, found, _ = outcomes(args)
-        mine = [o for o in found if o.claim.paper == args.paper]
-        path = write_latex(mine, papers[args.paper], Path(args.out), jobs=args.jobs)
+            raise UsageError(f"export: paper {key!r} is not registered (known: {', '.join(sorted(papers))})")
+        args.pattern = key
+        _, found, _ = outcomes(args)
+        mine = [o for o in found if o.claim.paper == key]
+        path = write_latex(mine, papers[key], Path(args.out), jobs=args.jobs)
         print(f"latex: {path}")
         return 0
 
