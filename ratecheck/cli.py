@@ -472,7 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("-v", "--verbose", action="store_true", help="full reasons, wrapped")
         p.set_defaults(func=func)
 
-    register_export(sub, _add_paper_option, _outcomes, DEFAULT_CACHE)
+    register_export(sub, _add_paper_option, _outcomes, DEFAULT_CACHE, UsageError)
 
     p = sub.add_parser("run", help="one run with a progress bar; prints the final measures")
     p.add_argument("algorithm")

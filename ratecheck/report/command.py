@@ -55,7 +55,8 @@ def write(args: argparse.Namespace, profile: Any, outcomes: Sequence[Any], secon
 
 
 def register_export(sub: Any, add_paper_option: Callable[[argparse.ArgumentParser], None],
-                    outcomes: Callable[[argparse.Namespace], Any], default_cache: str) -> None:
+                    outcomes: Callable[[argparse.Namespace], Any], default_cache: str,
+                    usage_error: type[Exception] = ValueError) -> None:
     """``ratecheck export latex PAPER``: a LaTeX table of the paper's claims and verdicts, with PDF figures
     (the verdicts come from the cache; what it lacks is run, serially unless --jobs)."""
     p = sub.add_parser("export", help="export a paper's verdicts for an appendix: `export latex PAPER`")
@@ -75,10 +76,8 @@ def register_export(sub: Any, add_paper_option: Callable[[argparse.ArgumentParse
 
         papers = registry.papers()
         key = args.paper_key
-        if key not in papers:
-            from ..cli import UsageError
-
-            raise UsageError(f"export: paper {key!r} is not registered (known: {', '.join(sorted(papers))})")
+        if key not in papers:  # the CLI's usage error: one line, exit status 2
+            raise usage_error(f"export: paper {key!r} is not registered (known: {', '.join(sorted(papers))})")
         args.pattern = key
         _, found, _ = outcomes(args)
         mine = [o for o in found if o.claim.paper == key]
