@@ -143,8 +143,8 @@ def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
     facts: list[Inline] = [
         [Span("Paper says: ", bold=True), claim.statement],
         [Span("Source: ", bold=True), readable_source(claim.source, title)],
-        [Span("Kind: ", bold=True), f"{claim.kind}; measure ", Span(claim.measure, code=True),
-         f"; varied parameter {claim.vary} over ", ", ".join(_value(p.value) for p in o.points)],
+        [Span("Kind: ", bold=True), claim.kind, *(("; measure ", Span(claim.measure, code=True)) if claim.measure else ()),
+         f"; varied parameter {claim.vary} over ", _values(o)],
     ]
     if claim.theorem is not None:
         facts.append([Span("Theorem: ", bold=True),
@@ -170,6 +170,14 @@ def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
                       f" on the same grid; it measured {other.get('verdict', '-')}, this control must differ"])
     facts += [_fact(fact) for fact in _drawn(claim).view().facts(_as_drawn(o))]
     return facts
+
+
+def _values(o: Outcome, shown: int = 8) -> str:
+    """The grid values, the first and last few when there are many (a hunt's instances)."""
+    values = [_value(p.value) for p in o.points]
+    if len(values) <= shown:
+        return ", ".join(values)
+    return ", ".join(values[: shown // 2]) + f", ... ({len(values)} values), " + ", ".join(values[-2:])
 
 
 def _fact(fact: Fact) -> Inline:
