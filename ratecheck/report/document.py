@@ -203,7 +203,7 @@ details.toc ul { columns: 3 14em; }
 .v-neutral { }
 .unexpected { font-weight: bold; color: #b00020; }
 .violated { color: #b00020; }
-@media (max-width: 900px) {
+@media screen and (max-width: 900px) {
   table.verdicts thead { display: none; }
   table.verdicts, table.verdicts tbody, table.verdicts tr, table.verdicts td { display: block; width: auto; }
   table.verdicts tr { border: 1px solid #ccc; margin-bottom: .6em; }
@@ -216,8 +216,11 @@ details.toc ul { columns: 3 14em; }
   @page { size: A4; margin: 12mm; }
   body { max-width: none; margin: 0; font-size: 10pt; }
   .table-wrap { overflow: visible; }
-  table.verdicts { font-size: 8pt; table-layout: fixed; width: 100%; }
-  table.verdicts td, table.verdicts th { overflow-wrap: anywhere; position: static; }
+  table { font-size: 8pt; table-layout: fixed; width: 100%; }
+  td, th { overflow-wrap: anywhere; position: static !important; }
+  table.verdicts td:first-child code { white-space: normal; overflow-wrap: anywhere; }
+  table.verdicts td:last-child { min-width: 0; }
+  .formula { overflow: hidden; }
   details { display: block; } details > summary { list-style: none; }
   img { max-width: 80%; page-break-inside: avoid; }
 }
