@@ -196,12 +196,9 @@ def _runs_line(args: argparse.Namespace) -> str:
 
 
 def _write_report(args, profile, outcomes, seconds: float) -> Path:
-    from ratecheck import __version__, registry
-    from ratecheck.report import write_report
+    from ratecheck.report.command import write
 
-    meta = {"wall_seconds": round(seconds, 1), "ratecheck": __version__, "jobs": args.jobs}
-    return write_report(outcomes, args.report_dir, profile=profile, papers=registry.papers(), meta=meta,
-                        jobs=args.jobs)
+    return write(args, profile, outcomes, seconds)
 
 
 _ZERO_CI = re.compile(r"(\d+% )?CI \[([^,\]]+), \2\]")
@@ -214,9 +211,13 @@ def plain_reason(reason: str) -> str:
 
 
 def _print_outcomes(outcomes, verbose: bool = False) -> None:
+    from ratecheck.report.counts import UNEXPECTED, tally
+
     rows = []
+    categories = tally(outcomes).categories  # the report's categories (erratum, negative control, ...)
     for o in outcomes:
-        status = f"UNEXPECTED (expected {o.expected})" if not o.ok else "ok, erratum" if o.erratum else "ok"
+        category = categories[o.claim.id]
+        status = f"UNEXPECTED (expected {o.expected})" if category == UNEXPECTED else f"ok, {category}"
         rows.append([o.claim.id, str(o.verdict), status, plain_reason(o.reason)])
     if not verbose:
         print(_table(rows, ["claim", "verdict", "status", "reason"], width=WIDTH))
@@ -246,6 +247,8 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from ratecheck.report.counts import tally
+
     profile, outcomes, seconds = _outcomes(args)
     report = None if args.no_report else _write_report(args, profile, outcomes, seconds)
     unexpected = [o for o in outcomes if not o.ok]
@@ -256,13 +259,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             "report": str(report) if report else None,
             "ok": not unexpected,
             "runs": dict(args.stats),
+            "counts": tally(outcomes).to_dict(),  # the report's counts (ratecheck.report.counts)
             "claims": [o.to_dict() for o in outcomes],
         }, indent=2, allow_nan=False, default=str))
     else:
         _print_outcomes(outcomes, verbose=args.verbose)
-        print(f"\n{len(outcomes)} claims in {seconds:.1f}s ({profile.name} profile): "
-              f"{len(outcomes) - len(unexpected)} as expected, {len(unexpected)} unexpected, "
-              f"{sum(o.erratum for o in outcomes)} errata confirmed.")
+        print("\n" + textwrap.fill(f"{tally(outcomes).sentence()} {len(outcomes)} outcomes in {seconds:.1f}s "
+                                   f"({profile.name} profile).", WIDTH))
         print(_runs_line(args))
         if report:
             print(f"report: {report}")
@@ -450,6 +453,9 @@ def cmd_hunt(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ratecheck.report.command import add_options as report_options
+    from ratecheck.report.command import register_export
+
     parser = argparse.ArgumentParser(prog="ratecheck", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -489,11 +495,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--no-cache", action="store_true", help="ignore the cache")
         p.add_argument("--report-dir", default=DEFAULT_REPORTS, help=f"report directory (default {DEFAULT_REPORTS})")
         _add_paper_option(p)
+        report_options(p)
         if name == "check":
             p.add_argument("--no-report", action="store_true", help="do not write the report")
             p.add_argument("--json", action="store_true", help="machine-readable output")
             p.add_argument("-v", "--verbose", action="store_true", help="full reasons, wrapped")
         p.set_defaults(func=func)
+
+    register_export(sub, _add_paper_option, _outcomes, DEFAULT_CACHE, UsageError)
 
     p = sub.add_parser("run", help="one run with a progress bar; prints the final measures")
     p.add_argument("algorithm")

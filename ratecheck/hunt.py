@@ -567,6 +567,13 @@ class HuntClaim(Claim):
         ax.set_xscale("linear")
         ax.plot(np.arange(1, ratios.size + 1), ratios, "o", ms=4, color="C0", label="instance tried (in order)")
         ax.axhline(1.0, color="C3", ls="--", lw=1.5, label=f"bound '{self.version}' (ratio 1)")
+        if np.isfinite(ratios).any():  # where the search peaked, and the instance the verdict reports
+            best, h = int(np.nanargmax(np.where(np.isfinite(ratios), ratios, np.nan))), outcome.evidence.get("hunt", {})
+            ax.plot(best + 1, ratios[best], "*", ms=14, color="C1", zorder=5, label=f"largest ratio found: {ratios[best]:.3g}")
+            at = np.flatnonzero(np.isclose(ratios, float(h.get("ratio", np.nan)), rtol=1e-9))
+            if at.size:
+                ax.plot(at[-1] + 1, ratios[at[-1]], "s", ms=11, mfc="none", mew=2, color="C3", zorder=6, label=(
+                    "counterexample reported (shrunk)" if h.get("found") else "instance reported") + f": ratio {h['ratio']:.3g}")
         ax.set_xlabel("instance (search order; shrinking last)")
 
 

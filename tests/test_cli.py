@@ -58,7 +58,10 @@ def test_check_json_and_exit_status(tmp_path, capsys):
     assert claim["verdict"] == "FAIL" and claim["expected"] == "FAIL" and claim["ok"]
     assert claim["evidence"]["rows"][0]["bound"] > 0
     assert "theory" in claim["points"][0] and claim["points"][0]["theory"]["conditions"]
-    assert (tmp_path / "reports" / "index.html").exists()
+    # a subset's report has its own folder: the full report (reports/index.html) is never overwritten by it
+    assert data["report"] == str(tmp_path / "reports" / "subsets" / "bound_main_text" / "index.html")
+    assert (tmp_path / "reports" / "subsets" / "bound_main_text" / "index.html").exists()
+    assert not (tmp_path / "reports" / "index.html").exists()
     # the second call is served from the cache
     assert main(args) == 0
     again = json.loads(capsys.readouterr().out)
@@ -76,9 +79,10 @@ def test_report_writes_pages_from_the_cache(tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", "defedavg.fedavg.drift*", "--cache-dir", cache, "--report-dir", str(out)]) == 0
     assert "report:" in capsys.readouterr().out
-    page = (out / "defedavg.md").read_text()
+    subset = out / "subsets" / "defedavg.fedavg.drift"  # a subset's report: its own folder
+    page = (subset / "defedavg.md").read_text()
     assert "defedavg.fedavg.drift_limit" in page and "negative control" in page
-    assert list((out / "defedavg").glob("*.png"))
+    assert list((subset / "defedavg").glob("*.svg"))
 
 
 def test_a_failing_run_is_reported_without_a_traceback(monkeypatch, tmp_path, capsys):

@@ -95,9 +95,9 @@ def test_best_instance_trajectory_is_in_the_evidence_and_drawn_in_the_report(tmp
 
     index = write_report([outcome], tmp_path, profile=PROFILES["quick"], papers={"defedavg": PAPER}, jobs=1)
     page = (index.parent / "defedavg.md").read_text()
-    figure = tmp_path / "defedavg" / "defedavg_hunt_T2_main_text_trajectory.png"
+    figure = tmp_path / "defedavg" / "defedavg_hunt_T2_main_text_trajectory.svg"  # SVG by default (issue #18)
     assert figure.exists() and figure.stat().st_size > 1000
-    assert "defedavg/defedavg_hunt_T2_main_text_trajectory.png" in page
+    assert "defedavg/defedavg_hunt_T2_main_text_trajectory.svg" in page
     assert "along the run of the counterexample" in page
 
 

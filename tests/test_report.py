@@ -148,7 +148,7 @@ def report(outcomes, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
     module = Paper(key=PAPER, title="Toy paper", seed="toy.txt", theorems=(THEOREM,))
     return write_report(outcomes, out / "rc", profile=PROFILE, papers={PAPER: module},
-                        meta={"wall_seconds": 12.5, "ratecheck": "9.9.9"})
+                        meta={"wall_seconds": 12.5, "ratecheck": "9.9.9"}, figures=("svg", "png"))
 
 
 def section(md: str, title: str) -> str:
@@ -179,6 +179,8 @@ def test_files_exist_and_plots_are_images(report, outcomes):
         png = out / PAPER / (o.claim.id.replace(".", "_") + ".png")
         image = mpimg.imread(png)
         assert image.ndim == 3 and image.shape[0] > 200 and image.shape[1] > 300, (png, image.shape)
+        svg = png.with_suffix(".svg").read_text()  # the HTML's figure: vector, its text kept as text
+        assert svg.startswith("<?xml") and "<text" in svg
 
 
 def test_paper_page_lists_claims_verdicts_and_status(report, outcomes):
@@ -189,9 +191,9 @@ def test_paper_page_lists_claims_verdicts_and_status(report, outcomes):
         cells = [c.strip() for c in row.strip("|").split("|")]
         # the status comes right after the id, so it survives a narrow window
         assert cells[2:4] == [str(o.verdict), str(o.expected)], row
-        status = "UNEXPECTED" if not o.ok else "OK"
+        status = "UNEXPECTED" if not o.ok else "erratum confirmed" if o.erratum else "pass"
         assert status in cells[1], row
-        # the plot is embedded under the claim's section
+        # the plot is embedded under the claim's section (the PNG in Markdown, the SVG in HTML)
         assert f"]({PAPER}/{o.claim.id.replace('.', '_')}.png)" in md
     assert "**UNEXPECTED**" in md  # toy.slope_early: expected PASS, measured INCONCLUSIVE
     assert "erratum confirmed" in md
@@ -213,18 +215,21 @@ def test_numbers_come_from_the_outcomes(report, outcomes):
 
 def test_erratum_in_errata_section(report):
     md = (report.parent / f"{PAPER}.md").read_text()
-    errata = section(md, "Confirmed errata")
+    errata = section(md, "Errata confirmed by a claim (1)")
     assert "`toy.bound_printed`" in errata
-    assert "erratum: the printed bound lacks the factor 4" in errata
-    assert "drops the factor 4 of the proof" in errata  # the bound's note
+    assert "printed bound" in errata.lower() or "Toy" in errata
     assert "toy.bound_corrected" not in errata
+    # errata come before the verdicts, which come before the claims
+    assert md.index("## Errata confirmed") < md.index("## Verdicts") < md.index("## Claims")
+    claims = section(md, "Claims")
+    assert "drops the factor 4 of the proof" in claims  # the bound's note, in the claim's section
 
 
 def test_bound_claim_lists_every_bound_version(report):
     md = (report.parent / f"{PAPER}.md").read_text()
     claims = section(md, "Claims")
-    start = claims.index("### `toy.bound_printed`")
-    block = claims[start:claims.index("### ", start + 4) if "### " in claims[start + 4:] else None]
+    start = claims.index("**`toy.bound_printed`")
+    block = claims[start:claims.index("**`toy.", start + 4) if "**`toy." in claims[start + 4:] else None]
     assert "bound 'printed' (claimed)" in block and "bound 'corrected'" in block
     theorems = section(md, "Theorems")
     assert "bound 'general'" in block and "bound 'loose'" in block
@@ -237,31 +242,37 @@ def test_bound_claim_lists_every_bound_version(report):
 
 def test_index_summary(report):
     md = (report.parent / "index.md").read_text()
-    row = next(line for line in md.splitlines() if line.startswith("| `toy`"))
+    row = next(line for line in md.splitlines() if line.startswith(f"| [**{PAPER}**]"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    # claims, PASS, FAIL, INCONCLUSIVE, as expected, unexpected, errata
-    assert cells[2:10] == ["5", "3", "1", "1", "0", "4/5", "**1**", "1"], row  # claims, verdicts, observed, ...
-    assert f"[{PAPER}]({PAPER}.md)" in md
-    assert "wall_seconds" in md and "12.5" in md and "9.9.9" in md and "quick" in md
-    assert "toy.slope_early" in section(md, "Unexpected verdicts")
+    # claims, pass, errata, negative controls, unexpected, observations, Monte-Carlo checks
+    assert cells[1:8] == ["5", "3", "1", "0", "**1**", "0", "0"], row
+    assert f"({PAPER}.md)" in md
+    assert "wall_seconds" in md and "12.5" in md and "quick" in md and "commit" in md and "numpy" in md
+    # what failed comes first: unexpected verdicts, then errata, each linked to its claim
+    assert md.index("## Unexpected verdicts") < md.index("## Confirmed errata") < md.index("## Papers")
+    assert "toy.slope_early" in section(md, "Unexpected verdicts (1)")
+    assert "toy.bound_printed" in section(md, "Confirmed errata (1)")
 
 
 def test_html_is_escaped_and_coloured(report):
     page = (report.parent / f"{PAPER}.html").read_text()
     assert "Toy theorem &lt;y&gt; &amp; friends" in page and "<y>" not in page
     assert 'class="v-pass"' in page and 'class="v-inconclusive"' in page
-    # the confirmed erratum is an expected FAIL: not painted as a failure
-    assert 'class="v-fail-expected"' in page and 'class="v-fail"' not in page
+    # the confirmed erratum is an expected FAIL: not painted as a failure, but as an erratum
+    assert 'class="v-fail-expected"' in page and 'class="v-fail"' not in page and 'class="v-erratum"' in page
     assert '<table class="verdicts">' in page
-    assert '<span class="unexpected"><strong>UNEXPECTED</strong></span>' in page
-    assert '<img src="toy/toy_bound_printed.png"' in page
+    assert '<span class="v-unexpected"><strong>UNEXPECTED</strong></span>' in page
+    assert '<img src="toy/toy_bound_printed.svg"' in page
+    # passing claims collapsed, the erratum and the unexpected one open
+    assert '<details id="claim-toy_slope" class="claim">' in page
+    assert '<details id="claim-toy_bound_printed" class="claim" open>' in page
     assert 'href="#claim-toy_bound_printed"' in page and 'id="claim-toy_bound_printed"' in page
     index = (report.parent / "index.html").read_text()
     assert 'href="toy.html"' in index
 
 
 def test_without_paper_modules_uses_the_claims_theorems(outcomes, tmp_path):
-    path = write_report(outcomes[2:4], tmp_path, profile=PROFILE)
+    path = write_report(outcomes[2:4], tmp_path, profile=PROFILE, figures=("png",))
     md = (tmp_path / f"{PAPER}.md").read_text()
     assert path == tmp_path / "index.html"
     assert "### `toy.theorem1`" in md
@@ -277,18 +288,20 @@ def test_negative_control_is_not_listed_as_erratum(tmp_path):
     assert outcome.verdict == Verdict.FAIL and outcome.ok and not outcome.erratum
     write_report([outcome], tmp_path, profile=PROFILE)
     md = (tmp_path / f"{PAPER}.md").read_text()
-    assert "OK (negative control)" in section(md, "Verdicts")
-    assert "toy.control" not in section(md, "Confirmed errata")
-    assert "| 1 | 0 | 1 | 0 | 0 | 1/1 | 0 | 0 |" in (tmp_path / "index.md").read_text()
+    assert "negative control" in section(md, "Verdicts")
+    assert "toy.control" not in section(md, "Errata confirmed by a claim (0)")
+    assert "| 1 | 0 | 0 | 1 | 0 | 0 | 0 |" in (tmp_path / "index.md").read_text()
 
 
 def test_paper_specific_sections_are_rendered():
     from ratecheck.report import Bullets, Para, Table, markdown_blocks
 
     blocks = markdown_blocks("Intro line\ncontinued.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n- one\n- two\n")
-    assert isinstance(blocks[0], Para) and blocks[0].content == "Intro line continued."
-    assert isinstance(blocks[1], Table) and blocks[1].header == ["a", "b"] and blocks[1].rows == [["1", "2"]]
-    assert isinstance(blocks[2], Bullets) and blocks[2].items == ["one", "two"]
+    assert isinstance(blocks[0], Para) and blocks[0].content == ["Intro line continued."]
+    assert isinstance(blocks[1], Table) and blocks[1].header == [["a"], ["b"]] and blocks[1].rows == [[["1"], ["2"]]]
+    assert isinstance(blocks[2], Bullets) and blocks[2].items == [["one"], ["two"]]
+    bold = markdown_blocks("* **Head.** body with `code`")[0]  # no raw Markdown reaches the HTML
+    assert isinstance(bold, Bullets) and bold.items[0][0].bold and bold.items[0][2].code
 
 
 def test_paper_figures_hook_draws_and_embeds(tmp_path):
@@ -299,23 +312,26 @@ def test_paper_figures_hook_draws_and_embeds(tmp_path):
 
     module = Paper(key="toy", title="Toy", seed="toy.txt",
                    report_figures=lambda outcomes: [("A figure", draw, "caption text")])
-    figures = paper_figures(module, [], tmp_path, "paper")
+    figures = paper_figures(module, [], tmp_path, "paper", ("png", "svg"))
     assert figures == [("A figure", "paper/figure_0.png", "caption text")]
+    assert (tmp_path / "paper" / "figure_0.svg").is_file()
     assert (tmp_path / "paper" / "figure_0.png").stat().st_size > 1000
     assert paper_figures(Paper(key="toy", title="Toy", seed="toy.txt"), [], tmp_path, "paper") == []
 
 
-def test_long_formulas_are_mathml_in_html_and_code_in_markdown():
+def test_formulas_are_latex_with_the_papers_symbols_and_mathml_in_html():
     from ratecheck.report import Para, formula, render_html, render_markdown
 
-    x = sp.Symbol("x", positive=True)
+    x, lam, etabar, lbar = sp.symbols("x lam etabar Lbar", positive=True)
     long = sum(sp.sqrt(x + k) / (k + 1) for k in range(8))
     span = formula(long)
     assert span.math is not None and "<mi>x</mi>" in span.math
-    assert formula(x**2).math is None  # short ones stay code
     html_page = render_html([Para(span)], "t")
-    assert '<math xmlns="http://www.w3.org/1998/Math/MathML"' in html_page
+    assert 'class="formula"' in html_page and "<math" in html_page  # in a scrollable block
+    assert "sqrt(" not in html_page and "**" not in html_page  # no sympy code in the HTML
     assert "`" in render_markdown([Para(span)])
+    text = formula(lam * etabar / lbar).text  # the paper's symbols, not their names
+    assert r"\lambda" in text and r"\bar{\eta}" in text and r"\bar{L}" in text and "lam " not in text
 
 
 def test_observations_rates_and_deterministic_points_are_shown(tmp_path):
@@ -332,3 +348,17 @@ def test_observations_rates_and_deterministic_points_are_shown(tmp_path):
     md = (tmp_path / f"{PAPER}.md").read_text()
     assert "toy.obs" in section(md, "Observations") and "ratio = 1.5e-07" in section(md, "Observations")
     assert "observation (no verdict)" in section(md, "Verdicts")
+
+
+def test_single_file_and_latex_export(outcomes, tmp_path):
+    from ratecheck.report.latex_export import write_latex
+
+    module = Paper(key=PAPER, title="Toy paper", seed="toy.txt", theorems=(THEOREM,))
+    write_report(outcomes, tmp_path / "rc", profile=PROFILE, papers={PAPER: module}, single_file=True)
+    single = (tmp_path / "rc" / "report.html").read_text()
+    assert single.count("<section") == 2 and 'src="data:image/svg+xml;base64,' in single  # figures inlined
+    assert f'href="#{PAPER}--claim-toy_bound_printed"' in single and f'id="{PAPER}--claim-toy_bound_printed"' in single
+    tex = write_latex(outcomes, module, tmp_path / "tex").read_text()
+    assert r"\begin{longtable}" in tex and r"\texttt{toy.bound\_printed}" in tex and "erratum confirmed" in tex
+    assert r"\includegraphics[width=0.8\linewidth]{toy/toy_bound_printed.pdf}" in tex
+    assert (tmp_path / "tex" / "toy" / "toy_bound_printed.pdf").read_bytes().startswith(b"%PDF")

@@ -67,6 +67,11 @@ def mean_series(points: Sequence[PointResult], level: float) -> tuple[np.ndarray
     return tuple(np.asarray(col, dtype=float) for col in zip(*rows))
 
 
+def mean_label(points: Sequence[PointResult]) -> str:
+    """The legend of the points: exact expectations (no CI) or replica means."""
+    return "exact expectation (no CI)" if points and all(p.exact for p in points) else "replica mean"
+
+
 def draw_means(ax: Any, x: np.ndarray, m: np.ndarray, lo: np.ndarray, hi: np.ndarray, level: float, log_y: bool,
                label: str, color: str = "C0") -> None:
     """Replica means as points and their CI as a band (lower ends <= 0 clipped on a log axis)."""
@@ -138,10 +143,22 @@ class Statistic(Piece):
     caption_text = "Points: replica means; band: {pct} Student-t CI of the mean per grid point (none when deterministic)."
 
     def ylabel(self, claim: Any) -> str:
-        return f"{claim.measure} after the last round" if claim.summary is None else f"{claim.measure} (claim summary)"
+        if claim.summary is None:
+            return f"{claim.measure} after the last round"
+        # a summary is the claim's own quantity: its declared name, else the summary function's
+        quantity = getattr(claim, "quantity", "") or getattr(claim.summary, "__name__", "").replace("_", " ")
+        return quantity or f"per-replica summary of {claim.measure}"
 
     def xlabel(self, claim: Any) -> str:
         return claim.vary
+
+    def categories(self, o: Any) -> list[str] | None:
+        """Names of the grid values when they index named things (0, 1, 2 for the algorithms compared)."""
+        values = [p.value for p in o.points]
+        names = [str(p.config.algorithm) for p in o.points]
+        if values == list(range(len(values))) and len(set(names)) == len(names) > 1:
+            return names
+        return None
 
     def x_values(self, o: Any) -> list[float]:
         return [p.value for p in o.points]
@@ -163,7 +180,7 @@ class Statistic(Piece):
 
     def draw(self, ax: Any, o: Any, log_y: bool) -> None:
         x, m, lo, hi = mean_series(o.points, o.claim.level)
-        draw_means(ax, x, m, lo, hi, o.claim.level, log_y, "replica mean")
+        draw_means(ax, x, m, lo, hi, o.claim.level, log_y, mean_label(o.points))
 
     def caption(self, o: Any) -> str:
         return self.caption_text.format(pct=pct(o.claim.level))
@@ -194,6 +211,9 @@ class View:
 
     def x_values(self, o: Any) -> list[float]:
         return self.statistic.x_values(o)
+
+    def categories(self, o: Any) -> list[str] | None:
+        return self.statistic.categories(o)
 
     def y_values(self, o: Any) -> list[float]:
         return self.statistic.y_values(o) + self.rule.y_values(o)
@@ -287,4 +307,5 @@ def view_of(claim: Any) -> View:
 
 def formula_parts(expr: sp.Basic, source: Any, note: str = "") -> tuple[Any, ...]:
     """Fact parts for a bound: the expression, its source, and its note when it has one."""
-    return (expr, f" [{source}]") + ((f" - {note}",) if note else ())
+    # the place in the paper (the page names the paper; its file name would say nothing to a reader)
+    return (expr, f" [{getattr(source, 'where', source)}]") + ((f" - {note}",) if note else ())

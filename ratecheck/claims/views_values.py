@@ -98,7 +98,7 @@ class PredictionBand(Piece):
         pred = np.array([float(claim.predict(p.config)) for p in o.points])
         ax.plot(x, pred, "--", color="C2", lw=1.8, label=f"predicted: {claim.prediction}")
         ax.fill_between(x, pred * (1 - claim.rel_tolerance), pred * (1 + claim.rel_tolerance), color="C2",
-                        alpha=0.12, label=f"tolerance +-{claim.rel_tolerance:.0%}")
+                        alpha=0.12, label=f"tolerance \u00b1{100 * claim.rel_tolerance:.3g}%")
 
 
 class Distance(Statistic):

@@ -29,19 +29,25 @@ class Span:
     math: str | None = None  # MathML markup shown in HTML instead of the (code) text
 
 
-MATHML_CHARS = 60  # formulas longer than this are MathML in HTML (they overflow as code)
+# symbols whose name sympy's LaTeX printer does not read as the paper writes it (sympy already prints
+# Greek names, "etabar" as \bar{\eta} and "eta_x" with a subscript); a paper may add its own
+LATEX_NAMES: dict[str, str] = {"lam": r"\lambda", "Lbar": r"\bar{L}", "sig": r"\sigma"}
+
+
+def latex(expr: Any) -> str:
+    """The LaTeX of a sympy expression or relation, with the paper's symbol names (LATEX_NAMES)."""
+    names = {s: LATEX_NAMES[s.name] for s in getattr(expr, "free_symbols", ()) if s.name in LATEX_NAMES}
+    return sp.latex(expr, symbol_names=names)
 
 
 def formula(expr: Any) -> Span:
-    """A sympy expression or relation: code text, and MathML in HTML when it is long."""
-    text = sp.sstr(expr)
-    if len(text) <= MATHML_CHARS:
-        return Span(text, code=True)
+    """A sympy expression or relation: LaTeX (code in Markdown), MathML in HTML (latex2mathml)."""
+    text = latex(expr)
     try:
-        from sympy.printing.mathml import mathml
+        from latex2mathml.converter import convert
 
-        markup = mathml(expr, printer="presentation")
-    except Exception:  # pragma: no cover - a printer gap must not break a report
+        markup = convert(text)
+    except Exception:  # pragma: no cover - a converter gap must not break a report: the LaTeX stays
         return Span(text, code=True)
     return Span(text, code=True, math=markup)
 
@@ -79,7 +85,18 @@ class Image:
     alt: str
 
 
-Block = Heading | Para | Bullets | Table | Image
+@dataclass
+class Details:
+    """A collapsible block (HTML details/summary); Markdown shows the summary in bold, then the blocks."""
+
+    summary: Inline
+    blocks: list[Any]
+    open: bool = False
+    anchor: str | None = None
+    cls: str | None = None
+
+
+Block = Heading | Para | Bullets | Table | Image | Details
 
 
 def _spans(content: Inline) -> list[Span]:
@@ -126,8 +143,8 @@ def _md_inline(content: Inline, in_table: bool = False) -> str:
     return "".join(out)
 
 
-def render_markdown(blocks: Sequence[Block]) -> str:
-    """The blocks as GitHub-flavoured Markdown."""
+def render_markdown(blocks: Sequence[Block], png: bool = False) -> str:
+    """The blocks as GitHub-flavoured Markdown; ``png``: an SVG image is shown by the PNG written beside it."""
     parts = []
     for b in blocks:
         if isinstance(b, Heading):
@@ -142,7 +159,11 @@ def render_markdown(blocks: Sequence[Block]) -> str:
             lines += ["| " + " | ".join(_md_inline(c, True) for c in row) + " |" for row in b.rows]
             parts.append("\n".join(lines))
         elif isinstance(b, Image):
-            parts.append(f"![{_md_text(b.alt, True)}]({b.src})")
+            src = b.src[: -len(".svg")] + ".png" if png and b.src.endswith(".svg") else b.src
+            parts.append(f"![{_md_text(b.alt, True)}]({src})")
+        elif isinstance(b, Details):
+            parts.append("**" + _md_inline(b.summary).replace("**", "") + "**")
+            parts.append(render_markdown(b.blocks, png).rstrip("\n"))
     return "\n\n".join(parts) + "\n"
 
 
@@ -150,26 +171,59 @@ def render_markdown(blocks: Sequence[Block]) -> str:
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; max-width: 1200px;
-       margin: 2em auto; padding: 0 1em; color: #222; line-height: 1.45; }
+       margin: 2em auto; padding: 0 1em; color: #222; line-height: 1.45; font-size: 16px; }
 h1, h2, h3 { line-height: 1.2; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
 h3 { margin-top: 1.8em; }
-table { border-collapse: collapse; margin: .8em 0; font-size: 90%; display: block; overflow-x: auto;
-        max-width: 100%; }
-table.verdicts td:nth-child(2), table.verdicts th:nth-child(2) { position: sticky; left: 0; white-space: nowrap; }
-table.verdicts td:last-child { min-width: 16em; }
-math { font-size: 105%; overflow-x: auto; max-width: 100%; display: inline-block; vertical-align: middle; }
+a { overflow-wrap: anywhere; }
+.table-wrap { overflow-x: auto; max-width: 100%; margin: .8em 0; }
+table { border-collapse: collapse; font-size: 90%; }
 th, td { border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
-code { background: #f5f5f5; padding: 0 .2em; border-radius: 3px; font-size: 92%; }
-img { max-width: 100%; border: 1px solid #eee; }
+table.verdicts td:first-child, table.verdicts th:first-child { position: sticky; left: 0; background: #fff;
+       z-index: 1; box-shadow: 1px 0 0 #ccc; }
+table.verdicts th:first-child { background: #f3f3f3; }
+table.verdicts td:first-child code { white-space: nowrap; overflow-wrap: normal; }
+table.verdicts td:last-child { min-width: 16em; }
+math { font-size: max(1.05em, 1rem); math-style: normal; }  /* never below the body, also in a table */
+.formula { display: block; overflow-x: auto; max-width: 100%; padding: .1em 0; }
+code { background: #f5f5f5; padding: 0 .2em; border-radius: 3px; font-size: 92%; overflow-wrap: anywhere; }
+img { max-width: 100%; height: auto; border: 1px solid #eee; }
+details { margin: .4em 0; } summary { cursor: pointer; }
+details.claim { border: 1px solid #e3e3e3; border-radius: 4px; padding: .2em .8em; }
+details.claim > summary { font-weight: 600; padding: .3em 0; }
+details.toc ul { columns: 3 14em; }
 .v-pass { background: #d8f0dc; color: #14532d; }
 .v-fail { background: #f8d7da; color: #7f1d1d; }
 .v-inconclusive { background: #fff1c2; color: #7a5300; }
+.v-erratum { background: #fde2c8; color: #7c2d12; }
+.v-control { background: #e3e8f4; color: #1e3a6e; }
 .v-fail-expected { background: #e3e8f4; color: #1e3a6e; }
 .v-observed { background: #eeeeee; color: #333; }
+.v-unexpected { background: #b00020; color: #fff; font-weight: bold; }
 .v-neutral { }
 .unexpected { font-weight: bold; color: #b00020; }
 .violated { color: #b00020; }
+@media screen and (max-width: 900px) {
+  table.verdicts thead { display: none; }
+  table.verdicts, table.verdicts tbody, table.verdicts tr, table.verdicts td { display: block; width: auto; }
+  table.verdicts tr { border: 1px solid #ccc; margin-bottom: .6em; }
+  table.verdicts td { border: none; border-bottom: 1px solid #eee; position: static; box-shadow: none; }
+  table.verdicts td::before { content: attr(data-label) ": "; font-weight: 600; }
+  table.verdicts td:last-child { min-width: 0; }
+  details.toc ul { columns: 2 10em; }
+}
+@media print {
+  @page { size: A4; margin: 12mm; }
+  body { max-width: none; margin: 0; font-size: 10pt; }
+  .table-wrap { overflow: visible; }
+  table { font-size: 8pt; table-layout: fixed; width: 100%; }
+  td, th { overflow-wrap: anywhere; position: static !important; }
+  table.verdicts td:first-child code { white-space: normal; overflow-wrap: anywhere; }
+  table.verdicts td:last-child { min-width: 0; }
+  .formula { overflow: hidden; }
+  details { display: block; } details > summary { list-style: none; }
+  img { max-width: 80%; page-break-inside: avoid; }
+}
 """
 
 
@@ -177,8 +231,8 @@ def _html_inline(content: Inline) -> str:
     out = []
     for s in _spans(content):
         if s.math is not None:
-            out.append(f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline" '
-                       f'title="{html.escape(s.text, quote=True)}">{s.math}</math>')
+            # a scrollable span: a long bound scrolls inside its cell instead of widening the table
+            out.append(f'<span class="formula" title="{html.escape(s.text, quote=True)}">{s.math}</span>')
             continue
         text = html.escape(s.text)
         if s.code:
@@ -204,8 +258,7 @@ def _cell_class(content: Inline) -> str:
     return f' class="{html.escape(classes[0])}"' if classes else ""
 
 
-def render_html(blocks: Sequence[Block], title: str) -> str:
-    """The blocks as a self-contained HTML page (inline CSS, relative image paths)."""
+def _html_blocks(blocks: Sequence[Block]) -> list[str]:
     body = []
     for b in blocks:
         if isinstance(b, Heading):
@@ -218,28 +271,64 @@ def render_html(blocks: Sequence[Block], title: str) -> str:
             body.append(f"<ul>{items}</ul>")
         elif isinstance(b, Table):
             head = "".join(f"<th>{_html_inline(h)}</th>" for h in b.header)
+            # each cell carries its column's name: a narrow screen shows the table as one card per row
             rows = "".join(
-                "<tr>" + "".join(f"<td{_cell_class(c)}>{_html_inline(c)}</td>" for c in row) + "</tr>"
+                "<tr>" + "".join(f'<td{_cell_class(c)} data-label="{html.escape(_plain(h), quote=True)}">'
+                                 f"{_html_inline(c)}</td>" for h, c in zip(b.header, row)) + "</tr>"
                 for row in b.rows
             )
             cls = f' class="{html.escape(b.cls)}"' if b.cls else ""
-            body.append(f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+            body.append(f'<div class="table-wrap"><table{cls}><thead><tr>{head}</tr></thead>'
+                        f"<tbody>{rows}</tbody></table></div>")
         elif isinstance(b, Image):
             src, alt = html.escape(b.src, quote=True), html.escape(b.alt, quote=True)
-            body.append(f'<p><img src="{src}" alt="{alt}" loading="lazy"></p>')
+            body.append(f'<p><img src="{src}" alt="{alt}"></p>')
+        elif isinstance(b, Details):
+            anchor = f' id="{html.escape(b.anchor, quote=True)}"' if b.anchor else ""
+            cls = f' class="{html.escape(b.cls)}"' if b.cls else ""
+            body.append(f"<details{anchor}{cls}{' open' if b.open else ''}><summary>{_html_inline(b.summary)}"
+                        "</summary>\n" + "\n".join(_html_blocks(b.blocks)) + "\n</details>")
+    return body
+
+
+def _plain(content: Inline) -> str:
+    return "".join(s.text for s in _spans(content))
+
+
+def render_html(blocks: Sequence[Block], title: str) -> str:
+    """The blocks as an HTML page (inline CSS, relative image paths)."""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{html.escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        + "\n".join(body)
+        + "\n".join(_html_blocks(blocks))
         + "\n</body>\n</html>\n"
     )
 
 
+_MD_INLINE = re.compile(r"\*\*(.+?)\*\*|`([^`]+)`")
+
+
+def _md_spans(text: str) -> list[str | Span]:
+    """Inline **bold** and `code` of a paper module's Markdown as spans (never shown raw in HTML)."""
+    out: list[str | Span] = []
+    pos = 0
+    for m in _MD_INLINE.finditer(text):
+        if m.start() > pos:
+            out.append(text[pos:m.start()])
+        out.append(Span(m.group(1), bold=True) if m.group(1) is not None else Span(m.group(2), code=True))
+        pos = m.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    return out
+
+
 def markdown_blocks(text: str) -> list[Block]:
-    """A paper module's extra section, written in a small Markdown subset: pipe tables, '- '
-    bullets and paragraphs separated by blank lines (enough for complexity tables and errata)."""
+    """A paper module's extra section, written in a small Markdown subset: pipe tables, '- ' or '* '
+    bullets and paragraphs separated by blank lines, with **bold** and `code` inline."""
     blocks: list[Block] = []
     lines = text.strip().splitlines()
+    bullet = ("- ", "* ")
     i = 0
     while i < len(lines):
         line = lines[i].strip()
@@ -252,17 +341,17 @@ def markdown_blocks(text: str) -> list[Block]:
                 if not all(set(c) <= set("-: ") for c in cells):  # skip the |---| rule
                     rows.append(cells)
                 i += 1
-            blocks.append(Table(header=list(rows[0]), rows=[list(r) for r in rows[1:]]))
-        elif line.startswith("- "):
+            blocks.append(Table(header=[_md_spans(c) for c in rows[0]], rows=[[_md_spans(c) for c in r] for r in rows[1:]]))
+        elif line.startswith(bullet):
             items: list[Inline] = []
-            while i < len(lines) and lines[i].strip().startswith("- "):
-                items.append(lines[i].strip()[2:])
+            while i < len(lines) and lines[i].strip().startswith(bullet):
+                items.append(_md_spans(lines[i].strip()[2:]))
                 i += 1
             blocks.append(Bullets(items))
         else:
             para = []
-            while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith(("|", "- ")):
+            while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith(("|", *bullet)):
                 para.append(lines[i].strip())
                 i += 1
-            blocks.append(Para(" ".join(para)))
+            blocks.append(Para(_md_spans(" ".join(para))))
     return blocks

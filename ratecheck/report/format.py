@@ -8,7 +8,8 @@ from typing import Any
 
 from ..claims import Outcome, Verdict
 from ..claims.views import pct, point_mean_ci, replicas_identical, value_text
-from .document import Span
+from . import counts
+from .document import Inline, Span
 
 REASON_CHARS = 220  # the verdict table shows one line; the claim section has the full reason
 
@@ -56,17 +57,50 @@ def _verdict(v: Verdict | str, ok: bool | None = None) -> Span:
     return Span(v, cls=f"v-{v.lower()}")
 
 
-def _status(o: Outcome) -> Span:
-    if not o.ok:
-        return Span("UNEXPECTED", bold=True, cls="unexpected")
-    if o.observation:
-        return Span("observation (no verdict)")
-    if o.erratum:
-        return Span("OK (erratum confirmed)")
-    # an expected FAIL of the algorithm itself is no erratum of the paper: say which it is
-    if o.verdict == Verdict.FAIL and getattr(o.claim, "negative_control", False):
-        return Span("OK (negative control)")
-    return Span("OK")
+BADGES = {  # category (ratecheck.report.counts) -> what the reader sees, and its colour
+    counts.UNEXPECTED: ("UNEXPECTED", "v-unexpected"),
+    counts.ERRATUM: ("erratum confirmed", "v-erratum"),
+    counts.CONTROL: ("negative control (fails as designed)", "v-control"),
+    counts.PASS: ("pass", "v-pass"),
+    counts.OBSERVATION: ("observation (no verdict)", "v-observed"),
+    counts.TWIN: ("Monte-Carlo check (reuses the exact runs)", "v-observed"),
+}
+
+
+def _badge(category: str) -> Span:
+    text, cls = BADGES[category]
+    return Span(text, bold=category == counts.UNEXPECTED, cls=cls)
+
+
+def _status(o: Outcome, category: str | None = None) -> Span:
+    return _badge(category or counts.category(o))
+
+
+def legend() -> list[Inline]:
+    """The colour legend of the verdict tables."""
+    return [[_badge(c), f" - {meaning}"] for c, meaning in (
+        (counts.UNEXPECTED, "the verdict differs from the expected one: look here first"),
+        (counts.ERRATUM, "the paper's statement fails, as its erratum predicts"),
+        (counts.CONTROL, "the algorithm fails where it must (a check that the test can fail), not a paper error"),
+        (counts.PASS, "the paper's statement holds on the runs"),
+        (counts.OBSERVATION, "a number reported with no verdict"),
+    )]
+
+
+_SPEC = re.compile(r"\s*\((?:spec|see spec)\b[^()]*(?:\([^()]*\)[^()]*)*\)|[;,]\s*spec\b[^;]*", re.I)
+
+
+def readable_source(source: Any, title: str = "") -> str:
+    """'DeFedAvg, arXiv:2402.11198v1, Theorem 1': the paper's short name and identifier, the place in it,
+    without the seed file's name or the implementation spec's sections (shown apart, in a details block)."""
+    paper = str(getattr(source, "paper", source))
+    inside = re.match(r"^\S+\.txt\s*\((.*)\)\s*$", paper)
+    ident = inside.group(1) if inside else paper
+    short = re.split(r"[:(]", title, maxsplit=1)[0].strip() if title else ""
+    if short and short.split()[0].split("/")[0] not in ident:
+        ident = f"{short}, {ident}"
+    where = _SPEC.sub("", str(getattr(source, "where", ""))).strip(" ;,")
+    return f"{ident}, {where}" if where else ident
 
 
 # the claims' display pieces and the pages format grid points alike

@@ -9,13 +9,15 @@ from typing import Any
 
 import sympy as sp
 
-from ..claims import Outcome, Profile, Verdict
+from ..claims import Outcome, Profile
 from ..claims.views import Fact
 from ..paper import Paper
 from ..theory import Theorem
+from . import counts
 from .document import (
     Block,
     Bullets,
+    Details,
     Heading,
     Image,
     Inline,
@@ -27,14 +29,16 @@ from .document import (
 )
 from .format import (
     _anchor,
+    _badge,
     _deterministic,
     _g,
     _mean_ci,
     _one_line,
     _pct,
-    _status,
     _value,
     _verdict,
+    legend,
+    readable_source,
 )
 from .plots import _as_drawn, _drawn
 
@@ -59,53 +63,32 @@ def _theorems(group: Sequence[Outcome], module: Paper | None) -> list[Theorem]:
     return list(seen.values())
 
 
-def _counts(group: Sequence[Outcome]) -> dict[str, int]:
-    return {
-        "claims": len(group),
-        **{str(v): sum(o.verdict == v for o in group) for v in Verdict},
-        "ok": sum(o.ok for o in group),
-        "unexpected": sum(not o.ok for o in group),
-        "errata": sum(o.erratum for o in group),
-    }
-
-
-def _verdict_table(group: Sequence[Outcome]) -> Table:
-    # the status first after the id (and sticky in HTML): on a narrow window it stays visible
-    table = Table(["claim", "status", "measured", "expected", "kind", "title", "reason"], cls="verdicts")
+def _verdict_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str = "") -> Table:
+    # the claim id first: the sticky column (with a background) that stays visible when scrolled sideways
+    table = Table(["claim", "status", "measured", "expected", "title", "reason"], cls="verdicts")
     for o in group:
         table.rows.append([
             Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
-            _status(o),
+            _badge(cats[o.claim.id]),
             _verdict(o.verdict, ok=o.ok),
             _verdict(o.expected),
-            o.claim.kind,
             o.claim.title,
             _one_line(o.reason),
         ])
     return table
 
 
-def _errata(group: Sequence[Outcome]) -> list[Block]:
-    errata = [o for o in group if o.erratum]
+def _errata_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str) -> list[Block]:
+    """The confirmed errata, one row each: what the paper says, what was measured, where."""
+    errata = [o for o in group if cats[o.claim.id] == counts.ERRATUM]
     if not errata:
-        return [Para("None confirmed in this run.")]
-    blocks: list[Block] = []
+        return [Para("No erratum is confirmed by a claim in this run.")]
+    table = Table(["claim", "paper says", "measured", "source"], cls="verdicts")
     for o in errata:
-        claim = o.claim
-        items: list[Inline] = [[Span("Paper says: ", bold=True), claim.statement, f" [{claim.source}]"]]
-        if claim.expect_reason:
-            items.append([Span("Expected to fail because: ", bold=True), claim.expect_reason])
-        bound = _stated_bound(claim)
-        if bound is not None:
-            assert claim.theorem is not None  # a stated bound is one of the claim's theorem's
-            items.append([Span(f"Bound '{bound.version}' of {claim.theorem.id}: ", bold=True),
-                          formula(bound.expr), f" [{bound.source}]"])
-            if bound.note:
-                items.append([Span("Note on this bound: ", bold=True), bound.note])
-        items.append([Span("Measured: ", bold=True), _verdict(o.verdict, ok=o.ok), f" - {o.reason}"])
-        blocks += [Heading(3, [Span(claim.id, code=True, fragment=_anchor("claim", claim.id)), f" - {claim.title}"]),
-                   Bullets(items)]
-    return blocks
+        table.rows.append([Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
+                           o.claim.statement, [_verdict(o.verdict, ok=o.ok), " ", _one_line(o.reason, 300)],
+                           readable_source(o.claim.source, title)])
+    return [table]
 
 
 def _observations(group: Sequence[Outcome]) -> list[Block]:
@@ -125,51 +108,43 @@ def _observations(group: Sequence[Outcome]) -> list[Block]:
     return [table] if table.rows else [Para("None in this run.")]
 
 
-def _hunts(group: Sequence[Outcome], images: Mapping[str, str | None]) -> list[Block]:
-    """One section per hunted theorem and bound (ratecheck.hunt): the best ratio, the counterexample
-    if any with its conditions and the command that reproduces it, the search drawn."""
-    hunted = [o for o in group if "hunt" in o.evidence]
-    if not hunted:
-        return []
-    blocks: list[Block] = [Heading(2, "Counterexample searches")]
-    for o in hunted:
-        h = o.evidence["hunt"]
-        found = "a counterexample (shrunk)" if h["found"] else "no counterexample; the largest ratio seen"
-        blocks.append(Heading(3, [Span(h["theorem"], code=True), f", bound '{h['version']}'"]))
-        items: list[Inline] = [
-            [Span("Claim: ", bold=True), Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
-             f" ({o.verdict}, expected {o.expected})"],
-            [Span("Search: ", bold=True), f"{h['examples']} admissible instances, {h['rejected']} drawn outside "
-             f"the conditions, {h['seconds']}s, seed {h['seed']}" + (", truncated by the budget" if h["truncated"] else "")
-             + (f"; stopped: {h['stopped']}" if h.get("stopped") else "")],
-            [Span("Result: ", bold=True), f"{found}: measure/bound = {_g(h['ratio'])}"],
-        ]
-        if h.get("instance") is not None:
-            items.append([Span("Instance: ", bold=True), Span(json.dumps(h["instance"], sort_keys=True), code=True)])
-            items.append([Span("Reproduce: ", bold=True), Span(h["command"], code=True)])
-        blocks.append(Bullets(items))
-        if h.get("conditions"):
-            table = Table(["condition", "lhs", "rhs", "margin", "holds"])
-            for c in h["conditions"]:
-                table.rows.append([c["name"], _g(c["lhs"]), _g(c["rhs"]), _g(c["margin"]), "yes" if c["holds"] else "no"])
-            blocks.append(table)
-        if images.get(o.claim.id):
-            blocks.append(Image(str(images[o.claim.id]), f"search of {o.claim.id}"))
-        if images.get(f"{o.claim.id}:trajectory"):
-            which = "the counterexample" if h["found"] else "the instance with the largest ratio"
-            blocks.append(Para(f"Measure against bound '{h['version']}' along the run of {which}, the bound "
-                               "evaluated at each checkpoint's T with the instance's constants and step sizes:"))
-            blocks.append(Image(str(images[f"{o.claim.id}:trajectory"]), f"measure against bound along the run of {o.claim.id}"))
+def _hunt(o: Outcome, images: Mapping[str, str | None]) -> list[Block]:
+    """A hunt's search (ratecheck.hunt): the best ratio, the counterexample if any with its conditions
+    and the command that reproduces it, and its run against the bound. Shown once, in its claim's section."""
+    h = o.evidence["hunt"]
+    found = "a counterexample (shrunk)" if h["found"] else "no counterexample; the largest ratio seen"
+    items: list[Inline] = [
+        [Span("Search: ", bold=True), f"theorem {h['theorem']}, bound '{h['version']}'; {h['examples']} admissible "
+         f"instances, {h['rejected']} drawn outside the conditions, seed {h['seed']}"
+         + (", truncated by the budget" if h["truncated"] else "")
+         + (f"; stopped: {h['stopped']}" if h.get("stopped") else "")],
+        [Span("Result: ", bold=True), f"{found}: measure/bound = {_g(h['ratio'])}"],
+    ]
+    if h.get("instance") is not None:
+        items.append([Span("Instance: ", bold=True), Span(json.dumps(h["instance"], sort_keys=True), code=True)])
+        items.append([Span("Reproduce: ", bold=True), Span(h["command"], code=True)])
+    blocks: list[Block] = [Bullets(items)]
+    if h.get("conditions"):
+        table = Table(["condition", "lhs", "rhs", "margin", "holds"])
+        for c in h["conditions"]:
+            table.rows.append([c["name"], _g(c["lhs"]), _g(c["rhs"]), _g(c["margin"]), "yes" if c["holds"] else "no"])
+        blocks.append(table)
+    if images.get(f"{o.claim.id}:trajectory"):
+        which = "the counterexample" if h["found"] else "the instance with the largest ratio"
+        blocks.append(Para(f"Measure against bound '{h['version']}' along the run of {which}, the bound "
+                           "evaluated at each checkpoint's T with the instance's constants and step sizes:"))
+        blocks.append(Image(str(images[f"{o.claim.id}:trajectory"]),
+                             f"measure against bound along the run of {o.claim.id}"))
     return blocks
 
 
-def _claim_facts(o: Outcome) -> list[Inline]:
+def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
     claim: Any = o.claim  # each kind reads its own fields
     facts: list[Inline] = [
         [Span("Paper says: ", bold=True), claim.statement],
-        [Span("Source: ", bold=True), str(claim.source)],
-        [Span("Kind: ", bold=True), f"{claim.kind}; measure ", Span(claim.measure, code=True),
-         f"; varied parameter {claim.vary} over ", ", ".join(_value(p.value) for p in o.points)],
+        [Span("Source: ", bold=True), readable_source(claim.source, title)],
+        [Span("Kind: ", bold=True), claim.kind, *(("; measure ", Span(claim.measure, code=True)) if claim.measure else ()),
+         f"; varied parameter {claim.vary} over ", _values(o)],
     ]
     if claim.theorem is not None:
         facts.append([Span("Theorem: ", bold=True),
@@ -179,7 +154,7 @@ def _claim_facts(o: Outcome) -> list[Inline]:
     if claim.expect_reason:
         expected.append(f" - {claim.expect_reason}")
     facts.append(expected)
-    facts.append([Span("Measured: ", bold=True), _verdict(o.verdict, ok=o.ok), " - ", _status(o)])
+    facts.append([Span("Measured: ", bold=True), _verdict(o.verdict, ok=o.ok), " - ", _badge(category)])
     facts.append([Span("Reason: ", bold=True), o.reason])
     if o.runs:  # issue #19: what this verdict read, from the store or computed by this check
         facts.append([Span("Runs: ", bold=True), f"{o.runs.get('reused', 0)} reused from the cache, "
@@ -195,6 +170,14 @@ def _claim_facts(o: Outcome) -> list[Inline]:
                       f" on the same grid; it measured {other.get('verdict', '-')}, this control must differ"])
     facts += [_fact(fact) for fact in _drawn(claim).view().facts(_as_drawn(o))]
     return facts
+
+
+def _values(o: Outcome, shown: int = 8) -> str:
+    """The grid values, the first and last few when there are many (a hunt's instances)."""
+    values = [_value(p.value) for p in o.points]
+    if len(values) <= shown:
+        return ", ".join(values)
+    return ", ".join(values[: shown // 2]) + f", ... ({len(values)} values), " + ", ".join(values[-2:])
 
 
 def _fact(fact: Fact) -> Inline:
@@ -230,7 +213,7 @@ def _grid_table(o: Outcome) -> list[Block]:
     table = Table(header)
     for p in o.points:
         mean, low, high = _mean_ci(p, claim.level)
-        ci = "deterministic" if _deterministic(p) else f"[{_g(low)}, {_g(high)}]"
+        ci = "exact" if p.exact else "deterministic" if _deterministic(p) else f"[{_g(low)}, {_g(high)}]"
         row: list[Inline] = [_value(p.value), _g(mean), ci, str(p.samples.size), str(p.diverged)]
         row += [_cell(c.cell(p)) for c in own]
         if evals:
@@ -261,19 +244,28 @@ def _cell(value: Any) -> Inline:
     return value if isinstance(value, str) else _g(value)
 
 
-def _claim_section(o: Outcome, image: str | None) -> list[Block]:
+def _claim_section(o: Outcome, images: Mapping[str, str | None], title: str, category: str,
+                   twin: Outcome | None = None) -> Details:
+    """A claim's section: collapsed when it passes, open when it fails (as expected or not) or is unexpected."""
     claim: Any = o.claim  # each kind reads its own fields
-    blocks: list[Block] = [
-        Heading(3, [Span(claim.id, code=True), f" - {claim.title}"], anchor=_anchor("claim", claim.id)),
-        Bullets(_claim_facts(o)),
-    ]
+    blocks: list[Block] = [Bullets(_claim_facts(o, title, category))]
+    blocks.append(Details("Raw references (paper file, implementation spec)",
+                          [Bullets([[Span(str(claim.source), code=True)]])]))
+    if "hunt" in o.evidence:
+        blocks += _hunt(o, images)
+    image = images.get(claim.id)
     if image is not None:
         blocks.append(Image(image, f"{claim.id}: {claim.kind} plot"))
         blocks.append(Para(_plot_caption(o)))
-    else:
+    elif "hunt" not in o.evidence:
         blocks.append(Para("No plot: no grid point has a finite replica."))
     blocks += _grid_table(o)
-    return blocks
+    if twin is not None:
+        blocks.append(Para([Span("Monte-Carlo check: ", bold=True), f"{twin.claim.id} reads these exact runs in this "
+                            f"profile ({twin.verdict}, as expected); it draws its own replicas in the full profile."]))
+    summary: list[str | Span] = [Span(claim.id, code=True), f" - {claim.title} ", _badge(category)]
+    return Details(summary, blocks, open=category not in (counts.PASS, counts.TWIN, counts.OBSERVATION),
+                   anchor=_anchor("claim", claim.id), cls="claim")
 
 
 def _plot_caption(o: Outcome) -> str:
@@ -283,11 +275,11 @@ def _plot_caption(o: Outcome) -> str:
     return text
 
 
-def _theorem_section(t: Theorem) -> list[Block]:
+def _theorem_section(t: Theorem, title: str = "") -> list[Block]:
     blocks: list[Block] = [
         Heading(3, [Span(t.id, code=True), f" - {t.title}"], anchor=_anchor("theorem", t.id)),
         Bullets([
-            [Span("Source: ", bold=True), str(t.source)],
+            [Span("Source: ", bold=True), readable_source(t.source, title)],
             [Span("Measure: ", bold=True), Span(t.measure, code=True)],
             [Span("Constants: ", bold=True), ", ".join(s.name for s in t.constants) or "-"],
             [Span("Parameters: ", bold=True), ", ".join(s.name for s in t.parameters) or "-"],
@@ -304,12 +296,12 @@ def _theorem_section(t: Theorem) -> list[Block]:
         blocks.append(Para(Span("Conditions", bold=True)))
         table = Table(["name", "condition", "source", "note"])
         for c in t.conditions:
-            table.rows.append([c.name, formula(c.relation), str(c.source), c.note])
+            table.rows.append([c.name, formula(c.relation), readable_source(c.source, title), c.note])
         blocks.append(table)
     blocks.append(Para(Span("Bound versions", bold=True)))
     table = Table(["version", "bound", "source", "note"])
     for b in t.bounds:
-        table.rows.append([Span(b.version, bold=True), formula(b.expr), str(b.source), b.note])
+        table.rows.append([Span(b.version, bold=True), formula(b.expr), readable_source(b.source, title), b.note])
     blocks.append(table)
     return blocks
 
@@ -326,83 +318,66 @@ def _meta_items(meta: Mapping[str, Any]) -> list[Inline]:
     return items
 
 
+def _toc(entries: Sequence[tuple[str, str]], claims: Sequence[Outcome]) -> Details:
+    items: list[Inline] = [Span(text, fragment=anchor) for text, anchor in entries]
+    claim_links: list[Inline] = [Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)) for o in claims]
+    return Details("Contents", [Bullets(items), Details(f"Every claim ({len(claims)})", [Bullets(claim_links)])],
+                   open=True, cls="toc")
+
+
 def _paper_page(paper: str, group: Sequence[Outcome], module: Paper | None,
-                images: Mapping[str, str | None], profile: Profile, generated: str,
-                figures: Sequence[tuple[str, str, str]] = ()) -> list[Block]:
+                images: Mapping[str, str | None], profile: Profile, provenance: Sequence[Inline],
+                figures: Sequence[tuple[str, str, str]] = (), twin_ids: Mapping[str, str] | None = None) -> list[Block]:
     title = module.title if module is not None else paper
-    c = _counts(group)
-    head: list[Inline] = [
-        [Span("Paper key: ", bold=True), Span(paper, code=True)],
-    ]
-    if module is not None and module.seed:
-        head.append([Span("Paper file: ", bold=True), str(module.seed)])
-    head += [
-        [Span("Profile: ", bold=True), _profile_text(profile)],
-        [Span("Generated: ", bold=True), generated],
-        [Span("Summary: ", bold=True),
-         f"{c['claims'] - c['OBSERVED']} claims; PASS {c['PASS']}, FAIL {c['FAIL']}, INCONCLUSIVE "
-         f"{c['INCONCLUSIVE']}; {c['ok'] - c['OBSERVED']} as expected, {c['unexpected']} unexpected; "
-         f"{c['errata']} errata confirmed; {c['OBSERVED']} observations (numbers with no verdict)"],
-        [Span("back to the index", page="index")],
-    ]
-    blocks: list[Block] = [Heading(1, title), Bullets(head),
-                           Heading(2, "Verdicts"), _verdict_table(group),
-                           Heading(2, "Confirmed errata"), *_errata(group),
-                           Heading(2, "Observations"), *_observations(group),
-                           *_hunts(group, images),
-                           Heading(2, "Claims")]
-    for o in group:
-        blocks += _claim_section(o, images.get(o.claim.id))
+    twin_ids = dict(twin_ids if twin_ids is not None else counts.twins(group))
+    tally = counts.tally(group, twin_ids)
+    cats = tally.categories
+    by_id = {o.claim.id: o for o in group}
+    twin_of = {exact: by_id[t] for t, exact in twin_ids.items() if t in by_id and cats[t] == counts.TWIN}
+    shown = [o for o in group if cats[o.claim.id] != counts.TWIN]
+    head: list[Inline] = [[Span("Paper: ", bold=True), readable_source(module.seed, title) if module else paper]]
+    head += [[Span("Summary: ", bold=True), tally.sentence()], [Span("Back to the index", page="index")]]
+    unexpected = [o for o in group if cats[o.claim.id] == counts.UNEXPECTED]
+    controls = [o for o in group if cats[o.claim.id] == counts.CONTROL]
+    attention = [o for o in shown if cats[o.claim.id] != counts.PASS and cats[o.claim.id] != counts.OBSERVATION]
+    passing = [o for o in shown if cats[o.claim.id] == counts.PASS]
     extra = module.report_sections if module is not None else None
-    for heading, body in (extra(group) if extra else []):
-        blocks += [Heading(2, heading), *markdown_blocks(body)]
-    for title, src, caption in figures:
-        blocks += [Heading(2, title), Image(src, title), Para(caption)]
+    extras = list(extra(group) if extra else [])
     theorems = _theorems(group, module)
-    if theorems:
-        blocks.append(Heading(2, "Theorems"))
-        for t in theorems:
-            blocks += _theorem_section(t)
-    return blocks
-
-
-def _index_page(groups: Mapping[str, list[Outcome]], stems: Mapping[str, str],
-                papers: Mapping[str, Paper], profile: Profile, meta: Mapping[str, Any],
-                generated: str) -> list[Block]:
-    every = [o for g in groups.values() for o in g]
-    total = _counts(every)
-    unexpected = [o for o in every if not o.ok]
-    head: list[Inline] = [[Span("Generated: ", bold=True), generated],
-                          [Span("Profile: ", bold=True), _profile_text(profile)], *_meta_items(meta)]
-    status = (f"{total['claims']} claims: {total['ok']} as expected, {total['unexpected']} unexpected; "
-              f"{total['errata']} errata confirmed; {total['OBSERVED']} of them observations (numbers with no "
-              "verdict).")
-    table = Table(["paper", "title", "claims", "PASS", "FAIL", "INCONCLUSIVE", "observed", "as expected",
-                   "unexpected", "errata confirmed", "page"])
-    for paper, group in groups.items():
-        c = _counts(group)
-        module = papers.get(paper)
-        title = module.title if module is not None else ""
-        unexpected_cell: Inline = (Span(str(c["unexpected"]), bold=True, cls="unexpected")
-                                   if c["unexpected"] else "0")
-        table.rows.append([Span(paper, code=True), title, str(c["claims"]), str(c["PASS"]), str(c["FAIL"]),
-                           str(c["INCONCLUSIVE"]), str(c["OBSERVED"]), f"{c['ok']}/{c['claims']}", unexpected_cell,
-                           str(c["errata"]), Span(stems[paper], page=stems[paper])])
-    if len(groups) > 1:
-        table.rows.append([Span("total", bold=True), "", str(total["claims"]), str(total["PASS"]),
-                           str(total["FAIL"]), str(total["INCONCLUSIVE"]), str(total["OBSERVED"]),
-                           f"{total['ok']}/{total['claims']}",
-                           str(total["unexpected"]), str(total["errata"]), ""])
-    blocks: list[Block] = [Heading(1, "ratecheck report"), Bullets(head), Para(status),
-                           Heading(2, "Papers"), table]
+    sections = [("Errata", "errata")] + ([("Unexpected verdicts", "unexpected")] if unexpected else [])
+    sections += [("Verdicts", "verdicts"), ("Observations", "observations"), ("Claims", "claims")]
+    sections += [(heading, _anchor("section", heading)) for heading, _ in extras]
+    sections += [(t, _anchor("figure", t)) for t, _, _ in figures]
+    sections += [("Theorems", "theorems")] if theorems else []
+    sections += [("Provenance", "provenance")]
+    blocks: list[Block] = [Heading(1, title), Bullets(head), _toc(sections, shown),
+                           Heading(2, f"Errata confirmed by a claim ({tally[counts.ERRATUM]})", anchor="errata"),
+                           *_errata_table(group, cats, title)]
+    if extras and any("errat" in h.lower() for h, _ in extras):
+        heading = next(h for h, _ in extras if "errat" in h.lower())
+        blocks.append(Para(["Every erratum the paper's specification lists, checkable or not, with the reason: ",
+                            Span(heading, fragment=_anchor("section", heading)), "."]))
     if unexpected:
-        items: list[Inline] = []
-        for o in unexpected:
-            stem = stems[o.claim.paper]
-            items.append([Span(o.claim.id, code=True, page=stem, fragment=_anchor("claim", o.claim.id)),
-                          ": measured ", _verdict(o.verdict), ", expected ", _verdict(o.expected), " - ",
-                          _one_line(o.reason)])
-        blocks += [Heading(2, "Unexpected verdicts"), Bullets(items)]
+        blocks += [Heading(2, "Unexpected verdicts", anchor="unexpected"), _verdict_table(unexpected, cats)]
+    blocks += [Heading(2, "Verdicts", anchor="verdicts"), Bullets(legend())]
+    if attention:
+        blocks.append(Para(Span(f"Failing, unexpected and negative controls ({len(attention)}; "
+                                f"{len(controls)} negative controls)", bold=True)))
+        blocks.append(_verdict_table(attention, cats))
+    if passing:
+        blocks.append(Details(f"Passing claims ({len(passing)})", [_verdict_table(passing, cats)]))
+    blocks += [Heading(2, "Observations", anchor="observations"), *_observations(group)]
+    blocks.append(Heading(2, "Claims", anchor="claims"))
+    blocks.append(Para("Passing claims are collapsed; failing, unexpected and negative-control claims are open."))
+    for o in shown:
+        blocks.append(_claim_section(o, images, title, cats[o.claim.id], twin_of.get(o.claim.id)))
+    for heading, body in extras:
+        blocks += [Heading(2, heading, anchor=_anchor("section", heading)), *markdown_blocks(body)]
+    for fig_title, src, caption in figures:
+        blocks += [Heading(2, fig_title, anchor=_anchor("figure", fig_title)), Image(src, fig_title), Para(caption)]
+    if theorems:
+        blocks.append(Heading(2, "Theorems", anchor="theorems"))
+        for t in theorems:
+            blocks += _theorem_section(t, title)
+    blocks += [Heading(2, "Provenance", anchor="provenance"), Bullets(list(provenance))]
     return blocks
-
-

@@ -16,7 +16,7 @@ matplotlib.use("Agg")  # reports are written headless (CI, worker processes): ne
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogFormatter, NullLocator  # noqa: E402
 
 from ..claims import Claim, Outcome  # noqa: E402
 from ..claims.views import positive  # noqa: E402
@@ -34,16 +34,57 @@ class _PlainLogFormatter(LogFormatter):
         return f"{x:.3g}"
 
 
-def _plot(o: Outcome, path: Path) -> bool:
-    """Draw the claim's plot into path; False when there is nothing to draw."""
+# the frame, in inches: the axes keep one size, the figure grows with its legend (below the axes, so
+# it never hides data); margins are fixed, so no layout pass draws the figure before it is saved
+AXES_W, AXES_H = 5.2, 2.9
+LEFT, RIGHT, TOP, BELOW_AXES = 1.05, 0.25, 0.62, 0.62
+LEGEND_LINE = 0.18
+YLABEL_CHARS, LEGEND_CHARS = 44, 95
+
+plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ratecheck"})  # SVG text stays text; stable ids
+
+
+def _plain_log(axis: Any) -> None:
+    """Plain-number labels on a log axis; minor ticks only where they are labelled (under two decades):
+    elsewhere they would cost a Tick each and say nothing the grid does not."""
+    axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
+    low, high = axis.get_view_interval()
+    if low > 0 and high / low < 100:
+        axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+    else:
+        axis.set_minor_locator(NullLocator())
+
+
+def _frame(fig: Any, ax: Any, title: str) -> None:
+    """Title, legend (below the axes, wrapped) and the fixed margins around the axes."""
+    ax.set_title(title, fontsize=10, y=1.0, pad=6)  # an explicit y: no search for tick labels above the axes
+    handles, labels = ax.get_legend_handles_labels()
+    labels = [textwrap.fill(lab, LEGEND_CHARS) for lab in labels]
+    lines = sum(lab.count("\n") + 1 for lab in labels)
+    below = BELOW_AXES + (lines * LEGEND_LINE + 0.15 if handles else 0)
+    width, height = LEFT + AXES_W + RIGHT, TOP + AXES_H + below
+    fig.set_size_inches(width, height)
+    fig.subplots_adjust(left=LEFT / width, right=1 - RIGHT / width, top=1 - TOP / height, bottom=below / height)
+    if handles:
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, (below - BELOW_AXES) / height),
+                   fontsize=8, frameon=False)
+
+
+def _figure(o: Outcome) -> Any:
+    """The claim's figure (matplotlib), or None when there is nothing to plot: no finite value, or a
+    single grid point (a table row says that better than one dot)."""
     claim = _drawn(o.claim)
     view = claim.view()  # the claim's statistic and rule draw it (ratecheck.claims.views)
     drawn = _as_drawn(o)
     ys = view.y_values(drawn)
     if not any(v is not None and math.isfinite(v) for v in ys):
-        return False
+        return None
     xs = view.x_values(drawn)
+    if len(set(xs)) < 2:
+        return None
+    names = view.categories(drawn)
     log_x, log_y = view.scales(drawn, xs, ys)
+    log_x = log_x and names is None
 
     fig, ax = plt.subplots(figsize=(6.6, 4.3), dpi=110)
     try:
@@ -52,13 +93,15 @@ def _plot(o: Outcome, path: Path) -> bool:
         if log_y:
             ax.set_yscale("log")
         view.draw(ax, drawn, log_y)
-        if log_x:
+        if names is not None:  # the grid values index named things (the algorithms compared): name them
+            ax.set_xticks(range(len(names)), names)
+        elif log_x:
             # label the grid values themselves: decade ticks alone say little on a 1..32 grid
             ticks = sorted(set(xs))
             if len(ticks) <= 12:
                 ax.set_xticks(ticks)
                 ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
-                ax.xaxis.set_minor_formatter(NullFormatter())
+                ax.xaxis.set_minor_locator(NullLocator())  # unlabelled minor ticks cost a Tick each
         empty = [p.value for p in o.points if p.samples.size == 0]
         for i, v in enumerate(empty):
             # a grid point without finite replicas has no mean: mark it rather than drop it silently
@@ -70,35 +113,41 @@ def _plot(o: Outcome, path: Path) -> bool:
             ax.set_xlim(lo_x / pad, hi_x * pad)
         else:
             pad = 0.04 * (hi_x - lo_x) or 0.5
-            ax.set_xlim(lo_x - pad, hi_x + pad)
+            ax.set_xlim(lo_x - max(pad, 0.3 if names else 0), hi_x + max(pad, 0.3 if names else 0))
         if log_y:
-            ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
-            ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
-        ax.set_xlabel(f"{view.xlabel(claim)} ({'log' if log_x else 'linear'} scale)")
-        ax.set_ylabel(f"{view.ylabel(claim)} ({'log' if log_y else 'linear'})")
+            _plain_log(ax.yaxis)
+        ax.set_xlabel(view.xlabel(claim) + ("" if names else f" ({'log' if log_x else 'linear'} scale)"))
+        ax.set_ylabel(textwrap.fill(f"{view.ylabel(claim)} ({'log' if log_y else 'linear'})", YLABEL_CHARS))
         title = (f"{o.claim.id}\nobservation (no verdict)" if o.observation else
                  f"{o.claim.id}\nmeasured {o.verdict}, expected {o.expected}")
-        ax.set_title(title, fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
-        handles, labels = ax.get_legend_handles_labels()
-        if handles:
-            # below the axes, so the legend never hides data
-            ax.legend(handles, [textwrap.fill(lab, 90) for lab in labels], loc="upper center",
-                      bbox_to_anchor=(0.5, -0.16), fontsize=8, frameon=False)
-        _save(fig, path)
+        _frame(fig, ax, title)
+    except BaseException:
+        plt.close(fig)
+        raise
+    return fig
+
+
+def _plot(o: Outcome, path: Path, formats: Sequence[str] = ("png",)) -> bool:
+    """Draw the claim's plot into path.<format> for each format; False when there is nothing to draw."""
+    fig = _figure(o)
+    if fig is None:
+        return False
+    try:
+        _save(fig, path, formats)
     finally:
         plt.close(fig)
     return True
 
 
-def _save(fig: Any, path: Path) -> None:
-    """Save with the layout fitted once: bbox_inches='tight' would draw every figure twice."""
+def _save(fig: Any, path: Path, formats: Sequence[str] = ("png",)) -> None:
+    """Save ``path.<format>`` for each format (the frame fixed its margins: no layout pass)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path)
+    for fmt in formats:
+        fig.savefig(path.with_name(f"{path.name}.{fmt}"), format=fmt, dpi=110)
 
 
-def _trajectory_plot(o: Outcome, path: Path) -> bool:
+def _trajectory_plot(o: Outcome, path: Path, formats: Sequence[str] = ("png",)) -> bool:
     """A hunt's best instance (the counterexample if any) along its run: the measure at each checkpoint
     against the bound evaluated at that checkpoint's T with the instance's constants (ratecheck.hunt)."""
     tr = o.evidence.get("trajectory")
@@ -112,8 +161,6 @@ def _trajectory_plot(o: Outcome, path: Path) -> bool:
         ax.set_xscale("log")
         if positive(np.concatenate([mean, bound])):
             ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
-            ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
         what = "expectation (exact)" if tr.get("exact") else "replica mean"
         ax.plot(t, mean, "o-", color="C0", ms=4, lw=1.6, label=f"{tr['measure']}: {what}")
@@ -125,14 +172,14 @@ def _trajectory_plot(o: Outcome, path: Path) -> bool:
         above = mean > bound
         if above.any():
             ax.plot(t[above], mean[above], "s", color="C3", ms=7, mfc="none", mew=1.6, label="measure above the bound")
+        if ax.get_yscale() == "log":
+            _plain_log(ax.yaxis)
         kind = "counterexample" if tr.get("found") else "largest measure/bound found"
         ax.set_xlabel(f"round T (log scale; the run's horizon {tr.get('horizon')})")
-        ax.set_ylabel(f"{tr['measure']} and the bound")
-        ax.set_title(f"{o.claim.id}\n{kind}: measure against the bound along its run", fontsize=10)
+        ax.set_ylabel(textwrap.fill(f"{tr['measure']} and the bound", YLABEL_CHARS))
         ax.grid(True, which="major", alpha=0.3)
-        handles, labels = ax.get_legend_handles_labels()
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, frameon=False)
-        _save(fig, path)
+        _frame(fig, ax, f"{o.claim.id}\n{kind}: measure against the bound along its run")
+        _save(fig, path, formats)
     finally:
         plt.close(fig)
     return True
@@ -148,8 +195,9 @@ def extra_figures(o: Outcome) -> list[str]:
 
 
 def _draw_task(task: tuple) -> bool:
-    outcome, path, *kind = task
-    return FIGURES[kind[0]](outcome, path) if kind else _plot(outcome, path)
+    """(outcome, path without suffix, formats) a claim plot, (..., name) an extra figure (FIGURES)."""
+    outcome, path, formats, *kind = task
+    return FIGURES[kind[0]](outcome, path, formats) if kind else _plot(outcome, path, formats)
 
 
 # Figures are independent: drawn in forked worker processes when the platform has fork (they inherit
@@ -194,26 +242,23 @@ def _as_drawn(o: Outcome) -> Outcome:
 
 
 def paper_figures(module: Paper | None, group: Sequence[Outcome], out_dir: Path,
-                  stem: str) -> list[tuple[str, str, str]]:
+                  stem: str, formats: Sequence[str] = ("svg", "png")) -> list[tuple[str, str, str]]:
     """Figures a paper module draws itself: ``report_figures(outcomes)`` yields
-    (title, draw(ax), caption); each is saved as <stem>/figure_<i>.png. Returns (title, src, caption)."""
+    (title, draw(ax), caption); each is saved as <stem>/figure_<i>.<format>. Returns (title, src of the
+    first format, caption)."""
     make = module.report_figures if module is not None else None
     out = []
     for i, (title, draw, caption) in enumerate(make(group) if make else []):
         fig, ax = plt.subplots(figsize=(6.6, 4.3), dpi=110)
         try:
             draw(ax)
-            ax.set_title(title, fontsize=10)
             ax.grid(True, alpha=0.3)
-            handles, labels = ax.get_legend_handles_labels()
-            if handles:
-                ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8,
-                          frameon=False, ncol=2)
-            path = out_dir / stem / f"figure_{i}.png"
-            _save(fig, path)
+            ax.set_ylabel(textwrap.fill(ax.get_ylabel(), YLABEL_CHARS))
+            _frame(fig, ax, title)
+            _save(fig, out_dir / stem / f"figure_{i}", formats)
         finally:
             plt.close(fig)
-        out.append((title, f"{stem}/figure_{i}.png", caption))
+        out.append((title, f"{stem}/figure_{i}.{formats[0]}", caption))
     return out
 
 
