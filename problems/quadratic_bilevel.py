@@ -1339,7 +1339,7 @@ def simfbo_strategy(**fixed: Any):
     """
     from hypothesis import strategies as st
 
-    from ratecheck.strategies import finite_floats, fixed_draws  # the families' shared strategy helpers
+    from ratecheck.strategies import finite_floats, fixed_draws  # start-up: hypothesis loads when a hunt draws
 
     number = finite_floats
     base = {
@@ -1400,7 +1400,7 @@ def fedbio_strategy(**fixed: Any):
     """
     from hypothesis import strategies as st
 
-    from ratecheck.strategies import finite_floats, fixed_draws  # the families' shared strategy helpers
+    from ratecheck.strategies import finite_floats, fixed_draws  # start-up: hypothesis loads when a hunt draws
 
     number = finite_floats
     base = {

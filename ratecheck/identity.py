@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from . import registry
+from . import __version__, registry
 from .seeding import stable_hash
+from .tasks import object_modules
 from .trace import RunConfig
 
 __all__ = ["code_identity", "import_closure", "module_digest", "stored_key"]
@@ -63,8 +64,6 @@ def code_identity(config: RunConfig) -> dict[str, Any]:
 
 @functools.cache
 def _identity(cls: type | None, factory: Any, exact: bool) -> dict[str, Any]:
-    from . import __version__
-
     classes = [c for c in getattr(cls, "__mro__", ()) if c.__module__ not in ("builtins", "abc", "typing")]
     roots = [c.__module__ for c in classes]
     if factory is not None and getattr(factory, "__module__", None):
@@ -201,8 +200,6 @@ def stored_task_key(claim: Any, task: Any) -> str:
     ``claim`` is built from (with the engine's) and the versions of the libraries it reads."""
     known = _TASK_CODE.get(id(claim))
     if known is None or known[0] is not claim:
-        from .tasks import object_modules
-
         digest = _modules_digest(tuple(dict.fromkeys([*object_modules(claim), *ENGINE])))
         known = _TASK_CODE[id(claim)] = (claim, digest)
     return stable_hash({"task": task.key(), "code": known[1]})
