@@ -52,7 +52,7 @@ LAYERS: list[tuple[str, str | None, list[str]]] = [
     ("exact", None, ["exact"]),  # exact expectations of linear-Gaussian runs
     ("simulate", "simulate", ["engine", "inspection"]),  # run a configuration; read a run's problem back
     ("claims", None, ["claims", "explain", "binding"]),  # what to run and how to judge it
-    ("run", "run", [  # plan, cache, execute and decide many claims
+    ("run", "runner", [  # plan, cache, execute and decide many claims (not ratecheck/run/: ratecheck.run is a function)
         "tasks", "identity", "store", "executors", "sweep", "horizon", "hunt", "checking",
     ]),
     ("report", None, ["report"]),
@@ -250,6 +250,7 @@ class Renamer:
         self.paths = re.compile(rf"(?<![\w/])ratecheck/({moved})\.py\b") if moved else None
         spaces = "|".join(re.escape(k) for k in self.renames if not k.startswith("ratecheck."))
         self.space = re.compile(rf"(?<![\w./-])({spaces})\.(?=[a-z_])") if spaces else None
+        self.imports = re.compile(rf"(?<![\w.])from ({spaces}) import\b") if spaces else None  # code in a string
 
     def __call__(self, name: str) -> str:
         for old, new in self.renames.items():
@@ -264,6 +265,7 @@ class Renamer:
             s = self.paths.sub(lambda m: self(f"ratecheck.{m.group(1)}").replace(".", "/") + ".py", s)
         if namespaces and self.space:
             s = self.space.sub(lambda m: self(m.group(1)) + ".", s)
+            s = self.imports.sub(lambda m: f"from {self(m.group(1))} import", s)
         return s
 
 
@@ -476,7 +478,7 @@ def _shown(stem: str, rename: Renamer) -> str:
 INIT_DOCS = {
     "model": "Layer model: what a run is made of (parameters, randomness, participation, delays, traces, fits).",
     "simulate": "Layer simulate: run a configuration (the engine; exact mode when it applies).",
-    "run": "Layer run: plan, cache, execute and decide many claims (sweeps, tasks, store, executors, hunts).",
+    "runner": "Layer run: plan, cache, execute and decide many claims (sweeps, tasks, store, executors, hunts).",
     "interfaces": "Layer interfaces: the command line and its text helpers.",
 }
 
