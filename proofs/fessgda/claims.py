@@ -93,6 +93,7 @@ from .runs import (
     _order,
     _run,
     bindings,
+    derived_rounds_exponent,  # noqa: F401  (re-exported)
     exponent_against_cap,
     hx,
     hy,
