@@ -111,6 +111,16 @@ def _source(name: str) -> Path | None:
     """The .py file of module ``name``, or None (not a module, or no source). Found on disk from its
     top-level package's folder, so that nothing is imported on the way (find_spec of a submodule
     would import its parents)."""
+    parts = name.split(".")
+    for depth in range(len(parts) - 1, 0, -1):  # the nearest imported package: its __path__ may lie elsewhere
+        package = sys.modules.get(".".join(parts[:depth]))  # (a package-dir mapping: ratecheck.problems)
+        if package is not None and getattr(package, "__path__", None):
+            for base in map(Path, package.__path__):
+                where = base.joinpath(*parts[depth:])
+                for candidate in (where.with_suffix(".py"), where / "__init__.py"):
+                    if candidate.is_file():
+                        return candidate
+            return None
     top, _, rest = name.partition(".")
     module = sys.modules.get(top)
     origin = getattr(module, "__file__", None) if module is not None else None
