@@ -248,6 +248,8 @@ class Renamer:
         moved = "|".join(re.escape(k[len("ratecheck."):]) for k in self.renames if k.startswith("ratecheck."))
         self.dotted = re.compile(rf"(?<![\w.])ratecheck\.({moved})(?![\w])") if moved else None
         self.paths = re.compile(rf"(?<![\w/])ratecheck/({moved})\.py\b") if moved else None
+        # a path built from parts in code: ROOT / "ratecheck" / "sweep.py"
+        self.parts = re.compile(rf"([\"'])ratecheck\1(\s*/\s*)([\"'])({moved})\.py\3") if moved else None
         spaces = "|".join(re.escape(k) for k in self.renames if not k.startswith("ratecheck."))
         self.space = re.compile(rf"(?<![\w./-])({spaces})\.(?=[a-z_])") if spaces else None
         self.imports = re.compile(rf"(?<![\w.])from ({spaces}) import\b") if spaces else None  # code in a string
@@ -259,6 +261,10 @@ class Renamer:
         return name
 
     def text(self, s: str, namespaces: bool = True) -> str:
+        if self.parts:
+            s = self.parts.sub(lambda m: m.group(1) + "ratecheck" + m.group(1) + "".join(
+                f"{m.group(2)}{m.group(3)}{part}{m.group(3)}"
+                for part in self(f"ratecheck.{m.group(4)}").split(".")[1:-1]) + f"{m.group(2)}{m.group(3)}{m.group(4)}.py{m.group(3)}", s)
         if self.dotted:
             s = self.dotted.sub(lambda m: self(f"ratecheck.{m.group(1)}"), s)
         if self.paths:
