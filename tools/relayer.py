@@ -147,9 +147,10 @@ def _type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def plan_moves(root: Path) -> tuple[dict[str, str], dict[str, str], list[str]]:
+def plan_moves(root: Path) -> tuple[dict[str, str], dict[str, str], list[str], dict[str, str]]:
     """(old module -> new module for every flat module that moves or has moved, module -> layer
-    for the contract, notes). Decided from the files present."""
+    for the contract, notes, modules and packages LAYERS does not list -> the layer their imports
+    put them in). Decided from the files present."""
     pkg = root / "ratecheck"
     known = {m: (layer, folder) for layer, folder, mods in LAYERS for m in mods}
     packages = {layer: m for layer, folder, mods in LAYERS for m in mods if (pkg / m).is_dir()}
@@ -177,6 +178,9 @@ def plan_moves(root: Path) -> tuple[dict[str, str], dict[str, str], list[str]]:
     # flat modules nobody listed: placed by their imports
     folders = {folder for _, folder, _ in LAYERS if folder}
     unknown = sorted(p.stem for p in pkg.glob("*.py") if p.stem not in known and p.stem != "__init__")
+    unknown += sorted(p.parent.name for p in pkg.glob("*/__init__.py")  # packages nobody listed: layered in place
+                      if p.parent.name not in known and p.parent.name not in folders)
+    placed: dict[str, str] = {}
     if unknown:
         index = layer_index()
         edges = runtime_edges(root, ["ratecheck"])
@@ -195,25 +199,32 @@ def plan_moves(root: Path) -> tuple[dict[str, str], dict[str, str], list[str]]:
 
         for name in unknown:
             mod = f"ratecheck.{name}"
-            low = max((index[lay] for d in edges.get(mod, ()) if (lay := layer_of(d))), default=0)
-            high = min((index[lay] for m2, ds in edges.items() if mod in ds and (lay := layer_of(m2))),
-                       default=len(LAYERS) - 1)
+            inside = [m for m in edges if m == mod or m.startswith(mod + ".")]
+            low = max((index[lay] for m2 in inside for d in edges[m2] if d not in inside and (lay := layer_of(d))),
+                      default=0)
+            high = min((index[lay] for m2, ds in edges.items() if m2 not in inside
+                        and any(d in inside for d in ds) and (lay := layer_of(m2))), default=len(LAYERS) - 1)
+            if (pkg / name).is_dir():
+                where[mod] = placed[mod] = LAYERS[min(low, high)][0]
+                notes.append(f"layered in place by its imports: ratecheck/{name}/ -> layer {placed[mod]} "
+                             f"(not listed in LAYERS)")
+                continue
             choice = next((i for i in range(low, high + 1) if LAYERS[i][1]), None)
             if choice is None:
                 notes.append(f"left in place: ratecheck/{name}.py (layer {LAYERS[low][0]} has no folder; "
                              f"add it to LAYERS or PUBLIC)")
-                where[mod] = LAYERS[low][0]
+                where[mod] = placed[mod] = LAYERS[low][0]
                 continue
             layer, folder = LAYERS[choice][0], LAYERS[choice][1]
             moves[mod] = f"ratecheck.{folder}.{name}"
             where[mod] = layer
             notes.append(f"placed by its imports: ratecheck/{name}.py -> layer {layer} (not listed in LAYERS)")
-    return moves, contract(moves), notes
+    return moves, contract(moves, placed=placed), notes, placed
 
 
-def contract(moves: dict[str, str], namespace: bool = True) -> dict[str, str]:
+def contract(moves: dict[str, str], namespace: bool = True, placed: dict[str, str] | None = None) -> dict[str, str]:
     """module prefix -> layer, for the layout after ``moves`` (a folder stands for its modules)."""
-    out: dict[str, str] = {"ratecheck": "interfaces"}
+    out: dict[str, str] = {"ratecheck": "interfaces", **(placed or {})}
     for layer, folder, mods in LAYERS:
         if folder:
             out[f"ratecheck.{folder}"] = layer
@@ -498,10 +509,10 @@ def main(argv: list[str] | None = None) -> int:
     root = a.root.resolve()
     if not (root / "ratecheck" / "__init__.py").exists():
         ap.error(f"{root} is not a ratecheck checkout (no ratecheck/__init__.py)")
-    moves, table, notes = plan_moves(root)
+    moves, table, notes, placed = plan_moves(root)
     namespace = not a.no_namespace
     if not namespace:
-        table = contract(moves, namespace=False)
+        table = contract(moves, namespace=False, placed=placed)
     renames = dict(moves)
     if namespace:
         renames.update(NAMESPACE)
