@@ -28,7 +28,7 @@ import numpy as np
 from problems import make_problem
 from problems.quadratic import p1
 from ratecheck import run
-from ratecheck.algorithms import make_algorithm
+from ratecheck.registry import make_algorithm
 from ratecheck.asynchrony import SystemModel, Timelines, simulate
 
 K, N_PER_ROUND, SEED = 5, 10, 0

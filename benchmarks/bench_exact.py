@@ -58,7 +58,7 @@ import numpy as np
 
 from problems import make_problem
 from ratecheck import run
-from ratecheck.algorithms import make_algorithm
+from ratecheck.registry import make_algorithm
 
 D, N, K = 10, 100, 10
 ETA, ETA_LOCAL, SEED = 1.0, 0.05, 0
@@ -166,7 +166,7 @@ CHILD = """
 import json, os, resource, sys, time
 sys.path.insert(0, os.getcwd())
 from ratecheck import run
-from ratecheck.algorithms import make_algorithm
+from ratecheck.registry import make_algorithm
 spec = json.loads(sys.argv[1])
 if spec["family"] == "spectral_quadratic":
     from problems.spectral_quadratic import make

@@ -34,7 +34,7 @@ import numpy as np
 
 from problems import make_problem
 from ratecheck import run
-from ratecheck.algorithms import make_algorithm
+from ratecheck.registry import make_algorithm
 from ratecheck.seeding import replica_generator
 
 D, N, K, R = 10, 100, 10, 32

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ratecheck.params import Param
+from ratecheck.params import Param, inferred_declarations
 from ratecheck.problem import Problem
-from ratecheck.registry import make_problem  # noqa: F401  (validated through each family's declaration)
+from ratecheck.registry import (
+    default,
+    make_problem,  # noqa: F401  (validated through each family's declaration)
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -18,13 +21,9 @@ def __getattr__(name: str) -> Any:
 
 
 def _families() -> dict[str, Callable[..., Problem]]:
-    from ratecheck.registry import default
-
     return {item.name: item.obj for item in default().items("problem")}
 
 
 def declarations_of(name: str) -> dict[str, Param | None]:
     """The parameters of a family as declared (or inferred from its annotations), for listings."""
-    from ratecheck.params import inferred_declarations
-
     return inferred_declarations(_families()[name])

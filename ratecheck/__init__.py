@@ -1,17 +1,18 @@
 """ratecheck: check convergence theorems of federated algorithms against computation."""
 
+__version__ = "0.1.0"  # first: modules imported below read it (ratecheck.identity)
+
 from .engine import run, run_config
 from .participation import Participation
 from .problem import Constant
 from .trace import RunConfig, Trace
 
 __all__ = ["Constant", "Participation", "RunConfig", "Trace", "check", "run", "run_config"]
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str):
     if name == "check":  # lazily: claims and sympy are not needed to run an algorithm
-        from .checking import check
+        from .checking import check  # start-up: claims and sympy load on first use
 
         return check
     raise AttributeError(f"module 'ratecheck' has no attribute {name!r}")

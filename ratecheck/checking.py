@@ -18,7 +18,11 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from . import registry
+from .algorithms.base import swapped
+from .claims import PROFILES
 from .explain import describe
+from .store import NullStore, Store
 
 if TYPE_CHECKING:
     from .algorithms.base import Algorithm
@@ -54,14 +58,10 @@ def check(
     if algorithms:
         if jobs != 1:
             raise ValueError(f"check(algorithms=...) runs the variants in this process: jobs must be 1, got {jobs}")
-        from .algorithms.base import swapped
-
         with swapped(algorithms):
             return check(*claims, profile=profile, jobs=1, cache_dir=cache_dir)
-    from . import registry
-    from .claims import PROFILES
+    # start-up: the pytest plugin imports this module in every pytest run; the run machinery loads here
     from .executors import make_executor
-    from .store import NullStore, Store
     from .sweep import check_claims, load_plans
 
     chosen: list[Claim] = []

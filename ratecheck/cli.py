@@ -6,6 +6,9 @@ Exit status: 0 when every verdict is the one its claim expects, 1 when some verd
 cache directory), 3 when nothing could run (every claim's runs failed) or the cluster fails, 130 on
 Ctrl-C (finished runs stay cached).
 ``--json`` prints machine-readable output instead of tables.
+
+Each command imports its machinery inside its function (start-up: `ratecheck --help` and a usage
+error answer without loading sympy, the engine or the store).
 """
 
 from __future__ import annotations

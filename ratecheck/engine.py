@@ -23,6 +23,7 @@ from .diagnostics import check as check_diagnostics
 from .params import ParamError, check_run, check_size, replica_ids
 from .points import as_points
 from .problem import Problem
+from .registry import make_algorithm, make_problem  # names resolve only through the registry
 from .seeding import Streams
 from .trace import RunConfig, Trace
 
@@ -69,8 +70,6 @@ def run_config(
     config: RunConfig, *, replica_ids: Sequence[int] | None = None, progress: bool = False
 ) -> Trace:
     """Build the algorithm and problem a configuration names, and run it."""
-    from .registry import make_algorithm, make_problem  # names resolve only through the registry
-
     algorithm = make_algorithm(config.algorithm, config.params)
     problem = make_problem(config.problem, config.problem_params)
     ids = _replica_ids(config.replicas if replica_ids is None else replica_ids)
@@ -103,7 +102,7 @@ def _execute(
     # -- issue #8: exact expectations (ratecheck/exact/); Monte Carlo below is unchanged --------
     fallback = None
     if config.mode != "monte_carlo":
-        from .exact import NotExact, run_exact
+        from .exact import NotExact, run_exact  # start-up: exact mode's machinery loads when a run asks for it
 
         try:
             _check_size(config, algorithm, problem, ids, exact=True)

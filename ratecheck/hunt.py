@@ -29,6 +29,7 @@ import numpy as np
 
 from .assumptions import certified, declared_by, missing
 from .claims import Claim, Outcome, PointResult, Profile, Verdict
+from .engine import run_config
 from .fit import mean_ci
 from .inspection import view
 from .strategies import finite_floats, fixed_draws
@@ -227,8 +228,6 @@ def hunt(
     if budget is not None and not budget > 0:
         raise ValueError(f"budget must be > 0 seconds, got {budget!r}")
     if run is None:
-        from .engine import run_config
-
         run = run_config
     started = time.perf_counter()
     memo: dict[str, Probe | None] = {}  # instance -> probe (None: conditions fail), so replays agree

@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from . import registry
+from . import __version__, registry
 from .seeding import stable_hash
+from .tasks import object_modules
 from .trace import RunConfig
 
 __all__ = ["code_identity", "import_closure", "module_digest", "stored_key"]
@@ -63,8 +64,6 @@ def code_identity(config: RunConfig) -> dict[str, Any]:
 
 @functools.cache
 def _identity(cls: type | None, factory: Any, exact: bool) -> dict[str, Any]:
-    from . import __version__
-
     classes = [c for c in getattr(cls, "__mro__", ()) if c.__module__ not in ("builtins", "abc", "typing")]
     roots = [c.__module__ for c in classes]
     if factory is not None and getattr(factory, "__module__", None):
@@ -112,6 +111,16 @@ def _source(name: str) -> Path | None:
     """The .py file of module ``name``, or None (not a module, or no source). Found on disk from its
     top-level package's folder, so that nothing is imported on the way (find_spec of a submodule
     would import its parents)."""
+    parts = name.split(".")
+    for depth in range(len(parts) - 1, 0, -1):  # the nearest imported package: its __path__ may lie elsewhere
+        package = sys.modules.get(".".join(parts[:depth]))  # (a package-dir mapping: ratecheck.problems)
+        if package is not None and getattr(package, "__path__", None):
+            for base in map(Path, package.__path__):
+                where = base.joinpath(*parts[depth:])
+                for candidate in (where.with_suffix(".py"), where / "__init__.py"):
+                    if candidate.is_file():
+                        return candidate
+            return None
     top, _, rest = name.partition(".")
     module = sys.modules.get(top)
     origin = getattr(module, "__file__", None) if module is not None else None
@@ -201,8 +210,6 @@ def stored_task_key(claim: Any, task: Any) -> str:
     ``claim`` is built from (with the engine's) and the versions of the libraries it reads."""
     known = _TASK_CODE.get(id(claim))
     if known is None or known[0] is not claim:
-        from .tasks import object_modules
-
         digest = _modules_digest(tuple(dict.fromkeys([*object_modules(claim), *ENGINE])))
         known = _TASK_CODE[id(claim)] = (claim, digest)
     return stable_hash({"task": task.key(), "code": known[1]})

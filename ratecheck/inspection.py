@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from .algorithms.base import Algorithm
 from .problem import Problem
+from .registry import make_algorithm, make_problem
 from .trace import RunConfig
 
 P = TypeVar("P")
@@ -112,8 +113,6 @@ def _problem_key(config: RunConfig) -> tuple[str, str]:
 
 @functools.lru_cache(maxsize=256)
 def _problem(family: str, params_json: str) -> Problem:
-    from .registry import make_problem
-
     return make_problem(family, json.loads(params_json))
 
 
@@ -124,6 +123,4 @@ def _constants(family: str, params_json: str) -> dict[str, float]:
 
 @functools.lru_cache(maxsize=1024)
 def _algorithm(name: str, params_json: str) -> Algorithm:
-    from .registry import make_algorithm
-
     return make_algorithm(name, json.loads(params_json))

@@ -39,6 +39,7 @@ import pytest
 from .checking import ClaimFailure, assert_outcome  # noqa: F401  (re-exported)
 from .claims import PROFILES, Claim, Outcome, Profile
 from .explain import describe  # noqa: F401  (re-exported: the readable account of an outcome)
+from .registry import RegistryError, default
 from .store import NullStore, Store
 from .trace import Trace
 
@@ -69,8 +70,6 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--jobs must be >= 1, got {config.getoption('ratecheck_jobs')}")
     sources = config.getoption("ratecheck_papers")
     if sources:
-        from .registry import RegistryError, default
-
         for spec in sources:
             try:
                 default().add_source(spec)
@@ -83,8 +82,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     per selected plugin that could not be loaded (so a broken plugin is seen, and the others still run)."""
     if "ratecheck_claim" not in metafunc.fixturenames:
         return
-    from .registry import default
-
     registry = default()
     selection = select_papers(metafunc.config, registry)
     claims: list[Any] = [c for key in selection.keys for c in registry.papers()[key].claims]
@@ -255,8 +252,8 @@ def ratecheck_claim(request: pytest.FixtureRequest) -> Claim:
 @pytest.fixture(scope="session")
 def ratecheck_runs(request: pytest.FixtureRequest, ratecheck_profile: Profile, ratecheck_store: Store) -> SessionRuns:
     """One deduplicated sweep over the runs of every collected claim."""
+    # start-up: this plugin loads in every pytest run; the run machinery only once a session collects claims
     from .executors import make_executor
-    from .registry import RegistryError, default
     from .sweep import gather
 
     claims, refused = [], {}

@@ -40,6 +40,7 @@ import ratecheck.algorithms.base as base  # the contract only, not the package's
 
 from .interrupts import interrupts_seen
 from .paper import Paper
+from .params import ParamError, check_dense_size, inferred_declarations
 
 if TYPE_CHECKING:
     from .claims import Claim, Profile
@@ -516,8 +517,6 @@ def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
     integers, ``float`` only finite numbers, ``str`` only strings, ``| None`` also null), so a string
     'False' or a null seed is refused instead of silently changing the problem.
     """
-    from .params import ParamError, check_dense_size, inferred_declarations
-
     if not isinstance(name, str):
         raise ValueError(f"a problem family is named by a string, got {name!r}")
     factory = default().problem(name)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import registry
 from .claims import Claim, Outcome, Profile, Verdict
 from .engine import run_config
 from .executors import Executor, JobError, SerialExecutor, run_all
@@ -66,12 +67,10 @@ def _job(item: RunConfig | _TaskJob) -> tuple[str, Any]:
 
 
 def _registered_claim(claim_id: str, sources: tuple[str, ...]) -> Claim:
-    from .registry import default
-
-    registry = default()
+    loaded = registry.default()
     for spec in sources:
-        registry.add_source(spec)
-    for claim in registry.claims():
+        loaded.add_source(spec)
+    for claim in loaded.claims():
         if claim.id == claim_id:
             return claim
     raise LookupError(f"claim {claim_id} is not registered in this worker")
@@ -81,10 +80,8 @@ def _task_job(claim: Claim | None, task: Task, executor: Executor) -> _TaskJob:
     """A task for ``executor``: a registered claim travels by id (its closures need not pickle)."""
     if isinstance(executor, SerialExecutor):
         return _TaskJob(task, claim)
-    from .registry import default
-
-    if any(c is claim for c in default().claims()):
-        return _TaskJob(task, None, tuple(default().sources))
+    if any(c is claim for c in registry.default().claims()):
+        return _TaskJob(task, None, tuple(registry.default().sources))
     return _TaskJob(task, claim)  # a claim made outside any paper must pickle (module-level functions)
 
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .engine import run_config
 from .seeding import stable_hash
 from .trace import RunConfig
 
@@ -64,8 +65,6 @@ def complete(claim: Claim, profile: Profile, results: Mapping[str, Any]) -> dict
     """``results`` with everything ``claim`` requests computed here, uncached: for a decision asked
     outside a sweep (a unit test calling ``decide``). A check never gets here: its sweep has
     answered every request from the store or the executor."""
-    from .engine import run_config
-
     out = dict(results)
     while True:
         wanted = claim.requests(profile, out)  # type: ignore[attr-defined]  # claims that request runs or tasks

@@ -6,10 +6,10 @@ import pytest
 from problems import make_problem
 from problems.quadratic import p2
 from ratecheck import run
-from ratecheck.algorithms import make_algorithm
 from ratecheck.asynchrony import Simulation, SystemModel, TimelineError, Timelines, simulate, simulate_replicas
 from ratecheck.executors import ProcessExecutor, SerialExecutor
 from ratecheck.params import ParamError
+from ratecheck.registry import make_algorithm
 from ratecheck.sweep import run_configs
 from ratecheck.trace import RunConfig
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from problems.quadratic_bilevel import make, p1, p2
-from ratecheck.algorithms import make_algorithm
 from ratecheck.algorithms.bilevel import LocalSteps
 from ratecheck.engine import run
 from ratecheck.participation import Participation
+from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
 
 TAUS = [1, 3, 2, 1, 4, 2]

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from problems.quadratic_bilevel import make, p1
-from ratecheck.algorithms import make_algorithm
 from ratecheck.engine import run
+from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
 
 WEIGHTS = [0.1, 0.3, 0.2, 0.4]

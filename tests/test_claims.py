@@ -199,8 +199,8 @@ def test_tail_average_is_the_exact_mean_over_the_tail():
     from problems import make_problem
     from problems.quadratic import p1
     from ratecheck import run
-    from ratecheck.algorithms import make_algorithm
     from ratecheck.claims import tail_average
+    from ratecheck.registry import make_algorithm
 
     alg = make_algorithm("fedavg", dict(eta_local=0.05, local_steps=2))
     trace = run(alg, make_problem("quadratic", p1(clients=4)), 100, replicas=3, checkpoints=1000)
@@ -229,7 +229,7 @@ def test_value_claim_against_a_prediction():
 def test_every_registered_run_is_valid_in_every_profile(profile_name):
     """Catches a grid that asks for the impossible (e.g. m > N) before anyone waits for a sweep."""
     from problems import make_problem
-    from ratecheck.algorithms import make_algorithm
+    from ratecheck.registry import make_algorithm
 
     for claim in proofs.all_claims():
         for config in claim.runs(PROFILES[profile_name]):

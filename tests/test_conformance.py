@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 
 from ratecheck import registry, testing
-from ratecheck.algorithms import make_algorithm
 from ratecheck.algorithms.base import REGISTRY, swapped
 from ratecheck.diagnostics import DiagnosticsError, check
 from ratecheck.oracles import kinds_of
+from ratecheck.registry import make_algorithm
 
 registry.default().ensure("algorithm", "problem")
 ALGORITHMS = sorted(i.name for i in registry.default().items("algorithm"))

@@ -9,9 +9,9 @@ import pytest
 from problems import make_problem
 from problems.quadratic import p1
 from ratecheck import RunConfig, run, run_config
-from ratecheck.algorithms import make_algorithm
 from ratecheck.algorithms.base import Algorithm
 from ratecheck.problem import Problem
+from ratecheck.registry import make_algorithm
 from ratecheck.trace import Trace
 
 

@@ -13,13 +13,13 @@ from scipy import stats
 
 from problems import make_problem
 from problems.quadratic import p2
-from ratecheck.algorithms import make_algorithm
 from ratecheck.algorithms.fedavg import DelaySchedule, FedAvg
 from ratecheck.algorithms.minimax import FessGDA, MinimaxState
 from ratecheck.claims import PROFILES
 from ratecheck.engine import run, run_config
 from ratecheck.exact import NotExact, delay_table, probe_client_update, slot_moments
 from ratecheck.participation import Participation
+from ratecheck.registry import make_algorithm
 from ratecheck.seeding import stable_hash
 from ratecheck.trace import RunConfig, Trace
 

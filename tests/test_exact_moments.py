@@ -16,7 +16,7 @@ import pytest
 
 from problems import make_problem
 from ratecheck import run
-from ratecheck.algorithms import make_algorithm
+from ratecheck.registry import make_algorithm
 
 ETA_L, ETA_G, K = 0.3, 0.8, 3
 

@@ -6,8 +6,8 @@ import pytest
 from problems import make_problem
 from problems.quadratic import p2
 from ratecheck import run
-from ratecheck.algorithms import make_algorithm
 from ratecheck.participation import Participation
+from ratecheck.registry import make_algorithm
 from ratecheck.seeding import ReplicaStream
 
 PROBLEM = make_problem("quadratic", p2(clients=6, sigma=0.0, curvature="per_client", dim=4, mu=0.3))

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from problems.quadratic_bilevel import make_fedbio
-from ratecheck.algorithms import make_algorithm
 from ratecheck.algorithms.periodic import storm_step_size
 from ratecheck.params import ParamError
+from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
 
 KEY = "d" * 64

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 
-from problems.quadratic_bilevel import fedbio_strategy, make_fedbio
+from problems.bilevel_strategies import fedbio_strategy
+from problems.fedbio_bilevel import make_fedbio
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)

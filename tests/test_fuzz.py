@@ -31,10 +31,11 @@ from hypothesis import strategies as st  # noqa: E402
 
 import problems  # noqa: E402
 from ratecheck import registry  # noqa: E402
-from ratecheck.algorithms import REGISTRY, make_algorithm  # noqa: E402
+from ratecheck.algorithms import REGISTRY  # noqa: E402
 from ratecheck.cli import main  # noqa: E402
 from ratecheck.engine import run  # noqa: E402
 from ratecheck.params import declarations, inferred_declarations  # noqa: E402
+from ratecheck.registry import make_algorithm  # noqa: E402
 from ratecheck.testing.fuzz import algorithm_kinds, plausible, problem_kinds  # noqa: E402
 from ratecheck.trace import RunConfig  # noqa: E402
 

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from problems.quadratic_bilevel import fedbio_strategy, make_fedbio
+from problems.bilevel_strategies import fedbio_strategy
+from problems.fedbio_bilevel import make_fedbio
 from proofs.fedbio import hunts
 from proofs.fedbio.theorems import LEMMA_8
 from ratecheck.algorithms.fedbio import FedBiO

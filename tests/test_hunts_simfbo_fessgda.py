@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from problems.bilevel_strategies import simfbo_strategy
 from problems.minimax import make as make_minimax
 from problems.minimax.quadratic import strategy as minimax_quadratic_strategy
 from problems.quadratic_bilevel import make as make_bilevel
-from problems.quadratic_bilevel import simfbo_strategy
 from proofs.fessgda import hunts as fess
 from proofs.simfbo import hunts as sim
 from proofs.simfbo.claims import bindings as simfbo_bindings

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from problems.minimax import make
-from ratecheck.algorithms import make_algorithm
 from ratecheck.engine import run
 from ratecheck.participation import Participation
+from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
 
 KEY = "ab" * 32

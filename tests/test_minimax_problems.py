@@ -130,8 +130,8 @@ def test_pwmax_solution_and_strict_complementarity():
 
 def test_lyapunov_floor_uses_the_algorithms_round_map():
     """F of the exact floor equals the round map of fsgda measured on basis vectors (s = 0)."""
-    from ratecheck.algorithms import make_algorithm
     from ratecheck.algorithms.minimax import MinimaxState
+    from ratecheck.registry import make_algorithm
     from ratecheck.seeding import Streams
 
     prob = make(noise=0.0, zeta=0.0, clients=3)

@@ -7,10 +7,10 @@ import pytest
 
 from problems import least_squares as ls
 from problems import make_problem
-from ratecheck.algorithms import make_algorithm
 from ratecheck.engine import run
 from ratecheck.params import ParamError
 from ratecheck.participation import Participation
+from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
 
 SMALL = {"dim": 8, "rank": 4, "clients": 4, "rows": 1, "mu": 0.5, "lam_min": 0.5, "lam_max": 1.0, "rho": 1.0}

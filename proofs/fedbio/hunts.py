@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from problems.quadratic_bilevel import fedbio_strategy
+from problems.bilevel_strategies import fedbio_strategy
 from ratecheck.binding import Binder
 from ratecheck.claims import Verdict
 from ratecheck.hunt import HuntSpace, NoCounterexample
@@ -42,7 +42,7 @@ from .theorems import LEMMA_8, THEOREM_5, src
 
 FAMILY = "fedbio_bilevel"
 ROUNDS = (1, 40)
-# the run's state quantities of Lemma 8: theorem symbol -> measure (problems/quadratic_bilevel.py)
+# the run's state quantities of Lemma 8: theorem symbol -> measure (problems/fedbio_bilevel.py)
 STATE = {"X_drift": "x_drift", "Y_drift": "y_drift", "Y_err": "y_err", "U_err": "u_err", "U_disp": "u_disp"}
 CONSTANTS = ("L", "mu", "L_xy", "L_y2", "C_f", "zeta_gxy", "Lbar")
 

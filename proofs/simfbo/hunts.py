@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from problems.quadratic_bilevel import simfbo_strategy
+from problems.bilevel_strategies import simfbo_strategy
 from ratecheck.claims import Verdict
 from ratecheck.hunt import HuntSpace, NoCounterexample
 from ratecheck.trace import RunConfig

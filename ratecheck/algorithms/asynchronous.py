@@ -23,7 +23,7 @@ import numpy as np
 
 from ..asynchrony import SystemModel, live_timelines
 from ..oracles import SmoothFederatedOracles
-from ..params import choice, flag, integer, option, real
+from ..params import ParamError, choice, flag, integer, option, real
 from ..participation import Participation
 from ..seeding import Streams
 from .base import register
@@ -72,8 +72,6 @@ class EventTiming:
         )
 
     def check_timing(self: Any, problem: SmoothFederatedOracles) -> None:  # self: the FedAvg it is mixed into
-        from ..params import ParamError
-
         if self.delay.kind != "none":
             raise ParamError(self.name, "delay", str(self.delay), "the event timeline gives the delays: leave it 'none'")
         try:
@@ -186,6 +184,4 @@ class AsySG(DeFedAvgIIDEvents):
     def validate(self, problem: SmoothFederatedOracles) -> None:
         super().validate(problem)
         if self.eta_local != 1.0:
-            from ..params import ParamError
-
             raise ParamError(self.name, "eta_local", self.eta_local, "AsySG has one learning rate: must be 1")

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..diagnostics import Diagnostic
 from ..oracles import ProblemContract
-from ..params import ParamError, check_fields, declarations
+from ..params import Param, ParamError, check_fields, declarations
 from ..problem import Problem
 from ..seeding import Streams
 
@@ -115,8 +115,6 @@ class Algorithm(Generic[P]):
 
 def _annotated_param(cls: type, name: str) -> Any:
     """A stand-in declaration for an undeclared field annotated float, int, bool or str (else None)."""
-    from ..params import Param
-
     hint = {f.name: f.type for f in dataclasses.fields(cls)}.get(name)
     hint = (hint if isinstance(hint, str) else getattr(hint, "__name__", "")).replace(" ", "")
     kinds = {"float": Param.real, "int": Param.int, "bool": Param.bool, "str": Param.str}

@@ -14,10 +14,9 @@ import numbers
 import random
 from typing import Any
 
-from ..algorithms import make_algorithm
 from ..algorithms.base import _annotated_param, lookup
 from ..params import declarations, inferred_declarations
-from ..registry import default, make_problem
+from ..registry import default, make_algorithm, make_problem
 
 # API values: numbers of every kind, odd texts, and types JSON cannot express
 API_VALUES: list[Any] = [None, True, False, 0, 1, 2, -1, 2.0, 0.05, -0.5, 1e-300, 1e300, float("nan"), float("inf"),
