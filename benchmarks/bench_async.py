@@ -28,8 +28,8 @@ import numpy as np
 from problems import make_problem
 from problems.quadratic import p1
 from ratecheck import run
-from ratecheck.registry import make_algorithm
 from ratecheck.asynchrony import SystemModel, Timelines, simulate
+from ratecheck.registry import make_algorithm
 
 K, N_PER_ROUND, SEED = 5, 10, 0
 STEPS = dict(eta_global=0.5, eta_local=0.01, local_steps=K)
