@@ -1,5 +1,12 @@
 """ratecheck: check convergence theorems of federated algorithms against computation."""
 
+import os as _os
+
+if _os.environ.get("RATECHECK_MUTANT"):  # `ratecheck mutate`: serve the mutant before anything imports the module
+    from .mutate.hook import install_from_env as _install_mutant
+
+    _install_mutant()
+
 from .engine import run, run_config
 from .participation import Participation
 from .problem import Constant
