@@ -103,12 +103,12 @@ def test_mutate_a_plugin_module_end_to_end(tmp_path):
     before = path.read_bytes()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(ROOT)])}
     out = subprocess.run([sys.executable, "-m", "ratecheck", "mutate", str(path), "--paper", "fedavg_momentum.paper",
-                          "--claims", "fedavgm.floor", "--max-mutants", "2", "--seed", "1", "--jobs", "1",
+                          "--claims", "fedavgm.floor_in_beta", "--max-mutants", "2", "--seed", "1", "--jobs", "1",
                           "--cache-dir", str(tmp_path / "cache"), "--json"],
                          env=env, capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert result["module"] == "fedavg_momentum.algorithm" and result["claims"] == ["fedavgm.floor"]
+    assert result["module"] == "fedavg_momentum.algorithm" and result["claims"] == ["fedavgm.floor_in_beta"]
     assert result["mutants_run"] == 2 and len(result["mutants"]) == 2
     for m in result["mutants"]:
         assert m["status"] in ("caught by FAIL", "caught", "crashed", "survived", "equivalent")
@@ -123,3 +123,33 @@ def test_usage_errors(tmp_path):
 
     assert main(["mutate", "no.such.module", "--cache-dir", str(tmp_path)]) == 2
     assert main(["mutate", "ratecheck.algorithms.local", "--max-mutants", "0", "--cache-dir", str(tmp_path)]) == 2
+
+
+def test_an_interrupt_leaves_no_mutant_behind(tmp_path):
+    """Ctrl-C while a mutant's check runs: the child ends, the mutant's folder goes, exit 130, the file as it was."""
+    import signal
+    import time
+
+    path = EXAMPLE / "fedavg_momentum" / "algorithm.py"
+    before = path.read_bytes()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(ROOT)]), "TMPDIR": str(scratch)}
+    proc = subprocess.Popen([sys.executable, "-m", "ratecheck", "mutate", str(path), "--paper", "fedavg_momentum.paper",
+                             "--claims", "fedavgm.floor_in_beta", "--max-mutants", "1", "--jobs", "1", "--no-cache"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 600
+    while not list(scratch.glob("ratecheck-mutate-*/m*/algorithm.py")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert not list(scratch.iterdir()) and path.read_bytes() == before
+
+
+def test_targets_by_name_resolve_to_their_defining_modules():
+    assert resolve("fedavg", []).module == "ratecheck.algorithms.fedavg"
+    assert resolve("quadratic", []).module == "problems.quadratic"
+    assert resolve("defedavg.theorem1", []).module == "proofs.defedavg.theorems"
+    assert resolve("ratecheck.algorithms.local", []).path.name == "local.py"
