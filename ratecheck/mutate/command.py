@@ -230,6 +230,8 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
             status, changed = classify(baseline, outcomes)
             results.append(_record(mutant, original, target, status, changed, error))
             bar.set_postfix_str(f"caught by FAIL {sum(r['status'] == STATUSES[0] for r in results)}/{len(results)}")
+            if bar.disable:  # no bar (not a terminal, or --json): one line per mutant on stderr instead
+                print(f"mutant {len(results)}/{len(chosen)}: {_line(results[-1])}", file=sys.stderr, flush=True)
     return {"target": args.target, "module": target.module, "path": str(target.path), "claims": claims,
             "profile": "full" if args.full else "quick", "mutants_found": len(found), "mutants_run": len(chosen),
             "max_mutants": args.max_mutants, "seed": args.seed, "seconds": round(time.perf_counter() - started, 1),
@@ -262,12 +264,7 @@ def text(result: dict[str, Any]) -> str:
     lines = [f"{result['module']} ({result['path']}): {result['mutants_run']} of {result['mutants_found']} mutants "
              f"(seed {result['seed']}), {len(result['claims'])} claims, {result['profile']} profile, "
              f"{result['seconds']:.0f}s"]
-    for r in result["mutants"]:
-        by = r["caught_by"][0] if r["caught_by"] else None
-        what = f" by {by['claim']} ({by['baseline']} -> {by['verdict']})" if by else ""
-        more = f" and {len(r['caught_by']) - 1} more" if len(r["caught_by"]) > 1 else ""
-        err = f": {r['error']}" if r.get("error") else ""
-        lines.append(f"  line {r['line']:>4} {r['kind']:<10} {r['before']!r} -> {r['after']!r}: {r['status']}{what}{more}{err}")
+    lines += [f"  {_line(r)}" for r in result["mutants"]]
     survivors = [r for r in result["mutants"] if r["status"] == "survived"]
     if survivors:
         lines.append("\nsurviving mutants:")
@@ -278,6 +275,15 @@ def text(result: dict[str, Any]) -> str:
                  f"({pct}); detected in any way {det}; {s['equivalent']} equivalent, {s['survived']} survived, "
                  f"{s['caught']} caught without a FAIL, {s['crashed']} crashed")
     return "\n".join(lines)
+
+
+def _line(r: dict[str, Any]) -> str:
+    """One mutant's fate: where, what, and the first claim that caught it with its verdicts."""
+    by = r["caught_by"][0] if r["caught_by"] else None
+    what = f" by {by['claim']} ({by['baseline']} -> {by['verdict']})" if by else ""
+    more = f" and {len(r['caught_by']) - 1} more" if len(r["caught_by"]) > 1 else ""
+    err = f": {r['error']}" if r.get("error") else ""
+    return f"line {r['line']:>4} {r['kind']:<10} {r['before']!r} -> {r['after']!r}: {r['status']}{what}{more}{err}"
 
 
 def cmd_mutate(args: argparse.Namespace) -> int:
