@@ -89,6 +89,12 @@ def test_classification_against_the_baseline():
     assert classify(base, [_outcome("a", "PASS", mean=1.1), _outcome("b", "FAIL")])[0] == "survived"
     s = score([{"status": "caught by FAIL"}, {"status": "equivalent"}, {"status": "survived"}])
     assert s["score"] == 0.5 and s["non_equivalent"] == 2 and s["detected"] == 0.5
+    assert score([{"status": "equivalent", "class_run": False}])["equivalent_in_unrun_classes"] == 1
+
+
+def test_a_mutant_knows_its_class():
+    found = mutants("class A:\n    def f(self):\n        return 1\n\n\ndef g():\n    return 2\n", "m")
+    assert [(m.line, m.scope) for m in found] == [(3, "A"), (7, "")]
 
 
 def test_a_plugin_module_is_resolved_from_its_path():

@@ -94,10 +94,11 @@ def _defining_module(obj: Any) -> str | None:
     return None
 
 
-def claims_using(module: str, sources: list[str], profile_name: str) -> list[str]:
-    """Ids of the registered claims that use ``module``: through the registry first, the claims whose runs'
-    algorithm (or one of its base classes) or problem family is defined in it, or whose theorem is; when
-    none does (a helper module), those whose runs' code identity or own modules' import closure hold it.
+def claims_using(module: str, sources: list[str], profile_name: str) -> tuple[list[str], set[str]]:
+    """Ids of the registered claims that use ``module``, and the names of its classes their runs execute
+    (algorithms with their base classes, problem families). Through the registry first: the claims whose
+    runs' algorithm (or a base class) or problem family is defined in it, or whose theorem is; when none
+    does (a helper module), those whose runs' code identity or own modules' import closure hold it.
     (Every run's identity holds every algorithm module, through the engine's registry: the import graph
     alone would name every claim for each algorithm.)"""
     from ratecheck.claims import PROFILES
@@ -108,14 +109,17 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> list[str
     for source in sources:
         registry.add_source(source)
     profile = PROFILES[profile_name]
-    direct, closure = [], []
+    direct, closure, run = [], [], set()
     for claim in registry.claims():
         try:
             configs = claim.runs(profile)
         except Exception:  # a claim that plans through tasks (a hunt): its own modules decide
             configs = []
-        defined = {c.__module__ for config in configs for c in getattr(_algorithm(registry, config.algorithm), "__mro__", ())}
+        classes = [c for config in configs for c in getattr(_algorithm(registry, config.algorithm), "__mro__", ())]
+        classes += [getattr(_problem(registry, config.problem), "__self__", None) for config in configs]
+        defined = {c.__module__ for c in classes if c is not None}
         defined |= {getattr(_problem(registry, config.problem), "__module__", None) for config in configs}
+        run |= {c.__name__ for c in classes if c is not None and c.__module__ == module}
         if claim.theorem is not None:
             defined.add(_defining_module(claim.theorem))
         if module in defined:
@@ -124,7 +128,7 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> list[str
         own = [getattr(claim.configure, "__module__", None), _defining_module(claim.theorem) if claim.theorem else None]
         if module in import_closure([m for m in own if m]) or any(module in code_identity(c)["modules"] for c in configs):
             closure.append(claim.id)
-    return direct or closure
+    return direct or closure, run
 
 
 def _algorithm(registry: Any, name: str) -> Any:
@@ -201,7 +205,7 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
     from tqdm import tqdm
 
     target = resolve(args.target, list(args.paper))
-    claims = claims_using(target.module, list(args.paper), "full" if args.full else "quick")
+    claims, classes_run = claims_using(target.module, list(args.paper), "full" if args.full else "quick")
     if args.claims:
         import fnmatch
 
@@ -228,7 +232,7 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
             path.write_text(mutant.source)
             outcomes, error = run_claims(claims, args, work, f"m{mutant.index}", target, path)
             status, changed = classify(baseline, outcomes)
-            results.append(_record(mutant, original, target, status, changed, error))
+            results.append(_record(mutant, original, target, status, changed, error, classes_run))
             bar.set_postfix_str(f"caught by FAIL {sum(r['status'] == STATUSES[0] for r in results)}/{len(results)}")
             if bar.disable:  # no bar (not a terminal, or --json): one line per mutant on stderr instead
                 print(f"mutant {len(results)}/{len(chosen)}: {_line(results[-1])}", file=sys.stderr, flush=True)
@@ -239,10 +243,12 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _record(mutant: Mutant, original: str, target: Target, status: str, changed: list[dict[str, str]],
-            error: str) -> dict[str, Any]:
+            error: str, classes_run: set[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"id": mutant.id, "kind": mutant.kind, "line": mutant.line, "before": mutant.before,
                            "after": mutant.after, "status": status, "caught_by": changed,
-                           "diff": mutant.diff(original, target.path.name)}
+                           "scope": mutant.scope, "diff": mutant.diff(original, target.path.name)}
+    if mutant.scope:  # in a class: is it one the claims run? (an unrun class's mutants are equivalent for them)
+        out["class_run"] = mutant.scope in classes_run
     if error:
         out["error"] = error
     return out
@@ -253,7 +259,8 @@ def score(results: list[dict[str, Any]]) -> dict[str, Any]:
     counts = Counter(r["status"] for r in results)
     relevant = len(results) - counts["equivalent"]
     detected = counts["caught by FAIL"] + counts["caught"] + counts["crashed"]
-    return {**{s: counts[s] for s in STATUSES}, "non_equivalent": relevant,
+    unrun = sum(r["status"] == "equivalent" and r.get("class_run") is False for r in results)
+    return {**{s: counts[s] for s in STATUSES}, "equivalent_in_unrun_classes": unrun, "non_equivalent": relevant,
             "score": counts["caught by FAIL"] / relevant if relevant else None,
             "detected": detected / relevant if relevant else None}
 
@@ -272,7 +279,8 @@ def text(result: dict[str, Any]) -> str:
     pct = f"{s['score']:.0%}" if s["score"] is not None else "n/a"
     det = f"{s['detected']:.0%}" if s["detected"] is not None else "n/a"
     lines.append(f"\nscore: {s['caught by FAIL']} of {s['non_equivalent']} non-equivalent mutants caught by a FAIL "
-                 f"({pct}); detected in any way {det}; {s['equivalent']} equivalent, {s['survived']} survived, "
+                 f"({pct}); detected in any way {det}; {s['equivalent']} equivalent ({s['equivalent_in_unrun_classes']} in "
+                 f"classes no claim runs), {s['survived']} survived, "
                  f"{s['caught']} caught without a FAIL, {s['crashed']} crashed")
     return "\n".join(lines)
 
@@ -283,6 +291,8 @@ def _line(r: dict[str, Any]) -> str:
     what = f" by {by['claim']} ({by['baseline']} -> {by['verdict']})" if by else ""
     more = f" and {len(r['caught_by']) - 1} more" if len(r["caught_by"]) > 1 else ""
     err = f": {r['error']}" if r.get("error") else ""
+    if r.get("class_run") is False:
+        err += f" (in {r['scope']}, a class no claim runs)"
     return f"line {r['line']:>4} {r['kind']:<10} {r['before']!r} -> {r['after']!r}: {r['status']}{what}{more}{err}"
 
 

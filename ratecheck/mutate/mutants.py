@@ -54,6 +54,7 @@ class Mutant:
     before: str
     after: str
     source: str  # the whole mutated module
+    scope: str = ""  # the class whose code it changes ("" at module level or in a module function)
 
     @property
     def id(self) -> str:
@@ -87,6 +88,7 @@ def mutants(source: str, module: str) -> list[Mutant]:
     tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     out: list[Mutant] = []
     seen: set[str] = set()
+    classes = [(n.lineno, n.end_lineno or n.lineno, n.name) for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
     for edit in _edits(tree, tokens, lines):
         a = offsets[edit.start[0] - 1] + edit.start[1]
         b = offsets[edit.end[0] - 1] + edit.end[1]
@@ -98,7 +100,10 @@ def mutants(source: str, module: str) -> list[Mutant]:
         except SyntaxError:
             continue
         seen.add(text)
-        out.append(Mutant(module, len(out), edit.kind, edit.start[0], edit.start[1], source[a:b], edit.after, text))
+        inner = [c for c in classes if c[0] <= edit.start[0] <= c[1]]
+        scope = max(inner)[2] if inner else ""  # the innermost class (the latest to start)
+        out.append(Mutant(module, len(out), edit.kind, edit.start[0], edit.start[1], source[a:b], edit.after, text,
+                          scope))
     return out
 
 
