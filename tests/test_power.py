@@ -166,3 +166,13 @@ def test_an_undecided_or_gated_verdict_has_no_coarse_flag():
     assert rule_verdict([Constraint(0.9, 1.1, b=1.0)], SCALE, 0.0) == Verdict.INCONCLUSIVE
     assert "undetermined" in power([Constraint(0.9, 1.0, b=2.0)], SCALE, "m", Verdict.FAIL)
     assert read({"power": {"undetermined": "a gate"}}) is None
+
+
+def test_check_v_prints_the_power_after_the_reason(capsys):
+    from ratecheck.cli import _print_outcomes
+
+    claim = ThresholdClaim(id="t.threshold", threshold=2.0, **COMMON)
+    out = claim.decide(PROFILE, _traces(-0.5))
+    _print_outcomes([out], verbose=True)
+    text = " ".join(capsys.readouterr().out.split())
+    assert "power: verdict changes at +" in text and "COARSE (> 20%)" in text
