@@ -287,7 +287,8 @@ def text(result: dict[str, Any]) -> str:
 
 def _line(r: dict[str, Any]) -> str:
     """One mutant's fate: where, what, and the first claim that caught it with its verdicts."""
-    by = r["caught_by"][0] if r["caught_by"] else None
+    fails = [c for c in r["caught_by"] if c["verdict"] == "FAIL"]
+    by = (fails or r["caught_by"] or [None])[0]
     what = f" by {by['claim']} ({by['baseline']} -> {by['verdict']})" if by else ""
     more = f" and {len(r['caught_by']) - 1} more" if len(r["caught_by"]) > 1 else ""
     err = f": {r['error']}" if r.get("error") else ""
