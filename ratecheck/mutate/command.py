@@ -131,6 +131,13 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> tuple[li
     return direct or closure, run
 
 
+def _algorithms_defined(module: str) -> set[str]:
+    """Names of the registered algorithm classes that ``module`` defines."""
+    from ratecheck.registry import default
+
+    return {item.obj.__name__ for item in default().items("algorithm") if getattr(item.obj, "__module__", "") == module}
+
+
 def _algorithm(registry: Any, name: str) -> Any:
     try:
         return registry.algorithm(name)
@@ -206,6 +213,7 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
 
     target = resolve(args.target, list(args.paper))
     claims, classes_run = claims_using(target.module, list(args.paper), "full" if args.full else "quick")
+    algorithms = _algorithms_defined(target.module)
     if args.claims:
         import fnmatch
 
@@ -232,7 +240,7 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
             path.write_text(mutant.source)
             outcomes, error = run_claims(claims, args, work, f"m{mutant.index}", target, path)
             status, changed = classify(baseline, outcomes)
-            results.append(_record(mutant, original, target, status, changed, error, classes_run))
+            results.append(_record(mutant, original, target, status, changed, error, classes_run, algorithms))
             bar.set_postfix_str(f"caught by FAIL {sum(r['status'] == STATUSES[0] for r in results)}/{len(results)}")
             if bar.disable:  # no bar (not a terminal, or --json): one line per mutant on stderr instead
                 print(f"mutant {len(results)}/{len(chosen)}: {_line(results[-1])}", file=sys.stderr, flush=True)
@@ -243,11 +251,11 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _record(mutant: Mutant, original: str, target: Target, status: str, changed: list[dict[str, str]],
-            error: str, classes_run: set[str]) -> dict[str, Any]:
+            error: str, classes_run: set[str], algorithms: set[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"id": mutant.id, "kind": mutant.kind, "line": mutant.line, "before": mutant.before,
                            "after": mutant.after, "status": status, "caught_by": changed,
                            "scope": mutant.scope, "diff": mutant.diff(original, target.path.name)}
-    if mutant.scope:  # in a class: is it one the claims run? (an unrun class's mutants are equivalent for them)
+    if mutant.scope in algorithms:  # in an algorithm: do the claims run it? (if not, they cannot see the mutant)
         out["class_run"] = mutant.scope in classes_run
     if error:
         out["error"] = error
