@@ -2,6 +2,13 @@
 
 __version__ = "0.1.0"  # first: modules imported below read it (ratecheck.identity)
 
+import os as _os
+
+if _os.environ.get("RATECHECK_MUTANT"):  # `ratecheck mutate`: serve the mutant before anything imports the module
+    from .mutate.hook import install_from_env as _install_mutant
+
+    _install_mutant()
+
 from .engine import run, run_config
 from .participation import Participation
 from .problem import Constant

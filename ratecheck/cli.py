@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli_text import _parse_value, _table
+from .mutate.command import register as register_mutate
 
 DEFAULT_CACHE = ".ratecheck-cache"
 DEFAULT_REPORTS = "reports"
@@ -225,10 +226,11 @@ def _print_outcomes(outcomes, verbose: bool = False) -> None:
     if not verbose:
         print(_table(rows, ["claim", "verdict", "status", "reason"], width=WIDTH))
         return
-    # -v: the full reason, wrapped under its claim's row
+    from ratecheck.claims.power import power_text  # -v: the full reason and the rule's power, wrapped under its row
+
     print(_table([r[:3] for r in rows], ["claim", "verdict", "status"], width=WIDTH, stretch=0))
-    for r in rows:
-        print(textwrap.fill(r[3], WIDTH, initial_indent=f"  {r[0]}: ", subsequent_indent="    "))
+    for r, o in zip(rows, outcomes):
+        print(textwrap.fill(r[3] + power_text(o.evidence), WIDTH, initial_indent=f"  {r[0]}: ", subsequent_indent="    "))
 
 
 def cmd_describe(args: argparse.Namespace) -> int:
@@ -537,6 +539,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_paper_option(p)
     p.set_defaults(func=cmd_hunt)
+
+    register_mutate(sub, DEFAULT_CACHE, UsageError)  # issue #23: ratecheck.mutate.command
 
     p = sub.add_parser("cache", help="show or manage the run cache: info, clear, prune")
     p.add_argument("action", choices=("info", "clear", "prune"), nargs="?", default="info",

@@ -111,6 +111,11 @@ def _source(name: str) -> Path | None:
     """The .py file of module ``name``, or None (not a module, or no source). Found on disk from its
     top-level package's folder, so that nothing is imported on the way (find_spec of a submodule
     would import its parents)."""
+    for finder in sys.meta_path:  # a finder serving the module from another file (ratecheck.mutate.hook)
+        override = getattr(finder, "source_override", None)
+        served = override(name) if callable(override) else None
+        if served is not None:
+            return Path(served)
     parts = name.split(".")
     for depth in range(len(parts) - 1, 0, -1):  # the nearest imported package: its __path__ may lie elsewhere
         package = sys.modules.get(".".join(parts[:depth]))  # (a package-dir mapping: ratecheck.problems)

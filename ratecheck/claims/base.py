@@ -229,8 +229,11 @@ class Claim:
     def judge(self, points: Sequence[PointResult]) -> tuple[Verdict, str, dict[str, Any]]:
         """The kind's decision on the points, then each extra gate in turn."""
         verdict, reason, evidence = self._decide(points)
+        ruled = verdict
         for gate in self.gates:
             verdict, reason, evidence = gate(self, points, verdict, reason, evidence)
+        if verdict != ruled and "power" in evidence:  # the rule's power is about the rule's verdict, not a gate's
+            evidence = {**evidence, "power": {"undetermined": f"a gate turned the rule's {ruled} into {verdict}"}}
         return verdict, reason, evidence
 
     def _precheck(self, points: Sequence[PointResult]) -> str:

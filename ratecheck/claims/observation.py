@@ -51,6 +51,7 @@ class Observation(Claim):
             else:
                 evidence = dict(self.of.judge(points)[2])
         values = {k: float(v) for k, v in self.compute(points, evidence).items()}
+        evidence.pop("power", None)  # a number with no verdict has no power (the other kind's rule is not applied)
         evidence["observed"] = values
         evidence["quantity"] = self.quantity
         text = ", ".join(f"{k} = {_num(v)}" for k, v in values.items())

@@ -15,6 +15,7 @@ from ..trace import RunConfig
 from .base import Claim, ExpectedOrder
 from .evidence import BandEvidence, DifferenceEvidence
 from .model import PointResult, Profile, Verdict, _first_divergence, _fmt
+from .power import SHIFT, Constraint, power
 from .rules import SIDES, exact_or_monte_carlo
 from .statistics import slope_text
 from .summaries import Crossing, HittingTime, first_crossing
@@ -112,10 +113,15 @@ class SlopeClaim(Claim):
         else:
             target = f"the theorem's floor: at least {e:+.3f} (-{self.tolerance:g} tolerance: >= {band[0]:+.3f})"
         if band[0] <= fit.ci_low and fit.ci_high <= band[1]:
-            return Verdict.PASS, f"measured {ci} within {target}", evidence
-        if fit.ci_high < band[0] or fit.ci_low > band[1]:
-            return Verdict.FAIL, f"measured {ci} entirely outside {target}", evidence
-        return Verdict.INCONCLUSIVE, f"measured {ci} straddles {target}: more replicas needed", evidence
+            verdict, reason = Verdict.PASS, f"measured {ci} within {target}"
+        elif fit.ci_high < band[0] or fit.ci_low > band[1]:
+            verdict, reason = Verdict.FAIL, f"measured {ci} entirely outside {target}"
+        else:
+            verdict, reason = Verdict.INCONCLUSIVE, f"measured {ci} straddles {target}: more replicas needed"
+        # a shift of the exponent moves the slope's CI and not the band (the fit gates are not part of it)
+        rule = power([Constraint(fit.ci_low, fit.ci_high, *band)], SHIFT, "shift of the exponent", verdict,
+                     reference=e)
+        return verdict, reason, {**evidence, "power": rule}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -238,11 +244,21 @@ class ExponentComparisonClaim(Claim):
         unsure = [label for label, fit, band in bands if not (band[0] <= fit.ci_low and fit.ci_high <= band[1])]
         if low > -self.margin or outside:
             extra = f"; outside its band: {', '.join(outside)}" if outside else ""
-            return Verdict.FAIL, text + extra, evidence
-        if high < -self.margin and not unsure:
-            return Verdict.PASS, text + ", every band held", evidence
-        extra = f"; band straddled: {', '.join(unsure)}" if unsure else ""
-        return Verdict.INCONCLUSIVE, text + extra + ": more replicas needed", evidence
+            verdict, reason = Verdict.FAIL, text + extra
+        elif high < -self.margin and not unsure:
+            verdict, reason = Verdict.PASS, text + ", every band held"
+        else:
+            extra = f"; band straddled: {', '.join(unsure)}" if unsure else ""
+            verdict, reason = Verdict.INCONCLUSIVE, text + extra + ": more replicas needed"
+        # a shift of series A's exponent moves the difference and A's band test; B's band test stays.
+        # The rule wants the difference strictly below -margin: its band ends just under it.
+        edge = math.nextafter(-self.margin, -math.inf)
+        rule = [Constraint(low, high, b=edge)] + [Constraint(fit.ci_low, fit.ci_high, *band, moves=label == self.labels[0])
+                                                  for label, fit, band in bands]
+        reference = expectations[self.labels[0]]["exponent"] if self.labels[0] in expectations else fits[0].slope
+        return verdict, reason, {**evidence, "power": power(rule, SHIFT, f"shift of the exponent of {self.labels[0]} "
+                                                            f"(and of {self.labels[0]} - {self.labels[1]})", verdict,
+                                                            reference=reference)}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from ..fit import log_rate
 from ..trace import RunConfig, Trace
 from .base import Claim
 from .model import PointResult, Verdict, _first_divergence, _fmt
+from .power import SCALE, Constraint, power
 from .rules import _compare_to_ceiling, exact_or_monte_carlo
 from .statistics import _bootstrap_distance, _deterministic_note, _ratio, deterministic, point_ci, relative
 from .views import NoRule, Piece, Statistic
@@ -49,11 +50,14 @@ class BoundClaim(Claim):
         tag += _deterministic_note(points)
         if above:
             where = ", ".join(_fmt(v) for v in above)
-            return Verdict.FAIL, f"measured mean exceeds {tag} (confidently at {self.vary}={where})", evidence
-        if unsure:
+            verdict, reason = Verdict.FAIL, f"measured mean exceeds {tag} (confidently at {self.vary}={where})"
+        elif unsure:
             where = ", ".join(_fmt(v) for v in unsure)
-            return Verdict.INCONCLUSIVE, f"upper confidence bound crosses {tag} at {self.vary}={where}", evidence
-        return Verdict.PASS, f"upper confidence bound below {tag}", evidence
+            verdict, reason = Verdict.INCONCLUSIVE, f"upper confidence bound crosses {tag} at {self.vary}={where}"
+        else:
+            verdict, reason = Verdict.PASS, f"upper confidence bound below {tag}"
+        return verdict, reason, {**evidence, "power": _ceiling_power(rows, "bound", "relative change of the mean "
+                                                                     "(and of mean/bound)", verdict)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,10 +93,15 @@ class ValueClaim(Claim):
                f"{_ratio(worst['ratio'], self.rel_tolerance)} "
                f"at {self.vary}={_fmt(worst['value'])}") + _deterministic_note(points)
         if outside:
-            return Verdict.FAIL, f"CI outside {tag} (at {self.vary}={', '.join(map(_fmt, outside))})", evidence
-        if unsure:
-            return Verdict.INCONCLUSIVE, f"CI straddles the band of {tag}: more replicas needed", evidence
-        return Verdict.PASS, f"CI inside {tag}", evidence
+            verdict, reason = Verdict.FAIL, f"CI outside {tag} (at {self.vary}={', '.join(map(_fmt, outside))})"
+        elif unsure:
+            verdict, reason = Verdict.INCONCLUSIVE, f"CI straddles the band of {tag}: more replicas needed"
+        else:
+            verdict, reason = Verdict.PASS, f"CI inside {tag}"
+        bands = [Constraint(r["low"], r["high"], r["predicted"] * (1 - self.rel_tolerance),
+                            r["predicted"] * (1 + self.rel_tolerance)) for r in rows]
+        return verdict, reason, {**evidence, "power": power(bands, SCALE, "relative change of the mean "
+                                                            "(and of mean/predicted)", verdict)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,10 +146,14 @@ class LimitClaim(Claim):
         rows = [{"value": p.value, **p.stats} for p in points]
         evidence = {"target": self.target_name, "tolerance": self.tolerance, "rows": rows}
         if all(r["high"] <= self.tolerance for r in rows):
-            return Verdict.PASS, f"distance to {self.target_name} <= {self.tolerance:g} with confidence", evidence
-        if any(r["low"] > self.tolerance for r in rows):
-            return Verdict.FAIL, f"distance to {self.target_name} > {self.tolerance:g} with confidence", evidence
-        return Verdict.INCONCLUSIVE, f"distance CI straddles the tolerance {self.tolerance:g}", evidence
+            verdict, reason = Verdict.PASS, f"distance to {self.target_name} <= {self.tolerance:g} with confidence"
+        elif any(r["low"] > self.tolerance for r in rows):
+            verdict, reason = Verdict.FAIL, f"distance to {self.target_name} > {self.tolerance:g} with confidence"
+        else:
+            verdict, reason = Verdict.INCONCLUSIVE, f"distance CI straddles the tolerance {self.tolerance:g}"
+        bands = [Constraint(r["low"], r["high"], b=self.tolerance) for r in rows]
+        return verdict, reason, {**evidence, "power": power(bands, SCALE, f"relative change of the distance to "
+                                                            f"{self.target_name}", verdict)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -165,10 +178,13 @@ class ThresholdClaim(Claim):
         tag = f"threshold {self.threshold:g}; largest mean {worst['mean']:.3g} at {self.vary}={_fmt(worst['value'])}"
         tag += _deterministic_note(points)
         if above:
-            return Verdict.FAIL, f"mean exceeds the {tag} with confidence", evidence
-        if unsure:
-            return Verdict.INCONCLUSIVE, f"upper confidence bound crosses the {tag}", evidence
-        return Verdict.PASS, f"upper confidence bound below the {tag}", evidence
+            verdict, reason = Verdict.FAIL, f"mean exceeds the {tag} with confidence"
+        elif unsure:
+            verdict, reason = Verdict.INCONCLUSIVE, f"upper confidence bound crosses the {tag}"
+        else:
+            verdict, reason = Verdict.PASS, f"upper confidence bound below the {tag}"
+        return verdict, reason, {**evidence, "power": _ceiling_power(rows, "threshold", "relative change of the mean",
+                                                                     verdict)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,10 +222,13 @@ class IntervalClaim(Claim):
         evidence = {"lower": self.lower, "upper": self.upper, "rows": rows}
         tag = f"[{self.lower}, {self.upper}]"
         if outside:
-            return Verdict.FAIL, f"mean outside {tag} with confidence at {self.vary}={', '.join(map(_fmt, outside))}", evidence
-        if unsure:
-            return Verdict.INCONCLUSIVE, f"CI crosses a side of {tag} at {self.vary}={', '.join(map(_fmt, unsure))}", evidence
-        return Verdict.PASS, f"CI inside {tag} at every {self.vary}", evidence
+            verdict, reason = Verdict.FAIL, f"mean outside {tag} with confidence at {self.vary}={', '.join(map(_fmt, outside))}"
+        elif unsure:
+            verdict, reason = Verdict.INCONCLUSIVE, f"CI crosses a side of {tag} at {self.vary}={', '.join(map(_fmt, unsure))}"
+        else:
+            verdict, reason = Verdict.PASS, f"CI inside {tag} at every {self.vary}"
+        bands = [Constraint(r["low"], r["high"], r["lower"], r["upper"]) for r in rows]
+        return verdict, reason, {**evidence, "power": power(bands, SCALE, "relative change of the mean", verdict)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -340,21 +359,37 @@ class RateClaim(Claim):
             tag += f"; {self.guaranteed_name} {worst['guaranteed']:.3g} ({worst['tightness']:.3g}x slower than exact)"
         if "spectral" in worst:
             tag += f"; exact asymptotic log rho {worst['spectral']:.10g} (eigenvalue of the moment map)"
+        verdict, reason = self._rule(spectral_off, bound_broken, outside, slower, no_spectral,
+                                     bool(unsure or slower_unsure), tag)
+        # the measured rate against its bands; the eigenvalue checks do not move with it (fixed constraints)
+        bands = [Constraint(r["low"], r["high"], *sorted((r["exact"] * (1 - self.rel_tolerance),
+                                                          r["exact"] * (1 + self.rel_tolerance)))) for r in rows]
+        bands += [Constraint(r["low"], r["high"], b=r["guaranteed"]) for r in rows if "guaranteed" in r]
+        bands += [Constraint(1.0, 1.0, b=0.0, moves=False) for _ in spectral_off + bound_broken]
+        return verdict, reason, {**evidence, "power": power(bands, SCALE, "relative change of the log-contraction "
+                                                            "per round", verdict, cap=bool(no_spectral))}
+
+    def _rule(self, spectral_off: list[float], bound_broken: list[float], outside: list[float], slower: list[float],
+              no_spectral: list[tuple[float, str]], unsure: bool, tag: str) -> tuple[Verdict, str]:
         if spectral_off:
             return (Verdict.FAIL, f"the moment map's spectral radius differs from the recursion's at {self.vary}="
-                    f"{_fmt(spectral_off[0])} (rtol {self.spectral_rtol:g}): {tag}", evidence)
+                    f"{_fmt(spectral_off[0])} (rtol {self.spectral_rtol:g}): {tag}")
         if bound_broken:
             return (Verdict.FAIL, f"{self.guaranteed_name} is faster than the exact asymptotic contraction at "
-                    f"{self.vary}={_fmt(bound_broken[0])}: {tag}", evidence)
+                    f"{self.vary}={_fmt(bound_broken[0])}: {tag}")
         if outside:
-            return Verdict.FAIL, f"rate differs from the exact one: {tag}", evidence
+            return Verdict.FAIL, f"rate differs from the exact one: {tag}"
         if slower:
-            return Verdict.FAIL, f"decay slower than {self.guaranteed_name}: {tag}", evidence
+            return Verdict.FAIL, f"decay slower than {self.guaranteed_name}: {tag}"
         if no_spectral:  # nothing failed, but the eigenvalue check this claim promises could not run
             value, why = no_spectral[0]
-            return (Verdict.INCONCLUSIVE, f"no exact asymptotic rate at {self.vary}={_fmt(value)} ({why}): {tag}",
-                    evidence)
-        if unsure or slower_unsure:
-            return Verdict.INCONCLUSIVE, f"CI straddles the band: {tag}", evidence
+            return Verdict.INCONCLUSIVE, f"no exact asymptotic rate at {self.vary}={_fmt(value)} ({why}): {tag}"
+        if unsure:
+            return Verdict.INCONCLUSIVE, f"CI straddles the band: {tag}"
         tail = ", and no slower than the theorem" if self.guaranteed is not None else ""
-        return Verdict.PASS, f"{tag}: as exact{tail}", evidence
+        return Verdict.PASS, f"{tag}: as exact{tail}"
+
+
+def _ceiling_power(rows: list[dict[str, Any]], ceiling: str, quantity: str, verdict: Verdict) -> dict[str, Any]:
+    """The one-sided ceiling rule's power (bound and threshold claims): [lcb, ucb] against (-inf, ceiling]."""
+    return power([Constraint(r["lcb"], r["ucb"], b=r[ceiling]) for r in rows], SCALE, quantity, verdict)
