@@ -387,8 +387,8 @@ def cmd_hunt(args: argparse.Namespace) -> int:
     version = args.bound or space.theorem.versions[0]
     if version not in space.theorem.versions:
         raise UsageError(f"theorem {space.id} has no bound {version!r}; its bounds: {list(space.theorem.versions)}")
-    if args.examples is not None and args.examples < 1:
-        raise UsageError(f"--examples must be >= 1, got {args.examples}")
+    if args.examples is not None and (problem := _option_problem("examples", args.examples)):
+        raise UsageError(problem)
     if args.budget is not None and not args.budget > 0:
         raise UsageError(f"--budget must be > 0 seconds, got {args.budget}")
     args.store = _store(args)
@@ -543,9 +543,9 @@ def _check_run_options(args: argparse.Namespace) -> str | None:
         cores = default_jobs()
         if args.jobs is None:
             args.jobs = cores
-        elif args.jobs < 1:
-            return f"--jobs must be >= 1, got {args.jobs}"
-        elif args.jobs > cores and not getattr(args, "force_jobs", False):
+        elif problem := _option_problem("jobs", args.jobs):
+            return problem
+        if args.jobs > cores and not getattr(args, "force_jobs", False):
             print(f"ratecheck: note: --jobs {args.jobs} is more than the {cores} cores; using {cores} "
                   f"(--force-jobs keeps {args.jobs})", file=sys.stderr)
             args.jobs = cores
@@ -563,6 +563,17 @@ def _check_run_options(args: argparse.Namespace) -> str | None:
             _store(args)
         except UsageError as exc:
             return str(exc)
+    return None
+
+
+def _option_problem(name: str, value: Any) -> str | None:
+    """What is wrong with --NAME VALUE by its declaration (params.OPTION_PARAMS), or None."""
+    from ratecheck.params import ParamError, check_option
+
+    try:
+        check_option(f"--{name.replace('_', '-')}", name, value)
+    except ParamError as exc:
+        return str(exc)
     return None
 
 

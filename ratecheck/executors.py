@@ -472,10 +472,9 @@ def run_all(
 
 
 def _check_jobs(jobs: int, what: str = "jobs") -> int:
-    # bool is an int subclass; --jobs True is certainly a mistake.
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"{what} must be an integer >= 1, got {jobs!r}")
-    return jobs
+    from .params import check_option
+
+    return int(check_option("", what, jobs, declared="jobs"))
 
 
 DASK_SCHEMES = ("tcp", "tls", "ucx", "inproc", "ws", "wss")

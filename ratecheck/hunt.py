@@ -31,6 +31,7 @@ from .assumptions import certified, declared_by, missing
 from .claims import Claim, Outcome, PointResult, Profile, Verdict
 from .fit import mean_ci
 from .inspection import view
+from .params import check_option
 from .strategies import finite_floats, fixed_draws
 from .tasks import Task, complete
 from .theory import Evaluation, Source, Theorem
@@ -222,8 +223,7 @@ def hunt(
 
     theorem = space.theorem
     theorem.bound(version)  # an unknown version fails here, naming the known ones
-    if examples < 1:
-        raise ValueError(f"examples must be an integer >= 1, got {examples!r}")
+    check_option("hunt", "examples", examples)
     if budget is not None and not budget > 0:
         raise ValueError(f"budget must be > 0 seconds, got {budget!r}")
     if run is None:

@@ -9,6 +9,7 @@ import dataclasses
 import errno
 import io
 import pickle
+import re
 import signal
 import subprocess
 import sys
@@ -199,7 +200,7 @@ def test_a_real_ctrl_c_while_a_plugin_loads_interrupts(tmp_path):
     (["--dask", "http://h:1"], "unknown scheme"),
     (["--dask", "tcp://h:70000"], "port 70000"),
     (["--dask", "tcp://h:1", "--dask-local"], "not both"),
-    (["--jobs", "0"], "--jobs must be >= 1"),
+    (["--jobs", "0"], "--jobs: parameter jobs = 0 is invalid: must be an integer >= 1"),
 ])
 def test_bad_options_are_usage_errors_before_any_run(tmp_path, options, message):
     file = tmp_path / "FILE"
@@ -257,3 +258,23 @@ def test_exact_moments_too_large_fall_back_to_monte_carlo_in_auto_mode(monkeypat
     assert "exact mode" in trace.info["exact_fallback"] and not trace.exact
     with pytest.raises(ParamError, match="exact mode"):
         run_config(dataclasses.replace(config, mode="exact"))
+
+
+def test_sizes_and_options_are_checked_by_their_declarations():
+    """One declaration per parameter: check_size, the executors and the CLI refuse through
+    params (RUN_PARAMS, SIZE_PARAMS, OPTION_PARAMS), so the rule in the message is the declared one."""
+    from ratecheck.executors import make_executor
+    from ratecheck.params import OPTION_PARAMS, RUN_PARAMS, ParamError, check_size, replica_ids
+
+    sizes = dict(rounds=10, replicas=2, clients=3, dim=4)
+    with pytest.raises(ParamError, match=rf"parameter checkpoints = 1 is invalid: must be {re.escape(RUN_PARAMS['checkpoints'].rule())}"):
+        check_size("run", **sizes, checkpoints=1)
+    with pytest.raises(ParamError, match=r"parameter replicas = 100000000 is invalid: must be an integer >= 1 and <= 1e\+07"):
+        check_size("run", **{**sizes, "replicas": 10**8})
+    with pytest.raises(ParamError, match=r"parameter dim = 2.0 is invalid"):
+        check_size("run", **{**sizes, "dim": 2.0})
+    with pytest.raises(ParamError, match=re.escape(f"at most {RUN_PARAMS['replicas'].high:g} of them")):
+        replica_ids("run", [1, 2**70])
+    for make in (lambda: make_executor(jobs=0), lambda: make_executor(jobs=0, dask_local=True)):
+        with pytest.raises(ParamError, match=rf"parameter jobs = 0 is invalid: must be {re.escape(OPTION_PARAMS['jobs'].rule())}"):
+            make()
