@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .cli_options import check_run_options, option_problem
 from .cli_text import _parse_value, _table
 
 DEFAULT_CACHE = ".ratecheck-cache"
@@ -136,14 +137,6 @@ def _store(args: argparse.Namespace):
         return Store(args.cache_dir)
     except (NotADirectoryError, ValueError) as exc:
         raise UsageError(f"--cache-dir: {exc}") from None
-
-
-def default_jobs() -> int:
-    """All the cores this process may use (issue #8: the default check uses them all)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _outcomes(args: argparse.Namespace):
@@ -387,7 +380,7 @@ def cmd_hunt(args: argparse.Namespace) -> int:
     version = args.bound or space.theorem.versions[0]
     if version not in space.theorem.versions:
         raise UsageError(f"theorem {space.id} has no bound {version!r}; its bounds: {list(space.theorem.versions)}")
-    if args.examples is not None and (problem := _option_problem("examples", args.examples)):
+    if args.examples is not None and (problem := option_problem("examples", args.examples)):
         raise UsageError(problem)
     if args.budget is not None and not args.budget > 0:
         raise UsageError(f"--budget must be > 0 seconds, got {args.budget}")
@@ -506,6 +499,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_run_options(args: argparse.Namespace) -> str | None:
+    return check_run_options(args, _store, UsageError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -516,8 +513,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         return _fail(EXIT_USAGE, problem)
     # ---------------------------------------------------------------------------------------------
+    from ratecheck.interrupts import cli_interrupts
+
+    with cli_interrupts():
+        return _run_command(args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    from ratecheck.interrupts import describe, is_foreign_exit, raised_in
+
     try:
-        return int(args.func(args) or 0)
+        try:
+            return int(args.func(args) or 0)
+        except BaseException as exc:
+            if not is_foreign_exit(exc):
+                raise
+            where = raised_in(exc)  # plugin code ended the command: a broken plugin, never success
+            return _fail(EXIT_USAGE, f"a plugin broke the command: {describe(exc)}" + (f" at {where}" if where else ""))
     except UsageError as exc:
         return _fail(EXIT_USAGE, str(exc))
     except KeyboardInterrupt:
@@ -532,49 +544,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("RATECHECK_TRACEBACK"):  # for debugging the package itself
             raise
         return _fail(EXIT_FAILURE, _failure_message(exc, args))
-
-
-def _check_run_options(args: argparse.Namespace) -> str | None:
-    """--jobs, --dask and --cache-dir checked before anything runs: what is wrong, or None.
-
-    --jobs above the cores is capped at them (one interpreter per extra job only competes for the
-    same cores), with a note on stderr; --force-jobs keeps the number asked for."""
-    if hasattr(args, "jobs"):
-        cores = default_jobs()
-        if args.jobs is None:
-            args.jobs = cores
-        elif problem := _option_problem("jobs", args.jobs):
-            return problem
-        if args.jobs > cores and not getattr(args, "force_jobs", False):
-            print(f"ratecheck: note: --jobs {args.jobs} is more than the {cores} cores; using {cores} "
-                  f"(--force-jobs keeps {args.jobs})", file=sys.stderr)
-            args.jobs = cores
-    if getattr(args, "dask", None) is not None:
-        from ratecheck.executors import check_dask_address
-
-        try:
-            check_dask_address(args.dask)
-        except ValueError as exc:
-            return f"--dask: {exc}"
-        if getattr(args, "dask_local", False):
-            return "choose either --dask ADDRESS or --dask-local, not both"
-    if hasattr(args, "cache_dir") and not getattr(args, "no_cache", False):
-        try:
-            _store(args)
-        except UsageError as exc:
-            return str(exc)
-    return None
-
-
-def _option_problem(name: str, value: Any) -> str | None:
-    """What is wrong with --NAME VALUE by its declaration (params.OPTION_PARAMS), or None."""
-    from ratecheck.params import ParamError, check_option
-
-    try:
-        check_option(f"--{name.replace('_', '-')}", name, value)
-    except ParamError as exc:
-        return str(exc)
-    return None
 
 
 def _fail(code: int, message: str) -> int:

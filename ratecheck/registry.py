@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import ratecheck.algorithms.base as base  # the contract only, not the package's make_algorithm
 
-from .interrupts import interrupts_seen
+from .interrupts import describe, is_real_interrupt
 from .paper import Paper
 
 if TYPE_CHECKING:
@@ -217,11 +217,10 @@ class Registry:
         saved = ([dict(t) for t in tables], {k: list(v) for k, v in base.BY_MODULE.items()},
                  dict(self._papers), dict(self._problems), set(sys.modules))
         try:
-            with interrupts_seen() as seen:
-                load()
+            load()
         except BaseException as exc:  # a plugin may fail in any way (sys.exit included): report it
-            if isinstance(exc, KeyboardInterrupt) and seen.interrupted:
-                raise  # the user pressed Ctrl-C while it loaded: a real interrupt
+            if is_real_interrupt(exc):
+                raise  # the user pressed Ctrl-C while it loaded (or a host program handles it)
             saved_tables, by_module, papers_, problems_, modules = saved
             # the package's own modules imported on the way stay imported, with their registrations;
             # any other module is forgotten so that a retry re-imports (and re-registers) it
@@ -242,7 +241,7 @@ class Registry:
                 base.DECLARED[name], base.ORIGINS[name] = cls, where
                 base.REGISTRY.setdefault(name, cls)
             self._papers, self._problems = papers_, problems_
-            error = LoadError(origin, _cause(exc))
+            error = LoadError(origin, describe(exc, "while loading"))
             if record:  # an extra source's failure is raised to whoever added it instead
                 self.errors.append(error)
             return error
@@ -453,16 +452,6 @@ def _is_module(obj: Any) -> bool:
 
 def _kind(obj: Any) -> str:
     return f"{type(obj).__name__} {obj!r}"[:120]
-
-
-def _cause(exc: BaseException) -> str:
-    if isinstance(exc, SyntaxError):
-        return f"SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
-    if isinstance(exc, SystemExit):
-        return f"it called sys.exit({exc.code!r}) while loading (a plugin must not end the program)"
-    if isinstance(exc, KeyboardInterrupt):
-        return "it raised KeyboardInterrupt while loading (no Ctrl-C was pressed)"
-    return f"{type(exc).__name__}: {exc}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from .engine import run_config
 from .executors import Executor, JobError, SerialExecutor, run_all
 from .fit import NonPositiveMean
 from .identity import code_identity, runs_code, runs_code_current, stored_key, stored_task_key
+from .interrupts import describe, is_foreign_exit, raised_in
 from .registry import with_sources
 from .store import NullStore, Store
 from .tasks import Task, jsonable
@@ -344,6 +345,12 @@ def _decide(claim: Claim, profile: Profile, results: Results) -> Outcome:
         return claim.decide(profile, results)
     except NonPositiveMean as exc:  # issue #23: a log fit of a zero mean has no answer, it is not a crash
         return Outcome(claim, Verdict.INCONCLUSIVE, f"no log fit: {exc}", {}, [])
+    except BaseException as exc:  # sys.exit or a KeyboardInterrupt of its own must not fake success
+        if not is_foreign_exit(exc):
+            raise
+        where = raised_in(exc)
+        return Outcome(claim, Verdict.ERROR, f"broken claim: its decide {describe(exc)}"
+                       + (f" at {where}" if where else ""), {}, [])
 
 
 def _error(claim: Claim, reason: str) -> Outcome:

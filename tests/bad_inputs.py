@@ -72,6 +72,17 @@ def _plugin(body: str) -> Callable[[Path], None]:
     return run
 
 
+def _under_cli(case: Callable[[Path], None]) -> Callable[[Path], None]:
+    """Run ``case`` under the command line's SIGINT handler (only there is a KeyboardInterrupt with no
+    Ctrl-C behind it told apart; a library's host handles its own)."""
+    def run(tmp_path: Path) -> None:
+        from ratecheck.interrupts import cli_interrupts
+
+        with cli_interrupts():
+            case(tmp_path)
+    return run
+
+
 def _latex(text: str, symbols: Any = SYMBOLS, kind: Callable[..., Any] = expression) -> Callable[[Path], None]:
     return lambda tmp_path: kind(text, symbols, "bound 'b'")
 
@@ -137,7 +148,7 @@ BAD_INPUTS: list[Case] = [
     Case("plugin sys.exit(0)", _plugin("import sys\nsys.exit(0)\n"), RegistryError, r"sys\.exit\(0\)"),
     Case("plugin sys.exit(4)", _plugin("import sys\nsys.exit(4)\n"), RegistryError, r"sys\.exit\(4\)"),
     Case("plugin SystemExit text", _plugin("raise SystemExit('bye')\n"), RegistryError, "sys.exit"),
-    Case("plugin KeyboardInterrupt", _plugin("raise KeyboardInterrupt\n"), RegistryError, "KeyboardInterrupt"),
+    Case("plugin KeyboardInterrupt", _under_cli(_plugin("raise KeyboardInterrupt\n")), RegistryError, "KeyboardInterrupt"),
     Case("plugin GeneratorExit", _plugin("raise GeneratorExit\n"), RegistryError, "GeneratorExit"),
     Case("plugin MemoryError", _plugin("raise MemoryError('big')\n"), RegistryError, "MemoryError"),
     Case("plugin RecursionError", _plugin("def f(): f()\nf()\n"), RegistryError, "RecursionError"),

@@ -8,6 +8,7 @@ import contextlib
 import dataclasses
 import errno
 import io
+import json
 import pickle
 import re
 import signal
@@ -213,9 +214,9 @@ def test_bad_options_are_usage_errors_before_any_run(tmp_path, options, message)
 
 
 def test_jobs_beyond_the_cores_are_capped_unless_forced(monkeypatch):
-    from ratecheck import cli
+    from ratecheck import cli, cli_options
 
-    monkeypatch.setattr(cli, "default_jobs", lambda: 2)
+    monkeypatch.setattr(cli_options, "default_jobs", lambda: 2)
     args = cli.build_parser().parse_args(["check", "--jobs", "1000"])
     assert cli._check_run_options(args) is None and args.jobs == 2
     args = cli.build_parser().parse_args(["check", "--jobs", "1000", "--force-jobs"])
@@ -278,3 +279,92 @@ def test_sizes_and_options_are_checked_by_their_declarations():
     for make in (lambda: make_executor(jobs=0), lambda: make_executor(jobs=0, dask_local=True)):
         with pytest.raises(ParamError, match=rf"parameter jobs = 0 is invalid: must be {re.escape(OPTION_PARAMS['jobs'].rule())}"):
             make()
+
+
+# -- a claim's own code cannot fake success ---------------------------------------------------------
+
+_EXITING_CLAIM = """
+import dataclasses
+import sys
+
+from ratecheck.paper import Paper
+from ratecheck.registry import default
+
+base = default().select_claims("fessgda.A5.drift_bias")[0]  # five noise-free runs
+
+
+def decide(self, profile, traces):
+    {action}
+
+
+def runs(self, profile):
+    {runs}
+
+
+Exiting = type("Exiting", (type(base),), {{"decide": decide, **({{"runs": runs}} if {override_runs} else {{}})}})
+fields = {{f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.init}}
+PAPER = Paper(key="{key}", title="a claim that ends the program", seed="none",
+              claims=[Exiting(**{{**fields, "id": "{key}.c1", "paper": "{key}"}})])
+"""
+
+
+@pytest.mark.parametrize("action, cause", [
+    ("sys.exit(0)", "sys.exit(0)"),
+    ("sys.exit(4)", "sys.exit(4)"),
+    ("raise KeyboardInterrupt", "raised KeyboardInterrupt (no Ctrl-C"),
+    ("raise GeneratorExit", "GeneratorExit"),
+])
+def test_a_claim_whose_decide_exits_is_an_error_never_success(tmp_path, action, cause):
+    plugin = tmp_path / f"exiting_{abs(hash(action))}.py"
+    key = f"exiting{abs(hash(action))}"  # one paper key per test: the process-wide registry keeps them
+    plugin.write_text(_EXITING_CLAIM.format(action=action, runs="pass", override_runs=False, key=key))
+    code, out, err = _cli(["check", f"{key}.*", "--paper", str(plugin), "--no-cache", "--no-report", "--jobs", "1",
+                           "--json"])
+    assert code != 0, (out, err)
+    claims = json.loads(out)["claims"] if out.strip() else []
+    assert claims and claims[0]["verdict"] == "ERROR", (code, out, err)
+    assert cause in claims[0]["reason"] and str(plugin) in claims[0]["reason"], claims[0]["reason"]
+
+
+def test_plugin_code_that_exits_outside_decide_ends_the_command_as_a_usage_error(tmp_path):
+    plugin = tmp_path / "exiting_runs.py"
+    plugin.write_text(_EXITING_CLAIM.format(action="pass", runs="sys.exit(0)", override_runs=True, key="exitingruns"))
+    code, out, err = _cli(["check", "exitingruns.*", "--paper", str(plugin), "--no-cache", "--no-report", "--jobs", "1"])
+    assert code == 2 and "sys.exit(0)" in err and str(plugin) in err, (code, err)
+
+
+# -- SIGINT: the CLI's handler only, restored after ------------------------------------------------
+
+def test_the_cli_installs_its_sigint_handler_only_while_a_command_runs(tmp_path):
+    """A host program's handler (a library user, pytest) is left alone by the API and restored after
+    the CLI: the API never installs one, so a KeyboardInterrupt is the host's to handle."""
+    calls = []
+
+    def host(signum, frame):
+        calls.append(signum)
+
+    previous = signal.signal(signal.SIGINT, host)
+    try:
+        from ratecheck.interrupts import cli_interrupts, is_real_interrupt
+        from ratecheck.registry import Registry
+
+        plugin = tmp_path / "interrupting.py"
+        plugin.write_text("raise KeyboardInterrupt\n")
+        with pytest.raises(KeyboardInterrupt):  # the API: not told apart, the host's to handle
+            Registry(entry_points=list).add_source(str(plugin))
+        assert signal.getsignal(signal.SIGINT) is host
+        seen = []
+        with cli_interrupts():
+            assert signal.getsignal(signal.SIGINT) is not host
+            assert not is_real_interrupt(KeyboardInterrupt())  # raised by code, no SIGINT
+            with pytest.raises(KeyboardInterrupt) as raised:
+                signal.raise_signal(signal.SIGINT)
+            seen.append(is_real_interrupt(raised.value))
+        assert seen == [True] and calls == []
+        assert signal.getsignal(signal.SIGINT) is host  # restored
+        code, _, _ = _cli(["list", "--paper", str(tmp_path / "absent.py")])
+        assert code == 2 and signal.getsignal(signal.SIGINT) is host
+        signal.raise_signal(signal.SIGINT)
+        assert calls == [signal.SIGINT]  # the host's handler still answers
+    finally:
+        signal.signal(signal.SIGINT, previous)
