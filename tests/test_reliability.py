@@ -9,6 +9,7 @@ import dataclasses
 import errno
 import io
 import json
+import os
 import pickle
 import re
 import signal
@@ -144,6 +145,33 @@ def test_an_entry_that_cannot_be_opened_is_set_aside(tmp_path, monkeypatch):
     assert store.get(key) is None
     monkeypatch.undo()
     assert not store.path(key).exists() and Path(str(store.path(key)) + ".corrupt").exists()
+
+
+@pytest.mark.parametrize("error, fails", [(errno.EMFILE, 99), (errno.ENFILE, 99), (errno.EIO, 99), (errno.EINTR, 99),
+                                          (errno.EINTR, 2), (errno.EAGAIN, 1)])
+def test_a_transient_open_error_keeps_the_entry(tmp_path, monkeypatch, error, fails):
+    """Too many open files, an I/O error, an interrupted open: the machine's trouble, not the entry's.
+    An interrupted open is retried (twice at most); otherwise the error is raised naming the file,
+    and the entry stays for the next run to read."""
+    store = Store(tmp_path)
+    key = _entry(store)
+    real, calls = open, []
+
+    def flaky(path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) <= fails:
+            raise OSError(error, os.strerror(error))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "open", flaky, raising=False)
+    if fails < store_module.OPEN_ATTEMPTS and error in (errno.EINTR, errno.EAGAIN):
+        assert store.get(key)[0]["x"].tolist() == [1.0, 2.0] and len(calls) == fails + 1
+    else:
+        with pytest.raises(OSError, match=re.escape(str(store.path(key)))):
+            store.get(key)
+    monkeypatch.undo()
+    assert store.path(key).exists() and not Path(str(store.path(key)) + ".corrupt").exists()
+    assert store.get(key)[0]["x"].tolist() == [1.0, 2.0]
 
 
 def test_a_full_disk_names_the_path(tmp_path, monkeypatch):
