@@ -87,7 +87,8 @@ def test_pool_workers_end_when_their_parent_is_killed(tmp_path):
     """)
     path = tmp_path / "parent.py"
     path.write_text(script)
-    parent = subprocess.Popen([sys.executable, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen([sys.executable, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})  # this tree's code, not main's
     try:
         workers = [int(p) for p in parent.stdout.readline().split()]
         assert workers and all(_alive(pid) for pid in workers)
@@ -100,6 +101,64 @@ def test_pool_workers_end_when_their_parent_is_killed(tmp_path):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_the_polling_watchdog_ends_a_worker_whose_parent_exits(tmp_path):
+    """Without the death signal (a pool started off the main thread, or not Linux) the watchdog's
+    polling alone ends the worker: here its parent exits normally, and a second worker is told to
+    watch a parent that had already died before it started."""
+    child = ("import sys, time\nfrom ratecheck.executors import end_with_parent\n"
+             "end_with_parent(int(sys.argv[1]) if len(sys.argv) > 1 else None, poll=0.05)\n"
+             "print('watching', flush=True)\ntime.sleep(600)\n")
+    (tmp_path / "child.py").write_text(child)
+    middle = tmp_path / "middle.py"
+    middle.write_text(textwrap.dedent(f"""
+        import subprocess, sys
+        child = subprocess.Popen([sys.executable, {str(tmp_path / "child.py")!r}], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        assert child.stdout.readline().strip() == "watching"
+        print(child.pid, flush=True)
+    """))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # a script's folder, not the cwd, leads sys.path
+    pid = int(subprocess.run([sys.executable, str(middle)], cwd=ROOT, capture_output=True, text=True, env=env,
+                             timeout=120).stdout.split()[0])
+    deadline = time.monotonic() + 30
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    late = subprocess.run([sys.executable, str(tmp_path / "child.py"), gone.stdout.strip()], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert late.returncode == 1 and "watching" not in late.stdout  # its recorded parent was gone already
+
+
+def test_a_pool_started_off_the_main_thread_outlives_that_thread(tmp_path):
+    """The death signal fires when the thread that started a worker ends: a pool created in a thread
+    that then ends keeps its workers (no signal asked), and a pool created on the main thread starts
+    all its workers there, so a map from another thread cannot start one tied to that thread."""
+    script = textwrap.dedent("""
+        import os, threading
+        from ratecheck.executors import ProcessExecutor
+        if __name__ == "__main__":
+            made = {}
+            def start(key):
+                made[key] = ProcessExecutor(2)
+                made[key].pool.submit(os.getpid).result()
+            thread = threading.Thread(target=start, args=("thread",))
+            thread.start(); thread.join()
+            main = ProcessExecutor(2)
+            main.pool
+            mapper = threading.Thread(target=lambda: sorted(main.map_unordered(abs, [-1, -2, -3, -4])))
+            mapper.start(); mapper.join()
+            for executor in (made["thread"], main):
+                print(sorted(v for _, v in executor.map_unordered(abs, [-1, -2, -3])), flush=True)
+                executor.close()
+    """)
+    path = tmp_path / "threads.py"
+    path.write_text(script)
+    done = subprocess.run([sys.executable, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stdout.split("\n")[:2] == ["[1, 2, 3]"] * 2, done.stderr
 
 
 def _alive(pid: int) -> bool:
