@@ -57,13 +57,18 @@ def _parse_assignments(items: Sequence[str] | None, flag: str) -> dict[str, Any]
 def _add_paper_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paper", action="append", default=[], metavar="MODULE_OR_PATH",
                    help="also register a paper/algorithm/problem module or .py file (repeatable)")
+    p.add_argument("--skip-plugin", action="append", default=[], metavar="DIST[:ENTRY_POINT]",
+                   help="do not load this installed plugin (a distribution, or one of its entry points; "
+                        "repeatable or comma-separated); also RATECHECK_SKIP_PLUGINS=A,B")
 
 
 def _registry(args: argparse.Namespace, papers: bool = True):
-    """The registry with the --paper sources added: a source that fails ends the command (exit 2);
-    an installed plugin that fails is reported, and the others are used."""
-    from ratecheck.registry import RegistryError, default
+    """The registry with the --paper sources added: a source or an installed plugin that fails ends
+    the command (exit 2), unless the plugin is skipped (--skip-plugin, RATECHECK_SKIP_PLUGINS)."""
+    from ratecheck.registry import SKIP_ENV, RegistryError, default, skipped_plugins
 
+    if getattr(args, "skip_plugin", None):  # through the environment, so that worker processes skip them too
+        os.environ[SKIP_ENV] = ",".join(skipped_plugins() + args.skip_plugin)
     registry = default()
     for spec in getattr(args, "paper", None) or ():
         try:
@@ -71,8 +76,11 @@ def _registry(args: argparse.Namespace, papers: bool = True):
         except RegistryError as exc:
             raise UsageError(str(exc)) from None
     registry.ensure(*(() if papers else ("algorithm", "problem")))
-    for error in registry.errors:
-        print(f"ratecheck: warning: {error}", file=sys.stderr)
+    broken = registry.plugin_errors
+    if broken:  # a plugin the user installed must not silently drop out of what is checked
+        skip = ",".join(e.entry_point.spec for e in broken if e.entry_point is not None)
+        raise UsageError("; ".join(str(e) for e in broken) + f" (to go on without it: --skip-plugin {skip}, "
+                         f"or RATECHECK_SKIP_PLUGINS={skip})")
     return registry
 
 

@@ -30,6 +30,7 @@ import functools
 import importlib
 import importlib.metadata
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,6 +79,7 @@ class LoadError:
 
     source: str
     cause: str
+    entry_point: EntryPoint | None = None  # set for an installed plugin
 
     def __str__(self) -> str:
         return f"cannot load {self.source}: {self.cause}"
@@ -108,12 +110,30 @@ class EntryPoint:
         checkout = " (source checkout)" if self.where else ""
         return f"{self.dist}{checkout} entry point {self.name} = {self.value}"
 
+    @property
+    def spec(self) -> str:
+        """How to name it to skip it: ``DIST:NAME``."""
+        return f"{self.dist}:{self.name}"
+
+    def matches(self, names: Iterable[str]) -> bool:
+        """Named by one of ``names``: its distribution (every entry point of it) or ``DIST:NAME``."""
+        return any(_normalize(n) in (_normalize(self.dist), _normalize(self.spec)) for n in names)
+
     def load(self) -> Any:
         module_name, _, attr = self.value.partition(":")
         obj: Any = importlib.import_module(module_name.strip())
         for part in filter(None, attr.strip().split(".")):
             obj = getattr(obj, part)
         return obj
+
+
+SKIP_ENV = "RATECHECK_SKIP_PLUGINS"
+
+
+def skipped_plugins() -> list[str]:
+    """The installed plugins the user deselected: ``DIST`` or ``DIST:ENTRY_POINT``, comma-separated
+    in RATECHECK_SKIP_PLUGINS (``--skip-plugin`` adds to it, so worker processes skip them too)."""
+    return [name.strip() for name in os.environ.get(SKIP_ENV, "").split(",") if name.strip()]
 
 
 def installed_entry_points() -> list[EntryPoint]:
@@ -181,7 +201,14 @@ class Registry:
     def _group(self, kind: str) -> list[EntryPoint]:
         if self._all_entry_points is None:
             self._all_entry_points = list(self._entry_points())
-        return [ep for ep in self._all_entry_points if ep.group == GROUPS[kind]]
+        skipped = skipped_plugins()
+        return [ep for ep in self._all_entry_points if ep.group == GROUPS[kind] and not ep.matches(skipped)]
+
+    @property
+    def plugin_errors(self) -> list[LoadError]:
+        """The installed plugins (entry points) that failed to load: a command stops on them unless
+        the user skips them (``--skip-plugin``, RATECHECK_SKIP_PLUGINS)."""
+        return [error for error in self.errors if error.entry_point is not None]
 
     def ensure(self, *kinds: str) -> Registry:
         """Load the entry points of these kinds (all by default) once."""
@@ -190,7 +217,7 @@ class Registry:
                 continue
             self._loaded.add(kind)
             for ep in self._group(kind):
-                self._transaction(ep.origin, functools.partial(self._load_entry_point, kind, ep))
+                self._transaction(ep.origin, functools.partial(self._load_entry_point, kind, ep), entry_point=ep)
         return self
 
     def add_source(self, spec: str, *, papers: bool = True) -> None:
@@ -210,7 +237,8 @@ class Registry:
         if spec not in self.sources:
             self.sources.append(spec)
 
-    def _transaction(self, origin: str, load: Callable[[], None], record: bool = True) -> LoadError | None:
+    def _transaction(self, origin: str, load: Callable[[], None], record: bool = True,
+                     entry_point: EntryPoint | None = None) -> LoadError | None:
         """Run ``load``; on any failure undo everything it registered and return (and, for entry
         points, record) a LoadError."""
         tables: tuple[dict[str, Any], ...] = (base.REGISTRY, base.DECLARED, base.ORIGINS)
@@ -241,7 +269,7 @@ class Registry:
                 base.DECLARED[name], base.ORIGINS[name] = cls, where
                 base.REGISTRY.setdefault(name, cls)
             self._papers, self._problems = papers_, problems_
-            error = LoadError(origin, describe(exc, "while loading"))
+            error = LoadError(origin, describe(exc, "while loading"), entry_point)
             if record:  # an extra source's failure is raised to whoever added it instead
                 self.errors.append(error)
             return error

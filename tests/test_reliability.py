@@ -455,3 +455,29 @@ def test_the_cli_installs_its_sigint_handler_only_while_a_command_runs(tmp_path)
         assert calls == [signal.SIGINT]  # the host's handler still answers
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+# -- an installed plugin that fails to load stops the command unless skipped ------------------------
+
+def test_a_broken_installed_plugin_stops_list_and_check_unless_skipped(monkeypatch):
+    from ratecheck import registry as registry_module
+    from ratecheck.registry import EntryPoint, Registry, installed_entry_points
+
+    broken = EntryPoint("ratecheck.papers", "broken_paper", "ratecheck_no_such_module:PAPER", "fake-plugin-dist")
+    monkeypatch.setenv("RATECHECK_SKIP_PLUGINS", "")  # restored after: --skip-plugin writes to it
+
+    def fresh() -> None:  # a new process's registry: the installed entry points plus the broken one
+        monkeypatch.setattr(registry_module, "_DEFAULT", Registry(lambda: [*installed_entry_points(), broken]))
+
+    for command in (["list"], ["check", "defedavg.fedavg.drift*", "--no-cache", "--no-report", "--jobs", "1"]):
+        fresh()
+        code, out, err = _cli(command)
+        assert code == 2 and not out, (code, err)
+        assert "fake-plugin-dist entry point broken_paper = ratecheck_no_such_module:PAPER" in err, err
+        assert "ModuleNotFoundError" in err and "--skip-plugin fake-plugin-dist:broken_paper" in err, err
+    fresh()
+    code, out, err = _cli(["list", "--skip-plugin", "fake-plugin-dist:broken_paper"])
+    assert code == 0 and "defedavg" in out and "broken_paper" not in out + err, err
+    monkeypatch.setenv("RATECHECK_SKIP_PLUGINS", "fake-plugin-dist")  # a whole distribution, by name
+    fresh()
+    assert _cli(["list"])[0] == 0
