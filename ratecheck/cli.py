@@ -177,18 +177,14 @@ def _outcomes(args: argparse.Namespace):
 
 
 def _derivations_beside_runs(args: argparse.Namespace) -> None:
-    """Keep sympy's derived orders and tables (ratecheck.theory) in the run cache, per sympy version,
-    so that a cached check does no sympy work and an empty cache derives everything again (unless
+    """Keep sympy's derived orders and tables (ratecheck.derivations) as records of the run cache,
+    so that a cached check does no sympy work and `cache clear` removes them (unless
     RATECHECK_SYMPY_CACHE names another place). Set before the papers load: they derive at import."""
-    from importlib.metadata import PackageNotFoundError, version
+    from ratecheck.derivations import ENV
 
-    if getattr(args, "no_cache", False) or "RATECHECK_SYMPY_CACHE" in os.environ:
+    if getattr(args, "no_cache", False) or ENV in os.environ:
         return
-    try:
-        sympy = version("sympy")
-    except PackageNotFoundError:
-        sympy = "unknown"
-    os.environ["RATECHECK_SYMPY_CACHE"] = str(Path(args.cache_dir) / "derivations" / f"sympy-{sympy}.json")
+    os.environ[ENV] = str(Path(args.cache_dir))
 
 
 def _runs_line(args: argparse.Namespace) -> str:
@@ -320,6 +316,10 @@ def _code_is_current(key: str, meta: dict | None) -> bool:
     from ratecheck.identity import code_identity, stored_key
     from ratecheck.trace import RunConfig
 
+    if meta and "derivation" in meta:  # a sympy derivation: current for the sympy installed
+        from ratecheck.derivations import is_current
+
+        return is_current(meta)
     if meta and "task" in meta:  # a claim's stored search or plan (issue #19)
         from ratecheck.registry import default
         from ratecheck.sweep import task_is_current
@@ -353,6 +353,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
     data = {
         "root": str(store.root),
         "entries": len(scan.entries),
+        "derivations": sum(bool(meta and "derivation" in meta) for meta in metas.values()),
         "bytes": scan.entry_bytes,
         "stale_code_entries": len(stale),
         "unreadable_entries": len(unreadable),
@@ -363,7 +364,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
         return EXIT_OK
-    print(f"cache {data['root']}: {data['entries']} entries, {data['bytes'] / 2**20:.1f} MiB")
+    print(f"cache {data['root']}: {data['entries']} entries ({data['derivations']} of them sympy derivations), "
+          f"{data['bytes'] / 2**20:.1f} MiB")
     print(f"  {data['stale_code_entries']} from code that has changed since (ratecheck cache prune removes them)")
     print(f"  {data['unreadable_entries']} unreadable (a run that needs one sets it aside and recomputes it)")
     print(f"  {data['temp_files']} temp files ({data['stale_temp_files']} stale), "
