@@ -33,7 +33,7 @@ from .fit import mean_ci
 from .inspection import view
 from .params import check_option
 from .strategies import finite_floats, fixed_draws
-from .tasks import Task, complete
+from .tasks import Task, complete, task_runner
 from .theory import Evaluation, Source, Theorem
 from .trace import RunConfig, Trace
 
@@ -518,7 +518,7 @@ class HuntClaim(Claim):
     def compute_task(self, task: Task) -> dict[str, Any]:
         spec = task.spec
         result = hunt(self.space, spec["version"], examples=int(spec["examples"]), seed=int(spec["seed"]),
-                      replicas=int(spec["replicas"]), level=float(spec["level"]))
+                      replicas=int(spec["replicas"]), level=float(spec["level"]), run=task_runner())
         return {**result.to_dict(), "history": [_num(r) for r in result.history],
                 "runs": [c.to_dict() for c in result.runs]}
 

@@ -481,3 +481,46 @@ def test_a_broken_installed_plugin_stops_list_and_check_unless_skipped(monkeypat
     monkeypatch.setenv("RATECHECK_SKIP_PLUGINS", "fake-plugin-dist")  # a whole distribution, by name
     fresh()
     assert _cli(["list"])[0] == 0
+
+
+# -- an interrupted hunt resumes from the runs it finished -----------------------------------------
+
+def _without_seconds(evidence: dict) -> str:
+    hunt = {k: v for k, v in evidence["hunt"].items() if k != "seconds"}  # wall time, not a result
+    return json.dumps({**evidence, "hunt": hunt}, sort_keys=True, default=str)
+
+
+def test_an_interrupted_hunt_resumes_from_its_stored_runs_with_the_same_numbers(tmp_path, monkeypatch):
+    """Ctrl-C after the k-th run of a search: the rerun reads those k runs from the store (each is
+    stored as it finishes), computes only the rest, and decides exactly as an uninterrupted check."""
+    from proofs.defedavg.hunts import HUNT_CORRECTED
+    from ratecheck import sweep
+    from ratecheck.claims import PROFILES
+
+    profile = PROFILES["quick"]
+    real, made = sweep._run_to_arrays, []
+
+    def counted(config):
+        made.append(config)
+        return real(config)
+
+    monkeypatch.setattr(sweep, "_run_to_arrays", counted)
+    (whole,) = sweep.check_claims([HUNT_CORRECTED], profile, store=Store(tmp_path / "whole"), progress=False)
+    total, k = len(made), len(made) // 2
+    assert total >= 4, total
+
+    def interrupted(config):
+        if len(made) == k:
+            raise KeyboardInterrupt  # the user presses Ctrl-C during run k + 1
+        return counted(config)
+
+    made.clear()
+    monkeypatch.setattr(sweep, "_run_to_arrays", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.check_claims([HUNT_CORRECTED], profile, store=Store(tmp_path / "resumed"), progress=False)
+    made.clear()
+    monkeypatch.setattr(sweep, "_run_to_arrays", counted)
+    (resumed,) = sweep.check_claims([HUNT_CORRECTED], profile, store=Store(tmp_path / "resumed"), progress=False)
+    assert len(made) == total - k  # the k runs before the interrupt are read back, none is redone
+    assert resumed.verdict == whole.verdict and resumed.reason == whole.reason
+    assert _without_seconds(resumed.evidence) == _without_seconds(whole.evidence)
