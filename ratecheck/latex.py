@@ -177,6 +177,9 @@ def _parse_prepared(text: str, slots: Mapping[str, sp.Basic], declared: Mapping[
         cause = str(exc).strip().splitlines()
         detail = " ".join(cause[:1] + [line.strip() for line in cause[1:4] if line.strip()])
         raise LatexError(f"{what}: sympy cannot parse {original or text!r}: {type(exc).__name__}: {detail}") from None
+    if not isinstance(result, sp.Basic):  # lark left an ambiguity unresolved (a Tree, not an expression)
+        raise LatexError(f"{what}: sympy's parser reads {_short(original)} in more than one way; add braces "
+                         "or parentheses around a function's argument and what it multiplies")
     mapping = {}
     for sym in result.free_symbols:
         name = str(sym.name)
@@ -184,6 +187,8 @@ def _parse_prepared(text: str, slots: Mapping[str, sp.Basic], declared: Mapping[
             mapping[sym] = slots[name]
         elif name in declared:
             mapping[sym] = declared[name]
+        elif name == "e":  # Euler's number, as sympy prints E, unless the theorem declares a symbol e
+            mapping[sym] = sp.E
         else:
             known = ", ".join(f"{n} ({sp.latex(s)})" for n, s in declared.items())
             raise LatexError(f"{what}: symbol {name!r} in {original or text!r} is not declared; declared: {known}")
@@ -305,8 +310,9 @@ def _unit(text: str, i: int) -> tuple[str, int]:
         while k < len(text) and text[k].isspace():
             k += 1
         argument, j = _unit(text, k)
-        argument, j = _postfix(text, j, argument)
-        return f"{head}{argument}", j
+        if argument[:1] not in "{(":  # \log x^2: the power is the argument's; \log{(x)}^{2} (as sympy
+            argument, j = _postfix(text, j, argument)  # prints log(x)**2): the application's, outside
+        return f"{{{head}{argument}}}", j  # braced: "\\log{(R)}*M" alone is ambiguous to the grammar
     return f"\\{name}", j
 
 

@@ -135,3 +135,10 @@ def test_length_limit_follows_the_parse_cost():
         + r" & \text{otherwise} \end{cases} + K"
     with pytest.raises(LatexError, match="once its products are made explicit"):  # the rows share the budget
         Bound.from_latex("b", cases, SRC, SYMBOLS)
+
+
+def test_a_function_times_a_factor_and_eulers_number_read_as_sympy_prints_them():
+    """sympy prints ``log(K)*L`` as ``L \\log{\\left(K \\right)}`` and E as ``e``: the grammar alone reads
+    a function followed by a factor in two ways (a bare parse tree came back), and e as a symbol."""
+    expr = Bound.from_latex("b", r"\log{\left(K \right)} L + e^{- L} \log{\left(K \right)}^{2} T", SRC, SYMBOLS).expr
+    assert sp.simplify(expr - (sp.log(K) * L + sp.exp(-L) * sp.log(K) ** 2 * T)) == 0
