@@ -392,8 +392,8 @@ def cmd_hunt(args: argparse.Namespace) -> int:
         raise UsageError(f"theorem {space.id} has no bound {version!r}; its bounds: {list(space.theorem.versions)}")
     if args.examples is not None and (problem := option_problem("examples", args.examples)):
         raise UsageError(problem)
-    if args.budget is not None and not args.budget > 0:
-        raise UsageError(f"--budget must be > 0 seconds, got {args.budget}")
+    if args.budget is not None and (problem := option_problem("budget", args.budget)):
+        raise UsageError(problem)
     args.store = _store(args)
     database = None if args.no_cache else Path(args.cache_dir) / "hunts"
 

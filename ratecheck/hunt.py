@@ -224,8 +224,7 @@ def hunt(
     theorem = space.theorem
     theorem.bound(version)  # an unknown version fails here, naming the known ones
     check_option("hunt", "examples", examples)
-    if budget is not None and not budget > 0:
-        raise ValueError(f"budget must be > 0 seconds, got {budget!r}")
+    check_option("hunt", "budget", budget)
     if run is None:
         from .engine import run_config
 

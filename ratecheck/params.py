@@ -289,6 +289,8 @@ SIZE_PARAMS: dict[str, Param] = dict(
 OPTION_PARAMS: dict[str, Param] = dict(
     jobs=Param.int("jobs run at once: worker processes, or local Dask workers", low=1),
     examples=Param.int("instances a hunt tries (hypothesis examples)", low=1),
+    budget=Param.real("seconds after which a hunt runs no new instance (a reported truncation)", positive=True,
+                      nullable=True),
 )
 
 
