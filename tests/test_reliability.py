@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from test_executors import dask_executor, process_executor  # noqa: F401  (fixtures: one pool, one cluster)
 
+from ratecheck import registry as registry_module
 from ratecheck import store as store_module
 from ratecheck.asynchrony import TimelineError
 from ratecheck.checking import ClaimFailure
@@ -401,7 +402,8 @@ PAPER = Paper(key="{key}", title="a claim that ends the program", seed="none",
     ("raise KeyboardInterrupt", "raised KeyboardInterrupt (no Ctrl-C"),
     ("raise GeneratorExit", "GeneratorExit"),
 ])
-def test_a_claim_whose_decide_exits_is_an_error_never_success(tmp_path, action, cause):
+def test_a_claim_whose_decide_exits_is_an_error_never_success(tmp_path, monkeypatch, action, cause):
+    monkeypatch.setattr(registry_module, "_DEFAULT", None)  # a registry of its own: the paper does not stay
     plugin = tmp_path / f"exiting_{abs(hash(action))}.py"
     key = f"exiting{abs(hash(action))}"  # one paper key per test: the process-wide registry keeps them
     plugin.write_text(_EXITING_CLAIM.format(action=action, runs="pass", override_runs=False, key=key))
@@ -413,7 +415,8 @@ def test_a_claim_whose_decide_exits_is_an_error_never_success(tmp_path, action, 
     assert cause in claims[0]["reason"] and str(plugin) in claims[0]["reason"], claims[0]["reason"]
 
 
-def test_plugin_code_that_exits_outside_decide_ends_the_command_as_a_usage_error(tmp_path):
+def test_plugin_code_that_exits_outside_decide_ends_the_command_as_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(registry_module, "_DEFAULT", None)
     plugin = tmp_path / "exiting_runs.py"
     plugin.write_text(_EXITING_CLAIM.format(action="pass", runs="sys.exit(0)", override_runs=True, key="exitingruns"))
     code, out, err = _cli(["check", "exitingruns.*", "--paper", str(plugin), "--no-cache", "--no-report", "--jobs", "1"])
