@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .params import SIZE_PARAMS
 from .seeding import replica_generator, stable_hash
 
 POLICIES = ("niid", "iid", "sync")
@@ -198,8 +199,7 @@ def simulate(
     replica: int = 0,
 ) -> Timeline:
     """Run the event simulation of one replica until `rounds` rounds have closed."""
-    if isinstance(rounds, bool) or int(rounds) != rounds or rounds < 1:
-        raise TimelineError(f"parameter rounds = {rounds!r} is invalid: must be an integer >= 1")
+    SIZE_PARAMS["rounds"].check("rounds", rounds, "timeline")
     return Simulation(policy, system, clients=clients, n=n, local_steps=local_steps, seed=seed,
                       replica=replica).advance(rounds).timeline(rounds)
 
@@ -214,8 +214,7 @@ class Simulation:
         if policy not in POLICIES:
             raise TimelineError(f"policy must be one of {POLICIES}, got {policy!r}")
         for name, value in (("clients", clients), ("n", n), ("local_steps", local_steps)):
-            if isinstance(value, bool) or int(value) != value or value < 1:
-                raise TimelineError(f"parameter {name} = {value!r} is invalid: must be an integer >= 1")
+            SIZE_PARAMS["clients" if name == "n" else name].check(name, value, "timeline")  # n: clients a round waits for
         if system.tau_cap_mode == "drop" and system.tau_cap is not None and policy != "iid":
             raise TimelineError("tau_cap_mode 'drop' (not in the paper) applies to first-n-arrival rounds "
                                 "(policy 'iid') only")

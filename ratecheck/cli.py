@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .cli_options import check_run_options, option_problem
 from .cli_text import _parse_value, _table
 from .mutate.command import register as register_mutate
 
@@ -60,13 +61,18 @@ def _parse_assignments(items: Sequence[str] | None, flag: str) -> dict[str, Any]
 def _add_paper_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paper", action="append", default=[], metavar="MODULE_OR_PATH",
                    help="also register a paper/algorithm/problem module or .py file (repeatable)")
+    p.add_argument("--skip-plugin", action="append", default=[], metavar="DIST[:ENTRY_POINT]",
+                   help="do not load this installed plugin (a distribution, or one of its entry points; "
+                        "repeatable or comma-separated); also RATECHECK_SKIP_PLUGINS=A,B")
 
 
 def _registry(args: argparse.Namespace, papers: bool = True):
-    """The registry with the --paper sources added: a source that fails ends the command (exit 2);
-    an installed plugin that fails is reported, and the others are used."""
-    from ratecheck.registry import RegistryError, default
+    """The registry with the --paper sources added: a source or an installed plugin that fails ends
+    the command (exit 2), unless the plugin is skipped (--skip-plugin, RATECHECK_SKIP_PLUGINS)."""
+    from ratecheck.registry import SKIP_ENV, RegistryError, default, skipped_plugins
 
+    if getattr(args, "skip_plugin", None):  # through the environment, so that worker processes skip them too
+        os.environ[SKIP_ENV] = ",".join(skipped_plugins() + args.skip_plugin)
     registry = default()
     for spec in getattr(args, "paper", None) or ():
         try:
@@ -74,8 +80,11 @@ def _registry(args: argparse.Namespace, papers: bool = True):
         except RegistryError as exc:
             raise UsageError(str(exc)) from None
     registry.ensure(*(() if papers else ("algorithm", "problem")))
-    for error in registry.errors:
-        print(f"ratecheck: warning: {error}", file=sys.stderr)
+    broken = registry.plugin_errors
+    if broken:  # a plugin the user installed must not silently drop out of what is checked
+        skip = ",".join(e.entry_point.spec for e in broken if e.entry_point is not None)
+        raise UsageError("; ".join(str(e) for e in broken) + f" (to go on without it: --skip-plugin {skip}, "
+                         f"or RATECHECK_SKIP_PLUGINS={skip})")
     return registry
 
 
@@ -142,14 +151,6 @@ def _store(args: argparse.Namespace):
         raise UsageError(f"--cache-dir: {exc}") from None
 
 
-def default_jobs() -> int:
-    """All the cores this process may use (issue #8: the default check uses them all)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def _outcomes(args: argparse.Namespace):
     from ratecheck.claims import PROFILES
     from ratecheck.executors import make_executor
@@ -180,18 +181,14 @@ def _outcomes(args: argparse.Namespace):
 
 
 def _derivations_beside_runs(args: argparse.Namespace) -> None:
-    """Keep sympy's derived orders and tables (ratecheck.theory) in the run cache, per sympy version,
-    so that a cached check does no sympy work and an empty cache derives everything again (unless
+    """Keep sympy's derived orders and tables (ratecheck.derivations) as records of the run cache,
+    so that a cached check does no sympy work and `cache clear` removes them (unless
     RATECHECK_SYMPY_CACHE names another place). Set before the papers load: they derive at import."""
-    from importlib.metadata import PackageNotFoundError, version
+    from ratecheck.derivations import ENV
 
-    if getattr(args, "no_cache", False) or "RATECHECK_SYMPY_CACHE" in os.environ:
+    if getattr(args, "no_cache", False) or ENV in os.environ:
         return
-    try:
-        sympy = version("sympy")
-    except PackageNotFoundError:
-        sympy = "unknown"
-    os.environ["RATECHECK_SYMPY_CACHE"] = str(Path(args.cache_dir) / "derivations" / f"sympy-{sympy}.json")
+    os.environ[ENV] = str(Path(args.cache_dir))
 
 
 def _runs_line(args: argparse.Namespace) -> str:
@@ -345,6 +342,10 @@ def _code_is_current(key: str, meta: dict | None) -> bool:
     from ratecheck.identity import code_identity, stored_key
     from ratecheck.trace import RunConfig
 
+    if meta and "derivation" in meta:  # a sympy derivation: current for the sympy installed
+        from ratecheck.derivations import is_current
+
+        return is_current(meta)
     if meta and "task" in meta:  # a claim's stored search or plan (issue #19)
         from ratecheck.registry import default
         from ratecheck.sweep import task_is_current
@@ -378,6 +379,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
     data = {
         "root": str(store.root),
         "entries": len(scan.entries),
+        "derivations": sum(bool(meta and "derivation" in meta) for meta in metas.values()),
         "bytes": scan.entry_bytes,
         "stale_code_entries": len(stale),
         "unreadable_entries": len(unreadable),
@@ -388,7 +390,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
         return EXIT_OK
-    print(f"cache {data['root']}: {data['entries']} entries, {data['bytes'] / 2**20:.1f} MiB")
+    print(f"cache {data['root']}: {data['entries']} entries ({data['derivations']} of them sympy derivations), "
+          f"{data['bytes'] / 2**20:.1f} MiB")
     print(f"  {data['stale_code_entries']} from code that has changed since (ratecheck cache prune removes them)")
     print(f"  {data['unreadable_entries']} unreadable (a run that needs one sets it aside and recomputes it)")
     print(f"  {data['temp_files']} temp files ({data['stale_temp_files']} stale), "
@@ -413,10 +416,10 @@ def cmd_hunt(args: argparse.Namespace) -> int:
     version = args.bound or space.theorem.versions[0]
     if version not in space.theorem.versions:
         raise UsageError(f"theorem {space.id} has no bound {version!r}; its bounds: {list(space.theorem.versions)}")
-    if args.examples is not None and args.examples < 1:
-        raise UsageError(f"--examples must be >= 1, got {args.examples}")
-    if args.budget is not None and not args.budget > 0:
-        raise UsageError(f"--budget must be > 0 seconds, got {args.budget}")
+    if args.examples is not None and (problem := option_problem("examples", args.examples)):
+        raise UsageError(problem)
+    if args.budget is not None and (problem := option_problem("budget", args.budget)):
+        raise UsageError(problem)
     args.store = _store(args)
     database = None if args.no_cache else Path(args.cache_dir) / "hunts"
 
@@ -552,6 +555,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_run_options(args: argparse.Namespace) -> str | None:
+    return check_run_options(args, _store, UsageError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -562,8 +569,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         return _fail(EXIT_USAGE, problem)
     # ---------------------------------------------------------------------------------------------
+    from ratecheck.interrupts import cli_interrupts
+
+    with cli_interrupts():
+        return _run_command(args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    from ratecheck.interrupts import describe, is_foreign_exit, raised_in
+
     try:
-        return int(args.func(args) or 0)
+        try:
+            return int(args.func(args) or 0)
+        except BaseException as exc:
+            if not is_foreign_exit(exc):
+                raise
+            where = raised_in(exc)  # plugin code ended the command: a broken plugin, never success
+            return _fail(EXIT_USAGE, f"a plugin broke the command: {describe(exc)}" + (f" at {where}" if where else ""))
     except UsageError as exc:
         return _fail(EXIT_USAGE, str(exc))
     except KeyboardInterrupt:
@@ -578,38 +600,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("RATECHECK_TRACEBACK"):  # for debugging the package itself
             raise
         return _fail(EXIT_FAILURE, _failure_message(exc, args))
-
-
-def _check_run_options(args: argparse.Namespace) -> str | None:
-    """--jobs, --dask and --cache-dir checked before anything runs: what is wrong, or None.
-
-    --jobs above the cores is capped at them (one interpreter per extra job only competes for the
-    same cores), with a note on stderr; --force-jobs keeps the number asked for."""
-    if hasattr(args, "jobs"):
-        cores = default_jobs()
-        if args.jobs is None:
-            args.jobs = cores
-        elif args.jobs < 1:
-            return f"--jobs must be >= 1, got {args.jobs}"
-        elif args.jobs > cores and not getattr(args, "force_jobs", False):
-            print(f"ratecheck: note: --jobs {args.jobs} is more than the {cores} cores; using {cores} "
-                  f"(--force-jobs keeps {args.jobs})", file=sys.stderr)
-            args.jobs = cores
-    if getattr(args, "dask", None) is not None:
-        from ratecheck.executors import check_dask_address
-
-        try:
-            check_dask_address(args.dask)
-        except ValueError as exc:
-            return f"--dask: {exc}"
-        if getattr(args, "dask_local", False):
-            return "choose either --dask ADDRESS or --dask-local, not both"
-    if hasattr(args, "cache_dir") and not getattr(args, "no_cache", False):
-        try:
-            _store(args)
-        except UsageError as exc:
-            return str(exc)
-    return None
 
 
 def _fail(code: int, message: str) -> int:

@@ -177,22 +177,23 @@ def single_threaded_blas() -> None:
 PARENT_POLL_SECONDS = 0.5
 
 
-def worker_initializer(death_signal: bool = False) -> None:
+def worker_initializer(parent: int | None = None, death_signal: bool = False) -> None:
     """Set up a pool worker: one BLAS thread, and an end with the parent process."""
     single_threaded_blas()
-    end_with_parent(death_signal=death_signal)
+    end_with_parent(parent, death_signal=death_signal)
 
 
-def end_with_parent(poll: float = PARENT_POLL_SECONDS, death_signal: bool = False) -> None:
+def end_with_parent(parent: int | None = None, poll: float = PARENT_POLL_SECONDS, death_signal: bool = False) -> None:
     """Make this (worker) process exit when its parent dies, however it dies (SIGKILL included).
 
     A pool worker would otherwise outlive a killed ``ratecheck check``, holding its memory: a daemon
-    thread polls the parent id (a worker whose parent died is re-parented) and exits. With
-    ``death_signal`` on Linux the kernel also sends SIGKILL at once (prctl PR_SET_PDEATHSIG); it
-    fires when the parent's *thread* that started the worker ends, so the pool asks for it only
-    when that thread is the main thread.
+    thread polls the parent id and exits once it differs from ``parent`` (the pid the pool recorded;
+    by default the parent at this call), so a parent that died before the worker got here is seen
+    too (the worker is then already re-parented). With ``death_signal`` on Linux the kernel also
+    sends SIGKILL at once (prctl PR_SET_PDEATHSIG); it fires when the parent's *thread* that started
+    the worker ends, so the pool asks for it only when its workers are started by the main thread.
     """
-    parent = os.getppid()
+    parent = os.getppid() if parent is None else parent
     if death_signal and sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -203,8 +204,8 @@ def end_with_parent(poll: float = PARENT_POLL_SECONDS, death_signal: bool = Fals
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         except (OSError, AttributeError):
             pass  # no prctl: the thread below still ends the worker
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
+    if os.getppid() != parent:  # the parent died before we watched (or before prctl took effect)
+        os._exit(1)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -237,10 +238,16 @@ class ProcessExecutor(Executor):
     @property
     def pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
+            # Under spawn and fork this process is the workers' parent (under forkserver the server
+            # is: the worker records its own parent). Workers start in the thread that submits, and
+            # the death signal is tied to that thread: with it on, all workers start here and now.
+            parent = os.getpid() if self.mp_context in ("spawn", "fork") else None
+            main = threading.current_thread() is threading.main_thread()
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._context,
-                                             initializer=worker_initializer,
-                                             # workers start in the thread that submits (spawn)
-                                             initargs=(threading.current_thread() is threading.main_thread(),))
+                                             initializer=worker_initializer, initargs=(parent, main))
+            if main:
+                for _ in range(self.jobs):  # one start per submission while no worker is idle
+                    self._pool.submit(os.getpid)
         return self._pool
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
@@ -472,10 +479,9 @@ def run_all(
 
 
 def _check_jobs(jobs: int, what: str = "jobs") -> int:
-    # bool is an int subclass; --jobs True is certainly a mistake.
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"{what} must be an integer >= 1, got {jobs!r}")
-    return jobs
+    from .params import check_option
+
+    return int(check_option("", what, jobs, declared="jobs"))
 
 
 DASK_SCHEMES = ("tcp", "tls", "ucx", "inproc", "ws", "wss")

@@ -32,8 +32,9 @@ from .claims import Claim, Outcome, PointResult, Profile, Verdict
 from .engine import run_config
 from .fit import mean_ci
 from .inspection import view
+from .params import check_option
 from .strategies import finite_floats, fixed_draws
-from .tasks import Task, complete
+from .tasks import Task, complete, task_runner
 from .theory import Evaluation, Source, Theorem
 from .trace import RunConfig, Trace
 
@@ -223,10 +224,8 @@ def hunt(
 
     theorem = space.theorem
     theorem.bound(version)  # an unknown version fails here, naming the known ones
-    if examples < 1:
-        raise ValueError(f"examples must be an integer >= 1, got {examples!r}")
-    if budget is not None and not budget > 0:
-        raise ValueError(f"budget must be > 0 seconds, got {budget!r}")
+    check_option("hunt", "examples", examples)
+    check_option("hunt", "budget", budget)
     if run is None:
         run = run_config
     started = time.perf_counter()
@@ -517,7 +516,7 @@ class HuntClaim(Claim):
     def compute_task(self, task: Task) -> dict[str, Any]:
         spec = task.spec
         result = hunt(self.space, spec["version"], examples=int(spec["examples"]), seed=int(spec["seed"]),
-                      replicas=int(spec["replicas"]), level=float(spec["level"]))
+                      replicas=int(spec["replicas"]), level=float(spec["level"]), run=task_runner())
         return {**result.to_dict(), "history": [_num(r) for r in result.history],
                 "runs": [c.to_dict() for c in result.runs]}
 

@@ -22,7 +22,7 @@ from typing import TypeAlias
 import sympy as sp
 from sympy.core.relational import Relational
 
-__all__ = ["LatexError", "parse"]
+__all__ = ["LatexError", "parse", "prepared"]
 
 SymbolsLike: TypeAlias = "Iterable[sp.Symbol] | Mapping[str, sp.Symbol]"
 _PLACEHOLDER = "rcsym"
@@ -36,15 +36,31 @@ class LatexError(ValueError):
 def parse(text: str, symbols: SymbolsLike, *, what: str = "LaTeX") -> sp.Basic:
     """The sympy expression or relation of ``text``, over the declared ``symbols`` (by name)."""
     declared = _declared(symbols, what)
+    return _parse_prepared(*_prepare(text, declared, what), declared, what, text)
+
+
+def prepared(text: str, symbols: SymbolsLike, *, what: str = "LaTeX") -> str:
+    """What sympy's parser reads of ``text`` (products explicit, symbols as placeholders): its
+    length is what parsing costs (benchmarks/bench_latex.py)."""
+    return _prepare(text, _declared(symbols, what), what)[0]
+
+
+def _prepare(text: str, declared: Mapping[str, sp.Symbol], what: str) -> tuple[str, dict[str, sp.Basic]]:
     if not isinstance(text, str) or not text.strip():
         raise LatexError(f"{what}: expected a LaTeX string, got {text!r}")
     _check_size(text, what)
     slots: dict[str, sp.Basic] = {}
+    spent: list[int] = []
 
     def slot(value: sp.Basic) -> str:
         key = _PLACEHOLDER + _letters(len(slots))
         slots[key] = value
-        return rf" \mathit{{{key}}} "
+        return rf"\mathit{{{key}}}"
+
+    def piece(row: str) -> sp.Basic:
+        inner = _prepare(row, declared, what)
+        spent.append(len(inner[0]))  # every piece is parsed too: one budget for them all
+        return _parse_prepared(*inner, declared, what, row)
 
     def cases(match: re.Match) -> str:
         pieces = []
@@ -52,7 +68,7 @@ def parse(text: str, symbols: SymbolsLike, *, what: str = "LaTeX") -> sp.Basic:
             value, _, condition = row.partition("&")
             condition = re.sub(r"\\text\{\s*(for|if)\s*\}|\\[:,;!]|\\quad", " ", condition).strip().rstrip(",")
             otherwise = condition in ("", r"\text{otherwise}", r"\text{else}")
-            pieces.append((_parse(value, declared, what), True if otherwise else _parse(condition, declared, what)))
+            pieces.append((piece(value), True if otherwise else piece(condition)))
         return slot(sp.Piecewise(*pieces))
 
     prepared = _CASES.sub(cases, text)
@@ -64,24 +80,33 @@ def parse(text: str, symbols: SymbolsLike, *, what: str = "LaTeX") -> sp.Basic:
         prepared = _explicit_products(prepared)
     except _Unbalanced as exc:
         raise LatexError(f"{what}: cannot parse {_short(text)}: {exc}") from None
-    return _parse(prepared, declared, what, slots, original=text)
+    if len(prepared) + sum(spent) > MAX_PARSED:
+        raise LatexError(
+            f"{what}: the LaTeX is {len(prepared) + sum(spent)} characters long once its products are made explicit "
+            f"(as sympy's parser reads it); the rule: at most {MAX_PARSED}, which sympy parses in about "
+            f"{MAX_PARSED * PARSE_SECONDS_PER_CHAR:.1g} s ({PARSE_SECONDS_PER_CHAR * 1e3:g} ms a character, "
+            "benchmarks/bench_latex.py): split it into named pieces")
+    return prepared, slots
 
 
-# Bounds on the input, checked before parsing: sympy's lark parser takes seconds per expression and
-# its time (and recursion) grows with the text, while a theorem's bound or condition is a few lines.
-MAX_CHARS = 2000
+# Bounds on the input, derived from what parsing costs (benchmarks/bench_latex.py prints it):
+# sympy's lark (Earley) parser takes about PARSE_SECONDS_PER_CHAR per character it reads, whatever
+# the shape (flat sums, products, nested fractions), so at most MAX_PARSED characters keep a parse
+# near PARSE_SECONDS; the raw text may be longer by its spacing and \left/\right only. The depth
+# bound is the parser's recursion, not its time.
+PARSE_SECONDS = 1.0
+PARSE_SECONDS_PER_CHAR = 3e-3
+MAX_PARSED = int(PARSE_SECONDS / PARSE_SECONDS_PER_CHAR)
+MAX_CHARS = 2 * MAX_PARSED
 MAX_DEPTH = 24  # nested groups: {...}, (...), [...] and \left ... \right
-MAX_TERMS = 100  # + and - signs
 
 
 def _check_size(text: str, what: str) -> None:
     """Refuse, at once, text too long or too deeply nested to be a theorem's bound or condition."""
     if len(text) > MAX_CHARS:
-        raise LatexError(f"{what}: the LaTeX is {len(text)} characters long; at most {MAX_CHARS} are read "
-                         "(a bound or condition is a few lines: split it into named pieces)")
-    terms = text.count("+") + text.count("-")
-    if terms > MAX_TERMS:
-        raise LatexError(f"{what}: the LaTeX has {terms} + and - signs; at most {MAX_TERMS} are read")
+        raise LatexError(f"{what}: the LaTeX is {len(text)} characters long; the rule: at most {MAX_CHARS} "
+                         f"characters (twice the {MAX_PARSED} sympy's parser reads in about {PARSE_SECONDS:g} s; "
+                         "a bound or condition is a few lines: split it into named pieces)")
     depth = deepest = 0
     for char in text:
         if char in "{([":
@@ -90,7 +115,8 @@ def _check_size(text: str, what: str) -> None:
         elif char in "})]":
             depth -= 1
     if deepest > MAX_DEPTH:
-        raise LatexError(f"{what}: the LaTeX nests groups {deepest} deep; at most {MAX_DEPTH} levels are read")
+        raise LatexError(f"{what}: the LaTeX nests groups {deepest} deep; the rule: at most {MAX_DEPTH} levels "
+                         "(sympy's parser recurses once per level)")
 
 
 def _declared(symbols: SymbolsLike, what: str) -> dict[str, sp.Symbol]:
@@ -138,11 +164,9 @@ def _short(text: str) -> str:
     return repr(text) if len(text) <= 120 else repr(text[:117] + "...")
 
 
-def _parse(text: str, declared: Mapping[str, sp.Symbol], what: str, slots: Mapping[str, sp.Basic] | None = None,
-           original: str | None = None) -> sp.Basic:
+def _parse_prepared(text: str, slots: Mapping[str, sp.Basic], declared: Mapping[str, sp.Symbol], what: str,
+                    original: str) -> sp.Basic:
     """Parse prepared text (placeholders in), then map every symbol back to a declared one."""
-    if slots is None:  # a piece of a cases block: prepare it on its own
-        return parse(text, declared, what=what)
     try:
         from sympy.parsing.latex import parse_latex
 
@@ -153,6 +177,9 @@ def _parse(text: str, declared: Mapping[str, sp.Symbol], what: str, slots: Mappi
         cause = str(exc).strip().splitlines()
         detail = " ".join(cause[:1] + [line.strip() for line in cause[1:4] if line.strip()])
         raise LatexError(f"{what}: sympy cannot parse {original or text!r}: {type(exc).__name__}: {detail}") from None
+    if not isinstance(result, sp.Basic):  # lark left an ambiguity unresolved (a Tree, not an expression)
+        raise LatexError(f"{what}: sympy's parser reads {_short(original)} in more than one way; add braces "
+                         "or parentheses around a function's argument and what it multiplies")
     mapping = {}
     for sym in result.free_symbols:
         name = str(sym.name)
@@ -160,6 +187,8 @@ def _parse(text: str, declared: Mapping[str, sp.Symbol], what: str, slots: Mappi
             mapping[sym] = slots[name]
         elif name in declared:
             mapping[sym] = declared[name]
+        elif name == "e":  # Euler's number, as sympy prints E, unless the theorem declares a symbol e
+            mapping[sym] = sp.E
         else:
             known = ", ".join(f"{n} ({sp.latex(s)})" for n, s in declared.items())
             raise LatexError(f"{what}: symbol {name!r} in {original or text!r} is not declared; declared: {known}")
@@ -238,7 +267,7 @@ def _products(text: str) -> str:
             continue
         unit, i = _unit(text, i)
         unit, i = _postfix(text, i, unit)
-        out.append(r" \cdot " + unit if previous_unit else unit)
+        out.append("*" + unit if previous_unit else unit)  # "*": the shortest product sign (parsing costs per character)
         previous_unit = True
     return "".join(out).strip()
 
@@ -281,8 +310,9 @@ def _unit(text: str, i: int) -> tuple[str, int]:
         while k < len(text) and text[k].isspace():
             k += 1
         argument, j = _unit(text, k)
-        argument, j = _postfix(text, j, argument)
-        return f"{head}{argument}", j
+        if argument[:1] not in "{(":  # \log x^2: the power is the argument's; \log{(x)}^{2} (as sympy
+            argument, j = _postfix(text, j, argument)  # prints log(x)**2): the application's, outside
+        return f"{{{head}{argument}}}", j  # braced: "\\log{(R)}*M" alone is ambiguous to the grammar
     return f"\\{name}", j
 
 

@@ -41,6 +41,9 @@ __all__ = [
     "real",
     "check_size",
     "check_run",
+    "check_option",
+    "OPTION_PARAMS",
+    "SIZE_PARAMS",
     "replica_ids",
     "RUN_PARAMS",
     "text",
@@ -275,16 +278,38 @@ RUN_PARAMS: dict[str, Param] = dict(
 )
 
 
+# The sizes ``check_size`` reads besides the run's own: how many clients, coordinates and local steps.
+SIZE_PARAMS: dict[str, Param] = dict(
+    RUN_PARAMS,
+    clients=Param.int("clients (or client slots) a round touches", low=1),
+    dim=Param.int("coordinates of a client's state", low=1),
+    local_steps=Param.int("local steps K per round", low=1),
+)
+# Options of the commands and executors (not of a run): the CLI and the Python API check them here.
+OPTION_PARAMS: dict[str, Param] = dict(
+    jobs=Param.int("jobs run at once: worker processes, or local Dask workers", low=1),
+    examples=Param.int("instances a hunt tries (hypothesis examples)", low=1),
+    budget=Param.real("seconds after which a hunt runs no new instance (a reported truncation)", positive=True,
+                      nullable=True),
+)
+
+
 def check_run(owner: str, name: str, value: Any) -> Any:
     """``value`` checked against the declaration of the run parameter ``name`` (RUN_PARAMS)."""
     return RUN_PARAMS[name].check(name, value, owner)
+
+
+def check_option(owner: str, name: str, value: Any, declared: str | None = None) -> Any:
+    """``value`` checked against the declaration of the option ``declared`` (default ``name``) in
+    OPTION_PARAMS; the error names ``name`` (``local_workers`` is declared as ``jobs``)."""
+    return OPTION_PARAMS[declared or name].check(name, value, owner)
 
 
 def replica_ids(owner: str, replicas: Any) -> np.ndarray:
     """Replica ids from a count (``range(count)``) or an explicit list of distinct ids in [0, 2^63)."""
     if isinstance(replicas, (list, tuple, range)) or (isinstance(replicas, np.ndarray) and replicas.ndim == 1):
         items = list(replicas)
-        rule = "replica ids must be distinct integers in [0, 2^63) (at most 10^7 of them)"
+        rule = f"replica ids must be distinct integers in [0, 2^63) (at most {RUN_PARAMS['replicas'].high:g} of them)"
         if not items or len(items) > MAX_REPLICAS:
             raise ParamError(owner, "replicas", replicas, rule)
         for item in items:
@@ -323,8 +348,7 @@ def check_size(owner: str, *, rounds: int, replicas: int, clients: int, dim: int
     sizes: dict[str, Any] = {"rounds": rounds, "replicas": replicas, "clients": clients, "dim": dim, "local_steps": local_steps,
              "checkpoints": checkpoints}
     for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ParamError(owner, name, value, "must be an integer >= 1")
+        SIZE_PARAMS[name].check(name, value, owner)
     marks = min(int(checkpoints), int(rounds)) + 1
     if state:
         _check_moments(owner, rounds=rounds, state=state, marks=marks)

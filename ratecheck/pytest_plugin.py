@@ -66,8 +66,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claims: decides registered claims or runs heavy sweeps (deselect with "
                                        "-m 'not claims' for the unit layer)")
-    if config.getoption("ratecheck_jobs") < 1:
-        raise pytest.UsageError(f"--jobs must be >= 1, got {config.getoption('ratecheck_jobs')}")
+    from .cli_options import option_problem
+
+    if problem := option_problem("jobs", config.getoption("ratecheck_jobs")):
+        raise pytest.UsageError(problem)
     sources = config.getoption("ratecheck_papers")
     if sources:
         for spec in sources:

@@ -30,6 +30,7 @@ import functools
 import importlib
 import importlib.metadata
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import ratecheck.algorithms.base as base  # the contract only, not the package's make_algorithm
 
-from .interrupts import interrupts_seen
+from .interrupts import describe, is_real_interrupt
 from .paper import Paper
 from .params import ParamError, check_dense_size, inferred_declarations
 
@@ -79,6 +80,7 @@ class LoadError:
 
     source: str
     cause: str
+    entry_point: EntryPoint | None = None  # set for an installed plugin
 
     def __str__(self) -> str:
         return f"cannot load {self.source}: {self.cause}"
@@ -109,12 +111,30 @@ class EntryPoint:
         checkout = " (source checkout)" if self.where else ""
         return f"{self.dist}{checkout} entry point {self.name} = {self.value}"
 
+    @property
+    def spec(self) -> str:
+        """How to name it to skip it: ``DIST:NAME``."""
+        return f"{self.dist}:{self.name}"
+
+    def matches(self, names: Iterable[str]) -> bool:
+        """Named by one of ``names``: its distribution (every entry point of it) or ``DIST:NAME``."""
+        return any(_normalize(n) in (_normalize(self.dist), _normalize(self.spec)) for n in names)
+
     def load(self) -> Any:
         module_name, _, attr = self.value.partition(":")
         obj: Any = importlib.import_module(module_name.strip())
         for part in filter(None, attr.strip().split(".")):
             obj = getattr(obj, part)
         return obj
+
+
+SKIP_ENV = "RATECHECK_SKIP_PLUGINS"
+
+
+def skipped_plugins() -> list[str]:
+    """The installed plugins the user deselected: ``DIST`` or ``DIST:ENTRY_POINT``, comma-separated
+    in RATECHECK_SKIP_PLUGINS (``--skip-plugin`` adds to it, so worker processes skip them too)."""
+    return [name.strip() for name in os.environ.get(SKIP_ENV, "").split(",") if name.strip()]
 
 
 def installed_entry_points() -> list[EntryPoint]:
@@ -182,7 +202,14 @@ class Registry:
     def _group(self, kind: str) -> list[EntryPoint]:
         if self._all_entry_points is None:
             self._all_entry_points = list(self._entry_points())
-        return [ep for ep in self._all_entry_points if ep.group == GROUPS[kind]]
+        skipped = skipped_plugins()
+        return [ep for ep in self._all_entry_points if ep.group == GROUPS[kind] and not ep.matches(skipped)]
+
+    @property
+    def plugin_errors(self) -> list[LoadError]:
+        """The installed plugins (entry points) that failed to load: a command stops on them unless
+        the user skips them (``--skip-plugin``, RATECHECK_SKIP_PLUGINS)."""
+        return [error for error in self.errors if error.entry_point is not None]
 
     def ensure(self, *kinds: str) -> Registry:
         """Load the entry points of these kinds (all by default) once."""
@@ -191,7 +218,7 @@ class Registry:
                 continue
             self._loaded.add(kind)
             for ep in self._group(kind):
-                self._transaction(ep.origin, functools.partial(self._load_entry_point, kind, ep))
+                self._transaction(ep.origin, functools.partial(self._load_entry_point, kind, ep), entry_point=ep)
         return self
 
     def add_source(self, spec: str, *, papers: bool = True) -> None:
@@ -211,18 +238,18 @@ class Registry:
         if spec not in self.sources:
             self.sources.append(spec)
 
-    def _transaction(self, origin: str, load: Callable[[], None], record: bool = True) -> LoadError | None:
+    def _transaction(self, origin: str, load: Callable[[], None], record: bool = True,
+                     entry_point: EntryPoint | None = None) -> LoadError | None:
         """Run ``load``; on any failure undo everything it registered and return (and, for entry
         points, record) a LoadError."""
         tables: tuple[dict[str, Any], ...] = (base.REGISTRY, base.DECLARED, base.ORIGINS)
         saved = ([dict(t) for t in tables], {k: list(v) for k, v in base.BY_MODULE.items()},
                  dict(self._papers), dict(self._problems), set(sys.modules))
         try:
-            with interrupts_seen() as seen:
-                load()
+            load()
         except BaseException as exc:  # a plugin may fail in any way (sys.exit included): report it
-            if isinstance(exc, KeyboardInterrupt) and seen.interrupted:
-                raise  # the user pressed Ctrl-C while it loaded: a real interrupt
+            if is_real_interrupt(exc):
+                raise  # the user pressed Ctrl-C while it loaded (or a host program handles it)
             saved_tables, by_module, papers_, problems_, modules = saved
             # the package's own modules imported on the way stay imported, with their registrations;
             # any other module is forgotten so that a retry re-imports (and re-registers) it
@@ -243,7 +270,7 @@ class Registry:
                 base.DECLARED[name], base.ORIGINS[name] = cls, where
                 base.REGISTRY.setdefault(name, cls)
             self._papers, self._problems = papers_, problems_
-            error = LoadError(origin, _cause(exc))
+            error = LoadError(origin, describe(exc, "while loading"), entry_point)
             if record:  # an extra source's failure is raised to whoever added it instead
                 self.errors.append(error)
             return error
@@ -454,16 +481,6 @@ def _is_module(obj: Any) -> bool:
 
 def _kind(obj: Any) -> str:
     return f"{type(obj).__name__} {obj!r}"[:120]
-
-
-def _cause(exc: BaseException) -> str:
-    if isinstance(exc, SyntaxError):
-        return f"SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
-    if isinstance(exc, SystemExit):
-        return f"it called sys.exit({exc.code!r}) while loading (a plugin must not end the program)"
-    if isinstance(exc, KeyboardInterrupt):
-        return "it raised KeyboardInterrupt while loading (no Ctrl-C was pressed)"
-    return f"{type(exc).__name__}: {exc}"
 
 
 # ---------------------------------------------------------------------------------------------

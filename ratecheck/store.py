@@ -11,9 +11,12 @@ either the old entry or the new one, never a half-written file, and concurrent w
 simply race to be the last one (every version they write is complete). A crash leaves at most a
 hidden ``.<key>.*.tmp`` file, which ``keys`` ignores and ``clear`` removes.
 
-An entry that fails to load or whose checksum does not match is reported as absent (``get`` returns
+An entry that fails to decode, whose checksum does not match, or that cannot be opened because of
+the entry itself (a directory in its place, no permission) is reported as absent (``get`` returns
 ``None``), logged as a warning, and renamed aside to ``<key>.npz.corrupt`` so the run is recomputed
-while the bad bytes stay available for inspection.
+while the bad bytes stay available for inspection. An error of the machine rather than the entry (too
+many open files, an I/O error while reading) is raised naming the file, after retrying an interrupted
+open: the entry stays, and the next run reads it.
 
 Nothing is ever pickled: arrays are written with ``allow_pickle=False`` and read with
 ``np.load(..., allow_pickle=False)``, so opening a cache file cannot execute code.
@@ -21,6 +24,7 @@ Nothing is ever pickled: arrays are written with ``allow_pickle=False`` and read
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import json
@@ -119,19 +123,23 @@ class Store:
         unreadable entry, whatever the reason, is set aside so that the run is recomputed)."""
         path = self.path(key)
         try:
-            fh = open(path, "rb")
+            fh = _open_retrying(path)
         except (FileNotFoundError, NotADirectoryError):  # no entry (or a file where its shard should be)
             return None
-        except OSError as exc:  # a directory in its place, no permission to read it, an I/O error, ...
+        except (IsADirectoryError, PermissionError) as exc:  # the entry itself cannot be read
             self._quarantine(key, path, None, f"{type(exc).__name__}: {exc}")
             return None
+        except OSError as exc:  # too many open files, an I/O error, ...: the machine's, not the entry's
+            raise _naming(exc, path) from exc
         with fh:
             # Remember which file we read, so quarantining cannot hit a good file that a concurrent
             # writer has put in its place in the meantime.
             stat = os.fstat(fh.fileno())
             try:
                 return _decode(fh)
-            except Exception as exc:  # any failure to decode means the entry is unusable
+            except OSError as exc:  # reading failed (not what was read): retried by the next get
+                raise _naming(exc, path) from exc
+            except Exception as exc:  # what was read does not decode or verify: the entry is unusable
                 reason = f"{type(exc).__name__}: {exc}"
         self._quarantine(key, path, stat, reason)
         return None
@@ -426,6 +434,23 @@ def _decode(fh: Any) -> tuple[dict[str, np.ndarray], dict]:
     if not isinstance(meta, dict):
         raise ValueError("meta is not a JSON object")
     return arrays, meta
+
+
+# Errors an open may meet that say nothing about the entry and pass when tried again.
+_RETRY_ERRNOS = frozenset({errno.EINTR, errno.EAGAIN})
+OPEN_ATTEMPTS = 3
+
+
+def _open_retrying(path: Path) -> Any:
+    attempt = 0
+    while True:
+        try:
+            return open(path, "rb")
+        except OSError as exc:
+            attempt += 1
+            if exc.errno not in _RETRY_ERRNOS or attempt >= OPEN_ATTEMPTS:
+                raise
+            time.sleep(0.01 * attempt)
 
 
 def _unlink(path: Path) -> bool:

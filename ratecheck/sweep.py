@@ -17,9 +17,10 @@ from .engine import run_config
 from .executors import Executor, JobError, SerialExecutor, run_all
 from .fit import NonPositiveMean
 from .identity import code_identity, runs_code, runs_code_current, stored_key, stored_task_key
+from .interrupts import describe, is_foreign_exit, raised_in
 from .registry import with_sources
 from .store import NullStore, Store
-from .tasks import Task, jsonable
+from .tasks import Task, jsonable, running_with
 from .trace import RunConfig, Trace
 
 
@@ -52,6 +53,7 @@ class _TaskJob:
     task: Task
     claim: Any = None
     sources: tuple[str, ...] = ()
+    store: Store | None = None  # where the task's own runs are kept (a hunt's probes)
 
 
 def _job(item: RunConfig | _TaskJob) -> tuple[str, Any]:
@@ -61,9 +63,27 @@ def _job(item: RunConfig | _TaskJob) -> tuple[str, Any]:
         if isinstance(item, RunConfig):
             return "run", _run_to_arrays(item)
         claim = item.claim if item.claim is not None else _registered_claim(item.task.claim, item.sources)
-        return "task", jsonable(claim.compute_task(item.task))  # type: ignore[union-attr]  # claims with tasks have it
+        with running_with(_StoredRuns(item.store) if item.store is not None else None):
+            return "task", jsonable(claim.compute_task(item.task))  # type: ignore[union-attr]  # claims with tasks have it
     except Exception as exc:  # a run or search refused or failed: reported, not raised
         return "error", f"{type(exc).__name__}: {exc}"
+
+
+@dataclass(frozen=True)
+class _StoredRuns:
+    """A task's runner through the store: a run already stored is read, a new one stored as soon as
+    it is made, so a search interrupted after k runs redoes none of them (each is the run of its
+    configuration, whether read or made: the resumed search draws and decides the same)."""
+
+    store: Store
+
+    def __call__(self, config: RunConfig) -> Trace:
+        found = _cached(self.store, config)
+        if found is not None:
+            return found
+        arrays = _run_to_arrays(config)
+        put_trace(self.store, config, *arrays)
+        return Trace.from_arrays(*arrays)
 
 
 def _registered_claim(claim_id: str, sources: tuple[str, ...]) -> Claim:
@@ -76,13 +96,13 @@ def _registered_claim(claim_id: str, sources: tuple[str, ...]) -> Claim:
     raise LookupError(f"claim {claim_id} is not registered in this worker")
 
 
-def _task_job(claim: Claim | None, task: Task, executor: Executor) -> _TaskJob:
+def _task_job(claim: Claim | None, task: Task, executor: Executor, store: Store) -> _TaskJob:
     """A task for ``executor``: a registered claim travels by id (its closures need not pickle)."""
     if isinstance(executor, SerialExecutor):
-        return _TaskJob(task, claim)
+        return _TaskJob(task, claim, store=store)
     if any(c is claim for c in registry.default().claims()):
-        return _TaskJob(task, None, tuple(registry.default().sources))
-    return _TaskJob(task, claim)  # a claim made outside any paper must pickle (module-level functions)
+        return _TaskJob(task, None, tuple(registry.default().sources), store)
+    return _TaskJob(task, claim, store=store)  # a claim made outside any paper must pickle (module-level functions)
 
 
 class Results(dict):
@@ -124,7 +144,7 @@ def compute(
         return
     owned = executor is None
     executor = executor or SerialExecutor()
-    jobs = [item if isinstance(item, RunConfig) else _task_job(claim, item, executor) for claim, item in missing]
+    jobs = [item if isinstance(item, RunConfig) else _task_job(claim, item, executor, store) for claim, item in missing]
 
     def keep(index: int, result: tuple[str, Any]) -> None:
         claim, item = missing[index]
@@ -341,6 +361,12 @@ def _decide(claim: Claim, profile: Profile, results: Results) -> Outcome:
         return claim.decide(profile, results)
     except NonPositiveMean as exc:  # issue #23: a log fit of a zero mean has no answer, it is not a crash
         return Outcome(claim, Verdict.INCONCLUSIVE, f"no log fit: {exc}", {}, [])
+    except BaseException as exc:  # sys.exit or a KeyboardInterrupt of its own must not fake success
+        if not is_foreign_exit(exc):
+            raise
+        where = raised_in(exc)
+        return Outcome(claim, Verdict.ERROR, f"broken claim: its decide {describe(exc)}"
+                       + (f" at {where}" if where else ""), {}, [])
 
 
 def _error(claim: Claim, reason: str) -> Outcome:

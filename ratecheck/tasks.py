@@ -15,10 +15,12 @@ of the algorithms and families the task ran is recorded with the result and chec
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import json
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +31,7 @@ from .trace import RunConfig
 if TYPE_CHECKING:
     from .claims import Claim, Profile
 
-__all__ = ["Pending", "Task", "complete", "jsonable", "object_modules"]
+__all__ = ["Pending", "Task", "complete", "jsonable", "object_modules", "running_with", "task_runner"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,27 @@ class Pending(Exception):
     def __reduce__(self) -> tuple[Any, ...]:
         # The default would rebuild Pending(message) and prefix the message twice: rebuild from the item.
         return (type(self), (self.item,))
+
+
+# How a task's runs are made: set by the sweep around ``compute_task`` to a runner that reads and
+# writes the store, so an interrupted search resumes from the runs it finished (a rerun replays the
+# same draws, answered from the store, and so gives the same numbers). None: run in this process.
+_RUNNER: contextvars.ContextVar[Callable[[RunConfig], Any] | None] = contextvars.ContextVar("runner", default=None)
+
+
+@contextlib.contextmanager
+def running_with(runner: Callable[[RunConfig], Any] | None) -> Iterator[None]:
+    """Within the block, ``task_runner()`` is ``runner``."""
+    token = _RUNNER.set(runner)
+    try:
+        yield
+    finally:
+        _RUNNER.reset(token)
+
+
+def task_runner() -> Callable[[RunConfig], Any] | None:
+    """How the task being computed should make a run (None: ``engine.run_config``, uncached)."""
+    return _RUNNER.get()
 
 
 def item_key(item: RunConfig | Task) -> str:

@@ -1,6 +1,7 @@
 """The ratecheck command: list, run, check (exit status), bad input."""
 
 import json
+import signal
 
 import pytest
 
@@ -158,7 +159,7 @@ def test_ctrl_c_says_how_many_runs_are_stored(monkeypatch, tmp_path, capsys):
     def interrupted(config):
         calls.append(config)
         if len(calls) == 3:
-            raise KeyboardInterrupt
+            signal.raise_signal(signal.SIGINT)  # the user presses Ctrl-C (the CLI's handler raises)
         return real(config)
 
     monkeypatch.setattr(sweep, "_run_to_arrays", interrupted)

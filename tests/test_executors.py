@@ -198,7 +198,7 @@ def test_progress_value_validated() -> None:
 
 @pytest.mark.parametrize("jobs", [0, -1, 1.5, "2", True, None])
 def test_make_executor_rejects_bad_jobs(jobs: object) -> None:
-    with pytest.raises(ValueError, match="jobs must be an integer >= 1"):
+    with pytest.raises(ValueError, match="parameter jobs = .* is invalid: must be an integer >= 1"):
         make_executor(jobs)  # type: ignore[arg-type]
 
 
@@ -219,9 +219,9 @@ def test_make_executor_choices() -> None:
 
 
 def test_worker_count_validation() -> None:
-    with pytest.raises(ValueError, match="jobs must be an integer >= 1"):
+    with pytest.raises(ValueError, match="parameter jobs = .* is invalid: must be an integer >= 1"):
         ProcessExecutor(0)
-    with pytest.raises(ValueError, match="local_workers must be an integer >= 1"):
+    with pytest.raises(ValueError, match="parameter local_workers = 0 is invalid: must be an integer >= 1"):
         DaskExecutor(local_workers=0)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from ratecheck import registry
+from ratecheck import latex, registry
 from ratecheck.latex import LatexError
 from ratecheck.theory import Bound, Condition, Source, Theorem
 
@@ -103,8 +103,12 @@ def test_registered_sample_round_trips():
 
 
 @pytest.mark.full
-def test_every_registered_bound_and_condition_round_trips():
-    """sympy latex() -> Bound/Condition.from_latex -> the same expression (difference simplifies to 0)."""
+def test_every_registered_bound_and_condition_round_trips(monkeypatch):
+    """sympy latex() -> Bound/Condition.from_latex -> the same expression (difference simplifies to 0).
+    The parser is under test, not the length limit: sympy prints many registered bounds longer than
+    a paste is allowed to be (up to 3,500 characters read), so the limit is lifted here."""
+    monkeypatch.setattr(latex, "MAX_PARSED", 10**6)
+    monkeypatch.setattr(latex, "MAX_CHARS", 10**6)
     failures = []
     for theorem_id, what, theorem, item in _registered():
         try:
@@ -112,3 +116,29 @@ def test_every_registered_bound_and_condition_round_trips():
         except (AssertionError, LatexError) as exc:
             failures.append(f"{theorem_id} {what}: {exc}")
     assert not failures, "\n".join(failures)
+
+
+def test_length_limit_follows_the_parse_cost():
+    """The limit is what sympy's parser reads (products explicit) in about a second: the largest
+    accepted flat sum parses, one term more is refused naming the length, the rule and its cost."""
+    terms = (latex.MAX_PARSED + 3) // 4  # "L + L + ... + L": 4 characters a term, less the last " + "
+    while len(" + ".join(["L"] * terms)) > latex.MAX_PARSED:
+        terms -= 1
+    assert Bound.from_latex("b", " + ".join(["L"] * terms), SRC, SYMBOLS).expr == terms * L
+    too_long = " + ".join(["L"] * (terms + 1))
+    with pytest.raises(LatexError, match=rf"{len(too_long)} characters long once its products are made explicit.*"
+                                         rf"the rule: at most {latex.MAX_PARSED}"):
+        Bound.from_latex("b", too_long, SRC, SYMBOLS)
+    with pytest.raises(LatexError, match=rf"bound 'b': the LaTeX is {latex.MAX_CHARS + 1} characters long; the rule"):
+        Bound.from_latex("b", "L" * (latex.MAX_CHARS + 1), SRC, SYMBOLS)
+    cases = r"\begin{cases} " + " + ".join(["L"] * (terms // 2)) + r" & K > 1 \\ " + " + ".join(["L"] * (terms // 2)) \
+        + r" & \text{otherwise} \end{cases} + K"
+    with pytest.raises(LatexError, match="once its products are made explicit"):  # the rows share the budget
+        Bound.from_latex("b", cases, SRC, SYMBOLS)
+
+
+def test_a_function_times_a_factor_and_eulers_number_read_as_sympy_prints_them():
+    """sympy prints ``log(K)*L`` as ``L \\log{\\left(K \\right)}`` and E as ``e``: the grammar alone reads
+    a function followed by a factor in two ways (a bare parse tree came back), and e as a symbol."""
+    expr = Bound.from_latex("b", r"\log{\left(K \right)} L + e^{- L} \log{\left(K \right)}^{2} T", SRC, SYMBOLS).expr
+    assert sp.simplify(expr - (sp.log(K) * L + sp.exp(-L) * sp.log(K) ** 2 * T)) == 0

@@ -8,7 +8,10 @@ import contextlib
 import dataclasses
 import errno
 import io
+import json
+import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +22,7 @@ from pathlib import Path
 import pytest
 from test_executors import dask_executor, process_executor  # noqa: F401  (fixtures: one pool, one cluster)
 
+from ratecheck import registry as registry_module
 from ratecheck import store as store_module
 from ratecheck.asynchrony import TimelineError
 from ratecheck.checking import ClaimFailure
@@ -84,7 +88,8 @@ def test_pool_workers_end_when_their_parent_is_killed(tmp_path):
     """)
     path = tmp_path / "parent.py"
     path.write_text(script)
-    parent = subprocess.Popen([sys.executable, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen([sys.executable, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})  # this tree's code, not main's
     try:
         workers = [int(p) for p in parent.stdout.readline().split()]
         assert workers and all(_alive(pid) for pid in workers)
@@ -97,6 +102,64 @@ def test_pool_workers_end_when_their_parent_is_killed(tmp_path):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_the_polling_watchdog_ends_a_worker_whose_parent_exits(tmp_path):
+    """Without the death signal (a pool started off the main thread, or not Linux) the watchdog's
+    polling alone ends the worker: here its parent exits normally, and a second worker is told to
+    watch a parent that had already died before it started."""
+    child = ("import sys, time\nfrom ratecheck.executors import end_with_parent\n"
+             "end_with_parent(int(sys.argv[1]) if len(sys.argv) > 1 else None, poll=0.05)\n"
+             "print('watching', flush=True)\ntime.sleep(600)\n")
+    (tmp_path / "child.py").write_text(child)
+    middle = tmp_path / "middle.py"
+    middle.write_text(textwrap.dedent(f"""
+        import subprocess, sys
+        child = subprocess.Popen([sys.executable, {str(tmp_path / "child.py")!r}], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        assert child.stdout.readline().strip() == "watching"
+        print(child.pid, flush=True)
+    """))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # a script's folder, not the cwd, leads sys.path
+    pid = int(subprocess.run([sys.executable, str(middle)], cwd=ROOT, capture_output=True, text=True, env=env,
+                             timeout=120).stdout.split()[0])
+    deadline = time.monotonic() + 30
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    late = subprocess.run([sys.executable, str(tmp_path / "child.py"), gone.stdout.strip()], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert late.returncode == 1 and "watching" not in late.stdout  # its recorded parent was gone already
+
+
+def test_a_pool_started_off_the_main_thread_outlives_that_thread(tmp_path):
+    """The death signal fires when the thread that started a worker ends: a pool created in a thread
+    that then ends keeps its workers (no signal asked), and a pool created on the main thread starts
+    all its workers there, so a map from another thread cannot start one tied to that thread."""
+    script = textwrap.dedent("""
+        import os, threading
+        from ratecheck.executors import ProcessExecutor
+        if __name__ == "__main__":
+            made = {}
+            def start(key):
+                made[key] = ProcessExecutor(2)
+                made[key].pool.submit(os.getpid).result()
+            thread = threading.Thread(target=start, args=("thread",))
+            thread.start(); thread.join()
+            main = ProcessExecutor(2)
+            main.pool
+            mapper = threading.Thread(target=lambda: sorted(main.map_unordered(abs, [-1, -2, -3, -4])))
+            mapper.start(); mapper.join()
+            for executor in (made["thread"], main):
+                print(sorted(v for _, v in executor.map_unordered(abs, [-1, -2, -3])), flush=True)
+                executor.close()
+    """)
+    path = tmp_path / "threads.py"
+    path.write_text(script)
+    done = subprocess.run([sys.executable, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stdout.split("\n")[:2] == ["[1, 2, 3]"] * 2, done.stderr
 
 
 def _alive(pid: int) -> bool:
@@ -142,6 +205,33 @@ def test_an_entry_that_cannot_be_opened_is_set_aside(tmp_path, monkeypatch):
     assert store.get(key) is None
     monkeypatch.undo()
     assert not store.path(key).exists() and Path(str(store.path(key)) + ".corrupt").exists()
+
+
+@pytest.mark.parametrize("error, fails", [(errno.EMFILE, 99), (errno.ENFILE, 99), (errno.EIO, 99), (errno.EINTR, 99),
+                                          (errno.EINTR, 2), (errno.EAGAIN, 1)])
+def test_a_transient_open_error_keeps_the_entry(tmp_path, monkeypatch, error, fails):
+    """Too many open files, an I/O error, an interrupted open: the machine's trouble, not the entry's.
+    An interrupted open is retried (twice at most); otherwise the error is raised naming the file,
+    and the entry stays for the next run to read."""
+    store = Store(tmp_path)
+    key = _entry(store)
+    real, calls = open, []
+
+    def flaky(path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) <= fails:
+            raise OSError(error, os.strerror(error))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "open", flaky, raising=False)
+    if fails < store_module.OPEN_ATTEMPTS and error in (errno.EINTR, errno.EAGAIN):
+        assert store.get(key)[0]["x"].tolist() == [1.0, 2.0] and len(calls) == fails + 1
+    else:
+        with pytest.raises(OSError, match=re.escape(str(store.path(key)))):
+            store.get(key)
+    monkeypatch.undo()
+    assert store.path(key).exists() and not Path(str(store.path(key)) + ".corrupt").exists()
+    assert store.get(key)[0]["x"].tolist() == [1.0, 2.0]
 
 
 def test_a_full_disk_names_the_path(tmp_path, monkeypatch):
@@ -199,7 +289,7 @@ def test_a_real_ctrl_c_while_a_plugin_loads_interrupts(tmp_path):
     (["--dask", "http://h:1"], "unknown scheme"),
     (["--dask", "tcp://h:70000"], "port 70000"),
     (["--dask", "tcp://h:1", "--dask-local"], "not both"),
-    (["--jobs", "0"], "--jobs must be >= 1"),
+    (["--jobs", "0"], "--jobs: parameter jobs = 0 is invalid: must be an integer >= 1"),
 ])
 def test_bad_options_are_usage_errors_before_any_run(tmp_path, options, message):
     file = tmp_path / "FILE"
@@ -212,9 +302,9 @@ def test_bad_options_are_usage_errors_before_any_run(tmp_path, options, message)
 
 
 def test_jobs_beyond_the_cores_are_capped_unless_forced(monkeypatch):
-    from ratecheck import cli
+    from ratecheck import cli, cli_options
 
-    monkeypatch.setattr(cli, "default_jobs", lambda: 2)
+    monkeypatch.setattr(cli_options, "default_jobs", lambda: 2)
     args = cli.build_parser().parse_args(["check", "--jobs", "1000"])
     assert cli._check_run_options(args) is None and args.jobs == 2
     args = cli.build_parser().parse_args(["check", "--jobs", "1000", "--force-jobs"])
@@ -257,3 +347,183 @@ def test_exact_moments_too_large_fall_back_to_monte_carlo_in_auto_mode(monkeypat
     assert "exact mode" in trace.info["exact_fallback"] and not trace.exact
     with pytest.raises(ParamError, match="exact mode"):
         run_config(dataclasses.replace(config, mode="exact"))
+
+
+def test_sizes_and_options_are_checked_by_their_declarations():
+    """One declaration per parameter: check_size, the executors and the CLI refuse through
+    params (RUN_PARAMS, SIZE_PARAMS, OPTION_PARAMS), so the rule in the message is the declared one."""
+    from ratecheck.executors import make_executor
+    from ratecheck.params import OPTION_PARAMS, RUN_PARAMS, ParamError, check_size, replica_ids
+
+    sizes = dict(rounds=10, replicas=2, clients=3, dim=4)
+    with pytest.raises(ParamError, match=rf"parameter checkpoints = 1 is invalid: must be {re.escape(RUN_PARAMS['checkpoints'].rule())}"):
+        check_size("run", **sizes, checkpoints=1)
+    with pytest.raises(ParamError, match=r"parameter replicas = 100000000 is invalid: must be an integer >= 1 and <= 1e\+07"):
+        check_size("run", **{**sizes, "replicas": 10**8})
+    with pytest.raises(ParamError, match=r"parameter dim = 2.0 is invalid"):
+        check_size("run", **{**sizes, "dim": 2.0})
+    with pytest.raises(ParamError, match=re.escape(f"at most {RUN_PARAMS['replicas'].high:g} of them")):
+        replica_ids("run", [1, 2**70])
+    for make in (lambda: make_executor(jobs=0), lambda: make_executor(jobs=0, dask_local=True)):
+        with pytest.raises(ParamError, match=rf"parameter jobs = 0 is invalid: must be {re.escape(OPTION_PARAMS['jobs'].rule())}"):
+            make()
+
+
+# -- a claim's own code cannot fake success ---------------------------------------------------------
+
+_EXITING_CLAIM = """
+import dataclasses
+import sys
+
+from ratecheck.paper import Paper
+from ratecheck.registry import default
+
+base = default().select_claims("fessgda.A5.drift_bias")[0]  # five noise-free runs
+
+
+def decide(self, profile, traces):
+    {action}
+
+
+def runs(self, profile):
+    {runs}
+
+
+Exiting = type("Exiting", (type(base),), {{"decide": decide, **({{"runs": runs}} if {override_runs} else {{}})}})
+fields = {{f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.init}}
+PAPER = Paper(key="{key}", title="a claim that ends the program", seed="none",
+              claims=[Exiting(**{{**fields, "id": "{key}.c1", "paper": "{key}"}})])
+"""
+
+
+@pytest.mark.parametrize("action, cause", [
+    ("sys.exit(0)", "sys.exit(0)"),
+    ("sys.exit(4)", "sys.exit(4)"),
+    ("raise KeyboardInterrupt", "raised KeyboardInterrupt (no Ctrl-C"),
+    ("raise GeneratorExit", "GeneratorExit"),
+])
+def test_a_claim_whose_decide_exits_is_an_error_never_success(tmp_path, monkeypatch, action, cause):
+    monkeypatch.setattr(registry_module, "_DEFAULT", None)  # a registry of its own: the paper does not stay
+    plugin = tmp_path / f"exiting_{abs(hash(action))}.py"
+    key = f"exiting{abs(hash(action))}"  # one paper key per test: the process-wide registry keeps them
+    plugin.write_text(_EXITING_CLAIM.format(action=action, runs="pass", override_runs=False, key=key))
+    code, out, err = _cli(["check", f"{key}.*", "--paper", str(plugin), "--no-cache", "--no-report", "--jobs", "1",
+                           "--json"])
+    assert code != 0, (out, err)
+    claims = json.loads(out)["claims"] if out.strip() else []
+    assert claims and claims[0]["verdict"] == "ERROR", (code, out, err)
+    assert cause in claims[0]["reason"] and str(plugin) in claims[0]["reason"], claims[0]["reason"]
+
+
+def test_plugin_code_that_exits_outside_decide_ends_the_command_as_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(registry_module, "_DEFAULT", None)
+    plugin = tmp_path / "exiting_runs.py"
+    plugin.write_text(_EXITING_CLAIM.format(action="pass", runs="sys.exit(0)", override_runs=True, key="exitingruns"))
+    code, out, err = _cli(["check", "exitingruns.*", "--paper", str(plugin), "--no-cache", "--no-report", "--jobs", "1"])
+    assert code == 2 and "sys.exit(0)" in err and str(plugin) in err, (code, err)
+
+
+# -- SIGINT: the CLI's handler only, restored after ------------------------------------------------
+
+def test_the_cli_installs_its_sigint_handler_only_while_a_command_runs(tmp_path):
+    """A host program's handler (a library user, pytest) is left alone by the API and restored after
+    the CLI: the API never installs one, so a KeyboardInterrupt is the host's to handle."""
+    calls = []
+
+    def host(signum, frame):
+        calls.append(signum)
+
+    previous = signal.signal(signal.SIGINT, host)
+    try:
+        from ratecheck.interrupts import cli_interrupts, is_real_interrupt
+        from ratecheck.registry import Registry
+
+        plugin = tmp_path / "interrupting.py"
+        plugin.write_text("raise KeyboardInterrupt\n")
+        with pytest.raises(KeyboardInterrupt):  # the API: not told apart, the host's to handle
+            Registry(entry_points=list).add_source(str(plugin))
+        assert signal.getsignal(signal.SIGINT) is host
+        seen = []
+        with cli_interrupts():
+            assert signal.getsignal(signal.SIGINT) is not host
+            assert not is_real_interrupt(KeyboardInterrupt())  # raised by code, no SIGINT
+            with pytest.raises(KeyboardInterrupt) as raised:
+                signal.raise_signal(signal.SIGINT)
+            seen.append(is_real_interrupt(raised.value))
+        assert seen == [True] and calls == []
+        assert signal.getsignal(signal.SIGINT) is host  # restored
+        code, _, _ = _cli(["list", "--paper", str(tmp_path / "absent.py")])
+        assert code == 2 and signal.getsignal(signal.SIGINT) is host
+        signal.raise_signal(signal.SIGINT)
+        assert calls == [signal.SIGINT]  # the host's handler still answers
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# -- an installed plugin that fails to load stops the command unless skipped ------------------------
+
+def test_a_broken_installed_plugin_stops_list_and_check_unless_skipped(monkeypatch):
+    from ratecheck import registry as registry_module
+    from ratecheck.registry import EntryPoint, Registry, installed_entry_points
+
+    broken = EntryPoint("ratecheck.papers", "broken_paper", "ratecheck_no_such_module:PAPER", "fake-plugin-dist")
+    monkeypatch.setenv("RATECHECK_SKIP_PLUGINS", "")  # restored after: --skip-plugin writes to it
+
+    def fresh() -> None:  # a new process's registry: the installed entry points plus the broken one
+        monkeypatch.setattr(registry_module, "_DEFAULT", Registry(lambda: [*installed_entry_points(), broken]))
+
+    for command in (["list"], ["check", "defedavg.fedavg.drift*", "--no-cache", "--no-report", "--jobs", "1"]):
+        fresh()
+        code, out, err = _cli(command)
+        assert code == 2 and not out, (code, err)
+        assert "fake-plugin-dist entry point broken_paper = ratecheck_no_such_module:PAPER" in err, err
+        assert "ModuleNotFoundError" in err and "--skip-plugin fake-plugin-dist:broken_paper" in err, err
+    fresh()
+    code, out, err = _cli(["list", "--skip-plugin", "fake-plugin-dist:broken_paper"])
+    assert code == 0 and "defedavg" in out and "broken_paper" not in out + err, err
+    monkeypatch.setenv("RATECHECK_SKIP_PLUGINS", "fake-plugin-dist")  # a whole distribution, by name
+    fresh()
+    assert _cli(["list"])[0] == 0
+
+
+# -- an interrupted hunt resumes from the runs it finished -----------------------------------------
+
+def _without_seconds(evidence: dict) -> str:
+    hunt = {k: v for k, v in evidence["hunt"].items() if k != "seconds"}  # wall time, not a result
+    return json.dumps({**evidence, "hunt": hunt}, sort_keys=True, default=str)
+
+
+def test_an_interrupted_hunt_resumes_from_its_stored_runs_with_the_same_numbers(tmp_path, monkeypatch):
+    """Ctrl-C after the k-th run of a search: the rerun reads those k runs from the store (each is
+    stored as it finishes), computes only the rest, and decides exactly as an uninterrupted check."""
+    from proofs.defedavg.hunts import HUNT_CORRECTED
+    from ratecheck import sweep
+    from ratecheck.claims import PROFILES
+
+    profile = PROFILES["quick"]
+    real, made = sweep._run_to_arrays, []
+
+    def counted(config):
+        made.append(config)
+        return real(config)
+
+    monkeypatch.setattr(sweep, "_run_to_arrays", counted)
+    (whole,) = sweep.check_claims([HUNT_CORRECTED], profile, store=Store(tmp_path / "whole"), progress=False)
+    total, k = len(made), len(made) // 2
+    assert total >= 4, total
+
+    def interrupted(config):
+        if len(made) == k:
+            raise KeyboardInterrupt  # the user presses Ctrl-C during run k + 1
+        return counted(config)
+
+    made.clear()
+    monkeypatch.setattr(sweep, "_run_to_arrays", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.check_claims([HUNT_CORRECTED], profile, store=Store(tmp_path / "resumed"), progress=False)
+    made.clear()
+    monkeypatch.setattr(sweep, "_run_to_arrays", counted)
+    (resumed,) = sweep.check_claims([HUNT_CORRECTED], profile, store=Store(tmp_path / "resumed"), progress=False)
+    assert len(made) == total - k  # the k runs before the interrupt are read back, none is redone
+    assert resumed.verdict == whole.verdict and resumed.reason == whole.reason
+    assert _without_seconds(resumed.evidence) == _without_seconds(whole.evidence)

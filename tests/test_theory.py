@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -274,42 +275,55 @@ def test_source_str_and_hash(thm: Theorem) -> None:
     assert thm == make_theorem()
 
 
-def test_orders_are_cached_on_disk_as_exact_rationals(tmp_path, monkeypatch):
-    import json
+@pytest.fixture
+def derivations(tmp_path, monkeypatch):
+    """A fresh process's derivations, stored in a run cache under tmp_path."""
+    import ratecheck.asymptotics as asymptotics
+    import ratecheck.derivations as derivations
 
+    monkeypatch.setenv("RATECHECK_SYMPY_CACHE", str(tmp_path / "cache"))
+
+    def new_process() -> None:
+        monkeypatch.setattr(derivations, "DERIVATIONS", derivations.DerivationStore())
+        monkeypatch.setattr(asymptotics, "DERIVATIONS", derivations.DERIVATIONS)
+        monkeypatch.setattr(asymptotics, "_ORDERS", {})
+
+    new_process()
+    return new_process
+
+
+def test_orders_are_store_records_as_exact_rationals(tmp_path, monkeypatch, derivations):
     import sympy as sp
 
-    import ratecheck.theory as theory
+    import ratecheck.asymptotics as asymptotics
+    from ratecheck.store import Store
+    from ratecheck.theory import elasticity
 
-    path = tmp_path / "orders.json"
-    monkeypatch.setenv("RATECHECK_SYMPY_CACHE", str(path))
-    cache = theory._OrderCache()
-    monkeypatch.setattr(theory, "ORDER_CACHE", cache)
-    monkeypatch.setattr(theory, "_ORDERS", {})
     T = sp.Symbol("T", positive=True)
     expr = 1 / sp.sqrt(T) + sp.log(T) / T
-    assert theory.elasticity(expr, T) == sp.Rational(-1, 2)
-    cache.save()
-    stored = json.loads(path.read_text())
-    assert list(stored.values()) == ["-1/2"]
-    # a fresh process reads it back without deriving
-    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())
-    monkeypatch.setattr(theory, "_ORDERS", {})
-    monkeypatch.setattr(theory, "_derive_elasticity", lambda *a: (_ for _ in ()).throw(AssertionError("derived")))
-    assert theory.elasticity(expr, T) == sp.Rational(-1, 2)
-    # a damaged file is ignored, not trusted
-    path.write_text("{not json")
-    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())
-    assert theory.ORDER_CACHE.get("anything") is None
+    assert elasticity(expr, T) == sp.Rational(-1, 2)
+    store = Store(tmp_path / "cache")
+    (key,) = store.keys()
+    arrays, meta = store.get(key)
+    assert meta["result"] == "-1/2" and meta["derivation"] == {"what": "elasticity", "sympy": sp.__version__}
+    derivations()  # a fresh process reads it back without deriving
+    real = asymptotics._derive_elasticity
+    monkeypatch.setattr(asymptotics, "_derive_elasticity", lambda *a: (_ for _ in ()).throw(AssertionError("derived")))
+    assert elasticity(expr, T) == sp.Rational(-1, 2)
+    # an entry that does not verify is set aside and derived again, not trusted
+    path = store.path(key)
+    path.write_bytes(path.read_bytes()[:-40])
+    derivations()
+    monkeypatch.setattr(asymptotics, "_derive_elasticity", real)
+    assert elasticity(expr, T) == sp.Rational(-1, 2)
+    assert Path(str(path) + ".corrupt").exists() and store.get(key)[1]["result"] == "-1/2"
 
 
-def test_cached_derivation_keeps_results_on_disk_and_rebuilds_them_without_eval(tmp_path, monkeypatch):
+def test_cached_derivation_keeps_results_in_the_store_and_rebuilds_them_without_eval(derivations):
     import sympy as sp
 
-    import ratecheck.theory as theory
+    import ratecheck.derivations as derivations_module
 
-    monkeypatch.setenv("RATECHECK_SYMPY_CACHE", str(tmp_path / "orders.json"))
-    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())
     calls = []
     T, eps = sp.symbols("T epsilon", positive=True)
 
@@ -317,13 +331,33 @@ def test_cached_derivation_keeps_results_on_disk_and_rebuilds_them_without_eval(
         calls.append(rate)
         return tuple(sp.solve(sp.Eq(rate, eps**2), T))
 
-    cached = theory.cached_derivation(rounds)
+    cached = derivations_module.cached_derivation(rounds)
     first = cached(1 / sp.sqrt(T))
-    theory.ORDER_CACHE.save()
-    monkeypatch.setattr(theory, "ORDER_CACHE", theory._OrderCache())  # a new process
-    assert cached(1 / sp.sqrt(T)) == first == (eps**-4,) and len(calls) == 1
+    derivations()  # a new process
+    again = derivations_module.cached_derivation(rounds)
+    assert again(1 / sp.sqrt(T)) == first == (eps**-4,) and len(calls) == 1
     with pytest.raises(ValueError, match="not a plain sympy expression"):
-        theory._rebuild("__import__('os').system('true')")
+        derivations_module._rebuild("__import__('os').system('true')")
+
+
+def test_derivations_are_counted_by_cache_info_and_removed_by_cache_clear(tmp_path, monkeypatch, capsys, derivations):
+    import json
+
+    import sympy as sp
+
+    from ratecheck.cli import main
+    from ratecheck.theory import elasticity
+
+    T = sp.Symbol("T", positive=True)
+    elasticity(T**-2 + 1 / T, T)
+    cache = str(tmp_path / "cache")
+    assert main(["cache", "info", "--json", "--cache-dir", cache]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["entries"] == info["derivations"] == 1 and info["stale_code_entries"] == 0
+    assert main(["cache", "clear", "--cache-dir", cache]) == 0
+    assert "1 entries removed" in capsys.readouterr().out
+    assert main(["cache", "info", "--json", "--cache-dir", cache]) == 0
+    assert json.loads(capsys.readouterr().out)["derivations"] == 0
 
 
 # --- split-proofs (issue #9 item 7, issue #7 startup): helpers the paper packages share ---------------
