@@ -1,0 +1,61 @@
+"""Trajectory oracles (issue #23 item 2): a run's exact expectations, checkpoint by checkpoint, against an
+independent recursion written from the paper's algorithm box (never by calling the code under test).
+
+The claim is a ThresholdClaim on one number per run: the largest relative deviation over the recorded
+checkpoints and measures, ``max_c,k |E_run[m_k](t_c) - oracle_k(t_c)| / (|oracle_k(t_c)| + floor_k)``, where
+``floor_k = atol_fraction * max_c |oracle_k(t_c)|`` keeps a measure that falls to round-off from dividing by
+zero. An exact run is one row of expectations, so the verdict is deterministic; a noise-free run has identical
+replicas (its CI has zero width). The tolerance is the caller's, stated with its reason (round-off of the
+recursion over the run's rounds, not noise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..theory import Source
+from ..trace import RunConfig, Trace
+from .model import Profile, Verdict
+from .values import ThresholdClaim
+
+# oracle(config, checkpoints) -> {measure: expected values at the checkpoints (C,)}
+Oracle = Callable[[RunConfig, np.ndarray], Mapping[str, np.ndarray]]
+
+
+def trajectory_deviation(oracle: Oracle, atol_fraction: float = 1e-12) -> Callable[[RunConfig, Trace], np.ndarray]:
+    """A claim summary: per replica, the largest relative deviation of the run's measures from the oracle's
+    over every recorded checkpoint (NaN when a measure the oracle names is missing or diverged)."""
+
+    def summary(config: RunConfig, trace: Trace) -> np.ndarray:
+        expected = oracle(config, np.asarray(trace.checkpoints))
+        worst = np.zeros(trace.measures[next(iter(expected))].shape[1])
+        for name, want in expected.items():
+            want = np.asarray(want, dtype=float)[:, None]
+            got = trace.measures[name]
+            scale = np.abs(want) + atol_fraction * float(np.max(np.abs(want)))
+            dev = np.max(np.abs(got - want) / scale, axis=0)
+            worst = np.maximum(worst, np.where(np.isfinite(dev), dev, np.nan))
+        return worst
+
+    return summary
+
+
+def trajectory_oracle(*, id: str, paper: str, title: str, statement: str, source: Source,
+                      configure: Callable[[float, Profile], RunConfig], oracle: Oracle, measures: Sequence[str],
+                      rtol: float, tolerance_reason: str, vary: str = "T",
+                      grid: Mapping[str, Sequence[float]], atol_fraction: float = 1e-12,
+                      expect: Verdict = Verdict.PASS, expect_reason: str = "",
+                      negative_control: bool = False) -> ThresholdClaim:
+    """A ThresholdClaim: the run's largest relative deviation from ``oracle`` stays below ``rtol``.
+
+    ``measures`` names what the oracle predicts (the first is the claim's measure, for plots); the statement
+    says what the oracle is written from, the tolerance reason why ``rtol`` is round-off and not slack."""
+    return ThresholdClaim(
+        id=id, paper=paper, title=title,
+        statement=f"{statement} Measures compared at every checkpoint: {', '.join(measures)}. Tolerance "
+                  f"{rtol:g} (relative): {tolerance_reason}",
+        source=source, vary=vary, grid=grid, configure=configure, measure=measures[0],
+        summary=trajectory_deviation(oracle, atol_fraction), threshold=rtol, min_replicas=1,
+        require_conditions=False, expect=expect, expect_reason=expect_reason, negative_control=negative_control)
