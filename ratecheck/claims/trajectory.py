@@ -20,23 +20,30 @@ from ..trace import RunConfig, Trace
 from .model import Profile, Verdict
 from .values import ThresholdClaim
 
-# oracle(config, checkpoints) -> {measure: expected values at the checkpoints (C,)}
+# oracle(config, checkpoints) -> {measure: expected values at the checkpoints (C,), or per replica (C, R) for
+# a noise-free run replayed with the run's own random draws}
 Oracle = Callable[[RunConfig, np.ndarray], Mapping[str, np.ndarray]]
 
 
 def trajectory_deviation(oracle: Oracle, atol_fraction: float = 1e-12) -> Callable[[RunConfig, Trace], np.ndarray]:
     """A claim summary: per replica, the largest relative deviation of the run's measures from the oracle's
-    over every recorded checkpoint (NaN when a measure the oracle names is missing or diverged)."""
+    over every recorded checkpoint (NaN when a measure the oracle names is missing or diverged). An oracle
+    that predicts every replica (a replay with the run's own draws) is deterministic: each replica then carries
+    the worst replica's deviation, so one replica off is a FAIL (a mean over replicas would dilute it)."""
 
     def summary(config: RunConfig, trace: Trace) -> np.ndarray:
         expected = oracle(config, np.asarray(trace.checkpoints))
+        expected_per_replica = any(np.ndim(v) == 2 for v in expected.values())
         worst = np.zeros(trace.measures[next(iter(expected))].shape[1])
         for name, want in expected.items():
-            want = np.asarray(want, dtype=float)[:, None]
+            want = np.asarray(want, dtype=float)
+            want = want[:, None] if want.ndim == 1 else want  # (C,) expectations or (C, R) per replica
             got = trace.measures[name]
             scale = np.abs(want) + atol_fraction * float(np.max(np.abs(want)))
             dev = np.max(np.abs(got - want) / scale, axis=0)
             worst = np.maximum(worst, np.where(np.isfinite(dev), dev, np.nan))
+        if expected_per_replica:  # deterministic given the draws: the worst replica decides, no mean over them
+            return np.full_like(worst, np.max(worst))
         return worst
 
     return summary
