@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.trajectory import trajectory_oracle
+from ratecheck.claims.trajectory import moment_trajectory, trajectory_oracle
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 
@@ -78,7 +78,7 @@ class FedAvgRecursion:
         kind, _, lam_text = str(p.get("delay", "none")).partition(":")
         lam = int(lam_text or 0)
         self.d, self.lam, self.kind = d, lam, kind
-        self.nv = nv = (lam + 1) * d + 1
+        self.nv = (lam + 1) * d + 1
         # K local steps of client i: end = A^K start + (I - A^K) c_i + noise, A = I - eta_l H_i
         Ak = [np.linalg.matrix_power(np.eye(d) - eta_l * H[i], K) for i in range(N)]
         noise = [eta_l**2 * float(prob.sigma) ** 2 / d * sum(
@@ -127,25 +127,18 @@ class FedAvgRecursion:
         self.rounds_maps[key] = out[:2] + (out[2],)  # type: ignore[assignment]
         return self.rounds_maps[key]
 
-    def trajectory(self, marks: np.ndarray, names: tuple[str, ...] = MEASURES) -> dict[str, np.ndarray]:
+    def trajectory(self, marks: np.ndarray) -> dict[str, np.ndarray]:
         v0 = np.concatenate([np.tile(self.x0, self.lam + 1), [1.0]])
-        S = np.outer(v0, v0)
-        want = {int(t): j for j, t in enumerate(marks)}
-        out = {name: np.full(len(marks), np.nan) for name in names}
-        Hb = self.H_bar
-        forms = {"grad_norm_sq": Hb @ Hb, "dist_sq": np.eye(self.d), "gap": 0.5 * Hb}
         L = np.zeros((self.d, self.nv))
         L[:, :self.d] = np.eye(self.d)
         L[:, -1] = -self.x_star  # w - x*
-        for t in range(int(max(marks)) + 1):
-            if t in want:
-                E = L @ S @ L.T  # E[(w - x*)(w - x*)^T]
-                for name in names:
-                    out[name][want[t]] = float(np.sum(forms[name] * E))
+        Hb = self.H_bar
+        forms = {"grad_norm_sq": Hb @ L, "dist_sq": L, "gap": np.linalg.cholesky(0.5 * Hb).T @ L}
+
+        def maps(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             Fs, Q, ps = self._round(t)
-            FS = np.matmul(Fs, S) * ps[:, None, None]
-            S = np.tensordot(FS, Fs, axes=([0, 2], [0, 2])) + Q  # sum_s p_s F_s S F_s^T + E[noise]
-        return out
+            return Fs, ps, Q
+        return moment_trajectory(v0, maps, forms, marks)
 
 
 def _oracle(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
@@ -167,7 +160,7 @@ def replay(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
     if mode != "with_replacement" or rec.kind != "uniform" or float(config.problem_params.get("sigma", 1.0)):
         raise ValueError("the replay oracle is for with-replacement draws, uniform delays and sigma = 0")
     streams = Streams(int(config.seed), config.run_key(), range(int(config.replicas)))
-    R, d, lam = int(config.replicas), rec.d, rec.lam
+    R, lam = int(config.replicas), rec.lam
     history = np.repeat(rec.x0[None, None, :], lam + 1, axis=1).repeat(R, axis=0)  # w^t, w^{t-1}, ...
     want = {int(t): j for j, t in enumerate(marks)}
     out = {name: np.full((len(marks), R), np.nan) for name in MEASURES}

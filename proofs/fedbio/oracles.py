@@ -140,7 +140,7 @@ class FedBiORecursion:
         """E[measure] at a sync in the stationary regime: the fixed point of one period (I iterations and the
         average), mean from a linear solve, covariance from the discrete Lyapunov equation."""
         Phi, c, N = np.eye(self.n), np.zeros(self.n), np.zeros((self.n, self.n))
-        for t in range(self.I):  # one period from a sync: t = 0..I-1, the average after the last
+        for _ in range(self.I):  # one period from a sync: t = 0..I-1, the average after the last
             c = self.F @ c + self.b
             Phi, N = self.F @ Phi, self.F @ N @ self.F.T + self.Q
         Phi, c, N = self.P @ Phi, self.P @ c, self.P @ N @ self.P.T

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.trajectory import trajectory_oracle
+from ratecheck.claims.trajectory import moment_trajectory, trajectory_oracle
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 
@@ -125,20 +125,10 @@ class SimFBORecursion:
             maps.append(F)
         return np.array(maps), np.full(len(subsets), 1.0 / len(subsets)), Q
 
-    def trajectory(self, marks: np.ndarray, names: tuple[str, ...] = MEASURES) -> dict[str, np.ndarray]:
-        v0 = np.concatenate([self.z0, [1.0]])
-        S = np.outer(v0, v0)
+    def trajectory(self, marks: np.ndarray) -> dict[str, np.ndarray]:
         Fs, ps, Q = self._round()
-        want = {int(t): j for j, t in enumerate(marks)}
-        out = {name: np.full(len(marks), np.nan) for name in names}
-        for t in range(int(max(marks)) + 1):
-            if t in want:
-                for name in names:
-                    L, l0 = self.forms[name]
-                    La = np.hstack([L, l0[:, None]])
-                    out[name][want[t]] = float(np.trace(La @ S @ La.T))
-            S = np.einsum("s,sij,jk,slk->il", ps, Fs, S, Fs) + Q
-        return out
+        forms = {name: np.hstack([L, l0[:, None]]) for name, (L, l0) in self.forms.items()}
+        return moment_trajectory(np.concatenate([self.z0, [1.0]]), lambda t: (Fs, ps, Q), forms, marks)
 
 
 def _oracle(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:

@@ -66,3 +66,22 @@ def trajectory_oracle(*, id: str, paper: str, title: str, statement: str, source
         source=source, vary=vary, grid=grid, configure=configure, measure=measures[0],
         summary=trajectory_deviation(oracle, atol_fraction), threshold=rtol, min_replicas=1,
         require_conditions=False, expect=expect, expect_reason=expect_reason, negative_control=negative_control)
+
+
+def moment_trajectory(v0: np.ndarray, round_maps: Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]],
+                      forms: Mapping[str, np.ndarray], marks: np.ndarray) -> dict[str, np.ndarray]:
+    """E[q(v_t)] at the checkpoints for an augmented state v = (state, 1) whose round t maps v to F_s v + noise
+    with probability p_s: ``round_maps(t) = (F (S, n, n), p (S,), Q (n, n))`` with Q = E[noise noise^T]; the
+    second moment follows S' = sum_s p_s F_s S F_s^T + Q exactly. ``forms[name]`` is the affine map L (k, n) of
+    the measure ||L v||^2 (its last column the constant part)."""
+    S = np.outer(v0, v0)
+    want = {int(t): j for j, t in enumerate(marks)}
+    out = {name: np.full(len(marks), np.nan) for name in forms}
+    for t in range(int(max(marks)) + 1):
+        if t in want:
+            for name, L in forms.items():
+                out[name][want[t]] = float(np.sum((L @ S) * L))
+        Fs, ps, Q = round_maps(t)
+        FS = np.matmul(Fs, S) * ps[:, None, None]
+        S = np.tensordot(FS, Fs, axes=([0, 2], [0, 2])) + Q  # sum_s p_s F_s S F_s^T + E[noise noise^T]
+    return out
