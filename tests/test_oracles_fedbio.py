@@ -69,3 +69,32 @@ def test_plausible_bugs_fail(monkeypatch, mutation):
     if mutation == "batch_scale":  # the absolute floor sees a noise-scale bug that keeps every slope
         floor = _decide(oracles.FLOOR)
         assert floor.verdict == Verdict.FAIL, floor.reason
+
+
+@pytest.mark.parametrize("mutation", ["fresh_second_sample", "weight_linear_in_alpha", "batch_scale"])
+def test_fedbioacc_bugs_fail(monkeypatch, mutation):
+    if mutation == "fresh_second_sample":  # STORM's old point evaluated on another sample (pitfall 2)
+        def sample_pair(self, problem, noise, shape, batch, **kw):
+            return problem.draw(noise, shape, batch, **kw), problem.draw(noise, shape, batch, **kw)
+        monkeypatch.setattr(fedbio_alg.StormFields, "sample_pair", sample_pair)
+    elif mutation == "weight_linear_in_alpha":  # 1 - c alpha_t instead of 1 - c alpha_t^2
+        original = fedbio_alg.storm
+
+        def storm(new, old, momentum, weight):
+            return original(new, old, momentum, 1 - np.sqrt(1 - weight) * 0.5)
+        monkeypatch.setattr(fedbio_alg, "storm", storm)
+    else:
+        monkeypatch.setattr(FedBilevel, "draw", _unscaled_draw(FedBilevel.draw))
+    outcome = _decide(oracles.ACC_ORACLE)
+    assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)
+
+
+def test_s14_fails_on_a_noise_scale_bug_that_keeps_the_decrease(monkeypatch):
+    """Issue #23: S14 passed on 'strictly decreasing' alone; a noise-scale bug keeps the decrease, the values
+    against Algorithm 2's recursion do not."""
+    from proofs.fedbio.acceleration import S14
+
+    monkeypatch.setattr(FedBilevel, "draw", _unscaled_draw(FedBilevel.draw))
+    outcome = _decide(S14)
+    assert outcome.verdict == Verdict.FAIL, outcome.reason
+    assert outcome.evidence["monotone"] and "recursion" in outcome.reason
