@@ -6,7 +6,6 @@ The 19 step-size conditions of §D.5 (term by term through L_R, L_Phi, K_1, ...)
 from math import sqrt
 
 import pytest
-
 from goldens import assert_goldens
 
 from proofs import simfbo as s
