@@ -17,10 +17,18 @@ def _decide(claim):
     return check_claims([claim], PROFILE, progress=False)[0]
 
 
-def test_oracle_passes_on_the_code():
-    outcome = _decide(oracles.ORACLE)
+@pytest.mark.parametrize("claim", oracles.CLAIMS, ids=lambda c: c.id)
+def test_oracles_pass_on_the_code(claim):
+    outcome = _decide(claim)
     assert outcome.verdict == Verdict.PASS, outcome.reason
     assert outcome.evidence["exact"] is True
+
+
+@pytest.mark.parametrize("claim", oracles.CLAIMS[1:], ids=lambda c: c.id)
+def test_special_cases_fail_on_a_noise_scale_bug(monkeypatch, claim):
+    _patch(monkeypatch, "noise_per_block")
+    outcome = _decide(claim)
+    assert outcome.verdict == Verdict.FAIL, outcome.reason
 
 
 def test_the_instance_has_every_factor_non_trivial():

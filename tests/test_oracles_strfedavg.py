@@ -18,10 +18,16 @@ def _decide(claim):
     return check_claims([claim], PROFILE, progress=False)[0]
 
 
-def test_oracle_passes_on_the_code():
-    outcome = _decide(oracles.ORACLE)
+@pytest.mark.parametrize("claim", oracles.CLAIMS, ids=lambda c: c.id)
+def test_oracles_pass_on_the_code(claim):
+    outcome = _decide(claim)
     assert outcome.verdict == Verdict.PASS, outcome.reason
     assert outcome.evidence["exact"] is True
+
+
+def test_tikhonov_fails_on_uniform_output_weights(monkeypatch):
+    _patch(monkeypatch, "uniform_output")
+    assert _decide(oracles.TIKHONOV).verdict == Verdict.FAIL
 
 
 def test_the_instance_has_every_factor_non_trivial():
