@@ -74,7 +74,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from .registry import default
 
     registry = default()
-    claims: list[Any] = registry.claims()
+    profile = PROFILES["full" if metafunc.config.getoption("--full") else "quick"]
+    claims: list[Any] = [c for c in registry.claims() if c.in_profile(profile)]  # the profile's claims only
     values = claims + list(registry.errors)
     ids = [c.id for c in claims] + [f"load-error-{i}" for i in range(len(registry.errors))]
     metafunc.parametrize("ratecheck_claim", values, ids=ids, indirect=True)

@@ -327,7 +327,9 @@ def check_claims(
     """Gather every claim's results (deduplicated, cached) and decide each claim from them
     (``stats``: see run_configs). A claim whose run or search failed gets an ERROR verdict naming
     the reason; every other claim is still decided. Each outcome's ``runs`` says how many of the
-    results it read were reused from the store and how many computed."""
+    results it read were reused from the store and how many computed. Claims of another profile only
+    (``Claim.in_profile``) are left out."""
+    claims = [claim for claim in claims if claim.in_profile(profile)]
     results, needs = gather(claims, profile, store=store, executor=executor, progress=progress, stats=stats)
     outcomes = []
     for claim, keys in zip(claims, needs):
