@@ -15,12 +15,14 @@ x* recomputed here from (A_i, b_i, c_i).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from ratecheck.claims import PROFILES, Profile, observe
+from ratecheck.claims import PROFILES, Observation, Profile, observe
 from ratecheck.claims.trajectory import moment_trajectory, trajectory_oracle
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
@@ -175,11 +177,21 @@ def _selection_margin(points, evidence) -> dict[str, float]:
 # the two limits (its negative control, FedAvg on h, sits at the other end), not a closeness check: the
 # distance measured (0.566 at R = 3200, about a tenth of the gap) is reported here rather than squeezed into a
 # tolerance tuned to it. The trajectory oracles above check the algorithm's numbers at round-off.
-SELECTION_MARGIN = observe(
+@dataclass(frozen=True, kw_only=True)
+class LimitObservation(Observation):
+    """An observation on a limit claim's runs, drawn as that claim (its view reads the point and the target)."""
+
+    point: str = "x"
+    target_name: str = "x*"
+
+
+_margin = observe(
     SELECTION_STR, id="strfedavg.selection.strfedavg_margin",
     title="Selection: how close StR-FedAvg's output comes to x* (distance against the gap ||Pi(x0) - x*|| and the "
           "limit claim's allowance)",
     quantity="the output's distance to x* at R = 3200, the gap to FedAvg's limit Pi(x0), and their ratios",
     compute=_selection_margin)
+SELECTION_MARGIN = LimitObservation(**{f.name: getattr(_margin, f.name) for f in dataclasses.fields(_margin)},
+                                    point=SELECTION_STR.point, target_name=SELECTION_STR.target_name)
 
 CLAIMS = (ORACLE, TIKHONOV, SELECTION_MARGIN)
