@@ -421,7 +421,7 @@ class Registry:
         configs: list[RunConfig] = []
         problems: list[str] = []
         for claim in claims:
-            for config in claim.runs(profile):
+            for config in (claim.runs(profile) if getattr(claim, "in_profile", lambda _: True)(profile) else ()):
                 for kind, name, known in (("algorithm", config.algorithm, base.names()),
                                           ("problem family", config.problem, self._problems)):
                     if name not in known:

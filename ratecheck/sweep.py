@@ -344,7 +344,9 @@ def check_claims(
     """Gather every claim's results (deduplicated, cached) and decide each claim from them
     (``stats``: see run_configs). A claim whose run or search failed gets an ERROR verdict naming
     the reason; every other claim is still decided. Each outcome's ``runs`` says how many of the
-    results it read were reused from the store and how many computed."""
+    results it read were reused from the store and how many computed. Claims of another profile only
+    (``Claim.in_profile``) are left out."""
+    claims = [claim for claim in claims if in_profile(claim, profile)]
     results, needs = gather(claims, profile, store=store, executor=executor, progress=progress, stats=stats)
     outcomes = []
     for claim, keys in zip(claims, needs):
@@ -354,6 +356,13 @@ def check_claims(
                         "computed": sum(results.origin.get(k) == "computed" for k in keys)}
         outcomes.append(outcome)
     return outcomes
+
+
+def in_profile(claim: Any, profile: Profile) -> bool:
+    """A claim of this profile (``Claim.in_profile``); an object that only speaks the claim protocol (runs,
+    decide) belongs to every profile."""
+    check = getattr(claim, "in_profile", None)
+    return True if check is None else bool(check(profile))
 
 
 def _decide(claim: Claim, profile: Profile, results: Results) -> Outcome:

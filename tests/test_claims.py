@@ -136,7 +136,7 @@ def test_claim_ids_are_unique_and_every_claim_cites_its_source():
 # -- the registered claims, in the active profile ------------------------------------------------
 
 
-def _selected_claims(session: pytest.Session) -> list:
+def _selected_claims(session: pytest.Session, profile) -> list:
     """The registered claims the collected tests need: all of them if a test other than
     test_registered_claim uses the traces, else only those selected (so `-k <paper>` runs one paper)."""
     needed, everything = set(), False
@@ -147,7 +147,7 @@ def _selected_claims(session: pytest.Session) -> list:
             needed.add(item.callspec.params["claim"].id)
         else:
             everything = True
-    claims = proofs.all_claims()
+    claims = [c for c in proofs.all_claims() if c.in_profile(profile)]  # the profile's claims (issue #23)
     return claims if everything else [c for c in claims if c.id in needed]
 
 
@@ -158,12 +158,14 @@ def registered_traces(request, ratecheck_profile, ratecheck_store):
     from ratecheck.sweep import gather
 
     with make_executor(jobs=2) as executor:  # runs and searches (hunts, bisections) alike
-        return gather(_selected_claims(request.session), ratecheck_profile, store=ratecheck_store, executor=executor,
+        return gather(_selected_claims(request.session, ratecheck_profile), ratecheck_profile, store=ratecheck_store, executor=executor,
                       progress=False)[0]
 
 
 @pytest.mark.parametrize("claim", proofs.all_claims(), ids=lambda c: c.id)
 def test_registered_claim(claim, ratecheck_profile, registered_traces):
+    if not claim.in_profile(ratecheck_profile):  # e.g. a Monte-Carlo twin: a claim of the full profile only
+        pytest.skip(f"{claim.id} is not a claim of the {ratecheck_profile.name} profile")
     assert_outcome(claim.decide(ratecheck_profile, registered_traces))
 
 
@@ -177,7 +179,8 @@ def test_check_claims_matches_decide(ratecheck_profile, registered_traces, tmp_p
         if hasattr(trace, "to_arrays"):  # runs; the searches are computed again
             put_trace(store, trace.config, *trace.to_arrays())
     outcomes = check_claims(proofs.all_claims(), ratecheck_profile, store=store, progress=False)
-    direct = [c.decide(ratecheck_profile, registered_traces).verdict for c in proofs.all_claims()]
+    direct = [c.decide(ratecheck_profile, registered_traces).verdict for c in proofs.all_claims()
+              if c.in_profile(ratecheck_profile)]
     assert [o.verdict for o in outcomes] == direct
 
 
@@ -232,6 +235,8 @@ def test_every_registered_run_is_valid_in_every_profile(profile_name):
     from ratecheck.registry import make_algorithm
 
     for claim in proofs.all_claims():
+        if not claim.in_profile(PROFILES[profile_name]):  # e.g. a Monte-Carlo twin of the full profile only
+            continue
         for config in claim.runs(PROFILES[profile_name]):
             problem = make_problem(config.problem, config.problem_params)
             make_algorithm(config.algorithm, config.params).validate(problem)
@@ -343,7 +348,7 @@ def test_registered_claims_follow_the_fit_design_rule():
     for claim in proofs.all_claims():
         mapped = isinstance(claim, HittingTimeClaim) or getattr(claim, "abscissa", None) is not None
         if isinstance(claim, SlopeClaim) and not mapped and not claim.design_reason:
-            values = claim.grid["quick"]
+            values = claim.grid.get("quick") or claim.grid["full"]  # a full-profile-only twin: its full grid
             assert len(set(values)) >= 5 and max(values) / min(values) >= 10 - 1e-9, claim.id
         assert claim.expect != Verdict.INCONCLUSIVE
 
@@ -354,11 +359,14 @@ def test_monte_carlo_twin_reads_exact_runs_in_quick_and_draws_in_full():
     from ratecheck.claims import PROFILES, monte_carlo_twin
 
     exact = _slope().__class__  # any slope claim kind
-    base = dataclasses.replace(_slope(), configure=lambda v, p: _config(v, p).with_(mode="exact", replicas=1))
+    base = dataclasses.replace(_slope(), configure=lambda v, p: _config(v, p).with_(mode="exact", replicas=1),
+                               grid={"quick": GRID, "full": GRID})
     twin = monte_carlo_twin(base, tolerance=0.3)
     quick, full = PROFILES["quick"], PROFILES["full"]
     assert twin.id == f"{base.id}.monte_carlo" and twin.tolerance == 0.3 and isinstance(twin, exact)
     assert twin.configure(2.0, quick) == base.configure(2.0, quick)
+    # issue #23: in the quick profile it would reread the exact runs, so it is not a claim there
+    assert not twin.in_profile(quick) and twin.in_profile(full) and monte_carlo_twin(base, quick=True).in_profile(quick)
     drawn = twin.configure(2.0, full)
     assert drawn.mode == "monte_carlo" and drawn.replicas == full.replicas
     assert monte_carlo_twin(base, quick=True).configure(2.0, quick).mode == "monte_carlo"

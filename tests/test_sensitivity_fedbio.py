@@ -149,8 +149,8 @@ class PeriodOffByOne(alg.FedBiO):
 def test_u_without_dispersion_is_caught_by_the_tau_floor(monkeypatch):
     """S5's expected FAIL is about the u-dispersion: without it the fixed-tau floor falls like s^2 (no plateau).
     The registered FedBiO's verdicts on S5 and S15 are checked by tests/test_claims.py."""
-    bad = _unexpected(monkeypatch, UAveragedEveryStep, fc.S5)
-    assert bad and bad[0].claim.id == fc.S5.id and bad[0].verdict != bad[0].expected
+    bad = _unexpected(monkeypatch, UAveragedEveryStep, fc.S5_SLOPE)  # the slope S5 observes, decided
+    assert bad and bad[0].claim.id == fc.S5_SLOPE.id and bad[0].verdict != bad[0].expected
 
 
 def test_period_off_by_one_is_caught_at_I_1(monkeypatch):

@@ -14,6 +14,7 @@ from ratecheck.paper import Paper
 
 from .claims import CLAIMS, KEY
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
+from .oracles import CLAIMS as ORACLES  # trajectory oracles and the absolute floor (issue #23)
 from .report import report_figures, report_sections
 from .theorems import SEED, THEOREMS
 
@@ -24,7 +25,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + HUNTS,  # issue #13: registered hunts
+    claims=CLAIMS + ORACLES + HUNTS,  # issue #13: registered hunts; #23: oracles
     spec="../shared/spec/fedbio.md",
     report_sections=report_sections,
     report_figures=report_figures,

@@ -23,6 +23,7 @@ from ratecheck.paper import Paper
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
+from .oracles import CLAIMS as ORACLES  # trajectory oracle (issue #23)
 from .report import *  # noqa: F401,F403
 from .report import report_sections
 from .step_sizes import STEP_SIZE_CLAIMS  # issue #21: the exact rate against eta
@@ -34,7 +35,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + STEP_SIZE_CLAIMS + HUNTS,  # issue #13: registered hunts
+    claims=CLAIMS + ORACLES + STEP_SIZE_CLAIMS + HUNTS,  # #13: registered hunts; #21: rate against eta; #23: oracle
     spec="../shared/spec/fessgda.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,

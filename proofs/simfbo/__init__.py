@@ -18,6 +18,7 @@ from ratecheck.paper import Paper
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
+from .oracles import CLAIMS as ORACLES  # trajectory oracles (issue #23)
 from .report import *  # noqa: F401,F403
 from .report import report_figures, report_sections
 from .theorems import *  # noqa: F401,F403
@@ -28,7 +29,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + HUNTS,  # issue #13: registered hunts
+    claims=CLAIMS + ORACLES + HUNTS,  # issue #13: registered hunts; #23: oracles
     spec="../shared/spec/simfbo.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,

@@ -12,6 +12,7 @@ from ratecheck.paper import Paper
 
 from .claims import CLAIMS, KEY
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
+from .oracles import CLAIMS as ORACLES  # trajectory oracle (issue #23)
 from .report import report_figures, report_sections
 from .theorems import SEED, THEOREMS
 
@@ -20,7 +21,7 @@ PAPER = Paper(
     title="StR-FedAvg / IPIR-FedAvg (arXiv 2503.08634): optimal solution selection",
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + HUNTS,
+    claims=CLAIMS + ORACLES + HUNTS,
     spec="../shared/spec/strfedavg.md",
     report_sections=report_sections,
     report_figures=report_figures,

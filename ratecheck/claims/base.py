@@ -180,6 +180,11 @@ class Claim:
         ``rule_view``; a claim that draws itself (``draw_plot``, e.g. a hunt) is shown through that."""
         return view_of(self)
 
+    def in_profile(self, profile: Profile) -> bool:
+        """Is this a claim of ``profile``? A claim is registered in the profiles its grid names (issue #23:
+        a Monte-Carlo twin that would only reread its exact claim's runs in the quick profile is not one)."""
+        return profile.name in self.grid
+
     def values(self, profile: Profile) -> list[float]:
         if profile.name not in self.grid:
             raise ValueError(f"claim {self.id} has no grid for profile {profile.name!r}")

@@ -60,9 +60,11 @@ class Observation(Claim):
 
 def monte_carlo_twin(claim: Claim, *, quick: bool = False, **changes: Any) -> Claim:
     """The claim on Monte-Carlo runs, ``<id>.monte_carlo``, so an exact verdict and its Monte-Carlo
-    counterpart sit in one report (issue #8). In the full profile it draws replicas; in the quick one it
-    reads the claim's own exact runs (same run keys: no extra cost) unless ``quick=True`` (a question
-    about the draws themselves). ``changes`` replace fields, e.g. a Monte-Carlo tolerance."""
+    counterpart sit in one report (issue #8). In the full profile it draws replicas. In the quick one it
+    draws too with ``quick=True`` (a question about the draws themselves); otherwise it is not a claim of
+    the quick profile (issue #23: rereading the exact runs there tests no Monte Carlo, so its grid names no
+    'quick' and checks of that profile skip it; its configure still maps a quick run to the exact one).
+    ``changes`` replace fields, e.g. a Monte-Carlo tolerance."""
     def drawn(configure: Callable[[float, Profile], RunConfig]) -> Callable[[float, Profile], RunConfig]:
         def configure_mc(value: float, profile: Profile) -> RunConfig:
             config = configure(value, profile)
@@ -75,8 +77,10 @@ def monte_carlo_twin(claim: Claim, *, quick: bool = False, **changes: Any) -> Cl
 
     if getattr(claim, "configure_other", None) is not None:  # a comparison of two algorithms' runs
         changes.setdefault("configure_other", drawn(claim.configure_other))  # type: ignore[attr-defined]  # checked above
+    if not quick:
+        changes.setdefault("grid", {name: values for name, values in claim.grid.items() if name != "quick"})
     return dataclasses.replace(claim, id=f"{claim.id}.monte_carlo", configure=drawn(claim.configure),
-                               title=f"{claim.title} (Monte Carlo in the full profile)", **changes)
+                               title=f"{claim.title} (Monte Carlo{'' if quick else ', full profile only'})", **changes)
 
 
 def observe(claim: Claim, *, id: str, title: str, quantity: str,

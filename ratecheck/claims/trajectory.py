@@ -1,0 +1,98 @@
+"""Trajectory oracles (issue #23 item 2): a run's exact expectations, checkpoint by checkpoint, against an
+independent recursion written from the paper's algorithm box (never by calling the code under test).
+
+The claim is a ThresholdClaim on one number per run: the largest relative deviation over the recorded
+checkpoints and measures, ``max_c,k |E_run[m_k](t_c) - oracle_k(t_c)| / (|oracle_k(t_c)| + floor_k)``, where
+``floor_k = atol_fraction * max_c |oracle_k(t_c)|`` keeps a measure that falls to round-off from dividing by
+zero. An exact run is one row of expectations, so the verdict is deterministic; a noise-free run has identical
+replicas (its CI has zero width). The tolerance is the caller's, stated with its reason (round-off of the
+recursion over the run's rounds, not noise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..theory import Source
+from ..trace import RunConfig, Trace
+from .model import Profile, Verdict
+from .values import ThresholdClaim
+
+# oracle(config, checkpoints) -> {measure: expected values at the checkpoints (C,), or per replica (C, R) for
+# a noise-free run replayed with the run's own random draws}
+Oracle = Callable[[RunConfig, np.ndarray], Mapping[str, np.ndarray]]
+
+
+def trajectory_deviation(oracle: Oracle, atol_fraction: float = 1e-12) -> Callable[[RunConfig, Trace], np.ndarray]:
+    """A claim summary: per replica, the largest relative deviation of the run's measures from the oracle's
+    over every recorded checkpoint (NaN when a measure the oracle names is missing or diverged). An oracle
+    that predicts every replica (a replay with the run's own draws) is deterministic: each replica then carries
+    the worst replica's deviation, so one replica off is a FAIL (a mean over replicas would dilute it)."""
+
+    def summary(config: RunConfig, trace: Trace) -> np.ndarray:
+        expected = oracle(config, np.asarray(trace.checkpoints))
+        expected_per_replica = any(np.ndim(v) == 2 for v in expected.values())
+        worst = np.zeros(trace.measures[next(iter(expected))].shape[1])
+        for name, want in expected.items():
+            want = np.asarray(want, dtype=float)
+            want = want[:, None] if want.ndim == 1 else want  # (C,) expectations or (C, R) per replica
+            got = trace.measures[name]
+            known = np.isfinite(want[:, 0])  # e.g. a running average has no value at round 0
+            want, got = want[known], got[known]
+            scale = np.abs(want) + atol_fraction * float(np.max(np.abs(want)))
+            dev = np.max(np.abs(got - want) / scale, axis=0)
+            worst = np.maximum(worst, np.where(np.isfinite(dev), dev, np.nan))
+        if expected_per_replica:  # deterministic given the draws: the worst replica decides, no mean over them
+            return np.full_like(worst, np.max(worst))
+        return worst
+
+    return summary
+
+
+def trajectory_oracle(*, id: str, paper: str, title: str, statement: str, source: Source,
+                      configure: Callable[[float, Profile], RunConfig], oracle: Oracle, measures: Sequence[str],
+                      rtol: float, tolerance_reason: str, vary: str = "T",
+                      grid: Mapping[str, Sequence[float]], atol_fraction: float = 1e-12,
+                      expect: Verdict = Verdict.PASS, expect_reason: str = "",
+                      negative_control: bool = False) -> ThresholdClaim:
+    """A ThresholdClaim: the run's largest relative deviation from ``oracle`` stays below ``rtol``.
+
+    ``measures`` names what the oracle predicts (the first is the claim's measure, for plots); the statement
+    says what the oracle is written from, the tolerance reason why ``rtol`` is round-off and not slack."""
+    return ThresholdClaim(
+        id=id, paper=paper, title=title,
+        statement=f"{statement} Measures compared at every checkpoint: {', '.join(measures)}. Tolerance "
+                  f"{rtol:g} (relative): {tolerance_reason}",
+        source=source, vary=vary, grid=grid, configure=configure, measure=measures[0],
+        summary=trajectory_deviation(oracle, atol_fraction), threshold=rtol, min_replicas=1,
+        require_conditions=False, expect=expect, expect_reason=expect_reason, negative_control=negative_control)
+
+
+def moment_trajectory(v0: np.ndarray, round_maps: Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]],
+                      forms: Mapping[str, np.ndarray], marks: np.ndarray) -> dict[str, np.ndarray]:
+    """E[q(v_t)] at the checkpoints for an augmented state v = (state, 1) whose round t maps v to F_s v + noise
+    with probability p_s: ``round_maps(t) = (F (S, n, n), p (S,), Q (n, n))`` with Q = E[noise noise^T]; the
+    second moment follows S' = sum_s p_s F_s S F_s^T + Q exactly. ``forms[name]`` is the affine map L (k, n) of
+    the measure ||L v||^2 (its last column the constant part). One BLAS thread, as exact mode: the matrices are
+    small and a thread pool on busy cores is many times slower."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _moment_trajectory(v0, round_maps, forms, marks)
+
+
+def _moment_trajectory(v0: np.ndarray, round_maps: Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]],
+                       forms: Mapping[str, np.ndarray], marks: np.ndarray) -> dict[str, np.ndarray]:
+    S = np.outer(v0, v0)
+    want = {int(t): j for j, t in enumerate(marks)}
+    out = {name: np.full(len(marks), np.nan) for name in forms}
+    for t in range(int(max(marks)) + 1):
+        if t in want:
+            for name, L in forms.items():
+                out[name][want[t]] = float(np.sum((L @ S) * L))
+        Fs, ps, Q = round_maps(t)
+        FS = np.matmul(Fs, S) * ps[:, None, None]
+        S = np.tensordot(FS, Fs, axes=([0, 2], [0, 2])) + Q  # sum_s p_s F_s S F_s^T + E[noise noise^T]
+    return out
