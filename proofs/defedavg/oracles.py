@@ -46,7 +46,8 @@ MEASURES = ("grad_norm_sq", "dist_sq", "gap")
 ORACLE_RTOL = 1e-9
 
 
-def _outcomes(mode: str, N: int, n: int, lam: int, kind: str) -> list[tuple[float, tuple[int, ...], tuple[int, ...]]]:
+def _outcomes(mode: str, N: int, n: int, lam: int, kind: str
+              ) -> list[tuple[float, tuple[int, ...], tuple[int, ...] | None]]:
     """(probability, clients, delays) of every outcome of a round's draws (delays at round t >= 0 for
     'uniform'; 'cyclic' and 'none' are deterministic given the clients and are filled in by the caller)."""
     if mode == "with_replacement":
@@ -56,8 +57,8 @@ def _outcomes(mode: str, N: int, n: int, lam: int, kind: str) -> list[tuple[floa
         draws = [(c, 1.0 / len(perms)) for c in perms]
     else:
         draws = [(tuple(range(N)), 1.0)]
-    delay_sets = itertools.product(range(lam + 1), repeat=n) if kind == "uniform" else [None]
-    delay_sets = list(delay_sets)
+    delay_sets: list[tuple[int, ...] | None] = (
+        list(itertools.product(range(lam + 1), repeat=n)) if kind == "uniform" else [None])
     p_delay = 1.0 / len(delay_sets)
     return [(p * p_delay, c, dl) for c, p in draws for dl in delay_sets]
 
@@ -83,13 +84,13 @@ class FedAvgRecursion:
         Ak = [np.linalg.matrix_power(np.eye(d) - eta_l * H[i], K) for i in range(N)]
         noise = [eta_l**2 * float(prob.sigma) ** 2 / d * sum(
             np.linalg.matrix_power(np.eye(d) - eta_l * H[i], 2 * (K - 1 - k)) for k in range(K)) for i in range(N)]
-        self.rounds_maps: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.rounds_maps: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._parts = (N, n, mode, eta_g, Ak, noise, C)
         self.H_bar = H.mean(0)
         self.x_star = np.linalg.solve(self.H_bar, np.einsum("nij,nj->ni", H, C).mean(0))
         self.x0 = np.asarray(prob.x0, dtype=float)
 
-    def _round(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+    def _round(self, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """E[F (.) F^T] as a stacked (F_s, weight) set and the noise term, for round t (delays clip at 0 and
         the cyclic schedule depends on t mod (lam + 1))."""
         key = min(t, self.lam) if self.kind != "cyclic" else (t % (self.lam + 1)) + (self.lam + 1) * (t < self.lam)
@@ -123,8 +124,7 @@ class FedAvgRecursion:
             Fs.append(F)
             Qs.append(Q)
             ps.append(prob_s)
-        out = (np.array(Fs), np.einsum("s,sij->ij", np.array(ps), np.array(Qs)), np.array(ps))
-        self.rounds_maps[key] = out[:2] + (out[2],)  # type: ignore[assignment]
+        self.rounds_maps[key] = (np.array(Fs), np.einsum("s,sij->ij", np.array(ps), np.array(Qs)), np.array(ps))
         return self.rounds_maps[key]
 
     def trajectory(self, marks: np.ndarray) -> dict[str, np.ndarray]:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from ratecheck.claims import ExactValueClaim, Profile, final_value
+from ratecheck.claims import Claim, ExactValueClaim, Profile, final_value
 from ratecheck.claims.trajectory import moment_trajectory, trajectory_oracle
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
@@ -333,7 +333,7 @@ class FedBiOAccRecursion:
 
 def acc_oracle_config(value: float, profile: Profile) -> RunConfig:
     """Test B as for FedBiO, with the STORM schedule of the S7-S14 claims (c = 10/(bM), exact first momenta)."""
-    bM = 2 * ORACLE_PROBLEM["clients"]
+    bM = 2 * int(ORACLE_PROBLEM["clients"])  # type: ignore[call-overload]  # a JSON-able dict of mixed values
     c = 10.0 / bM
     params = {"I": 3, "eta": 0.12, "gamma": 0.12, "tau": 0.12, "b": 2, "alpha_gain": 0.2, "u_bar": 0.0005,
               "c_nu": c, "c_om": 1.5 * c, "c_u": 0.5 * c, "first_batch": "exact"}
@@ -362,7 +362,7 @@ ACC_ORACLE = trajectory_oracle(
                      "the two points or momenta not averaged move it by >= 1e-3.",
     grid={"quick": (ORACLE_T,), "full": (ORACLE_T,)})
 
-CLAIMS = (ORACLE, FLOOR, ACC_ORACLE)
+CLAIMS: tuple[Claim, ...] = (ORACLE, FLOOR, ACC_ORACLE)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -82,8 +82,10 @@ class SimFBORecursion:
             G[np.ix_(V, V)] = A[i]
             G[np.ix_(V, Y)] = -np.eye(dy)
             g0[V] = e[i]
-            Mz, bz, Nz = np.eye(nz), np.zeros(nz), []  # Nz: coefficient matrices of earlier draws
-            Mq, bq, Nq = np.zeros((nz, nz)), np.zeros(nz), []
+            Nz: list[np.ndarray] = []  # coefficient matrices of earlier draws
+            Nq: list[np.ndarray] = []
+            Mz, bz = np.eye(nz), np.zeros(nz)
+            Mq, bq = np.zeros((nz, nz)), np.zeros(nz)
             for k in range(taus[i]):
                 # g_k = G z_k + g0 + xi_k
                 gM, gb, gN = G @ Mz, G @ bz + g0, [G @ N for N in Nz] + [np.eye(nz)]

@@ -74,16 +74,16 @@ class StRRecursion:
             cov = gl**2 * var * sum(np.linalg.matrix_power(G, 2 * k) for k in range(K))
             locals_.append((GK, const, cov))
         sets = list(itertools.combinations(range(N), S))
-        self.maps = []
+        maps: list[np.ndarray] = []
         self.Q = np.zeros((nv, nv))
         for C in sets:
             F = np.eye(nv)
             mean_G = sum(locals_[i][0] for i in C) / S
             F[:n, :n] = (1 - gg) * np.eye(n) + gg * mean_G
             F[:n, -1] = gg * sum(locals_[i][1] for i in C) / S
-            self.maps.append(F)
+            maps.append(F)
             self.Q[:n, :n] += gg**2 * sum(locals_[i][2] for i in C) / S**2 / len(sets)
-        self.maps = np.array(self.maps)
+        self.maps = np.array(maps)
         self.ps = np.full(len(sets), 1.0 / len(sets))
         # closed forms: H, x_LS, the row space V1 and x* = Pi(c_bar)
         H = np.einsum("nki,nkj->ij", A, A) / N
