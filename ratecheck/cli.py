@@ -337,66 +337,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 # -- cache ----------------------------------------------------------------------------------------
 
 
-def _code_is_current(key: str, meta: dict | None) -> bool:
-    """Whether an entry was produced by the code now installed (its code identity is current)."""
-    from ratecheck.identity import code_identity, stored_key
-    from ratecheck.trace import RunConfig
-
-    if meta and "derivation" in meta:  # a sympy derivation: current for the sympy installed
-        from ratecheck.derivations import is_current
-
-        return is_current(meta)
-    if meta and "task" in meta:  # a claim's stored search or plan (issue #19)
-        from ratecheck.registry import default
-        from ratecheck.sweep import task_is_current
-
-        return task_is_current(key, meta, {c.id: c for c in default().claims()})
-    if not meta or "code" not in meta:
-        return False  # unreadable, or written before runs were keyed on their code
-    try:
-        config = RunConfig.from_dict(meta["config"])
-    except (KeyError, TypeError, ValueError):
-        return False
-    return meta["code"] == code_identity(config)["digest"] and stored_key(config) == key
-
-
 def cmd_cache(args: argparse.Namespace) -> int:
-    store = _store(args)
-    if args.action == "clear":
-        removed = store.clear()
-        print(f"cleared {store.root}: {removed} entries removed (with temp and set-aside files)")
-        return EXIT_OK
-    if args.action == "prune":
-        removed = store.prune(keep=_code_is_current)
-        print(f"pruned {store.root}: {removed['entries']} entries from code that changed, "
-              f"{removed['corrupt']} set-aside corrupt entries, {removed['temp']} stale temp files "
-              f"({removed['bytes'] / 2**20:.1f} MiB)")
-        return EXIT_OK
-    scan = store.scan()
-    metas = {key: store.read_meta(key) for key, _, _ in scan.entries}
-    unreadable = [key for key, meta in metas.items() if meta is None]
-    stale = [key for key, meta in metas.items() if meta is not None and not _code_is_current(key, meta)]
-    data = {
-        "root": str(store.root),
-        "entries": len(scan.entries),
-        "derivations": sum(bool(meta and "derivation" in meta) for meta in metas.values()),
-        "bytes": scan.entry_bytes,
-        "stale_code_entries": len(stale),
-        "unreadable_entries": len(unreadable),
-        "temp_files": len(scan.temp),
-        "stale_temp_files": len(scan.stale_temp),
-        "corrupt_files": len(scan.corrupt),
-    }
-    if args.json:
-        print(json.dumps(data, indent=2))
-        return EXIT_OK
-    print(f"cache {data['root']}: {data['entries']} entries ({data['derivations']} of them sympy derivations), "
-          f"{data['bytes'] / 2**20:.1f} MiB")
-    print(f"  {data['stale_code_entries']} from code that has changed since (ratecheck cache prune removes them)")
-    print(f"  {data['unreadable_entries']} unreadable (a run that needs one sets it aside and recomputes it)")
-    print(f"  {data['temp_files']} temp files ({data['stale_temp_files']} stale), "
-          f"{data['corrupt_files']} corrupt entries set aside")
-    return EXIT_OK
+    from ratecheck.cli_cache import cache_command
+
+    return cache_command(args, _store(args))
 
 
 # -- hunt (issue #13) ----------------------------------------------------------------------------
