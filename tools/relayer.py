@@ -45,18 +45,20 @@ LAYERS: list[tuple[str, str | None, list[str]]] = [
     ("model", "model", [  # what a run is made of: problems' contract, parameters, randomness, traces
         "seeding", "params", "options", "points", "assumptions", "problem", "oracles", "diagnostics",
         "trace", "participation", "asynchrony", "projections", "strategies", "fit", "interrupts", "latex",
+        "store",  # stdlib and numpy only: runs and symbolic derivations are both stored
     ]),
     ("algorithms", None, ["algorithms"]),  # the algorithm contract and the package's algorithms
-    ("theory", None, ["theory"]),  # theorems as sympy: bounds, conditions, orders
+    ("theory", None, ["theory", "statements", "asymptotics", "derivations"]),  # theorems as sympy: bounds, conditions, orders
     ("catalog", None, ["paper", "registry"]),  # the one registration path: names -> papers, algorithms, families
     ("exact", None, ["exact"]),  # exact expectations of linear-Gaussian runs
     ("simulate", "simulate", ["engine", "inspection"]),  # run a configuration; read a run's problem back
     ("claims", None, ["claims", "explain", "binding"]),  # what to run and how to judge it
     ("run", "runner", [  # plan, cache, execute and decide many claims (not ratecheck/run/: ratecheck.run is a function)
-        "tasks", "identity", "store", "executors", "sweep", "horizon", "hunt", "checking",
+        "tasks", "identity", "executors", "sweep", "horizon", "hunt", "checking",
     ]),
     ("report", None, ["report"]),
-    ("interfaces", "interfaces", ["cli", "cli_text", "pytest_plugin", "__main__", "testing"]),
+    ("interfaces", "interfaces", ["cli", "cli_text", "cli_options", "cli_cache", "pytest_plugin", "__main__", "testing",
+                                  "describe", "docs_ext", "scaffold", "tex_drafts", "mutate"]),
     ("families", None, ["problems"]),  # the closed-form problem families (top-level folder problems/)
     ("papers", None, ["proofs"]),  # the encoded papers (top-level folder proofs/)
 ]
@@ -65,7 +67,7 @@ LAYERS: list[tuple[str, str | None, list[str]]] = [
 # entry points pytest and pip know by name.
 PUBLIC = {
     "seeding", "params", "assumptions", "problem", "oracles", "trace", "theory", "paper", "registry",
-    "inspection", "binding", "pytest_plugin", "__main__",
+    "inspection", "binding", "pytest_plugin", "__main__", "statements", "docs_ext",
 }
 # existing packages named in LAYERS stay where they are; a module listed for a package's layer moves
 # into that package (explain -> claims/explain.py)
