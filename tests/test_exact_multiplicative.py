@@ -90,3 +90,13 @@ def test_unsupported_runs_are_refused_by_name():
     many = _p4(dim=40, rows=4, batch=5)  # 4^5 = 1024 joint outcomes a step
     with pytest.raises(NotExact, match="1024 joint outcomes"):
         run(make_algorithm("fedavg", {"local_steps": 2}), many, 3, mode="exact")
+
+
+def test_probe_rows_in_chunks_read_the_same_maps(monkeypatch):
+    problem = _p4()
+    algorithm = make_algorithm("fedavg", {"local_steps": 3, "eta_local": 0.7})
+    whole = sampled_steps(algorithm, problem)
+    monkeypatch.setattr(multiplicative, "PROBE_ELEMENTS", 3 * problem.num_clients * problem.dim ** 2)  # 3 rows
+    chunked = sampled_steps(algorithm, problem)
+    np.testing.assert_array_equal(chunked.T, whole.T)
+    np.testing.assert_array_equal(chunked.c, whole.c)

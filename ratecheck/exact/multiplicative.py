@@ -27,7 +27,7 @@ import numpy as np
 
 from ..oracles import SmoothFederatedOracles
 from .local_steps import compose_power, local_step_count
-from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close
+from .probing import AFFINE_RTOL, PROBE_ELEMENTS, NotExact, ProbeStream, ProbeStreams, _close
 from .seams import ClientMaps
 
 MAX_OUTCOMES = 256  # joint outcomes of one step's discrete draws that are enumerated exactly
@@ -154,17 +154,23 @@ def sampled_steps(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | N
             return _picks_to_uniforms(block, highs[call]).reshape((picks.shape[1], *shape))
         return serve
 
-    # 2) per outcome: the origin and unit starts, every client at once
+    # 2) per outcome: the origin and unit starts, every client at once, in chunks of probe rows (a
+    # problem may gather a d x d matrix per slot and row, as in probe_client_update)
     T = np.empty((O, N, d, d))
     c = np.empty((O, N, d))
-    starts = np.zeros((d + 1, N, d))
-    starts[np.arange(1, d + 1), :, np.arange(d)] = 1.0
+    chunk = max(1, PROBE_ELEMENTS // (N * d * d))
     for o in range(O):
-        picks = np.broadcast_to(outcomes[o], (1, d + 1, N, len(digits)))
-        out, _ = run(single, starts, np.broadcast_to(everyone, (d + 1, N)), serve_picks(picks))
-        ends = starts - out  # client_update returns start - end
-        c[o] = ends[0]
-        T[o] = np.transpose(ends[1:] - ends[0], (1, 2, 0))
+        for lo in range(0, d + 1, chunk):
+            rows = np.arange(lo, min(lo + chunk, d + 1))
+            unit = rows >= 1
+            starts = np.zeros((rows.size, N, d))
+            starts[unit, :, rows[unit] - 1] = 1.0
+            picks = np.broadcast_to(outcomes[o], (1, rows.size, N, len(digits)))
+            out, _ = run(single, starts, np.broadcast_to(everyone, (rows.size, N)), serve_picks(picks))
+            ends = starts - out  # client_update returns start - end
+            if lo == 0:
+                c[o] = ends[0]
+            T[o][:, :, rows[unit] - 1] = np.transpose(ends[unit] - c[o], (1, 2, 0))
     p = np.full(O, 1.0 / O)
     steps = SampledSteps(T=T, c=c, p=p, K=K)
     # 3) the K-step code on random starts, clients and picks against K sampled steps
