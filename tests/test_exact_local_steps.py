@@ -14,10 +14,10 @@ import pytest
 
 from problems import make_problem
 from ratecheck import run
-from ratecheck.algorithms import make_algorithm
 from ratecheck.algorithms.fedavg import FedAvg
 from ratecheck.exact import local_steps
 from ratecheck.exact.local_steps import client_maps, compose_power, composed_client_maps
+from ratecheck.registry import make_algorithm
 
 ETA_L = 0.07
 

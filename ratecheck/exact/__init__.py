@@ -30,6 +30,11 @@ draws that pick each outcome), and averages E S' = sum_s p_s (F_s S F_s^T + N_s)
 checked on random outcomes), through the multiplicities' exact moments E n_i n_k. Any other uniform
 draw (random local-step counts, random delays inside ``round``) raises NotExact.
 
+Multiplicative noise (``multiplicative``): local steps whose oracle picks rows at random (P4's
+least-squares mini-batches) are random affine maps over finitely many outcomes; FedAvgModel reads
+every outcome's one-step map off the code, propagates E[Phi S Phi^T] over the K steps, and adds the
+jobs' random part to the round (no delays, no server state; up to MAX_OUTCOMES outcomes a step).
+
 A run in exact mode produces the usual Trace with ONE "replica" (the expectations), zero spread,
 ``info["exact"] = True`` (``Trace.exact``). Other algorithm families join by exposing the same seams
 (client_update -> aggregate -> server_step) and registering a model with ``exact_model``.
@@ -58,6 +63,7 @@ from .fedavg import (
     FedAvgModel,
 )
 from .local_steps import client_maps, compose_power, composed_client_maps
+from .multiplicative import MAX_OUTCOMES, MultiplicativeOperator, RandomJobs, SampledSteps, sampled_steps
 from .operators import (
     DENSE_MAX,
     MIXTURE_DENSE_MAX,
@@ -113,6 +119,7 @@ __all__ = [
     "BOOKKEEPING_WATCH",
     "DENSE_MAX",
     "DIVERGENCE_THRESHOLD",
+    "MAX_OUTCOMES",
     "MIXTURE_DENSE_MAX",
     "MODELS",
     "OUTCOME_CAP",
@@ -125,12 +132,15 @@ __all__ = [
     "FedAvgModel",
     "JobsOperator",
     "MixtureOperator",
+    "MultiplicativeOperator",
     "NotExact",
     "ProbeStream",
     "ProbeStreams",
     "QuadraticMeasure",
+    "RandomJobs",
     "RoundModel",
     "RoundOperator",
+    "SampledSteps",
     "ServerMap",
     "SlotMoments",
     "client_maps",
@@ -147,6 +157,7 @@ __all__ = [
     "probe_measures",
     "probe_server_step",
     "run_exact",
+    "sampled_steps",
     "schedule_delay_table",
     "slot_moments",
 ]

@@ -13,6 +13,7 @@ from ..oracles import SmoothFederatedOracles
 from ..seeding import Streams
 from .delays import delay_table, schedule_delay_table, slot_moments
 from .local_steps import client_maps
+from .multiplicative import MultiplicativeOperator, RandomJobs, sampled_steps
 from .operators import DENSE_MAX, JobsOperator, RoundOperator, _outer_map
 from .probing import NotExact
 from .seams import (
@@ -51,7 +52,15 @@ class FedAvgModel:
             reach = max(int(np.flatnonzero(self.delay_table(t, width=self.lam + SCHEDULE_SLACK).sum(axis=0) > 0).max())
                         for t in sorted({0, 1, 2, rounds - 1}))
             self.lam = max(self.lam, reach)
-        clients = client_maps(algorithm, problem, m=self.m)  # K local steps composed by squaring
+        self.random_jobs: RandomJobs | None = None  # row-sampled (multiplicative-noise) local steps
+        try:
+            clients = client_maps(algorithm, problem, m=self.m)  # K local steps composed by squaring
+        except NotExact as additive:
+            try:
+                steps = sampled_steps(algorithm, problem, m=self.m)
+            except NotExact as sampled:
+                raise NotExact(f"{additive}; read as row-sampled steps: {sampled}") from None
+            clients, self.random_jobs = steps.mean_maps(), RandomJobs(steps)
         self.noise_sum = clients.cov.sum(axis=0)  # only the sum enters a round
         clients = dataclasses.replace(clients, cov=self.noise_sum[None])  # memory: N d^2 fewer
         self.w = probe_aggregate(algorithm, self.m, N, d)
@@ -63,6 +72,9 @@ class FedAvgModel:
         self.s = int(np.prod(self.server_shape, dtype=np.int64)) if self.server_shape is not None else 0
         self.u_init = np.zeros(self.s) if server0 is None else np.asarray(server0, float).reshape(-1)
         self.n = (self.lam + 1) * d + self.s + 1  # augmented dimension, the constant last
+        if self.random_jobs is not None and (self.lam or self.s):
+            raise NotExact(f"multiplicative (row-sampled) noise in exact mode supports neither delays nor server "
+                           f"state; this run has delay lam = {self.lam} and a server state of size {self.s}")
         # jobs J_{i,k} = A_i P_k + b_i e_const: (N, lam+1, d, n); the client maps are not kept besides
         J = np.zeros((N, self.lam + 1, d, self.n))
         for k in range(self.lam + 1):
@@ -84,7 +96,7 @@ class FedAvgModel:
             if rounds - 1 >= len(window) else True
         self._tables = window[:self.period] if periodic else None
         self.max_delay = 0
-        self._operators: dict[Any, RoundOperator | JobsOperator] = {}
+        self._operators: dict[Any, RoundOperator | JobsOperator | MultiplicativeOperator] = {}
 
     def delay_table(self, t: int, check: bool = False, width: int | None = None) -> np.ndarray:
         if self.own_schedule:
@@ -132,7 +144,7 @@ class FedAvgModel:
         return self._server0 if self.server_time_invariant else probe_server_step(
             self.algorithm, self.d, self.server_shape, t)
 
-    def operator(self, t: int) -> RoundOperator | JobsOperator:
+    def operator(self, t: int) -> RoundOperator | JobsOperator | MultiplicativeOperator:
         key: int | tuple[int, bytes]
         if self._tables is not None and self.server_time_invariant:
             op = self._operators.get(t % self.period)
@@ -147,6 +159,9 @@ class FedAvgModel:
             if len(self._operators) > 4 * self.period:  # time-varying: keep the cache small
                 self._operators.clear()
             op = self._build(table, self.server_map(t))
+            if self.random_jobs is not None:  # each job's own randomness: w^2 E[n_i^2] sum_i Cov(Phi_i v)
+                assert op.E is not None  # FedAvg's direction always enters
+                op = MultiplicativeOperator(op, op.E, self.w * self.w * self.moments.single, self.random_jobs)
             self._operators[key] = op
             reached = np.flatnonzero(table.sum(axis=0) > 0)
             self.max_delay = max(self.max_delay, int(reached.max(initial=0)))
