@@ -86,7 +86,11 @@ def latex(expr: Any) -> str:
 
 def formula(expr: Any) -> Span:
     """A sympy expression or relation: LaTeX (code in Markdown), MathML in HTML (latex2mathml)."""
-    text = latex(expr)
+    return printed_formula(latex(expr))
+
+
+def printed_formula(text: str) -> Span:
+    """LaTeX as written (e.g. as a paper prints it): code in Markdown, MathML in HTML."""
     try:
         from latex2mathml.converter import convert
 

@@ -26,6 +26,7 @@ from .document import (
     Table,
     formula,
     markdown_blocks,
+    printed_formula,
 )
 from .format import (
     _anchor,
@@ -86,7 +87,8 @@ def _errata_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str)
     table = Table(["claim", "paper says", "measured", "source"], cls="verdicts")
     for o in errata:
         table.rows.append([Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
-                           o.claim.statement, [_verdict(o.verdict, ok=o.ok), " ", _one_line(o.reason, 300)],
+                           [o.claim.statement, *_printed_and_encoded(o.claim, "; ")],
+                           [_verdict(o.verdict, ok=o.ok), " ", _one_line(o.reason, 300)],
                            readable_source(o.claim.source, title)])
     return [table]
 
@@ -141,7 +143,7 @@ def _hunt(o: Outcome, images: Mapping[str, str | None]) -> list[Block]:
 def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
     claim: Any = o.claim  # each kind reads its own fields
     facts: list[Inline] = [
-        [Span("Paper says: ", bold=True), claim.statement],
+        [Span("Paper says: ", bold=True), claim.statement, *_printed_and_encoded(claim, "; ")],
         [Span("Source: ", bold=True), readable_source(claim.source, title)],
         [Span("Kind: ", bold=True), claim.kind, *(("; measure ", Span(claim.measure, code=True)) if claim.measure else ()),
          f"; varied parameter {claim.vary} over ", _values(o)],
@@ -190,6 +192,23 @@ def _stated_bound(claim: Any) -> Any:
     """The bound the claim's rule compares with, when it compares with one of its theorem's bounds."""
     shown = _drawn(claim)
     return shown.view().rule.stated_bound(shown)
+
+
+def _claimed_bound(claim: Any) -> Any:
+    """The theorem's bound a claim compares with or hunts a counterexample to, if any."""
+    space = getattr(claim, "space", None)
+    if space is not None and getattr(claim, "version", None):
+        return space.theorem.bound(claim.version)
+    return _stated_bound(claim)
+
+
+def _printed_and_encoded(claim: Any, lead: str = "") -> list[str | Span]:
+    """The claimed bound as the paper prints it beside the encoded (checked) form, when it was copied."""
+    bound = _claimed_bound(claim)
+    if bound is None or not getattr(bound, "printed", ""):
+        return []
+    return [lead, Span(f"bound '{bound.version}': paper prints ", bold=True), printed_formula(bound.printed),
+            Span("; encoded ", bold=True), formula(bound.expr)]
 
 
 def _grid_table(o: Outcome) -> list[Block]:
