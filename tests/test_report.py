@@ -362,3 +362,23 @@ def test_single_file_and_latex_export(outcomes, tmp_path):
     assert r"\begin{longtable}" in tex and r"\texttt{toy.bound\_printed}" in tex and "erratum confirmed" in tex
     assert r"\includegraphics[width=0.8\linewidth]{toy/toy_bound_printed.pdf}" in tex
     assert (tmp_path / "tex" / "toy" / "toy_bound_printed.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_unchecked_errata_are_rows_of_the_errata_table_not_claims(outcomes, tmp_path):
+    from ratecheck.paper import Erratum
+
+    unchecked = (Erratum("eq. (3)", "the server step has the wrong sign", "a typo in a formula no claim runs",
+                         "§4.7 item 1"),)
+    module = Paper(key=PAPER, title="Toy paper", seed="toy.txt", theorems=(THEOREM,), unchecked_errata=unchecked)
+    out = write_report(outcomes, tmp_path / "rc", profile=PROFILE, papers={PAPER: module}, figures=("svg",))
+    md = (out.parent / f"{PAPER}.md").read_text()
+    errata = section(md, "Errata confirmed by a claim (1) and not checkable (1)")
+    assert "`toy.bound_printed`" in errata  # the confirmed one first
+    row = next(line for line in errata.splitlines() if "not checkable**" in line)
+    assert "the server step has the wrong sign" in row and "a typo in a formula no claim runs" in row
+    assert "implementation spec §4.7 item 1" in row
+    assert errata.index("toy.bound_printed") < errata.index("not checkable**")
+    assert "not counted" in errata
+    from ratecheck.report import counts
+
+    assert counts.tally(outcomes).sentence() in md  # the counts come from the claims alone

@@ -79,18 +79,28 @@ def _verdict_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str
     return table
 
 
-def _errata_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str) -> list[Block]:
-    """The confirmed errata, one row each: what the paper says, what was measured, where."""
+def _errata_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str,
+                  unchecked: Sequence[Any] = ()) -> list[Block]:
+    """The confirmed errata, one row each: what the paper says, what was measured, where; then the
+    specification's errata no claim can decide, with the reason (paper.Erratum)."""
     errata = [o for o in group if cats[o.claim.id] == counts.ERRATUM]
-    if not errata:
+    if not errata and not unchecked:
         return [Para("No erratum is confirmed by a claim in this run.")]
     table = Table(["claim", "paper says", "measured", "source"], cls="verdicts")
+    blocks: list[Block] = [table]
+    if unchecked:
+        blocks.insert(0, Para(f"{len(errata)} confirmed by a claim (counted among the claims), then "
+                              f"{len(unchecked)} that the specification lists and no claim can decide, marked "
+                              "'not checkable' with the reason (not claims: not counted)."))
     for o in errata:
         table.rows.append([Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
                            [o.claim.statement, *_printed_and_encoded(o.claim, "; ")],
                            [_verdict(o.verdict, ok=o.ok), " ", _one_line(o.reason, 300)],
                            readable_source(o.claim.source, title)])
-    return [table]
+    for e in unchecked:
+        table.rows.append([Span("not checkable", bold=True), [f"{e.where}: ", e.what],
+                           e.why_not_checkable, [f"{title}, {e.where}", *((f" (implementation spec {e.spec})",) if e.spec else ())]])
+    return blocks
 
 
 def _observations(group: Sequence[Outcome]) -> list[Block]:
@@ -370,8 +380,10 @@ def _paper_page(paper: str, group: Sequence[Outcome], module: Paper | None,
     sections += [("Theorems", "theorems")] if theorems else []
     sections += [("Provenance", "provenance")]
     blocks: list[Block] = [Heading(1, title), Bullets(head), _toc(sections, shown),
-                           Heading(2, f"Errata confirmed by a claim ({tally[counts.ERRATUM]})", anchor="errata"),
-                           *_errata_table(group, cats, title)]
+                           Heading(2, f"Errata confirmed by a claim ({tally[counts.ERRATUM]})" + (
+                               f" and not checkable ({len(module.unchecked_errata)})"
+                               if module is not None and module.unchecked_errata else ""), anchor="errata"),
+                           *_errata_table(group, cats, title, module.unchecked_errata if module else ())]
     if extras and any("errat" in h.lower() for h, _ in extras):
         heading = next(h for h, _ in extras if "errat" in h.lower())
         blocks.append(Para(["Every erratum the paper's specification lists, checkable or not, with the reason: ",
