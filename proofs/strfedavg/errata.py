@@ -23,8 +23,8 @@ UNCHECKED_ERRATA = (
             "bounds carry Prop. 1's factor 3 ('_corrected' versions)", _S + "I7, I8, I29, I31"),
     Erratum("Theorem 1 exponents and terms", "root index bp/2 for b + p/2; R^{p/2} for R^{eta p/2} when "
             "kappa = 1; the placement of ||grad f(x*)||^kappa; (4M)^{1/kappa} without its prefactor; alpha "
-            "outside the 1/kappa root", "typos in cases whose corrected forms are encoded, or in the "
-            "kappa = 1 case that no smooth h allows (I23)", _S + "I9, I11, I12, I15, I16"),
+            "outside the 1/kappa root", "the printed forms are not encoded as bound "
+            "versions of their own, so no claim runs them (the kappa = 1 case no smooth h allows, I23)", _S + "I9, I11, I12, I15, I16"),
     Erratum("Theorem 2; eta_hat", "eta_hat from the strongly convex case and an inconsistent range of a, b; "
             "eta_hat = 11 is the argmax, the maximum is 24/(5e)", "a schedule constant and a range, not a "
             "bound a measurement contradicts", _S + "I13, I14"),
