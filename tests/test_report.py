@@ -382,3 +382,14 @@ def test_unchecked_errata_are_rows_of_the_errata_table_not_claims(outcomes, tmp_
     from ratecheck.report import counts
 
     assert counts.tally(outcomes).sentence() in md  # the counts come from the claims alone
+
+
+def test_every_seed_paper_lists_its_unchecked_errata_with_a_reason_and_spec_place():
+    import importlib
+
+    for key in ("defedavg", "simfbo", "fessgda", "fedbio", "strfedavg"):
+        paper = importlib.import_module(f"proofs.{key}").PAPER
+        assert paper.unchecked_errata, key
+        for e in paper.unchecked_errata:
+            assert e.where and e.what and e.why_not_checkable, (key, e)
+            assert e.spec.startswith("§"), (key, e)  # the place in the paper's implementation spec
