@@ -393,3 +393,16 @@ def test_every_seed_paper_lists_its_unchecked_errata_with_a_reason_and_spec_plac
         for e in paper.unchecked_errata:
             assert e.where and e.what and e.why_not_checkable, (key, e)
             assert e.spec.startswith("§"), (key, e)  # the place in the paper's implementation spec
+
+
+def test_spec_jargon_leaves_the_text_for_the_raw_references():
+    from ratecheck.report.format import _one_line, plain
+
+    assert plain("dimensionally wrong (spec §4.7 item 4)") == ("dimensionally wrong", ["spec §4.7 item 4"])
+    assert plain("C6 (eta_v L_1 <= 1, spec §3.2) is needed") == ("C6 (eta_v L_1 <= 1) is needed", ["spec §3.2"])
+    assert plain("holds (a + b <= 1, I10), at") == ("holds (a + b <= 1), at", ["I10"])
+    assert plain("arrivals (spec pitfall 4): a") == ("arrivals: a", ["spec pitfall 4"])
+    assert plain("Erratum I18: Algorithm 2") == ("Erratum: Algorithm 2", ["I18"])
+    assert plain("x_Q of spec §6.3 with") == ("x_Q of the implementation spec §6.3 with", ["spec §6.3"])
+    assert plain("as printed (§D.6, Table 1)") == ("as printed (§D.6, Table 1)", [])  # the paper's own places stay
+    assert _one_line("wrong (spec §4.7 item 4)") == "wrong"

@@ -39,6 +39,7 @@ from .format import (
     _value,
     _verdict,
     legend,
+    plain,
     readable_source,
 )
 from .plots import _as_drawn, _drawn
@@ -94,7 +95,7 @@ def _errata_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str,
                               "'not checkable' with the reason (not claims: not counted)."))
     for o in errata:
         table.rows.append([Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
-                           [o.claim.statement, *_printed_and_encoded(o.claim, "; ")],
+                           [plain(o.claim.statement)[0].strip(), *_printed_and_encoded(o.claim, "; ")],
                            [_verdict(o.verdict, ok=o.ok), " ", _one_line(o.reason, 300)],
                            readable_source(o.claim.source, title)])
     for e in unchecked:
@@ -153,7 +154,7 @@ def _hunt(o: Outcome, images: Mapping[str, str | None]) -> list[Block]:
 def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
     claim: Any = o.claim  # each kind reads its own fields
     facts: list[Inline] = [
-        [Span("Paper says: ", bold=True), claim.statement, *_printed_and_encoded(claim, "; ")],
+        [Span("Paper says: ", bold=True), plain(claim.statement)[0].strip(), *_printed_and_encoded(claim, "; ")],
         [Span("Source: ", bold=True), readable_source(claim.source, title)],
         [Span("Kind: ", bold=True), claim.kind, *(("; measure ", Span(claim.measure, code=True)) if claim.measure else ()),
          f"; varied parameter {claim.vary} over ", _values(o)],
@@ -164,10 +165,10 @@ def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
                       f" ({claim.theorem.title})"])
     expected: list[str | Span] = [Span("Expected: ", bold=True), _verdict(o.expected)]
     if claim.expect_reason:
-        expected.append(f" - {claim.expect_reason}")
+        expected.append(f" - {plain(claim.expect_reason)[0].strip()}")
     facts.append(expected)
     facts.append([Span("Measured: ", bold=True), _verdict(o.verdict, ok=o.ok), " - ", _badge(category)])
-    facts.append([Span("Reason: ", bold=True), o.reason])
+    facts.append([Span("Reason: ", bold=True), plain(o.reason)[0].strip()])
     if o.runs:  # issue #19: what this verdict read, from the store or computed by this check
         facts.append([Span("Runs: ", bold=True), f"{o.runs.get('reused', 0)} reused from the cache, "
                       f"{o.runs.get('computed', 0)} computed"])
@@ -195,7 +196,7 @@ def _values(o: Outcome, shown: int = 8) -> str:
 def _fact(fact: Fact) -> Inline:
     """A piece's fact: its label in bold, text as is, sympy expressions as formulas."""
     label, parts = fact
-    return [Span(label, bold=True), *(formula(x) if isinstance(x, sp.Basic) else str(x) for x in parts)]
+    return [Span(label, bold=True), *(formula(x) if isinstance(x, sp.Basic) else plain(str(x))[0] for x in parts)]
 
 
 def _stated_bound(claim: Any) -> Any:
@@ -278,8 +279,14 @@ def _claim_section(o: Outcome, images: Mapping[str, str | None], title: str, cat
     """A claim's section: collapsed when it passes, open when it fails (as expected or not) or is unexpected."""
     claim: Any = o.claim  # each kind reads its own fields
     blocks: list[Block] = [Bullets(_claim_facts(o, title, category))]
-    blocks.append(Details("Raw references (paper file, implementation spec)",
-                          [Bullets([[Span(str(claim.source), code=True)]])]))
+    bound = _claimed_bound(claim)
+    texts = (claim.statement, claim.expect_reason, o.reason, getattr(bound, "note", ""))
+    refs = [r for text in texts for r in plain(text or "")[1]]
+    raw: list[Inline] = [[Span(str(claim.source), code=True)]]
+    if refs:  # what plain() took out of the texts above, so nothing is lost
+        raw.append(["The texts above cite the implementation spec (its sections §, items I, test problems P): ",
+                    ", ".join(dict.fromkeys(refs))])
+    blocks.append(Details("Raw references (paper file, implementation spec)", [Bullets(raw)]))
     if "hunt" in o.evidence:
         blocks += _hunt(o, images)
     image = images.get(claim.id)
