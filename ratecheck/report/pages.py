@@ -81,7 +81,7 @@ def _verdict_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str
 
 
 def _errata_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str,
-                  unchecked: Sequence[Any] = ()) -> list[Block]:
+                  unchecked: Sequence[Any] = (), seed: str = "") -> list[Block]:
     """The confirmed errata, one row each: what the paper says, what was measured, where; then the
     specification's errata no claim can decide, with the reason (paper.Erratum)."""
     errata = [o for o in group if cats[o.claim.id] == counts.ERRATUM]
@@ -95,12 +95,14 @@ def _errata_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str,
                               "'not checkable' with the reason (not claims: not counted)."))
     for o in errata:
         table.rows.append([Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
-                           [plain(o.claim.statement)[0].strip(), *_printed_and_encoded(o.claim, "; ")],
+                           [plain(o.claim.statement)[0].strip(), *_printed_and_encoded(o.claim, " ")],
                            [_verdict(o.verdict, ok=o.ok), " ", _one_line(o.reason, 300)],
                            readable_source(o.claim.source, title)])
+    paper = readable_source(seed, title)
     for e in unchecked:
-        table.rows.append([Span("not checkable", bold=True), [f"{e.where}: ", e.what],
-                           e.why_not_checkable, [f"{title}, {e.where}", *((f" (implementation spec {e.spec})",) if e.spec else ())]])
+        table.rows.append([Span("not checkable", bold=True), [f"{e.where}: ", plain(e.what)[0]],
+                           plain(e.why_not_checkable)[0],
+                           [f"{paper}, {e.where}", *((f" (implementation spec {e.spec})",) if e.spec else ())]])
     return blocks
 
 
@@ -154,7 +156,7 @@ def _hunt(o: Outcome, images: Mapping[str, str | None]) -> list[Block]:
 def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
     claim: Any = o.claim  # each kind reads its own fields
     facts: list[Inline] = [
-        [Span("Paper says: ", bold=True), plain(claim.statement)[0].strip(), *_printed_and_encoded(claim, "; ")],
+        [Span("Paper says: ", bold=True), plain(claim.statement)[0].strip(), *_printed_and_encoded(claim, " ")],
         [Span("Source: ", bold=True), readable_source(claim.source, title)],
         [Span("Kind: ", bold=True), claim.kind, *(("; measure ", Span(claim.measure, code=True)) if claim.measure else ()),
          f"; varied parameter {claim.vary} over ", _values(o)],
@@ -390,7 +392,8 @@ def _paper_page(paper: str, group: Sequence[Outcome], module: Paper | None,
                            Heading(2, f"Errata confirmed by a claim ({tally[counts.ERRATUM]})" + (
                                f" and not checkable ({len(module.unchecked_errata)})"
                                if module is not None and module.unchecked_errata else ""), anchor="errata"),
-                           *_errata_table(group, cats, title, module.unchecked_errata if module else ())]
+                           *_errata_table(group, cats, title, module.unchecked_errata if module else (),
+                                           module.seed if module else "")]
     if extras and any("errat" in h.lower() for h, _ in extras):
         heading = next(h for h, _ in extras if "errat" in h.lower())
         blocks.append(Para(["Every erratum the paper's specification lists, checkable or not, with the reason: ",
