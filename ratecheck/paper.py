@@ -23,6 +23,18 @@ ReportFigures = Callable[[Sequence["Outcome"]], Iterable[Any]]
 
 
 @dataclass(frozen=True)
+class Erratum:
+    """An error of the paper that no claim can decide (a typo, a wrong cross-reference, a proof step whose
+    result the claims check otherwise): where it is, what is wrong, why no claim checks it, and the
+    specification section that lists it. Shown in the report's errata table; not a claim, not counted."""
+
+    where: str
+    what: str
+    why_not_checkable: str
+    spec: str = ""  # its place in the implementation spec, e.g. "§4.7 item 3"
+
+
+@dataclass(frozen=True)
 class Paper:
     """One paper: ``key`` (short, used in claim ids and `ratecheck check KEY`), ``title``, ``seed``
     (the paper file and arXiv id), ``theorems`` and ``claims``, and optional report hooks."""
@@ -36,6 +48,7 @@ class Paper:
     report_sections: ReportSections | None = None
     report_figures: ReportFigures | None = None
     spaces: Sequence[Any] = ()  # ratecheck.hunt.HuntSpace: where `ratecheck hunt THEOREM` searches
+    unchecked_errata: Sequence[Erratum] = ()  # the spec's errata that no claim decides
     origin: str = field(default="", compare=False)  # where it was found (entry point, file); set by the registry
 
     def __post_init__(self) -> None:
@@ -44,6 +57,7 @@ class Paper:
         object.__setattr__(self, "theorems", tuple(self.theorems))
         object.__setattr__(self, "claims", tuple(self.claims))
         object.__setattr__(self, "spaces", tuple(self.spaces))
+        object.__setattr__(self, "unchecked_errata", tuple(self.unchecked_errata))
         for claim in self.claims:
             if claim.paper != self.key:
                 raise ValueError(f"claim {claim.id} says paper {claim.paper!r}, registered under {self.key!r}")

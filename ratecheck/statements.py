@@ -50,6 +50,7 @@ class Condition:
     relation: Relational
     source: Source
     note: str = ""
+    printed: str = ""  # the LaTeX as the paper prints it (shown beside the encoded form), if copied
 
     def __post_init__(self) -> None:
         rel = self.relation
@@ -93,7 +94,7 @@ class Condition:
         ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
         from .latex import relation
 
-        return cls(name, relation(latex, symbols, f"condition {name!r}"), source, note)
+        return cls(name, relation(latex, symbols, f"condition {name!r}"), source, note, printed=latex)
 
 
 def at_most(lhs: Any, rhs: Any) -> Relational:
@@ -116,6 +117,7 @@ class Bound:
     expr: sp.Expr
     source: Source
     note: str = ""
+    printed: str = ""  # the LaTeX as the paper prints it (shown beside the encoded form), if copied
 
     def __post_init__(self) -> None:
         # accept plain numbers too; downstream code relies on a sympy Expr
@@ -127,7 +129,7 @@ class Bound:
         ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
         from .latex import expression
 
-        return cls(version, expression(latex, symbols, f"bound {version!r}"), source, note)
+        return cls(version, expression(latex, symbols, f"bound {version!r}"), source, note, printed=latex)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -362,3 +362,47 @@ def test_single_file_and_latex_export(outcomes, tmp_path):
     assert r"\begin{longtable}" in tex and r"\texttt{toy.bound\_printed}" in tex and "erratum confirmed" in tex
     assert r"\includegraphics[width=0.8\linewidth]{toy/toy_bound_printed.pdf}" in tex
     assert (tmp_path / "tex" / "toy" / "toy_bound_printed.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_unchecked_errata_are_rows_of_the_errata_table_not_claims(outcomes, tmp_path):
+    from ratecheck.paper import Erratum
+
+    unchecked = (Erratum("eq. (3)", "the server step has the wrong sign", "a typo in a formula no claim runs",
+                         "§4.7 item 1"),)
+    module = Paper(key=PAPER, title="Toy paper", seed="toy.txt", theorems=(THEOREM,), unchecked_errata=unchecked)
+    out = write_report(outcomes, tmp_path / "rc", profile=PROFILE, papers={PAPER: module}, figures=("svg",))
+    md = (out.parent / f"{PAPER}.md").read_text()
+    errata = section(md, "Errata confirmed by a claim (1) and not checkable (1)")
+    assert "`toy.bound_printed`" in errata  # the confirmed one first
+    row = next(line for line in errata.splitlines() if "not checkable**" in line)
+    assert "the server step has the wrong sign" in row and "a typo in a formula no claim runs" in row
+    assert "implementation spec §4.7 item 1" in row
+    assert errata.index("toy.bound_printed") < errata.index("not checkable**")
+    assert "not counted" in errata
+    from ratecheck.report import counts
+
+    assert counts.tally(outcomes).sentence() in md  # the counts come from the claims alone
+
+
+def test_every_seed_paper_lists_its_unchecked_errata_with_a_reason_and_spec_place():
+    import importlib
+
+    for key in ("defedavg", "simfbo", "fessgda", "fedbio", "strfedavg"):
+        paper = importlib.import_module(f"proofs.{key}").PAPER
+        assert paper.unchecked_errata, key
+        for e in paper.unchecked_errata:
+            assert e.where and e.what and e.why_not_checkable, (key, e)
+            assert e.spec.startswith("§"), (key, e)  # the place in the paper's implementation spec
+
+
+def test_spec_jargon_leaves_the_text_for_the_raw_references():
+    from ratecheck.report.format import _one_line, plain
+
+    assert plain("dimensionally wrong (spec §4.7 item 4)") == ("dimensionally wrong", ["spec §4.7 item 4"])
+    assert plain("C6 (eta_v L_1 <= 1, spec §3.2) is needed") == ("C6 (eta_v L_1 <= 1) is needed", ["spec §3.2"])
+    assert plain("holds (a + b <= 1, I10), at") == ("holds (a + b <= 1), at", ["I10"])
+    assert plain("arrivals (spec pitfall 4): a") == ("arrivals: a", ["spec pitfall 4"])
+    assert plain("Erratum I18: Algorithm 2") == ("Erratum: Algorithm 2", ["I18"])
+    assert plain("x_Q of spec §6.3 with") == ("x_Q of the implementation spec §6.3 with", ["spec §6.3"])
+    assert plain("as printed (§D.6, Table 1)") == ("as printed (§D.6, Table 1)", [])  # the paper's own places stay
+    assert _one_line("wrong (spec §4.7 item 4)") == "wrong"

@@ -19,6 +19,7 @@ from .asynchronous import CLAIMS as _ASYNC_CLAIMS
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS as _SCHEDULE_CLAIMS
 from .claims import lyapunov_noise_floor, t2_config  # noqa: F401
+from .errata import UNCHECKED_ERRATA
 from .horizon import CLAIMS as _HORIZON_CLAIMS
 from .hunts import HUNTS, SPACES  # noqa: E402  (counterexample searches, issue #13)
 from .interpolation import CLAIMS as _INTERPOLATION_CLAIMS
@@ -49,4 +50,5 @@ PAPER = Paper(
     report_sections=report_sections,
     report_figures=report_figures,
     spaces=SPACES,
+    unchecked_errata=UNCHECKED_ERRATA,
 )

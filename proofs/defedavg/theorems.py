@@ -101,12 +101,16 @@ THEOREM_2 = Theorem(
             sp.sqrt(128 * Delta / (n * K * T)) + 8 * L / (K * T),
             src("Theorem 2, eq. (14), main text"),
             "missing L sigma^2 in the leading term: dimensionally wrong (spec §4.7 item 4)",
+            # seed line 281, eq. (14), with F(w^0) - F^* written Delta
+            printed=r"\sqrt{\frac{128\Delta}{nKT}}+\frac{8L}{KT}",
         ),
         Bound(
             "appendix",
             sp.sqrt(128 * L * Delta / (n * K * T)) + 8 * L / (K * T),
             src("Appendix A.2.2, end of the proof of Theorem 2"),
             "missing sigma^2 in the leading term (spec §4.7 item 4)",
+            # seed line 849, the last line of the proof, with F(w^0) - F^* written Delta
+            printed=r"\sqrt{\frac{128L\Delta}{nKT}}+\frac{8L}{KT}",
         ),
         Bound(
             "corrected",

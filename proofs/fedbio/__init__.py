@@ -13,6 +13,7 @@ from __future__ import annotations
 from ratecheck.paper import Paper
 
 from .claims import CLAIMS, KEY
+from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracles and the absolute floor (issue #23)
 from .report import report_figures, report_sections
@@ -30,4 +31,5 @@ PAPER = Paper(
     report_sections=report_sections,
     report_figures=report_figures,
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
+    unchecked_errata=UNCHECKED_ERRATA,
 )

@@ -22,6 +22,7 @@ from ratecheck.paper import Paper
 
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS
+from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracle (issue #23)
 from .report import *  # noqa: F401,F403
@@ -39,4 +40,5 @@ PAPER = Paper(
     spec="../shared/spec/fessgda.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,
+    unchecked_errata=UNCHECKED_ERRATA,
 )

@@ -17,6 +17,7 @@ from ratecheck.paper import Paper
 
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS
+from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracles (issue #23)
 from .report import *  # noqa: F401,F403
@@ -34,4 +35,5 @@ PAPER = Paper(
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,
     report_figures=report_figures,
+    unchecked_errata=UNCHECKED_ERRATA,
 )

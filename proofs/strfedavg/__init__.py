@@ -11,6 +11,7 @@ hunts.py: counterexample searches for Theorem 1 (erratum I10); report.py: the re
 from ratecheck.paper import Paper
 
 from .claims import CLAIMS, KEY
+from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracle (issue #23)
 from .report import report_figures, report_sections
@@ -26,4 +27,5 @@ PAPER = Paper(
     report_sections=report_sections,
     report_figures=report_figures,
     spaces=SPACES,
+    unchecked_errata=UNCHECKED_ERRATA,
 )

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sympy as sp
+from sympy.printing.latex import LatexPrinter
 
 # ---------------------------------------------------------------------------------------------
 # Document model: rendered to Markdown and to HTML from the same blocks
@@ -34,15 +35,62 @@ class Span:
 LATEX_NAMES: dict[str, str] = {"lam": r"\lambda", "Lbar": r"\bar{L}", "sig": r"\sigma"}
 
 
+class _PaperLatexPrinter(LatexPrinter):
+    """sympy's LaTeX printer, except that a product with two or more square-root factors is printed
+    under one root, as papers write it: sqrt(128 L sigma^2 Delta/(n K T)), not 8 sqrt(2) sqrt(Delta)
+    sqrt(L) sigma/(sqrt(K) sqrt(T) sqrt(n)). Its numeric coefficient and its positive factors with a
+    positive exponent go under the root, squared; other factors (denominators without a root, factors
+    of unknown sign) stay outside."""
+
+    def _print_Mul(self, expr: sp.Expr) -> str:
+        if expr.could_extract_minus_sign():
+            return "- " + self._print(-expr) if _roots(-expr) >= 2 else super()._print_Mul(expr)
+        if _roots(expr) < 2:
+            return super()._print_Mul(expr)
+        inside: list[sp.Expr] = []
+        outside: list[sp.Expr] = []
+        for factor in sp.Mul.make_args(expr):
+            base, power = factor.as_base_exp()
+            rational = isinstance(power, sp.Rational) and base.is_positive
+            root = rational and power.q == 2
+            (inside if factor.is_Rational or root or (rational and power > 0) else outside).append(factor)
+        square = sp.Mul(*inside) ** 2
+        spot = sp.Symbol(_ROOT_SPOT, positive=True)
+        if sp.numer(square) == 1:  # 1/(K sqrt(L T)), not sqrt(1/(L T))/K
+            square, spot = 1 / square, 1 / spot
+        root = rf"\sqrt{{{self._print(square)}}}"
+        if not outside and spot.is_Symbol:
+            return root
+        return super()._print_Mul(sp.Mul(*outside) * spot).replace(_ROOT_SPOT, root)
+
+
+_ROOT_SPOT = "zzzrcroot"  # a placeholder symbol, sorted last among a product's factors
+
+
+def _roots(expr: sp.Expr) -> int:
+    """How many factors of a product are square roots of positive bases (the coefficient's root of an
+    integer, as in 8 sqrt(2), counts as one)."""
+    count = 0
+    for factor in sp.Mul.make_args(expr):
+        base, power = factor.as_base_exp()
+        count += isinstance(power, sp.Rational) and power.q == 2 and bool(base.is_positive)
+    return count
+
+
 def latex(expr: Any) -> str:
-    """The LaTeX of a sympy expression or relation, with the paper's symbol names (LATEX_NAMES)."""
+    """The LaTeX of a sympy expression or relation, with the paper's symbol names (LATEX_NAMES) and a
+    product's square roots under one root (_PaperLatexPrinter)."""
     names = {s: LATEX_NAMES[s.name] for s in getattr(expr, "free_symbols", ()) if s.name in LATEX_NAMES}
-    return sp.latex(expr, symbol_names=names)
+    return _PaperLatexPrinter({"symbol_names": names}).doprint(expr)
 
 
 def formula(expr: Any) -> Span:
     """A sympy expression or relation: LaTeX (code in Markdown), MathML in HTML (latex2mathml)."""
-    text = latex(expr)
+    return printed_formula(latex(expr))
+
+
+def printed_formula(text: str) -> Span:
+    """LaTeX as written (e.g. as a paper prints it): code in Markdown, MathML in HTML."""
     try:
         from latex2mathml.converter import convert
 

@@ -42,8 +42,42 @@ def _anchor(prefix: str, name: str) -> str:
     return f"{prefix}-{_safe(name)}"
 
 
+# references a reviewer cannot decode: the implementation spec's sections, pitfalls, inconsistency items
+# (I7) and test problems (P4). The report keeps the text readable and lists them in the raw-references block.
+_SPEC_REF = re.compile(r"spec\s+(?:pitfall\s+\d+|§\d+(?:\.\d+)*(?:'s)?(?:\s+item\s+\d+|\s+[PS]\d+(?:-[a-z])?)?)")
+_LABEL = re.compile(r"\b[IP]\d+(?:-[a-z])?\b")
+_BARE_ITEM = re.compile(r"\s*\bI\d+\b(?=\s*[:,.])")
+_GROUP = re.compile(r"(\s*)\(([^()]*)\)")
+
+
+def plain(text: str) -> tuple[str, list[str]]:
+    """``text`` without the spec's internal references, and the references removed: a parenthesis that
+    holds only references goes, one that also says something keeps what it says; a bare "spec §6.3"
+    becomes "the implementation spec §6.3"."""
+    refs: list[str] = []
+
+    def group(m: re.Match) -> str:
+        inner = m.group(2)
+        if not (_SPEC_REF.search(inner) or _LABEL.search(inner)):
+            return m.group(0)
+        refs.extend(r.group(0) for r in _SPEC_REF.finditer(inner))
+        inner = _SPEC_REF.sub("", inner)
+        refs.extend(_LABEL.findall(inner))
+        inner = re.sub(r"\s*,(\s*,)+", ",", _LABEL.sub("", inner)).strip(" ,;:")
+        return f"{m.group(1)}({inner})" if inner else ""
+
+    def bare(m: re.Match) -> str:
+        refs.append(m.group(0))
+        return "the implementation spec" + m.group(0)[len("spec"):]
+
+    text = _GROUP.sub(group, str(text))
+    text = re.sub(r"(?<!implementation )" + _SPEC_REF.pattern, bare, text)
+    refs.extend(r.strip() for r in _BARE_ITEM.findall(text))
+    return _BARE_ITEM.sub("", text), refs
+
+
 def _one_line(text: str, limit: int = REASON_CHARS) -> str:
-    text = " ".join(str(text).split())
+    text = " ".join(plain(text)[0].split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 

@@ -26,6 +26,7 @@ from .document import (
     Table,
     formula,
     markdown_blocks,
+    printed_formula,
 )
 from .format import (
     _anchor,
@@ -38,6 +39,7 @@ from .format import (
     _value,
     _verdict,
     legend,
+    plain,
     readable_source,
 )
 from .plots import _as_drawn, _drawn
@@ -78,17 +80,30 @@ def _verdict_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str
     return table
 
 
-def _errata_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str) -> list[Block]:
-    """The confirmed errata, one row each: what the paper says, what was measured, where."""
+def _errata_table(group: Sequence[Outcome], cats: Mapping[str, str], title: str,
+                  unchecked: Sequence[Any] = (), seed: str = "") -> list[Block]:
+    """The confirmed errata, one row each: what the paper says, what was measured, where; then the
+    specification's errata no claim can decide, with the reason (paper.Erratum)."""
     errata = [o for o in group if cats[o.claim.id] == counts.ERRATUM]
-    if not errata:
+    if not errata and not unchecked:
         return [Para("No erratum is confirmed by a claim in this run.")]
     table = Table(["claim", "paper says", "measured", "source"], cls="verdicts")
+    blocks: list[Block] = [table]
+    if unchecked:
+        blocks.insert(0, Para(f"{len(errata)} confirmed by a claim (counted among the claims), then "
+                              f"{len(unchecked)} that the specification lists and no claim can decide, marked "
+                              "'not checkable' with the reason (not claims: not counted)."))
     for o in errata:
         table.rows.append([Span(o.claim.id, code=True, fragment=_anchor("claim", o.claim.id)),
-                           o.claim.statement, [_verdict(o.verdict, ok=o.ok), " ", _one_line(o.reason, 300)],
+                           [plain(o.claim.statement)[0].strip(), *_printed_and_encoded(o.claim, " ")],
+                           [_verdict(o.verdict, ok=o.ok), " ", _one_line(o.reason, 300)],
                            readable_source(o.claim.source, title)])
-    return [table]
+    paper = readable_source(seed, title)
+    for e in unchecked:
+        table.rows.append([Span("not checkable", bold=True), [f"{e.where}: ", plain(e.what)[0]],
+                           plain(e.why_not_checkable)[0],
+                           [f"{paper}, {e.where}", *((f" (implementation spec {e.spec})",) if e.spec else ())]])
+    return blocks
 
 
 def _observations(group: Sequence[Outcome]) -> list[Block]:
@@ -141,7 +156,7 @@ def _hunt(o: Outcome, images: Mapping[str, str | None]) -> list[Block]:
 def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
     claim: Any = o.claim  # each kind reads its own fields
     facts: list[Inline] = [
-        [Span("Paper says: ", bold=True), claim.statement],
+        [Span("Paper says: ", bold=True), plain(claim.statement)[0].strip(), *_printed_and_encoded(claim, " ")],
         [Span("Source: ", bold=True), readable_source(claim.source, title)],
         [Span("Kind: ", bold=True), claim.kind, *(("; measure ", Span(claim.measure, code=True)) if claim.measure else ()),
          f"; varied parameter {claim.vary} over ", _values(o)],
@@ -152,10 +167,10 @@ def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
                       f" ({claim.theorem.title})"])
     expected: list[str | Span] = [Span("Expected: ", bold=True), _verdict(o.expected)]
     if claim.expect_reason:
-        expected.append(f" - {claim.expect_reason}")
+        expected.append(f" - {plain(claim.expect_reason)[0].strip()}")
     facts.append(expected)
     facts.append([Span("Measured: ", bold=True), _verdict(o.verdict, ok=o.ok), " - ", _badge(category)])
-    facts.append([Span("Reason: ", bold=True), o.reason])
+    facts.append([Span("Reason: ", bold=True), plain(o.reason)[0].strip()])
     if o.runs:  # issue #19: what this verdict read, from the store or computed by this check
         facts.append([Span("Runs: ", bold=True), f"{o.runs.get('reused', 0)} reused from the cache, "
                       f"{o.runs.get('computed', 0)} computed"])
@@ -183,13 +198,30 @@ def _values(o: Outcome, shown: int = 8) -> str:
 def _fact(fact: Fact) -> Inline:
     """A piece's fact: its label in bold, text as is, sympy expressions as formulas."""
     label, parts = fact
-    return [Span(label, bold=True), *(formula(x) if isinstance(x, sp.Basic) else str(x) for x in parts)]
+    return [Span(label, bold=True), *(formula(x) if isinstance(x, sp.Basic) else plain(str(x))[0] for x in parts)]
 
 
 def _stated_bound(claim: Any) -> Any:
     """The bound the claim's rule compares with, when it compares with one of its theorem's bounds."""
     shown = _drawn(claim)
     return shown.view().rule.stated_bound(shown)
+
+
+def _claimed_bound(claim: Any) -> Any:
+    """The theorem's bound a claim compares with or hunts a counterexample to, if any."""
+    space = getattr(claim, "space", None)
+    if space is not None and getattr(claim, "version", None):
+        return space.theorem.bound(claim.version)
+    return _stated_bound(claim)
+
+
+def _printed_and_encoded(claim: Any, lead: str = "") -> list[str | Span]:
+    """The claimed bound as the paper prints it beside the encoded (checked) form, when it was copied."""
+    bound = _claimed_bound(claim)
+    if bound is None or not getattr(bound, "printed", ""):
+        return []
+    return [lead, Span(f"bound '{bound.version}': paper prints ", bold=True), printed_formula(bound.printed),
+            Span("; encoded ", bold=True), formula(bound.expr)]
 
 
 def _grid_table(o: Outcome) -> list[Block]:
@@ -249,8 +281,14 @@ def _claim_section(o: Outcome, images: Mapping[str, str | None], title: str, cat
     """A claim's section: collapsed when it passes, open when it fails (as expected or not) or is unexpected."""
     claim: Any = o.claim  # each kind reads its own fields
     blocks: list[Block] = [Bullets(_claim_facts(o, title, category))]
-    blocks.append(Details("Raw references (paper file, implementation spec)",
-                          [Bullets([[Span(str(claim.source), code=True)]])]))
+    bound = _claimed_bound(claim)
+    texts = (claim.statement, claim.expect_reason, o.reason, getattr(bound, "note", ""))
+    refs = [r for text in texts for r in plain(text or "")[1]]
+    raw: list[Inline] = [[Span(str(claim.source), code=True)]]
+    if refs:  # what plain() took out of the texts above, so nothing is lost
+        raw.append(["The texts above cite the implementation spec (its sections §, items I, test problems P): ",
+                    ", ".join(dict.fromkeys(refs))])
+    blocks.append(Details("Raw references (paper file, implementation spec)", [Bullets(raw)]))
     if "hunt" in o.evidence:
         blocks += _hunt(o, images)
     image = images.get(claim.id)
@@ -351,8 +389,11 @@ def _paper_page(paper: str, group: Sequence[Outcome], module: Paper | None,
     sections += [("Theorems", "theorems")] if theorems else []
     sections += [("Provenance", "provenance")]
     blocks: list[Block] = [Heading(1, title), Bullets(head), _toc(sections, shown),
-                           Heading(2, f"Errata confirmed by a claim ({tally[counts.ERRATUM]})", anchor="errata"),
-                           *_errata_table(group, cats, title)]
+                           Heading(2, f"Errata confirmed by a claim ({tally[counts.ERRATUM]})" + (
+                               f" and not checkable ({len(module.unchecked_errata)})"
+                               if module is not None and module.unchecked_errata else ""), anchor="errata"),
+                           *_errata_table(group, cats, title, module.unchecked_errata if module else (),
+                                           module.seed if module else "")]
     if extras and any("errat" in h.lower() for h, _ in extras):
         heading = next(h for h, _ in extras if "errat" in h.lower())
         blocks.append(Para(["Every erratum the paper's specification lists, checkable or not, with the reason: ",
