@@ -168,8 +168,12 @@ class FedBilevel(Problem):
 
             def enough(t: float) -> bool:
                 x_t = x - t * step
-                return (float(self.value(x_t)) <= h0 - 1e-4 * t * slope
-                        or float(np.linalg.norm(self.hypergrad(x_t))) <= (1 - 1e-4 * t) * g_norm)
+                h_t = float(self.value(x_t))
+                # ||grad h|| may fall while h rises far out, where the pseudo-Huber gradient saturates:
+                # only a step that does not raise h beyond its round-off may be judged by ||grad h||
+                return (h_t <= h0 - 1e-4 * t * slope
+                        or (h_t <= h0 + 1e-12 * max(1.0, abs(h0))
+                            and float(np.linalg.norm(self.hypergrad(x_t))) <= (1 - 1e-4 * t) * g_norm))
 
             while t > 1e-30 and not enough(t):
                 t /= 2
