@@ -3,7 +3,7 @@
 Setting (issue #12): N = 1000 clients, T = 10^4 rounds of DeFedAvg-IID (first n = 10 arrivals,
 K = 5, the paper's timing model) on the quadratic (d = 10), R replicas. Timings:
 
-* events:   ratecheck.asynchrony.simulate for one replica (the timeline: no numerics at all);
+* events:   ratecheck.model.asynchrony.simulate for one replica (the timeline: no numerics at all);
             events per second;
 * numerics: the recorded timelines replayed through FedAvg's vectorized round (delay 'trace'),
             R replicas as an array axis; client-steps per second (R x n x K per round);
@@ -25,10 +25,10 @@ import time
 
 import numpy as np
 
-from problems import make_problem
-from problems.quadratic import p1
 from ratecheck import run
-from ratecheck.asynchrony import SystemModel, Timelines, simulate
+from ratecheck.model.asynchrony import SystemModel, Timelines, simulate
+from ratecheck.problems import make_problem
+from ratecheck.problems.quadratic import p1
 from ratecheck.registry import make_algorithm
 
 K, N_PER_ROUND, SEED = 5, 10, 0

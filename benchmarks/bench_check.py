@@ -75,8 +75,8 @@ def per_paper() -> list[tuple[str, int, float, list[tuple[str, float]]]]:
     sys.path.insert(0, str(ROOT))
     from ratecheck import registry
     from ratecheck.claims import PROFILES
-    from ratecheck.store import Store
-    from ratecheck.sweep import gather
+    from ratecheck.model.store import Store
+    from ratecheck.runner.sweep import gather
 
     profile = PROFILES["quick"]
     rows = []

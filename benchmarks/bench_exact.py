@@ -56,8 +56,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 
-from problems import make_problem
 from ratecheck import run
+from ratecheck.problems import make_problem
 from ratecheck.registry import make_algorithm
 
 D, N, K = 10, 100, 10
@@ -144,8 +144,8 @@ def main() -> None:
 
 def sampled_round(rounds: int, repeats: int) -> None:
     """SimFBO with sampling inside its round: exact vs 16 Monte-Carlo replicas (informational)."""
-    from problems.quadratic_bilevel import p1
     from ratecheck.exact import RoundModel
+    from ratecheck.problems.quadratic_bilevel import p1
 
     problem = make_problem("quadratic_bilevel", p1(clients=32))
     print(f"\nSimFBO on P1 (n = 32, d_x = d_y = 4, sigma = 1), sampling inside round(); T={rounds}")
@@ -169,10 +169,10 @@ from ratecheck import run
 from ratecheck.registry import make_algorithm
 spec = json.loads(sys.argv[1])
 if spec["family"] == "spectral_quadratic":
-    from problems.spectral_quadratic import make
+    from ratecheck.problems.spectral_quadratic import make
     problem = make(**spec["problem"])
 else:
-    from problems import make_problem
+    from ratecheck.problems import make_problem
     problem = make_problem(spec["family"], spec["problem"])
 algorithm = make_algorithm("fedavg", spec["algorithm"])
 before = os.times()

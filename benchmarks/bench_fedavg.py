@@ -32,8 +32,8 @@ import time
 
 import numpy as np
 
-from problems import make_problem
 from ratecheck import run
+from ratecheck.problems import make_problem
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import replica_generator
 

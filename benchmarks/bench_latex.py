@@ -1,7 +1,7 @@
-"""What parsing LaTeX costs (issue #24): CPU seconds of ``ratecheck.latex.parse`` against the length
+"""What parsing LaTeX costs (issue #24): CPU seconds of ``ratecheck.model.latex.parse`` against the length
 of the text sympy's parser reads (products made explicit) and the nesting depth, for the shapes a
 bound takes (flat sums, sums of fractions, products, nested fractions, parentheses and roots), and
-the limits of ratecheck/latex.py that follow from the worst cost per character.
+the limits of ratecheck/model/latex.py that follow from the worst cost per character.
 
     python benchmarks/bench_latex.py            # a few sizes per shape (about a minute)
 
@@ -22,10 +22,8 @@ import sympy as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ratecheck import (
-    latex,  # noqa: E402
-    registry,  # noqa: E402
-)
+from ratecheck import registry
+from ratecheck.model import latex
 
 L, K, n, T = SYMBOLS = sp.symbols("L K n T", positive=True)
 SHAPES = {

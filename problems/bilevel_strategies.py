@@ -35,7 +35,7 @@ def simfbo_strategy(**fixed: Any):
     """
     from hypothesis import strategies as st
 
-    from ratecheck.strategies import finite_floats, fixed_draws  # start-up: hypothesis loads when a hunt draws
+    from ratecheck.model.strategies import finite_floats, fixed_draws  # start-up: hypothesis loads when a hunt draws
 
     number = finite_floats
     base = {
@@ -96,7 +96,7 @@ def fedbio_strategy(**fixed: Any):
     """
     from hypothesis import strategies as st
 
-    from ratecheck.strategies import finite_floats, fixed_draws  # start-up: hypothesis loads when a hunt draws
+    from ratecheck.model.strategies import finite_floats, fixed_draws  # start-up: hypothesis loads when a hunt draws
 
     number = finite_floats
     base = {

@@ -421,7 +421,7 @@ def strategy(**fixed: Any):
     """
     from hypothesis import strategies as st
 
-    from ratecheck.strategies import fixed_draws  # start-up: hypothesis loads when a hunt draws
+    from ratecheck.model.strategies import fixed_draws  # start-up: hypothesis loads when a hunt draws
 
     scales = st.floats(min_value=0.05, max_value=20.0, allow_nan=False, allow_infinity=False)
     base = {

@@ -5,7 +5,7 @@ They are registered exactly as a researcher's paper is, by an entry point in pyp
 per paper (this package imports none of them):
 
     [project.entry-points."ratecheck.papers"]
-    defedavg = "proofs.defedavg:PAPER"
+    defedavg = "ratecheck.proofs.defedavg:PAPER"
 
 The helpers below read the one registry (ratecheck.registry: every installed paper and every
 ``--paper`` source); they are kept for callers that predate it.

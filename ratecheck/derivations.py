@@ -2,7 +2,7 @@
 
 Deriving an order (``elasticity``: sympy limits and simplifications, tenths of a second each) or a
 complexity table (``sp.solve``) costs sympy time that paper modules and planning paid on every
-command. Each derivation is one entry of a ``ratecheck.store.Store``, like a run: its key is a
+command. Each derivation is one entry of a ``ratecheck.model.store.Store``, like a run: its key is a
 SHA-256 of what was derived (the expression's ``srepr``, symbols with their assumptions, or the
 function's source and arguments) and the sympy version; its result is text in the entry's metadata
 (an exact rational for an order, an ``srepr`` rebuilt without eval for a table), checksummed like a
@@ -49,7 +49,7 @@ class DerivationStore:
         if root is None:
             return None
         if str(root) not in self._stores:
-            from .store import Store
+            from .model.store import Store
 
             try:
                 self._stores[str(root)] = Store(root)

@@ -24,7 +24,7 @@ from docutils.nodes import Node
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from .describe import describe
+from .interfaces.describe import describe
 
 __all__ = ["setup"]
 

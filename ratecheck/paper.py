@@ -47,7 +47,7 @@ class Paper:
     spec: str = ""  # the implementation spec it was written from, if any
     report_sections: ReportSections | None = None
     report_figures: ReportFigures | None = None
-    spaces: Sequence[Any] = ()  # ratecheck.hunt.HuntSpace: where `ratecheck hunt THEOREM` searches
+    spaces: Sequence[Any] = ()  # ratecheck.runner.hunt.HuntSpace: where `ratecheck hunt THEOREM` searches
     unchecked_errata: Sequence[Erratum] = ()  # the spec's errata that no claim decides
     origin: str = field(default="", compare=False)  # where it was found (entry point, file); set by the registry
 

@@ -36,11 +36,11 @@ from typing import Any
 
 import pytest
 
-from .checking import ClaimFailure, assert_outcome  # noqa: F401  (re-exported)
 from .claims import PROFILES, Claim, Outcome, Profile
-from .explain import describe  # noqa: F401  (re-exported: the readable account of an outcome)
+from .claims.explain import describe  # noqa: F401  (re-exported: the readable account of an outcome)
+from .model.store import NullStore, Store
 from .registry import RegistryError, default
-from .store import NullStore, Store
+from .runner.checking import ClaimFailure, assert_outcome  # noqa: F401  (re-exported)
 from .trace import Trace
 
 
@@ -66,7 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claims: decides registered claims or runs heavy sweeps (deselect with "
                                        "-m 'not claims' for the unit layer)")
-    from .cli_options import option_problem
+    from .interfaces.cli_options import option_problem
 
     if problem := option_problem("jobs", config.getoption("ratecheck_jobs")):
         raise pytest.UsageError(problem)
@@ -258,8 +258,8 @@ def ratecheck_claim(request: pytest.FixtureRequest) -> Claim:
 def ratecheck_runs(request: pytest.FixtureRequest, ratecheck_profile: Profile, ratecheck_store: Store) -> SessionRuns:
     """One deduplicated sweep over the runs of every collected claim."""
     # start-up: this plugin loads in every pytest run; the run machinery only once a session collects claims
-    from .executors import make_executor
-    from .sweep import gather
+    from .runner.executors import make_executor
+    from .runner.sweep import gather
 
     claims, refused = [], {}
     for claim in request.config.stash.get(_CLAIMS, []):

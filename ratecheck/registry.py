@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import ratecheck.algorithms.base as base  # the contract only, not the package's make_algorithm
 
-from .interrupts import describe, is_real_interrupt
+from .model.interrupts import describe, is_real_interrupt
 from .paper import Paper
 from .params import ParamError, check_dense_size, inferred_declarations
 

@@ -91,8 +91,8 @@ class Condition:
     @classmethod
     def from_latex(cls, name: str, latex: str, source: Source, symbols: Any, note: str = "") -> Condition:
         """The condition pasted from the paper, e.g. ``r"\\bar{\\eta} \\le \\frac{1}{4 \\sqrt{3} L K}"``;
-        ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
-        from .latex import relation
+        ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.model.latex)."""
+        from .model.latex import relation
 
         return cls(name, relation(latex, symbols, f"condition {name!r}"), source, note, printed=latex)
 
@@ -126,8 +126,8 @@ class Bound:
     @classmethod
     def from_latex(cls, version: str, latex: str, source: Source, symbols: Any, note: str = "") -> Bound:
         """The bound pasted from the paper, e.g. ``r"\\sqrt{\\frac{128 \\Delta}{n K T}} + \\frac{8 L}{K T}"``;
-        ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.latex)."""
-        from .latex import expression
+        ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.model.latex)."""
+        from .model.latex import expression
 
         return cls(version, expression(latex, symbols, f"bound {version!r}"), source, note, printed=latex)
 

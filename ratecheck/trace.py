@@ -70,7 +70,7 @@ class RunConfig:
 
     def key(self) -> str:
         """The run's key: identity, seed and replica count. The store adds the identity of the code
-        that runs it (``ratecheck.identity.stored_key``)."""
+        that runs it (``ratecheck.runner.identity.stored_key``)."""
         return stable_hash({**self.identity(), "seed": int(self.seed), "replicas": int(self.replicas)})
 
     def to_dict(self) -> dict[str, Any]:

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 import sympy as sp
 
-from ratecheck.cli import main
-from ratecheck.executors import check_dask_address, make_executor
-from ratecheck.latex import LatexError, expression, relation
+from ratecheck.interfaces.cli import main
+from ratecheck.model.latex import LatexError, expression, relation
+from ratecheck.model.store import Store
 from ratecheck.params import ParamError, check_size
 from ratecheck.registry import Registry, RegistryError
-from ratecheck.store import Store
+from ratecheck.runner.executors import check_dask_address, make_executor
 from ratecheck.trace import RunConfig
 
 L, K, T = sp.symbols("L K T", positive=True)
@@ -76,7 +76,7 @@ def _under_cli(case: Callable[[Path], None]) -> Callable[[Path], None]:
     """Run ``case`` under the command line's SIGINT handler (only there is a KeyboardInterrupt with no
     Ctrl-C behind it told apart; a library's host handles its own)."""
     def run(tmp_path: Path) -> None:
-        from ratecheck.interrupts import cli_interrupts
+        from ratecheck.model.interrupts import cli_interrupts
 
         with cli_interrupts():
             case(tmp_path)
@@ -96,8 +96,8 @@ def _config(**changes: Any) -> Callable[[Path], None]:
 def _engine(algorithm: str, family: str, params: dict | None = None, problem: dict | None = None,
             **run: Any) -> Callable[[Path], None]:
     def go(tmp_path: Path) -> None:
-        from ratecheck.engine import run as run_
         from ratecheck.registry import make_algorithm, make_problem
+        from ratecheck.simulate.engine import run as run_
 
         run_(make_algorithm(algorithm, params or {}), make_problem(family, problem or {}),
              run.pop("rounds", 2), **{"replicas": 1, **run})

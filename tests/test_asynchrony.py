@@ -3,14 +3,14 @@
 import numpy as np
 import pytest
 
-from problems import make_problem
-from problems.quadratic import p2
 from ratecheck import run
-from ratecheck.asynchrony import Simulation, SystemModel, TimelineError, Timelines, simulate, simulate_replicas
-from ratecheck.executors import ProcessExecutor, SerialExecutor
+from ratecheck.model.asynchrony import Simulation, SystemModel, TimelineError, Timelines, simulate, simulate_replicas
 from ratecheck.params import ParamError
+from ratecheck.problems import make_problem
+from ratecheck.problems.quadratic import p2
 from ratecheck.registry import make_algorithm
-from ratecheck.sweep import run_configs
+from ratecheck.runner.executors import ProcessExecutor, SerialExecutor
+from ratecheck.runner.sweep import run_configs
 from ratecheck.trace import RunConfig
 
 # Spec §2.7.3 sanity table (an independent prototype of the same event model): N = 100, K = 50,
@@ -206,7 +206,7 @@ def test_niid_options_variant_b_notify_delay_and_no_consumption():
 
 
 def test_lambda_below_one_is_refused_in_a_theorem():
-    from proofs.defedavg import bindings
+    from ratecheck.proofs.defedavg import bindings
 
     config = RunConfig("defedavg_iid", {"delay": "none", "participation": "without_replacement:2",
                                         "local_steps": 1, "eta_global": 1.0, "eta_local": 0.1},

@@ -6,12 +6,12 @@ import itertools
 import numpy as np
 import pytest
 
-from problems.quadratic_bilevel import make, p1, p2
 from ratecheck.algorithms.bilevel import LocalSteps
-from ratecheck.engine import run
-from ratecheck.participation import Participation
+from ratecheck.model.participation import Participation
+from ratecheck.problems.quadratic_bilevel import make, p1, p2
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
+from ratecheck.simulate.engine import run
 
 TAUS = [1, 3, 2, 1, 4, 2]
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from problems.quadratic_bilevel import make, p1
-from ratecheck.engine import run
+from ratecheck.problems.quadratic_bilevel import make, p1
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
+from ratecheck.simulate.engine import run
 
 WEIGHTS = [0.1, 0.3, 0.2, 0.4]
 

@@ -90,8 +90,8 @@ def test_a_kind_without_its_own_pieces_is_shown_as_what_it_measured():
 
 
 def test_every_registered_kind_is_shown_by_its_pieces():
-    import proofs
-    from proofs.defedavg import wallclock as asynchronous
+    import ratecheck.proofs as proofs
+    from ratecheck.proofs.defedavg import wallclock as asynchronous
 
     labels = {type(c).__name__: c.view().ylabel(c) for c in proofs.all_claims() if not hasattr(c, "draw_plot")}
     wall = asynchronous.WALL_IID

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-import proofs
+import ratecheck.proofs as proofs
 from ratecheck.claims import (
     PROFILES,
     BoundClaim,
@@ -15,9 +15,9 @@ from ratecheck.claims import (
     SlopeClaim,
     Verdict,
 )
-from ratecheck.explain import describe
+from ratecheck.claims.explain import describe
 from ratecheck.pytest_plugin import ClaimFailure, assert_outcome
-from ratecheck.sweep import check_claims
+from ratecheck.runner.sweep import check_claims
 from ratecheck.theory import Bound, Condition, Source, Theorem
 from ratecheck.trace import RunConfig, Trace
 
@@ -154,8 +154,8 @@ def _selected_claims(session: pytest.Session, profile) -> list:
 @pytest.fixture(scope="session")
 def registered_traces(request, ratecheck_profile, ratecheck_store):
     """The runs the selected registered claims need, computed once (deduplicated) on a 2-process pool."""
-    from ratecheck.executors import make_executor
-    from ratecheck.sweep import gather
+    from ratecheck.runner.executors import make_executor
+    from ratecheck.runner.sweep import gather
 
     with make_executor(jobs=2) as executor:  # runs and searches (hunts, bisections) alike
         return gather(_selected_claims(request.session, ratecheck_profile), ratecheck_profile, store=ratecheck_store, executor=executor,
@@ -171,8 +171,8 @@ def test_registered_claim(claim, ratecheck_profile, registered_traces):
 
 def test_check_claims_matches_decide(ratecheck_profile, registered_traces, tmp_path):
     """check_claims (the CLI path) reuses the cache and gives the same verdicts."""
-    from ratecheck.store import Store
-    from ratecheck.sweep import put_trace
+    from ratecheck.model.store import Store
+    from ratecheck.runner.sweep import put_trace
 
     store = Store(tmp_path)
     for trace in registered_traces.values():
@@ -199,10 +199,10 @@ def test_regime_not_reached_is_inconclusive_and_says_why():
 
 
 def test_tail_average_is_the_exact_mean_over_the_tail():
-    from problems import make_problem
-    from problems.quadratic import p1
     from ratecheck import run
     from ratecheck.claims import tail_average
+    from ratecheck.problems import make_problem
+    from ratecheck.problems.quadratic import p1
     from ratecheck.registry import make_algorithm
 
     alg = make_algorithm("fedavg", dict(eta_local=0.05, local_steps=2))
@@ -231,7 +231,7 @@ def test_value_claim_against_a_prediction():
 @pytest.mark.parametrize("profile_name", ["quick", "full"])
 def test_every_registered_run_is_valid_in_every_profile(profile_name):
     """Catches a grid that asks for the impossible (e.g. m > N) before anyone waits for a sweep."""
-    from problems import make_problem
+    from ratecheck.problems import make_problem
     from ratecheck.registry import make_algorithm
 
     for claim in proofs.all_claims():
@@ -307,7 +307,7 @@ def test_an_observation_has_no_verdict_and_never_fails():
     assert out.verdict == Verdict.OBSERVED and out.ok and out.observation and not out.erratum
     assert 0 < out.evidence["observed"]["largest"] < 1 and "observed mean/bound: largest = " in out.reason
     assert out.to_dict()["observation"] is True
-    from ratecheck.explain import observation_lines
+    from ratecheck.claims.explain import observation_lines
     assert observation_lines([out])[0].startswith("t.obs: mean/bound: largest = ")
 
 

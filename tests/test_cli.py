@@ -5,7 +5,7 @@ import signal
 
 import pytest
 
-from ratecheck.cli import main
+from ratecheck.interfaces.cli import main
 
 
 def test_list_json_names_everything(capsys):
@@ -87,7 +87,7 @@ def test_report_writes_pages_from_the_cache(tmp_path, capsys):
 
 
 def test_a_failing_run_is_reported_without_a_traceback(monkeypatch, tmp_path, capsys):
-    import ratecheck.sweep as sweep
+    import ratecheck.runner.sweep as sweep
 
     def broken(config):
         raise ValueError("participation without replacement needs m <= N")
@@ -126,7 +126,7 @@ def test_bad_usage_and_input_exit_2_with_one_line(argv, message, capsys):
 
 
 def test_python_booleans_on_the_command_line_are_booleans():
-    from ratecheck.cli import _parse_value
+    from ratecheck.interfaces.cli import _parse_value
 
     assert _parse_value("False") is False and _parse_value("true") is True and _parse_value("None") is None
     assert _parse_value("1e999") == "1e999" and _parse_value("[1, 2]") == [1, 2]
@@ -152,7 +152,7 @@ def test_an_unreachable_dask_scheduler_fails_fast_with_exit_3(tmp_path, capsys):
 
 
 def test_ctrl_c_says_how_many_runs_are_stored(monkeypatch, tmp_path, capsys):
-    import ratecheck.sweep as sweep
+    import ratecheck.runner.sweep as sweep
 
     real, calls = sweep._run_to_arrays, []
 
@@ -192,7 +192,7 @@ def test_ctrl_c_says_how_many_runs_are_stored(monkeypatch, tmp_path, capsys):
 
 
 def test_the_verdict_table_fits_100_columns_and_elides_visibly():
-    from ratecheck.cli import _table
+    from ratecheck.interfaces.cli import _table
 
     rows = [["a.claim.with.a.long.name", "PASS", "PASS", "ok", "x" * 300]]
     text = _table(rows, ["claim", "verdict", "expected", "status", "reason"], width=100)
@@ -204,7 +204,7 @@ def test_one_failing_run_gives_its_claims_an_error_and_the_others_are_decided(mo
     """Issue #23 item 5: a run that fails costs only the claims that read it (ERROR, exit 1)."""
     import json
 
-    import ratecheck.sweep as sweep
+    import ratecheck.runner.sweep as sweep
 
     real = sweep._run_to_arrays
 

@@ -8,7 +8,7 @@ import pytest
 
 from ratecheck import registry, testing
 from ratecheck.algorithms.base import REGISTRY, swapped
-from ratecheck.diagnostics import DiagnosticsError, check
+from ratecheck.model.diagnostics import DiagnosticsError, check
 from ratecheck.oracles import kinds_of
 from ratecheck.registry import make_algorithm
 
@@ -147,7 +147,7 @@ def test_swapped_restores_the_registry():
 def test_a_package_claim_flags_a_broken_variant():
     """A plausible bug in DeFedAvg-IID (the server sums the n updates instead of averaging them) fails
     the linear-speedup claim: the kit's assert_flags on one of the package's own claims."""
-    from proofs.defedavg.claims import T2_SPEEDUP_N
+    from ratecheck.proofs.defedavg.claims import T2_SPEEDUP_N
 
     original = REGISTRY["defedavg_iid"]
 

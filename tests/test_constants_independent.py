@@ -7,13 +7,13 @@ constant that is loose by a factor (L doubled, mu halved, l of the wrong block) 
 import numpy as np
 import pytest
 
-from proofs.defedavg import claims as dc
-from proofs.defedavg import oracles as do
-from proofs.fedbio import oracles as bo
-from proofs.fessgda import oracles as fo
-from proofs.strfedavg import claims as sc
 from ratecheck.claims import PROFILES
 from ratecheck.inspection import constants_of, problem_of
+from ratecheck.proofs.defedavg import claims as dc
+from ratecheck.proofs.defedavg import oracles as do
+from ratecheck.proofs.fedbio import oracles as bo
+from ratecheck.proofs.fessgda import oracles as fo
+from ratecheck.proofs.strfedavg import claims as sc
 
 QUICK = PROFILES["quick"]
 H = 1e-4  # central differences: exact for quadratics up to round-off ~1e-12/H

@@ -1,12 +1,12 @@
-"""Rounds to eps by bisection on the horizon (ratecheck.horizon; DeFedAvg P1-f, issue #12)."""
+"""Rounds to eps by bisection on the horizon (ratecheck.runner.horizon; DeFedAvg P1-f, issue #12)."""
 
 import math
 
 import pytest
 
-from proofs.defedavg.horizon import T2_ROUNDS_TO_EPS, t2_min_at
 from ratecheck.claims import PROFILES, Verdict
-from ratecheck.horizon import smallest_horizon
+from ratecheck.proofs.defedavg.horizon import T2_ROUNDS_TO_EPS, t2_min_at
+from ratecheck.runner.horizon import smallest_horizon
 
 
 @pytest.mark.parametrize("guess", [1, 7, 300, 5000, 10**6])
@@ -39,7 +39,7 @@ def test_rounds_to_eps_fall_like_one_over_n_until_t2_min_dominates():
 
 
 def _one_update(n, t, profile):
-    from proofs.defedavg import horizon as h
+    from ratecheck.proofs.defedavg import horizon as h
 
     config = h.p1f_config(n, t, profile)  # eta scaled for n updates ...
     return config.with_(params={**config.params, "participation": "without_replacement:1"})  # ... one used
@@ -59,8 +59,8 @@ def test_a_speedup_that_is_not_there_fails():
 
 def test_the_bisection_runs_through_the_store_and_a_rerun_reuses_every_run(tmp_path):
     """Issue #19: the search yields its next horizon to the sweep; decide reads stored runs only."""
-    from ratecheck.store import Store
-    from ratecheck.sweep import check_claims
+    from ratecheck.model.store import Store
+    from ratecheck.runner.sweep import check_claims
 
     store = Store(tmp_path)
     first, stats = check_claims([T2_ROUNDS_TO_EPS], PROFILES["quick"], store=store, progress=False), {}

@@ -5,11 +5,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from proofs.defedavg import asynchronous as a
-from proofs.defedavg import claims as c
 from ratecheck.claims import PROFILES, Verdict
 from ratecheck.inspection import view
-from ratecheck.sweep import check_claims
+from ratecheck.proofs.defedavg import asynchronous as a
+from ratecheck.proofs.defedavg import claims as c
+from ratecheck.runner.sweep import check_claims
 
 QUICK, FULL = PROFILES["quick"], PROFILES["full"]
 

@@ -2,9 +2,9 @@
 
 import dataclasses
 
-from proofs.defedavg.interpolation import P4_NO_SPEEDUP
 from ratecheck.claims import PROFILES, Verdict
-from ratecheck.sweep import run_configs
+from ratecheck.proofs.defedavg.interpolation import P4_NO_SPEEDUP
+from ratecheck.runner.sweep import run_configs
 
 QUICK = PROFILES["quick"]
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from proofs import defedavg as d
 from ratecheck.inspection import constants_of
+from ratecheck.proofs import defedavg as d
 
 
 def test_theorem1_general_form_at_the_schedule_is_10_sqrt_not_32_sqrt():
@@ -62,7 +62,7 @@ def test_scheduled_config_uses_the_theorem_schedule():
 
 def test_minimum_T_is_derived_from_the_conditions_and_matches_the_spec():
     """T1_min / T2_min: each condition at the prescribed step sizes solved for T (spec §4.1, §4.2)."""
-    from proofs.defedavg import theorems as t
+    from ratecheck.proofs.defedavg import theorems as t
 
     assert sp.simplify(t.t2_min() - t.T2_MIN_SPEC) == 0
     values = {t.L: 1.3, t.sigma: 0.7, t.nu: 0.4, t.G: 2.1, t.Delta: 3.0, t.n: 4, t.K: 5, t.lam: 3}
@@ -74,7 +74,7 @@ def test_minimum_T_is_derived_from_the_conditions_and_matches_the_spec():
 
 def test_rates_are_derived_term_by_term():
     """O(1/sqrt(nT) + 1/(KT)) for Theorem 1 (stated), O(1/sqrt(nKT) + 1/(KT)) for Theorem 2."""
-    from proofs.defedavg import theorems as t
+    from ratecheck.proofs.defedavg import theorems as t
 
     half = sp.Rational(-1, 2)
     assert sorted(t.rate(t.THEOREM_1, "stated").values()) == sorted([(half, 0, half), (0, -1, -1)])
@@ -85,7 +85,7 @@ def test_rates_are_derived_term_by_term():
 
 
 def test_levin_may_thresholds_match_the_spec_and_the_companion_matrix():
-    from proofs.defedavg.asynchronous import companion, levin_may
+    from ratecheck.proofs.defedavg.asynchronous import companion, levin_may
 
     expected = {0: 2.0, 1: 1.0, 2: 0.618, 3: 0.445, 5: 0.285, 10: 0.149, 20: 0.0766, 50: 0.0311}
     for delay, beta in expected.items():
@@ -97,7 +97,7 @@ def test_levin_may_thresholds_match_the_spec_and_the_companion_matrix():
 
 def test_sampling_floor_is_the_delayed_recursion_with_variance_beta2_zeta2_over_n():
     """P2-d: a direct simulation of x <- x - beta x_{t-d} + beta zeta u_bar (u = +-1 draws) agrees."""
-    from proofs.defedavg.asynchronous import delayed_floor
+    from ratecheck.proofs.defedavg.asynchronous import delayed_floor
 
     rng = np.random.default_rng(0)
     beta, delay, n_draws, rounds = 0.27, 2, 4, 400_000
@@ -111,8 +111,8 @@ def test_sampling_floor_is_the_delayed_recursion_with_variance_beta2_zeta2_over_
 def test_p2c_band_covers_the_finite_grid_departures_from_minus_one_half():
     """P2-c (spec §6): on the grid the sigma-regime slope departs from -1/2 by the leading term's own
     bending and the noise floor's build-up; both are computed, and together stay inside the band."""
-    from proofs.defedavg.claims import P2C_TOLERANCE, T1_K_REGIMES, p2c_slope_corrections
     from ratecheck.claims import PROFILES
+    from ratecheck.proofs.defedavg.claims import P2C_TOLERANCE, T1_K_REGIMES, p2c_slope_corrections
 
     for profile in PROFILES.values():
         fix = p2c_slope_corrections(profile)
@@ -127,9 +127,9 @@ def test_theorem1_general_form_is_decided_where_it_can_be_tight():
     local step where K = 5 are configured (a transient 5x slower than the bound assumes) breaks it."""
     import dataclasses
 
-    from proofs.defedavg.claims import T1_BOUND_EDGE, T1_BOUND_TIGHTNESS, edge_config
     from ratecheck.claims import PROFILES, Verdict
-    from ratecheck.sweep import check_claims
+    from ratecheck.proofs.defedavg.claims import T1_BOUND_EDGE, T1_BOUND_TIGHTNESS, edge_config
+    from ratecheck.runner.sweep import check_claims
 
     quick = PROFILES["quick"]
     edge, seen = check_claims([T1_BOUND_EDGE, T1_BOUND_TIGHTNESS], quick, progress=False)
@@ -139,7 +139,7 @@ def test_theorem1_general_form_is_decided_where_it_can_be_tight():
     assert observed["general/ceiling"] > 9 and observed["stated/ceiling"] > 30
     assert observed["general/measure"] >= observed["general/ceiling"]  # the runs sit below the ceiling
 
-    from proofs.defedavg.claims import bindings
+    from ratecheck.proofs.defedavg.claims import bindings
 
     def one_step(lam, profile):
         config = edge_config(lam, profile)
@@ -156,9 +156,9 @@ def test_p2c_fails_when_the_local_steps_are_ignored():
     schedule was computed for, so both series leave their bands."""
     import dataclasses
 
-    from proofs.defedavg.claims import P2C_SIGMA, T1_K_REGIMES, p2c_config
     from ratecheck.claims import PROFILES, Verdict
-    from ratecheck.sweep import check_claims
+    from ratecheck.proofs.defedavg.claims import P2C_SIGMA, T1_K_REGIMES, p2c_config
+    from ratecheck.runner.sweep import check_claims
 
     def one_step(sigma):
         def configure(value, profile):

@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from problems.quadratic import p1, p2
-from proofs.defedavg import wallclock as a
-from ratecheck.asynchrony import SystemModel, simulate
 from ratecheck.claims import PROFILES
+from ratecheck.model.asynchrony import SystemModel, simulate
+from ratecheck.problems.quadratic import p1, p2
+from ratecheck.proofs.defedavg import wallclock as a
 
 QUICK = PROFILES["quick"]
 

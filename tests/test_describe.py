@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ratecheck.cli import main
-from ratecheck.describe import DescribeError, describe, render
+from ratecheck.interfaces.cli import main
+from ratecheck.interfaces.describe import DescribeError, describe, render
 from ratecheck.params import declarations
 from ratecheck.registry import default
 

@@ -6,11 +6,11 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from problems import make_problem
-from problems.quadratic import p1
 from ratecheck import RunConfig, run, run_config
 from ratecheck.algorithms.base import Algorithm
 from ratecheck.problem import Problem
+from ratecheck.problems import make_problem
+from ratecheck.problems.quadratic import p1
 from ratecheck.registry import make_algorithm
 from ratecheck.trace import Trace
 

@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from problems import make_problem
-from problems.quadratic import p2
 from ratecheck.algorithms.fedavg import DelaySchedule, FedAvg
 from ratecheck.algorithms.minimax import FessGDA, MinimaxState
 from ratecheck.claims import PROFILES
-from ratecheck.engine import run, run_config
 from ratecheck.exact import NotExact, delay_table, probe_client_update, slot_moments
-from ratecheck.participation import Participation
+from ratecheck.model.participation import Participation
+from ratecheck.problems import make_problem
+from ratecheck.problems.quadratic import p2
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import stable_hash
+from ratecheck.simulate.engine import run, run_config
 from ratecheck.trace import RunConfig, Trace
 
 # Small heterogeneous instance: per-client curvature (client drift), random centres, noise.
@@ -76,8 +76,8 @@ def test_exact_inside_monte_carlo_ci(name, params):
 
 def test_lyapunov_noise_floor_reproduced():
     """DeFedAvg-IID at a fixed step from x*: the exact E||grad F||^2 converges to the closed-form
-    Lyapunov floor (proofs.defedavg.lyapunov_noise_floor) to relative 1e-9."""
-    from proofs import defedavg
+    Lyapunov floor (ratecheck.proofs.defedavg.lyapunov_noise_floor) to relative 1e-9."""
+    from ratecheck.proofs import defedavg
 
     for n in (1, 4):
         config = defedavg.floor_config(n, PROFILES["quick"]).with_(mode="exact", rounds=1500)
@@ -88,7 +88,7 @@ def test_lyapunov_noise_floor_reproduced():
 
 def test_fedavg_drift_fixed_point_reproduced():
     """FedAvg with client drift: the exact mean converges to x~ = (sum M_i)^-1 sum M_i c_i (1e-9)."""
-    from proofs import defedavg
+    from ratecheck.proofs import defedavg
 
     for eta_local in (0.1, 0.4):
         config = defedavg.drift_config(eta_local, PROFILES["quick"]).with_(mode="exact")
@@ -292,7 +292,7 @@ def test_mode_in_config_key_and_trace_roundtrip():
 
 
 def test_cli_run_exact(capsys):
-    from ratecheck.cli import main
+    from ratecheck.interfaces.cli import main
 
     assert main(["run", "fedavg", "--problem", "quadratic", "--rounds", "5", "--exact", "--json"]) == 0
     out = capsys.readouterr().out

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from problems import make_problem
 from ratecheck import run
 from ratecheck.algorithms.fedavg import FedAvg
 from ratecheck.exact import local_steps
 from ratecheck.exact.local_steps import client_maps, compose_power, composed_client_maps
+from ratecheck.problems import make_problem
 from ratecheck.registry import make_algorithm
 
 ETA_L = 0.07

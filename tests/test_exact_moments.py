@@ -14,8 +14,8 @@ import itertools
 import numpy as np
 import pytest
 
-from problems import make_problem
 from ratecheck import run
+from ratecheck.problems import make_problem
 from ratecheck.registry import make_algorithm
 
 ETA_L, ETA_G, K = 0.3, 0.8, 3
@@ -160,8 +160,8 @@ def test_diagonal_model_matches_enumeration(participation):
     runs diagonally (O(d) a round) and its E||x_t - x*||^2 equals the dense enumeration over every
     ordered draw of the clients (with replacement: one job per distinct client, counted n_i times)
     with H_i = Q diag(h_i) Q^T, to 1e-11."""
-    from problems.spectral_quadratic import make as make_spectral
     from ratecheck.exact import DiagonalFedAvgModel, model_for
+    from ratecheck.problems.spectral_quadratic import make as make_spectral
 
     problem = make_spectral(dim=6, clients=4, spread=0.8, zeta=1.0, sigma=0.9, rotate=True, seed=3)
     algorithm = make_algorithm("fedavg", dict(eta_local=ETA_L, eta_global=ETA_G, local_steps=K,
@@ -205,9 +205,9 @@ def test_diagonal_model_refuses_a_map_that_is_not_diagonal():
     the run takes the dense model, which reads the coupled map exactly."""
     from dataclasses import dataclass
 
-    from problems.spectral_quadratic import make as make_spectral
     from ratecheck.algorithms.fedavg import FedAvg
     from ratecheck.exact import FedAvgModel, model_for
+    from ratecheck.problems.spectral_quadratic import make as make_spectral
 
     @dataclass(frozen=True)
     class Coupled(FedAvg):
@@ -247,9 +247,9 @@ def test_exact_rates_are_the_spectral_radii_of_the_enumerated_moment_map():
 def test_exact_rates_deterministic_and_diagonal():
     """Full participation, no noise: second = rho(F)^2 with F from the math; the diagonal family's
     closed-form radii equal those of the same instance run through the dense model."""
-    from problems.spectral_quadratic import make as make_spectral
     from ratecheck.exact import DiagonalFedAvgModel, FedAvgModel, model_for
     from ratecheck.exact.rates import exact_rates
+    from ratecheck.problems.spectral_quadratic import make as make_spectral
 
     problem = make_problem("quadratic", dict(dim=17, clients=4, curvature="per_client", zeta=1.0,
                                              heterogeneity="random", sigma=0.0, mu=0.2, L=1.0))

@@ -14,16 +14,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from problems import make_problem
-from proofs.defedavg.interpolation_exact import P4_EXACT_GAP, kronecker_gap, small_p4_config, step_outcomes
 from ratecheck import run
-from ratecheck.algorithms import make_algorithm
 from ratecheck.claims import PROFILES, Verdict
 from ratecheck.exact import multiplicative
 from ratecheck.exact.multiplicative import sampled_steps
 from ratecheck.exact.probing import NotExact
 from ratecheck.inspection import algorithm_of, problem_of
-from ratecheck.sweep import check_claims
+from ratecheck.problems import make_problem
+from ratecheck.proofs.defedavg.interpolation_exact import P4_EXACT_GAP, kronecker_gap, small_p4_config, step_outcomes
+from ratecheck.registry import make_algorithm
+from ratecheck.runner.sweep import check_claims
 
 SE_BAND = 4.0  # Monte Carlo: 26 comparisons at 4 SE, a false alarm about 0.2% for a fixed seed
 

@@ -7,10 +7,10 @@ import dataclasses
 
 import pytest
 
-from proofs.fessgda.claims import A6_SMOOTHED_RATE, spectral_log_rate
 from ratecheck.claims import PROFILES, Verdict
 from ratecheck.exact.rates import config_log_rate
-from ratecheck.sweep import check_claims
+from ratecheck.proofs.fessgda.claims import A6_SMOOTHED_RATE, spectral_log_rate
+from ratecheck.runner.sweep import check_claims
 
 PROFILE = PROFILES["quick"]
 
@@ -64,7 +64,7 @@ def test_rate_against_step_size_passes_and_draws():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from proofs.fessgda.step_sizes import A1_RATE_VS_STEP, BEYOND
+    from ratecheck.proofs.fessgda.step_sizes import A1_RATE_VS_STEP, BEYOND
 
     outcome = _decide(A1_RATE_VS_STEP)
     assert outcome.verdict == Verdict.PASS
@@ -85,7 +85,7 @@ def test_rate_against_step_size_passes_and_draws():
 def test_rate_against_step_size_fails_when_the_run_is_not_the_recursion():
     """Runs at half the step sizes the recursion and the theorem are evaluated at (a simulator that
     halves eta): the fitted rate is about half the recursion's and the claim FAILs."""
-    from proofs.fessgda.step_sizes import A1_RATE_VS_STEP, scaled_config
+    from ratecheck.proofs.fessgda.step_sizes import A1_RATE_VS_STEP, scaled_config
 
     def recursion_at_twice(config, rounds):
         scale = config.params["eta_x_local"] / scaled_config(1.0).params["eta_x_local"]

@@ -1,4 +1,4 @@
-"""Tests for the job executors (ratecheck.executors).
+"""Tests for the job executors (ratecheck.runner.executors).
 
 The job functions live at module level so they pickle by reference into worker processes.
 """
@@ -12,15 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from ratecheck.executors import (
-    DaskExecutor,
-    Executor,
-    JobError,
-    ProcessExecutor,
-    SerialExecutor,
-    make_executor,
-    run_all,
-)
+from ratecheck.runner.executors import DaskExecutor, Executor, JobError, ProcessExecutor, SerialExecutor, make_executor, run_all
 
 ITEMS = list(range(10))
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from problems import make_problem
-from problems.quadratic import p2
 from ratecheck import run
-from ratecheck.participation import Participation
+from ratecheck.model.participation import Participation
+from ratecheck.problems import make_problem
+from ratecheck.problems.quadratic import p2
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import ReplicaStream
 

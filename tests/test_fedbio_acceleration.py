@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from proofs.fedbio import acceleration as acc
-from ratecheck.fit import log_spaced_checkpoints
+from ratecheck.model.fit import log_spaced_checkpoints
+from ratecheck.proofs.fedbio import acceleration as acc
 
 
 class FakeTrace:
@@ -109,7 +109,7 @@ def test_s13_noise_reaches_x_bar_averaged_and_b_y_defaults_to_bM():
     sigma_g^2/b_y, so Theorem 8's default b_y = bM gives 1/M of the b_y = b run at every window (the Neumann
     bias' deterministic part, ~1e-8 against ~1e-3, is the only other term). A b_y not scaled by M (S13 cannot
     see it: its lower-level claim sets b_y = b itself) fails this."""
-    from ratecheck.engine import run_config
+    from ratecheck.simulate.engine import run_config
 
     M, rounds = 4, 60
     scaled = acc.s13_config("lower")(M, None)

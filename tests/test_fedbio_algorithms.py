@@ -4,9 +4,9 @@
 import numpy as np
 import pytest
 
-from problems.quadratic_bilevel import make_fedbio
 from ratecheck.algorithms.periodic import storm_step_size
 from ratecheck.params import ParamError
+from ratecheck.problems.quadratic_bilevel import make_fedbio
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
 
@@ -202,7 +202,7 @@ def test_bad_input():
 def test_simfbo_fednest_runs_on_the_fedbio_problems():
     """One FedNest implementation (ratecheck.algorithms.bilevel_baselines) for both papers: on Test B it
     reaches x* (global Hessian in its Neumann terms) and counts its sub-loop rounds as communication."""
-    from ratecheck.engine import run
+    from ratecheck.simulate.engine import run
 
     prob = make_fedbio(test="B", clients=4, s_H=0.5, s_B=0.3)
     alg = make_algorithm("fednest", {"eta_y": 0.2, "eta_x": 0.3, "neumann_step": 0.2, "inner_rounds": 5,
@@ -218,7 +218,7 @@ def test_simfbo_fednest_runs_on_the_fedbio_problems():
 def test_steps_record_lets_the_engine_record_the_divergence():
     """tau L >= 1 with steps='record': the u recursion blows up and the engine records its round (the claim
     layer turns that into an INCONCLUSIVE naming the round)."""
-    from ratecheck.engine import run
+    from ratecheck.simulate.engine import run
 
     prob = make_fedbio(test="A", clients=2)
     trace = run(make_algorithm("fedbio", {"tau": 0.6, "steps": "record"}), prob, 3000, replicas=2)
@@ -367,8 +367,8 @@ def test_per_factor_storm_uses_the_same_chain_at_both_points():
     """fedbio.storm.same_batch_local's check with neumann_batch='per_factor': with additive noise (grad f, grad_y g)
     and c = 0, the same minibatch factors at the old and the new point leave the momentum exact, so every replica
     reaches x_Q to round-off; drawing the chain afresh at each point does not."""
-    from proofs.fedbio.claims import STORM_LOCAL
-    from ratecheck.engine import run
+    from ratecheck.proofs.fedbio.claims import STORM_LOCAL
+    from ratecheck.simulate.engine import run
 
     prob = make_fedbio(test="C1", clients=4, sigma_f=1.0, sigma_g=1.0)
     params = {**STORM_LOCAL, "b": 3, "neumann_batch": "per_factor"}
@@ -393,8 +393,8 @@ def test_neumann_batch_in_exact_mode_and_its_costs():
     that noise, give the SAME expectations; with Hessian (or Jacobian) noise the estimator holds products of
     noises and exact mode refuses both the same way. Both readings cost b_x samples of grad f, b_x JVPs and
     b_x Q HVPs per client and iteration."""
-    from ratecheck.engine import run
     from ratecheck.exact import NotExact
+    from ratecheck.simulate.engine import run
 
     additive = make_fedbio(test="C1", clients=2, sigma_f=1.0, sigma_g=1.0)
     traces = {}
@@ -447,7 +447,7 @@ def test_full_batch_of_a_finite_sum_is_the_deterministic_run(algorithm, params, 
     """N2 with matrix rows and every minibatch all K = 6 rows (without replacement): each oracle is the client's
     exact one, so the run is the noise-free run up to round-off (for FedBiO-Local this needs per-factor batches:
     b_x copies each read one row)."""
-    from ratecheck.engine import run
+    from ratecheck.simulate.engine import run
 
     kw = {"test": test, "clients": 3, "s_H": 0.4, "s_B": 0.3}
     noisy = make_fedbio(**kw, sigma_f=1.0, sigma_g=0.5, sigma_J=0.4, sigma_H=0.2, finite_sum=6)

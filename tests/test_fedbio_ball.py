@@ -4,10 +4,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from proofs.fedbio import claims as fc
-from proofs.fedbio.ball import BallGate, ball_checked, ball_evidence
 from ratecheck.claims import PointResult, Verdict
 from ratecheck.inspection import problem_of
+from ratecheck.proofs.fedbio import claims as fc
+from ratecheck.proofs.fedbio.ball import BallGate, ball_checked, ball_evidence
 from ratecheck.trace import RunConfig
 
 CONFIG = RunConfig("fedbio", {}, "fedbio_bilevel", {"test": "A", "clients": 2}, 10)
@@ -44,7 +44,7 @@ def test_exact_runs_are_counted_as_unchecked_and_every_claim_is_wrapped():
 
 
 def test_runs_record_the_visited_maxima():
-    from ratecheck.engine import run_config
+    from ratecheck.simulate.engine import run_config
 
     trace = run_config(RunConfig("fedbio", {"eta": 0.1}, "fedbio_bilevel", {"test": "A", "clients": 2}, 30,
                                  replicas=2))

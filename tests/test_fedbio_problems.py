@@ -4,9 +4,9 @@ differences and numerical solves, oracle noise levels, bad input."""
 import numpy as np
 import pytest
 
-from problems import make_problem
-from problems.quadratic_bilevel import make_fedbio
 from ratecheck.params import ParamError
+from ratecheck.problems import make_problem
+from ratecheck.problems.quadratic_bilevel import make_fedbio
 from ratecheck.seeding import ReplicaStream
 
 

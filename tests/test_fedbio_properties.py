@@ -1,4 +1,4 @@
-"""Property-based checks of the fedbio_bilevel family over its own search space (problems.quadratic_bilevel
+"""Property-based checks of the fedbio_bilevel family over its own search space (ratecheck.problems.quadratic_bilevel
 .fedbio_strategy, issue #13): every drawn instance's closed forms agree with numerics."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 
-from problems.bilevel_strategies import fedbio_strategy
-from problems.fedbio_bilevel import make_fedbio
+from ratecheck.problems.bilevel_strategies import fedbio_strategy
+from ratecheck.problems.fedbio_bilevel import make_fedbio
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)

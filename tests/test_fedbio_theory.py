@@ -4,9 +4,9 @@
 import pytest
 import sympy as sp
 
-from problems.quadratic_bilevel import make_fedbio
-from proofs.fedbio import PAPER
-from proofs.fedbio import theorems as th
+from ratecheck.problems.quadratic_bilevel import make_fedbio
+from ratecheck.proofs.fedbio import PAPER
+from ratecheck.proofs.fedbio import theorems as th
 
 
 def test_orders_used_by_the_claims():

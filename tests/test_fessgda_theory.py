@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-import proofs
-import proofs.fessgda as fg
+import ratecheck.proofs as proofs
+import ratecheck.proofs.fessgda as fg
 from ratecheck.claims import PROFILES, ExpectedOrder, HittingTimeClaim, Verdict, hitting_rounds
 from ratecheck.theory import Source
 from ratecheck.trace import RunConfig, Trace
@@ -141,7 +141,7 @@ def test_hitting_time_claim_reads_one_run_at_several_levels():
 def test_pl_theorem_on_a_non_pl_problem_is_inconclusive_with_the_reason():
     """Bad input from the issue: Theorem 3.1 (PL in y) asked of the point-wise max (simplex, not PL)."""
     from ratecheck.claims import BoundClaim
-    from ratecheck.sweep import check_claims
+    from ratecheck.runner.sweep import check_claims
 
     def configure(rounds, profile):
         params = {**fg.steps(1e-3, 1e-3, 1, 1e-3, 1e-3), "p": 1.0, "beta": 0.5}
@@ -217,9 +217,9 @@ def test_nonlinear_floors_start_after_the_transient():
     """B2 and C2 average the tail from NONLINEAR_FLOOR_START: there the noiseless run from x0 (the transient the
     floor must not count) is below 1% of the m = 16 floor (the smallest one, measured on 4 replicas): a 1% bias at
     one end moves a slope over 1.2 decades by under 0.004, a 25th of the band (measured: 0.2% ncpl, 0.04% pwmax)."""
-    from proofs.fessgda.claims import NONLINEAR_FLOOR_START, b2_config, c2_config
     from ratecheck.claims import tail_average
-    from ratecheck.engine import run_config
+    from ratecheck.proofs.fessgda.claims import NONLINEAR_FLOOR_START, b2_config, c2_config
+    from ratecheck.simulate.engine import run_config
 
     quick = PROFILES["quick"]
     for config, measure in ((b2_config(16, 4, quick), "stat_kappa"), (c2_config(16, quick), "stat_sq")):

@@ -1,4 +1,4 @@
-"""Tests of ratecheck.fit: slope fits with bootstrap CIs, t intervals, rounds-to-eps, checkpoints.
+"""Tests of ratecheck.model.fit: slope fits with bootstrap CIs, t intervals, rounds-to-eps, checkpoints.
 
 Every random input comes from an explicitly seeded numpy Generator, so each test is deterministic;
 the tolerances are still chosen so that a correct implementation would pass for almost any seed
@@ -16,15 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from ratecheck.fit import (
-    MeanCI,
-    SlopeFit,
-    fit_slope,
-    log_rate,
-    log_spaced_checkpoints,
-    mean_ci,
-    rounds_to_eps,
-)
+from ratecheck.model.fit import MeanCI, SlopeFit, fit_slope, log_rate, log_spaced_checkpoints, mean_ci, rounds_to_eps
 
 GRID = tuple(np.geomspace(10.0, 1e4, 8).tolist())
 

@@ -29,13 +29,13 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-import problems  # noqa: E402
+import ratecheck.problems as problems  # noqa: E402
 from ratecheck import registry  # noqa: E402
 from ratecheck.algorithms import REGISTRY  # noqa: E402
-from ratecheck.cli import main  # noqa: E402
-from ratecheck.engine import run  # noqa: E402
+from ratecheck.interfaces.cli import main  # noqa: E402
 from ratecheck.params import declarations, inferred_declarations  # noqa: E402
 from ratecheck.registry import make_algorithm  # noqa: E402
+from ratecheck.simulate.engine import run  # noqa: E402
 from ratecheck.testing.fuzz import algorithm_kinds, plausible, problem_kinds  # noqa: E402
 from ratecheck.trace import RunConfig  # noqa: E402
 
@@ -114,7 +114,7 @@ def cli_runs(draw: Any) -> tuple[list[str], dict[str, Any], dict[str, Any], str,
 @settings(FUZZ, max_examples=450 if FULL else 40)
 @given(cli_runs())
 def test_fuzz_ratecheck_run(case):
-    from ratecheck.cli import _parse_value
+    from ratecheck.interfaces.cli import _parse_value
 
     argv, sets, problem_sets, algorithm, family = case
     COUNTS["cli"] += 1

@@ -6,7 +6,7 @@ from math import sqrt
 
 from goldens import assert_goldens
 
-from proofs import defedavg as d
+from ratecheck.proofs import defedavg as d
 
 L, sigma, nu, G, Delta = 1.3, 0.7, 0.4, 2.1, 3.0
 n, K, T, lam, eta, etabar = 4, 5, 7000, 3, 0.9, 0.002

@@ -6,7 +6,7 @@ from math import sqrt
 
 from goldens import assert_goldens
 
-from proofs.fedbio import theorems as th
+from ratecheck.proofs.fedbio import theorems as th
 
 C = {"L": 2.0, "mu": 0.5, "L_xy": 0.3, "L_y2": 0.4, "C_f": 1.5, "sigma": 0.9, "zeta_f": 0.2, "zeta_g": 0.3,
      "zeta_gxy": 0.1, "zeta_gyy": 0.15, "Lbar": 40.0, "Delta": 1.2, "Delta_y": 0.7, "Delta_u": 0.4}

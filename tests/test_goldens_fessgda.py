@@ -7,7 +7,7 @@ from math import sqrt
 
 from goldens import assert_goldens
 
-from proofs.fessgda import theorems as th
+from ratecheck.proofs.fessgda import theorems as th
 
 V = {"l": 1.3, "mu1": 0.5, "mu2": 0.35, "sigma": 0.8, "sigma_G": 0.6, "W0": 2.5, "W0_swap": 1.7, "PL_xy": 1.0,
      "M": 16, "m": 4, "K": 3, "T": 4000, "eta_x": 2e-4, "eta_y": 0.05, "eta_xl": 1e-3, "eta_yl": 2e-3}

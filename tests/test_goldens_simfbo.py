@@ -8,7 +8,7 @@ from math import sqrt
 import pytest
 from goldens import assert_goldens
 
-from proofs import simfbo as s
+from ratecheck.proofs import simfbo as s
 
 VALUES = {"n": 10, "P": 4, "T": 5000, "tau_bar": 3.0, "rho_bar": 2.5, "gamma_x": 0.01, "eta_x": 0.002,
           "eta_y": 0.003, "eta_v": 0.0025, "alpha_min": 0.5, "alpha_max": 1.0, "beta_max": 2.0, "c_a_p": 0.7,

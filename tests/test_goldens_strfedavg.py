@@ -6,7 +6,7 @@ from math import e, log, sqrt
 
 from goldens import assert_goldens
 
-from proofs.strfedavg import theorems as th
+from ratecheck.proofs.strfedavg import theorems as th
 
 C = {"mu_f": 0.3, "L_f": 1.2, "L_h": 0.8, "sigma_f": 0.5, "sigma_h": 0.7, "G2": 1.1, "B2": 0.4, "Q": 2.0, "Qt2": 3.5,
      "M": 0.6, "alpha": 0.2, "kappa": 2.0, "gradf_star": 0.9, "N": 10}

@@ -8,11 +8,11 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 
-from problems.quadratic import make, strategy
-from proofs.defedavg.hunts import HUNT_CORRECTED, HUNT_MAIN_TEXT, THEOREM_2_SPACE
 from ratecheck.claims import PROFILES, Verdict
-from ratecheck.cli import main
-from ratecheck.hunt import hunt, reproduce_command, smallest_admissible
+from ratecheck.interfaces.cli import main
+from ratecheck.problems.quadratic import make, strategy
+from ratecheck.proofs.defedavg.hunts import HUNT_CORRECTED, HUNT_MAIN_TEXT, THEOREM_2_SPACE
+from ratecheck.runner.hunt import hunt, reproduce_command, smallest_admissible
 from ratecheck.theory import Bound, Condition, Source, Theorem
 
 T, a = sp.symbols("T a", positive=True)
@@ -77,7 +77,7 @@ def test_unknown_version_is_refused():
 
 def test_best_instance_trajectory_is_in_the_evidence_and_drawn_in_the_report(tmp_path):
     """Issue #13 item 3: the report plots measure against bound along the best instance's run."""
-    from proofs.defedavg import PAPER
+    from ratecheck.proofs.defedavg import PAPER
     from ratecheck.report import write_report
 
     outcome = HUNT_MAIN_TEXT.decide(PROFILES["quick"], {})
@@ -103,7 +103,7 @@ def test_best_instance_trajectory_is_in_the_evidence_and_drawn_in_the_report(tmp
 
 def test_probe_ratio_at_a_zero_bound():
     """A zero bound met by a zero measure is ratio 0 (held), not inf (the search would call it best)."""
-    from ratecheck.hunt import Probe
+    from ratecheck.runner.hunt import Probe
 
     fields = {f.name for f in __import__("dataclasses").fields(Probe)}
     base = {name: None for name in fields} | {"roundoff": 0.0}
@@ -122,7 +122,7 @@ def test_search_ignores_constants_of_loaded_modules():
     on what happens to be imported, so inside a search there are none (and they are back after)."""
     from hypothesis.internal.conjecture import providers
 
-    from ratecheck.hunt import _without_local_constants
+    from ratecheck.runner.hunt import _without_local_constants
 
     original = providers._get_local_constants
     with _without_local_constants():

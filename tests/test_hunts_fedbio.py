@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from problems.bilevel_strategies import fedbio_strategy
-from problems.fedbio_bilevel import make_fedbio
-from proofs.fedbio import hunts
-from proofs.fedbio.theorems import LEMMA_8
 from ratecheck.algorithms.fedbio import FedBiO
-from ratecheck.engine import run_config
-from ratecheck.hunt import HuntSpace, Probe, hunt, trajectory
+from ratecheck.problems.bilevel_strategies import fedbio_strategy
+from ratecheck.problems.fedbio_bilevel import make_fedbio
+from ratecheck.proofs.fedbio import hunts
+from ratecheck.proofs.fedbio.theorems import LEMMA_8
+from ratecheck.runner.hunt import HuntSpace, Probe, hunt, trajectory
 from ratecheck.seeding import Streams
+from ratecheck.simulate.engine import run_config
 
 # the counterexample the registered search shrinks to (M = 2, d = 1, one iteration from the solution)
 SHRUNK = {"I": 2, "eta_log10": 0.0, "gamma_log10": -1.0, "rounds": 1, "tau_fraction": 1.0,
@@ -116,7 +116,7 @@ def test_restored_hunt_catches_a_jacobian_oracle_with_the_wrong_sign(monkeypatch
     """What the restored hunt's PASS can fail for: Lemma 8 holds for ANY client states, so no algorithm bug
     breaks it, but an oracle that disagrees with the closed-form hypergradient does. grad_xy g u with the
     wrong sign (+B^T u) makes nu_bar miss grad h by O(||u||) even where every dispersion is 0."""
-    from problems.quadratic_bilevel import FedBilevel
+    from ratecheck.problems.quadratic_bilevel import FedBilevel
 
     def wrong_sign(self, x, y, u, s):
         A, B, c, d, e = self._clients(x)

@@ -14,16 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from problems.bilevel_strategies import simfbo_strategy
-from problems.minimax import make as make_minimax
-from problems.minimax.quadratic import strategy as minimax_quadratic_strategy
-from problems.quadratic_bilevel import make as make_bilevel
-from proofs.fessgda import hunts as fess
-from proofs.simfbo import hunts as sim
-from proofs.simfbo.claims import bindings as simfbo_bindings
-from proofs.simfbo.theorems import THEOREM_1
-from ratecheck.cli import main
-from ratecheck.engine import run_config
+from ratecheck.interfaces.cli import main
+from ratecheck.problems.bilevel_strategies import simfbo_strategy
+from ratecheck.problems.minimax import make as make_minimax
+from ratecheck.problems.minimax.quadratic import strategy as minimax_quadratic_strategy
+from ratecheck.problems.quadratic_bilevel import make as make_bilevel
+from ratecheck.proofs.fessgda import hunts as fess
+from ratecheck.proofs.simfbo import hunts as sim
+from ratecheck.proofs.simfbo.claims import bindings as simfbo_bindings
+from ratecheck.proofs.simfbo.theorems import THEOREM_1
+from ratecheck.simulate.engine import run_config
 
 
 def _finite_constants(problem) -> None:

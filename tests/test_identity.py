@@ -1,4 +1,4 @@
-"""A run's identity covers the code in its import closure (ratecheck.identity): an edit to a helper
+"""A run's identity covers the code in its import closure (ratecheck.runner.identity): an edit to a helper
 an algorithm imports only indirectly recomputes its runs; an edit to an unrelated paper does not."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # defedavg_iid_events (ratecheck/algorithms/fedavg.py) reads its event timelines from
-# ratecheck/asynchrony.py; fedbioacc (ratecheck/algorithms/fedbio.py) its STORM estimator and Neumann
+# ratecheck/model/asynchrony.py; fedbioacc (ratecheck/algorithms/fedbio.py) its STORM estimator and Neumann
 # hypergradient from ratecheck/algorithms/periodic.py: neither is a module of the class hierarchy.
 CONFIGS = {
     "events": ("defedavg_iid_events", "quadratic"),
@@ -20,7 +20,7 @@ CONFIGS = {
 }
 SCRIPT = """
 import json
-from ratecheck.identity import stored_key
+from ratecheck.runner.identity import stored_key
 from ratecheck.trace import RunConfig
 print(json.dumps({name: stored_key(RunConfig(alg, {}, fam, {}, 5)) for name, (alg, fam) in %r.items()}))
 """
@@ -50,7 +50,7 @@ def edit(path: Path) -> None:
 def test_an_edit_to_an_indirectly_imported_helper_recomputes_the_run(copy):
     before = keys(copy)
     assert keys(copy) == before  # the identity is a function of the sources
-    edit(copy / "ratecheck" / "asynchrony.py")
+    edit(copy / "ratecheck" / "model" / "asynchrony.py")
     after = keys(copy)
     assert after["events"] != before["events"]
     edit(copy / "ratecheck" / "algorithms" / "periodic.py")
@@ -65,12 +65,12 @@ def test_an_edit_to_an_unrelated_paper_keeps_the_run(copy):
 
 
 def test_the_closure_follows_imports_not_a_list():
-    from ratecheck.identity import code_identity, import_closure
+    from ratecheck.runner.identity import code_identity, import_closure
     from ratecheck.trace import RunConfig
 
     modules = code_identity(RunConfig("fedbioacc", {}, "quadratic_bilevel", {}, 5))["modules"]
-    assert {"ratecheck.algorithms.periodic", "ratecheck.engine", "ratecheck.seeding",
-            "problems.quadratic_bilevel"} <= set(modules)
+    assert {"ratecheck.algorithms.periodic", "ratecheck.simulate.engine", "ratecheck.seeding",
+            "ratecheck.problems.quadratic_bilevel"} <= set(modules)
     assert not any(name.startswith("proofs") for name in modules)
     assert "ratecheck.exact" in import_closure(["ratecheck.exact"])
     # typing-only imports do not run, so they are not followed

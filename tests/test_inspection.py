@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from problems.quadratic import p2
 from ratecheck import inspection
 from ratecheck.algorithms.bilevel import LocalSteps
+from ratecheck.problems.quadratic import p2
 from ratecheck.registry import make_problem
 from ratecheck.trace import RunConfig
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from ratecheck import latex, registry
-from ratecheck.latex import LatexError
+from ratecheck import registry
+from ratecheck.model import latex
+from ratecheck.model.latex import LatexError
 from ratecheck.theory import Bound, Condition, Source, Theorem
 
 SRC = Source("test.txt", "Theorem 1")

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from problems import least_squares as ls
-from problems import make_problem
 from ratecheck.params import ParamError
+from ratecheck.problems import least_squares as ls
+from ratecheck.problems import make_problem
 from ratecheck.seeding import Streams
 
 

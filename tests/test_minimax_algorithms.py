@@ -4,11 +4,11 @@ cases as parameter settings, and bad input."""
 import numpy as np
 import pytest
 
-from problems.minimax import make
-from ratecheck.engine import run
-from ratecheck.participation import Participation
+from ratecheck.model.participation import Participation
+from ratecheck.problems.minimax import make
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
+from ratecheck.simulate.engine import run
 
 KEY = "ab" * 32
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from problems import make_problem
-from problems.minimax import make
+from ratecheck.problems import make_problem
+from ratecheck.problems.minimax import make
 from ratecheck.seeding import ReplicaStream
 
 INSTANCES = [
@@ -188,7 +188,7 @@ def test_every_kind_checks_its_declared_parameters(kind, params, names):
 
 
 def test_every_kind_declares_every_parameter():
-    from problems.minimax import KINDS, declared_for
+    from ratecheck.problems.minimax import KINDS, declared_for
 
     for kind in KINDS:
         declared = declared_for(kind)

@@ -66,7 +66,7 @@ def test_the_hook_serves_the_mutant_and_its_identity_in_a_fresh_process(tmp_path
     mutant.write_text("VALUE = 1 - 1\n")
     env = {**os.environ, "RATECHECK_MUTANT": f"plug_mut.values={mutant}",
            "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
-    code = ("import ratecheck, plug_mut.values as v; from ratecheck.identity import module_digest; "
+    code = ("import ratecheck, plug_mut.values as v; from ratecheck.runner.identity import module_digest; "
             "import hashlib, pathlib; print(v.VALUE, v.__file__, "
             f"module_digest('plug_mut.values') == hashlib.sha256(pathlib.Path({str(mutant)!r}).read_bytes()).hexdigest())")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
@@ -125,7 +125,7 @@ def test_mutate_a_plugin_module_end_to_end(tmp_path):
 
 
 def test_usage_errors(tmp_path):
-    from ratecheck.cli import main
+    from ratecheck.interfaces.cli import main
 
     assert main(["mutate", "no.such.module", "--cache-dir", str(tmp_path)]) == 2
     assert main(["mutate", "ratecheck.algorithms.local", "--max-mutants", "0", "--cache-dir", str(tmp_path)]) == 2
@@ -156,6 +156,6 @@ def test_an_interrupt_leaves_no_mutant_behind(tmp_path):
 
 def test_targets_by_name_resolve_to_their_defining_modules():
     assert resolve("fedavg", []).module == "ratecheck.algorithms.fedavg"
-    assert resolve("quadratic", []).module == "problems.quadratic"
-    assert resolve("defedavg.theorem1", []).module == "proofs.defedavg.theorems"
+    assert resolve("quadratic", []).module == "ratecheck.problems.quadratic"
+    assert resolve("defedavg.theorem1", []).module == "ratecheck.proofs.defedavg.theorems"
     assert resolve("ratecheck.algorithms.local", []).path.name == "local.py"

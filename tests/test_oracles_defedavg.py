@@ -4,11 +4,11 @@ bugs in sampling, duplicates, delays, local steps or the noise scale turn them i
 import numpy as np
 import pytest
 
-from proofs.defedavg import oracles
 from ratecheck.algorithms import fedavg as fedavg_mod
 from ratecheck.claims import PROFILES, Verdict
 from ratecheck.problem import SmoothFederatedProblem
-from ratecheck.sweep import check_claims
+from ratecheck.proofs.defedavg import oracles
+from ratecheck.runner.sweep import check_claims
 
 PROFILE = PROFILES["quick"]
 BY_NAME = {c.id.split(".")[2].removesuffix("_trajectory"): c for c in oracles.CLAIMS}  # + "defedavg_niid_replay"

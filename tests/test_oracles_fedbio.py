@@ -5,11 +5,11 @@ monkeypatching, the claims decided on the mutated runs)."""
 import numpy as np
 import pytest
 
-from problems.quadratic_bilevel import FedBilevel
-from proofs.fedbio import oracles
 from ratecheck.algorithms import fedbio as fedbio_alg
 from ratecheck.claims import PROFILES, Verdict
-from ratecheck.sweep import check_claims
+from ratecheck.problems.quadratic_bilevel import FedBilevel
+from ratecheck.proofs.fedbio import oracles
+from ratecheck.runner.sweep import check_claims
 
 PROFILE = PROFILES["quick"]
 
@@ -92,7 +92,7 @@ def test_fedbioacc_bugs_fail(monkeypatch, mutation):
 def test_s14_fails_on_a_noise_scale_bug_that_keeps_the_decrease(monkeypatch):
     """Issue #23: S14 passed on 'strictly decreasing' alone; a noise-scale bug keeps the decrease, the values
     against Algorithm 2's recursion do not."""
-    from proofs.fedbio.acceleration import S14
+    from ratecheck.proofs.fedbio.acceleration import S14
 
     monkeypatch.setattr(FedBilevel, "draw", _unscaled_draw(FedBilevel.draw))
     outcome = _decide(S14)

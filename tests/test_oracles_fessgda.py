@@ -4,11 +4,11 @@ steps' order, their count or the noise scale turn it into a FAIL (monkeypatched)
 import numpy as np
 import pytest
 
-from problems.minimax.base import MinimaxProblem
-from proofs.fessgda import oracles
 from ratecheck.algorithms import minimax
 from ratecheck.claims import PROFILES, Verdict
-from ratecheck.sweep import check_claims
+from ratecheck.problems.minimax.base import MinimaxProblem
+from ratecheck.proofs.fessgda import oracles
+from ratecheck.runner.sweep import check_claims
 
 PROFILE = PROFILES["quick"]
 

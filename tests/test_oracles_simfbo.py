@@ -4,10 +4,10 @@ in the weights, rho, the local coefficients or the Jacobi steps turn them into a
 import numpy as np
 import pytest
 
-from proofs.simfbo import oracles
 from ratecheck.algorithms import bilevel
 from ratecheck.claims import PROFILES, Verdict
-from ratecheck.sweep import check_claims
+from ratecheck.proofs.simfbo import oracles
+from ratecheck.runner.sweep import check_claims
 
 PROFILE = PROFILES["quick"]
 BY_NAME = {c.id.split(".")[2].removesuffix("_trajectory"): c for c in oracles.CLAIMS}

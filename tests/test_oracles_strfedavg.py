@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from proofs.strfedavg import oracles
 from ratecheck.algorithms import strfedavg as alg
 from ratecheck.claims import PROFILES, Verdict
-from ratecheck.sweep import check_claims
+from ratecheck.proofs.strfedavg import oracles
+from ratecheck.runner.sweep import check_claims
 
 PROFILE = PROFILES["quick"]
 

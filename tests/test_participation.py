@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ratecheck.participation import Participation, first_occurrence
+from ratecheck.model.participation import Participation, first_occurrence
 from ratecheck.seeding import ReplicaStream
 
 N, M, ROUNDS, REPLICAS = 10, 3, 4000, 8

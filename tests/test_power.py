@@ -169,7 +169,7 @@ def test_an_undecided_or_gated_verdict_has_no_coarse_flag():
 
 
 def test_check_v_prints_the_power_after_the_reason(capsys):
-    from ratecheck.cli import _print_outcomes
+    from ratecheck.interfaces.cli import _print_outcomes
 
     claim = ThresholdClaim(id="t.threshold", threshold=2.0, **COMMON)
     out = claim.decide(PROFILE, _traces(-0.5))

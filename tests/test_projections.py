@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ratecheck.projections import project_ball, project_box, project_simplex
+from ratecheck.model.projections import project_ball, project_box, project_simplex
 
 points = arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 6)),
                 elements=st.floats(-50, 50, allow_nan=False))

@@ -6,8 +6,8 @@ import itertools
 import numpy as np
 import pytest
 
-from problems import make_problem
-from problems.quadratic_bilevel import PH_THIRD, PSI_THIRD, make, p1, p2, p3
+from ratecheck.problems import make_problem
+from ratecheck.problems.quadratic_bilevel import PH_THIRD, PSI_THIRD, make, p1, p2, p3
 from ratecheck.seeding import ReplicaStream
 
 INSTANCES = {

@@ -33,7 +33,7 @@ class {cls}(FedAvg):
 
 
 def make_problem(**params):
-    from problems.quadratic import make
+    from ratecheck.problems.quadratic import make
     return make(**params)
 
 
@@ -116,7 +116,7 @@ def test_an_installed_plugin_registers_through_entry_points_with_its_origin(clea
     assert origins["plug"].startswith("rc-plug entry point plug = rc_plug:PAPER")
     assert origins["plug_fedavg"].startswith("rc-plug entry point")
     assert origins["plug_quadratic"].startswith("rc-plug entry point")
-    assert "entry point defedavg = proofs.defedavg:PAPER" in origins["defedavg"]
+    assert "entry point defedavg = ratecheck.proofs.defedavg:PAPER" in origins["defedavg"]
     assert reg.papers()["plug"].origin == origins["plug"]
     assert not reg.errors
     # the engine resolves the plugin's names like its own
@@ -187,7 +187,7 @@ def test_name_clashes_are_errors_naming_both_origins(clean, tmp_path):
 
 
 def test_paper_from_a_py_file_through_the_cli(clean, tmp_path, capsys):
-    from ratecheck.cli import main
+    from ratecheck.interfaces.cli import main
 
     path = tmp_path / "plug_claims.py"
     path.write_text(plugin_source(key="plugfile", alg="plugfile_fedavg", run_problem="quadratic"))
@@ -204,7 +204,7 @@ def test_paper_from_a_py_file_through_the_cli(clean, tmp_path, capsys):
 
 
 def test_a_broken_paper_file_is_a_clear_error(clean, tmp_path, capsys):
-    from ratecheck.cli import main
+    from ratecheck.interfaces.cli import main
 
     bad = tmp_path / "plug_broken.py"
     bad.write_text("from ratecheck.paper import Paper\nPAPER = Paper(key='x', title='t', seed='s'\n")
@@ -241,8 +241,8 @@ def test_spawned_workers_resolve_an_algorithm_from_a_paper_file(clean, tmp_path,
     an algorithm registered by a plain import (a notebook's own module), with each job."""
     import importlib
 
-    from ratecheck.executors import ProcessExecutor
-    from ratecheck.sweep import run_configs
+    from ratecheck.runner.executors import ProcessExecutor
+    from ratecheck.runner.sweep import run_configs
     from ratecheck.trace import RunConfig
 
     path = tmp_path / "plug_worker.py"
@@ -267,8 +267,8 @@ def test_without_extra_sources_jobs_are_sent_as_they_are(clean):
 @pytest.mark.full  # a local Dask cluster takes 5-40 s to start; the spawn pool test covers the default run
 def test_dask_workers_resolve_an_algorithm_from_a_paper_file(clean, tmp_path):
     pytest.importorskip("distributed")
-    from ratecheck.executors import DaskExecutor
-    from ratecheck.sweep import run_configs
+    from ratecheck.runner.executors import DaskExecutor
+    from ratecheck.runner.sweep import run_configs
     from ratecheck.trace import RunConfig
 
     path = tmp_path / "plug_dask.py"

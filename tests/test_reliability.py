@@ -23,18 +23,18 @@ import pytest
 from test_executors import dask_executor, process_executor  # noqa: F401  (fixtures: one pool, one cluster)
 
 from ratecheck import registry as registry_module
-from ratecheck import store as store_module
-from ratecheck.asynchrony import TimelineError
-from ratecheck.checking import ClaimFailure
-from ratecheck.cli import RunFailure, UsageError, main
 from ratecheck.exact import NotExact
-from ratecheck.executors import JobError, SerialExecutor
-from ratecheck.identity import stored_key
-from ratecheck.latex import LatexError
+from ratecheck.interfaces.cli import RunFailure, UsageError, main
+from ratecheck.model import store as store_module
+from ratecheck.model.asynchrony import TimelineError
+from ratecheck.model.latex import LatexError
+from ratecheck.model.store import Store
 from ratecheck.params import ParamError
 from ratecheck.registry import LoadError, RegistryError
-from ratecheck.store import Store
-from ratecheck.sweep import run_configs
+from ratecheck.runner.checking import ClaimFailure
+from ratecheck.runner.executors import JobError, SerialExecutor
+from ratecheck.runner.identity import stored_key
+from ratecheck.runner.sweep import run_configs
 from ratecheck.trace import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +79,7 @@ def test_a_refused_run_in_a_worker_names_its_cause_and_the_others_are_kept(where
 def test_pool_workers_end_when_their_parent_is_killed(tmp_path):
     script = textwrap.dedent("""
         import os, sys, time
-        from ratecheck.executors import ProcessExecutor
+        from ratecheck.runner.executors import ProcessExecutor
         if __name__ == "__main__":
             executor = ProcessExecutor(2)
             futures = [executor.pool.submit(os.getpid) for _ in range(8)]
@@ -108,7 +108,7 @@ def test_the_polling_watchdog_ends_a_worker_whose_parent_exits(tmp_path):
     """Without the death signal (a pool started off the main thread, or not Linux) the watchdog's
     polling alone ends the worker: here its parent exits normally, and a second worker is told to
     watch a parent that had already died before it started."""
-    child = ("import sys, time\nfrom ratecheck.executors import end_with_parent\n"
+    child = ("import sys, time\nfrom ratecheck.runner.executors import end_with_parent\n"
              "end_with_parent(int(sys.argv[1]) if len(sys.argv) > 1 else None, poll=0.05)\n"
              "print('watching', flush=True)\ntime.sleep(600)\n")
     (tmp_path / "child.py").write_text(child)
@@ -139,7 +139,7 @@ def test_a_pool_started_off_the_main_thread_outlives_that_thread(tmp_path):
     all its workers there, so a map from another thread cannot start one tied to that thread."""
     script = textwrap.dedent("""
         import os, threading
-        from ratecheck.executors import ProcessExecutor
+        from ratecheck.runner.executors import ProcessExecutor
         if __name__ == "__main__":
             made = {}
             def start(key):
@@ -302,7 +302,7 @@ def test_bad_options_are_usage_errors_before_any_run(tmp_path, options, message)
 
 
 def test_jobs_beyond_the_cores_are_capped_unless_forced(monkeypatch):
-    from ratecheck import cli, cli_options
+    from ratecheck.interfaces import cli, cli_options
 
     monkeypatch.setattr(cli_options, "default_jobs", lambda: 2)
     args = cli.build_parser().parse_args(["check", "--jobs", "1000"])
@@ -338,7 +338,7 @@ def test_exact_moments_too_large_fall_back_to_monte_carlo_in_auto_mode(monkeypat
     """A size refusal of exact mode's moments is a reason for Monte Carlo under mode 'auto' (as NotExact
     is), and an error only under mode 'exact'."""
     from ratecheck import params
-    from ratecheck.engine import run_config
+    from ratecheck.simulate.engine import run_config
 
     monkeypatch.setattr(params, "MOMENT_BYTES_BUDGET", 1)  # every exact run is too large
     config = RunConfig("fedavg", {"eta_local": 0.05, "local_steps": 2}, "quadratic", {"dim": 3, "clients": 4},
@@ -352,8 +352,8 @@ def test_exact_moments_too_large_fall_back_to_monte_carlo_in_auto_mode(monkeypat
 def test_sizes_and_options_are_checked_by_their_declarations():
     """One declaration per parameter: check_size, the executors and the CLI refuse through
     params (RUN_PARAMS, SIZE_PARAMS, OPTION_PARAMS), so the rule in the message is the declared one."""
-    from ratecheck.executors import make_executor
     from ratecheck.params import OPTION_PARAMS, RUN_PARAMS, ParamError, check_size, replica_ids
+    from ratecheck.runner.executors import make_executor
 
     sizes = dict(rounds=10, replicas=2, clients=3, dim=4)
     with pytest.raises(ParamError, match=rf"parameter checkpoints = 1 is invalid: must be {re.escape(RUN_PARAMS['checkpoints'].rule())}"):
@@ -435,7 +435,7 @@ def test_the_cli_installs_its_sigint_handler_only_while_a_command_runs(tmp_path)
 
     previous = signal.signal(signal.SIGINT, host)
     try:
-        from ratecheck.interrupts import cli_interrupts, is_real_interrupt
+        from ratecheck.model.interrupts import cli_interrupts, is_real_interrupt
         from ratecheck.registry import Registry
 
         plugin = tmp_path / "interrupting.py"
@@ -496,9 +496,9 @@ def _without_seconds(evidence: dict) -> str:
 def test_an_interrupted_hunt_resumes_from_its_stored_runs_with_the_same_numbers(tmp_path, monkeypatch):
     """Ctrl-C after the k-th run of a search: the rerun reads those k runs from the store (each is
     stored as it finishes), computes only the rest, and decides exactly as an uninterrupted check."""
-    from proofs.defedavg.hunts import HUNT_CORRECTED
-    from ratecheck import sweep
     from ratecheck.claims import PROFILES
+    from ratecheck.proofs.defedavg.hunts import HUNT_CORRECTED
+    from ratecheck.runner import sweep
 
     profile = PROFILES["quick"]
     real, made = sweep._run_to_arrays, []

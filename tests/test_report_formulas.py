@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from proofs.defedavg.theorems import THEOREM_1, THEOREM_2
-from ratecheck.latex import expression
+from ratecheck.model.latex import expression
+from ratecheck.proofs.defedavg.theorems import THEOREM_1, THEOREM_2
 from ratecheck.report.document import formula, latex
 
 
@@ -14,7 +14,7 @@ def _symbols(expr: sp.Basic) -> dict[str, sp.Symbol]:
 
 
 def _agrees(expr: sp.Expr, text: str) -> bool:
-    """``text`` read back by ratecheck.latex equals ``expr`` at a point where every symbol differs."""
+    """``text`` read back by ratecheck.model.latex equals ``expr`` at a point where every symbol differs."""
     back = expression(text, _symbols(expr), "printed formula")
     point = {s: sp.Rational(17 + 3 * i, 13) for i, s in enumerate(sorted(expr.free_symbols, key=str))}
     value, read = sp.N(expr.subs(point), 30), sp.N(back.subs(point), 30)

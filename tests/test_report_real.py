@@ -19,7 +19,7 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from ratecheck import cli
+from ratecheck.interfaces import cli
 from ratecheck.report import counts
 from ratecheck.report.command import write
 from ratecheck.report.plots import _drawn, _figure

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ratecheck.cli import main
-from ratecheck.scaffold import ScaffoldError, new_package
-from ratecheck.tex_drafts import draft_list, drafts
+from ratecheck.interfaces.cli import main
+from ratecheck.interfaces.scaffold import ScaffoldError, new_package
+from ratecheck.interfaces.tex_drafts import draft_list, drafts
 
 ROOT = Path(__file__).resolve().parents[1]
 

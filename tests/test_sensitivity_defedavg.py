@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 import ratecheck.algorithms.base as base
-from proofs.defedavg import asynchronous as claims_async
 from ratecheck.algorithms.asynchronous import DeFedAvgIIDEvents, DeFedAvgNIIDEvents
 from ratecheck.algorithms.fedavg import DeFedAvgIID, DeFedAvgNIID
 from ratecheck.claims import PROFILES
-from ratecheck.executors import JobError, SerialExecutor
-from ratecheck.participation import Participation
-from ratecheck.sweep import check_claims
+from ratecheck.model.participation import Participation
+from ratecheck.proofs.defedavg import asynchronous as claims_async
+from ratecheck.runner.executors import JobError, SerialExecutor
+from ratecheck.runner.sweep import check_claims
 
 QUICK = PROFILES["quick"]
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import ratecheck.algorithms.base as base
-from proofs.fedbio import claims as fc
 from ratecheck.algorithms import fedbio as alg
 from ratecheck.algorithms.periodic import average
 from ratecheck.claims import PROFILES
-from ratecheck.sweep import check_claims
+from ratecheck.proofs.fedbio import claims as fc
+from ratecheck.runner.sweep import check_claims
 
 
 def _unexpected(monkeypatch, broken, *claims):
@@ -168,7 +168,7 @@ def test_period_off_by_one_is_caught_by_the_drift_in_I(monkeypatch):
 
 
 # -- S7, S8 (FedBiOAcc's iterations to eps, exact runs) ------------------------------------------------
-from proofs.fedbio import acceleration as acc  # noqa: E402
+from ratecheck.proofs.fedbio import acceleration as acc  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,7 @@ def test_finite_sum_with_replacement_is_caught_by_the_effective_batch(monkeypatc
     """Minibatches drawn WITH replacement (the oracle's sampling broken, not the algorithm's): the variance
     stays sigma^2/b, the floor's exponent against b_eff = b(K-1)/(K-b) leaves -1 (about -0.65), and the
     full batch b = K keeps a floor."""
-    from problems.quadratic_bilevel import FedBilevel
+    from ratecheck.problems.quadratic_bilevel import FedBilevel
 
     def with_replacement(self, rows, noise, shape, batch):
         K = rows.shape[1]
@@ -278,7 +278,7 @@ def test_hessian_rows_drawn_with_replacement_are_caught_by_the_full_batch(monkey
     the Neumann factors keep their row noise, so FedBiO-Local no longer reaches x_Q exactly."""
     from dataclasses import replace
 
-    from problems.quadratic_bilevel import FedBilevel
+    from ratecheck.problems.quadratic_bilevel import FedBilevel
 
     paper = FedBilevel._row_mean
 

@@ -12,13 +12,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-import proofs.fessgda as fg
+import ratecheck.proofs.fessgda as fg
 from ratecheck.algorithms import minimax
 from ratecheck.algorithms.base import REGISTRY
 from ratecheck.claims import PROFILES
-from ratecheck.executors import SerialExecutor
-from ratecheck.participation import Participation
-from ratecheck.sweep import check_claims
+from ratecheck.model.participation import Participation
+from ratecheck.runner.executors import SerialExecutor
+from ratecheck.runner.sweep import check_claims
 
 PROFILE = PROFILES["quick"]
 KEY = "5e" * 16  # a run key (hex) for hand-made streams
@@ -126,7 +126,7 @@ def test_stale_smoothing_is_caught(monkeypatch):
 
 def test_doubles_change_what_they_say():
     """Each double differs from the correct round (guards against a no-op double)."""
-    from problems import make_problem
+    from ratecheck.problems import make_problem
     from ratecheck.seeding import Streams
 
     problem = make_problem("minimax", {"kind": "quadratic", "noise": 0.0, "zeta": 1.0, "clients": 8})

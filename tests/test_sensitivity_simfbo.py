@@ -13,14 +13,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-import proofs.simfbo as sf
-import proofs.simfbo.hunts as simfbo_hunts
+import ratecheck.proofs.simfbo as sf
+import ratecheck.proofs.simfbo.hunts as simfbo_hunts
 from ratecheck.algorithms import bilevel
 from ratecheck.algorithms.base import REGISTRY
 from ratecheck.claims import PROFILES
-from ratecheck.executors import SerialExecutor
-from ratecheck.participation import Participation
-from ratecheck.sweep import check_claims
+from ratecheck.model.participation import Participation
+from ratecheck.runner.executors import SerialExecutor
+from ratecheck.runner.sweep import check_claims
 
 PROFILE = PROFILES["quick"]
 KEY = "5e" * 16  # a run key (hex) for hand-made streams
@@ -110,7 +110,7 @@ def test_broken_variant_is_caught(monkeypatch, label, name, broken, claims):
 
 def test_doubles_change_what_they_say():
     """Each double really differs from SimFBO in one step (guards against a no-op double)."""
-    from problems import make_problem
+    from ratecheck.problems import make_problem
     from ratecheck.seeding import Streams
 
     problem = make_problem("quadratic_bilevel", sf.p1(clients=8, sigma_f=0.0, sigma_g=0.0))

@@ -9,12 +9,12 @@ import dataclasses
 import pytest
 
 import ratecheck.algorithms.base
-from proofs.strfedavg import claims as C
-from proofs.strfedavg import hunts as H
 from ratecheck.algorithms.strfedavg import IPIRFedAvg, StRFedAvg, TikhonovFedAvg
 from ratecheck.claims import PROFILES
-from ratecheck.participation import Participation
-from ratecheck.sweep import check_claims
+from ratecheck.model.participation import Participation
+from ratecheck.proofs.strfedavg import claims as C
+from ratecheck.proofs.strfedavg import hunts as H
+from ratecheck.runner.sweep import check_claims
 
 PROFILE = PROFILES["quick"]
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-import proofs.simfbo as m
+import ratecheck.proofs.simfbo as m
 from ratecheck.claims import PROFILES
 
 REF = {"L_f": 1, "L_1": 1, "L_2": 1, "L_3": 1, "mu_g": 0.5, "sigma_f": 1, "sigma_g": 1, "sigma_gg": 0,
@@ -74,8 +74,8 @@ def test_step_past_the_stability_edge_is_an_inconclusive_divergence():
     is INCONCLUSIVE saying that the replicas diverged (not PASS/FAIL on the survivors)."""
     import dataclasses
 
-    from ratecheck.engine import run_config
-    from ratecheck.sweep import check_claims
+    from ratecheck.runner.sweep import check_claims
+    from ratecheck.simulate.engine import run_config
 
     def configure(value, profile):  # c_x = 20: gamma_y = 4 gamma_x >= 2.5 while a_max = 2
         return m.scheduled("simfbo", {**m.P1_NOISY, "clients": int(value)}, P_=int(value), T_=200, profile=profile,

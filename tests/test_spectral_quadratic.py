@@ -5,8 +5,8 @@ and closed form against the same instance with explicit Hessians H_i = Q diag(h_
 import numpy as np
 import pytest
 
-from problems.spectral_quadratic import SpectralQuadratic, make
 from ratecheck.params import ParamError
+from ratecheck.problems.spectral_quadratic import SpectralQuadratic, make
 
 
 @pytest.mark.parametrize("rotate", [False, True])

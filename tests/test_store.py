@@ -1,4 +1,4 @@
-"""Tests for the on-disk run cache (ratecheck.store)."""
+"""Tests for the on-disk run cache (ratecheck.model.store)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from ratecheck import store as store_module
-from ratecheck.store import NullStore, Store
+from ratecheck.model import store as store_module
+from ratecheck.model.store import NullStore, Store
 
 KEY = "0123456789abcdef" * 4  # 64 hex digits, like a SHA-256
 KEY2 = "fedcba9876543210"  # 16 hex digits, the shortest allowed
@@ -360,7 +360,7 @@ def test_corruption_detected(tmp_path: Path, caplog: pytest.LogCaptureFixture, d
     path = store.path(KEY)
     path.write_bytes(damage(path.read_bytes(), array))
 
-    with caplog.at_level(logging.WARNING, logger="ratecheck.store"):
+    with caplog.at_level(logging.WARNING, logger="ratecheck.model.store"):
         assert store.get(KEY) is None
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings and KEY in warnings[0].getMessage()
@@ -381,7 +381,7 @@ def test_contains_detects_corruption(tmp_path: Path, caplog: pytest.LogCaptureFi
     store = Store(tmp_path)
     store.put(KEY, {"x": np.arange(10.0)}, {})
     store.path(KEY).write_bytes(b"junk")
-    with caplog.at_level(logging.WARNING, logger="ratecheck.store"):
+    with caplog.at_level(logging.WARNING, logger="ratecheck.model.store"):
         assert KEY not in store
     assert KEY in caplog.text
 
@@ -428,7 +428,7 @@ def test_scan_and_prune_sort_entries_temp_and_corrupt_files(tmp_path):
     import os
     import time
 
-    from ratecheck.store import STALE_TMP_SECONDS, Store
+    from ratecheck.model.store import STALE_TMP_SECONDS, Store
 
     store = Store(tmp_path)
     keep, drop = "a" * 64, "b" * 64
@@ -453,7 +453,7 @@ def test_scan_and_prune_sort_entries_temp_and_corrupt_files(tmp_path):
 
 
 def test_a_file_is_not_a_cache_directory(tmp_path):
-    from ratecheck.store import Store
+    from ratecheck.model.store import Store
 
     path = tmp_path / "file"
     path.write_text("x")
@@ -462,14 +462,14 @@ def test_a_file_is_not_a_cache_directory(tmp_path):
 
 
 def test_cache_key_follows_the_code_of_the_algorithm_problem_and_engine(monkeypatch):
-    import ratecheck.identity as identity
+    import ratecheck.runner.identity as identity
     from ratecheck.trace import RunConfig
 
     config = RunConfig("fess_gda", {}, "minimax", {}, 5)
     other = RunConfig("fedavg", {}, "quadratic", {}, 5)
     code = identity.code_identity(config)
-    assert "ratecheck.algorithms.minimax" in code["modules"] and "problems.minimax" in code["modules"]
-    assert "ratecheck.engine" in code["modules"] and "ratecheck.algorithms.minimax" not in identity.code_identity(
+    assert "ratecheck.algorithms.minimax" in code["modules"] and "ratecheck.problems.minimax" in code["modules"]
+    assert "ratecheck.simulate.engine" in code["modules"] and "ratecheck.algorithms.minimax" not in identity.code_identity(
         other)["modules"]
     before, before_other = identity.stored_key(config), identity.stored_key(other)
     real = identity.module_digest
@@ -494,7 +494,7 @@ def test_a_test_double_swapped_into_the_registry_gets_its_own_cache_key(monkeypa
 
     import ratecheck.algorithms.base as base
     from ratecheck.algorithms.fedavg import FedAvg
-    from ratecheck.identity import stored_key
+    from ratecheck.runner.identity import stored_key
     from ratecheck.trace import RunConfig
 
     @dataclass(frozen=True)

@@ -5,13 +5,13 @@ import math
 import numpy as np
 import pytest
 
-from problems import least_squares as ls
-from problems import make_problem
-from ratecheck.engine import run
+from ratecheck.model.participation import Participation
 from ratecheck.params import ParamError
-from ratecheck.participation import Participation
+from ratecheck.problems import least_squares as ls
+from ratecheck.problems import make_problem
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
+from ratecheck.simulate.engine import run
 
 SMALL = {"dim": 8, "rank": 4, "clients": 4, "rows": 1, "mu": 0.5, "lam_min": 0.5, "lam_max": 1.0, "rho": 1.0}
 
@@ -158,7 +158,7 @@ def test_exact_projection_gd_and_ir_sgd_and_scaffold_run():
 def test_ipir_anchor_is_an_array_from_the_start_and_exact_mode_matches_the_runs():
     """The anchor (y^0 before the first step) keeps the state's arrays typed, so IPIR runs exactly;
     its noise-free runs then agree with Monte Carlo to rounding."""
-    from ratecheck.engine import run_config
+    from ratecheck.simulate.engine import run_config
     from ratecheck.trace import RunConfig
 
     params = {**SMALL, "outer": "tp3b", "lam": 0.25, "mu": 1.0, "lam_min": 2.0, "lam_max": 2.0}

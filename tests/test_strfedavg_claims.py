@@ -58,7 +58,7 @@ def test_abscissa_slope_claim_fits_magnitudes_against_another_axis():
 def test_hunt_spaces_differ_only_by_the_i10_conditions():
     """The same instance with a + b > 1: admissible over the printed range (a run at R >= R_min), refused where
     the proof holds (no run)."""
-    from proofs.strfedavg import hunts as H
+    from ratecheck.proofs.strfedavg import hunts as H
 
     instance = {"problem": {"dim": 4, "rank": 1, "rows": 1, "clients": 2, "lam_max": 0.0625, "lam_min": 0.0625,
                             "delta": 0.0, "outer": "tp1", "mu": 0.25, "rho": 0.0, "c_scale": 0.0, "x0_scale": 1.0,

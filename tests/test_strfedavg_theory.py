@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from proofs.strfedavg import theorems as th
+from ratecheck.proofs.strfedavg import theorems as th
 
 
 def _sc_values(R, **over):

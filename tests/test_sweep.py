@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-import ratecheck.sweep as sweep
-from problems.quadratic import p2
-from ratecheck.executors import DaskExecutor, ProcessExecutor, SerialExecutor
-from ratecheck.identity import stored_key
-from ratecheck.store import Store
+import ratecheck.runner.sweep as sweep
+from ratecheck.model.store import Store
+from ratecheck.problems.quadratic import p2
+from ratecheck.runner.executors import DaskExecutor, ProcessExecutor, SerialExecutor
+from ratecheck.runner.identity import stored_key
 from ratecheck.trace import RunConfig
 
 
@@ -120,7 +120,7 @@ def test_a_log_fit_of_a_zero_mean_is_a_reasoned_inconclusive():
     from dataclasses import dataclass
 
     from ratecheck.claims import PROFILES, Outcome, Verdict
-    from ratecheck.fit import fit_slope
+    from ratecheck.model.fit import fit_slope
 
     @dataclass(frozen=True)
     class Zero:
@@ -141,7 +141,7 @@ def test_a_cached_check_plans_nothing(tmp_path):
     """Issue #19: a claim's planned runs (theory step sizes, ...) are stored like a task."""
     import dataclasses
 
-    import proofs
+    import ratecheck.proofs as proofs
     from ratecheck.claims import PROFILES
 
     original = next(c for c in proofs.all_claims() if c.id == "defedavg.fedavg.drift_limit")

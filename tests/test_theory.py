@@ -296,7 +296,7 @@ def test_orders_are_store_records_as_exact_rationals(tmp_path, monkeypatch, deri
     import sympy as sp
 
     import ratecheck.asymptotics as asymptotics
-    from ratecheck.store import Store
+    from ratecheck.model.store import Store
     from ratecheck.theory import elasticity
 
     T = sp.Symbol("T", positive=True)
@@ -345,7 +345,7 @@ def test_derivations_are_counted_by_cache_info_and_removed_by_cache_clear(tmp_pa
 
     import sympy as sp
 
-    from ratecheck.cli import main
+    from ratecheck.interfaces.cli import main
     from ratecheck.theory import elasticity
 
     T = sp.Symbol("T", positive=True)

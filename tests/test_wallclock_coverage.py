@@ -7,10 +7,10 @@ size; its coverage of the pool mean must stay near 95%. Measured when written (2
 import numpy as np
 import pytest
 
-from proofs.defedavg import wallclock as w
 from ratecheck.claims import PROFILES
-from ratecheck.engine import run_config
-from ratecheck.fit import mean_ci
+from ratecheck.model.fit import mean_ci
+from ratecheck.proofs.defedavg import wallclock as w
+from ratecheck.simulate.engine import run_config
 
 POOL, RESAMPLES = 128, 1000
 

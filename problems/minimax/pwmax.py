@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ratecheck.model.projections import project_simplex
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
-from ratecheck.projections import project_simplex
 
 from .base import SHARED, MinimaxProblem, _shared_fields
 

@@ -281,7 +281,7 @@ def strategy(**fixed: Any):
     """
     from hypothesis import strategies as st
 
-    from ratecheck.strategies import finite_floats, fixed_draws  # start-up: hypothesis loads when a hunt draws
+    from ratecheck.model.strategies import finite_floats, fixed_draws  # start-up: hypothesis loads when a hunt draws
 
     number = finite_floats
     chosen = fixed_draws(fixed)

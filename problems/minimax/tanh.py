@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ratecheck.assumptions import DIST0
+from ratecheck.model.projections import project_box
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
-from ratecheck.projections import project_box
 
 from .base import DIM, MOREAU, SHARED, MinimaxProblem, _shared_fields, _sin_sigma_g
 

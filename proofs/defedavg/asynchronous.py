@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from problems.quadratic import p1, p2
 from ratecheck.claims import (
     Claim,
     ExactSlopeClaim,
@@ -33,8 +32,9 @@ from ratecheck.claims import (
     tail_average,
 )
 from ratecheck.claims.views import Statistic
-from ratecheck.fit import log_spaced_checkpoints
 from ratecheck.inspection import problem_of, view
+from ratecheck.model.fit import log_spaced_checkpoints
+from ratecheck.problems.quadratic import p1, p2
 from ratecheck.trace import RunConfig
 
 from .asynchronous_events import (

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from problems.quadratic import p2, p3
 from ratecheck.claims import (
     BoundClaim,
     ExpectedOrder,
@@ -17,6 +16,7 @@ from ratecheck.claims import (
     negative_control,
 )
 from ratecheck.inspection import problem_of
+from ratecheck.problems.quadratic import p2, p3
 from ratecheck.trace import RunConfig, Trace
 
 from .claims import (

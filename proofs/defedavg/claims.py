@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from problems.quadratic import p1, p2
 from ratecheck.binding import Binder, local_steps, param, participating, rounds
 from ratecheck.claims import (
     BoundClaim,
@@ -22,6 +21,7 @@ from ratecheck.claims import (
     term_negligible,
 )
 from ratecheck.inspection import RunView, view
+from ratecheck.problems.quadratic import p1, p2
 from ratecheck.theory import Derived, Theorem  # Derived: split-proofs (issue #7 startup)
 from ratecheck.trace import RunConfig, Trace
 

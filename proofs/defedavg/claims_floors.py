@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from problems.quadratic import p1, p2
 from ratecheck.claims import (
     PROFILES,
     ExactSlopeClaim,
@@ -19,6 +18,7 @@ from ratecheck.claims import (
     tail_average,
 )
 from ratecheck.inspection import problem_of, view
+from ratecheck.problems.quadratic import p1, p2
 from ratecheck.theory import Derived  # Derived: split-proofs (issue #7 startup)
 from ratecheck.trace import RunConfig
 

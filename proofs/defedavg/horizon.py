@@ -1,7 +1,7 @@
 """DeFedAvg P1-f (spec §6): rounds to eps against n, by bisection on T, slope -1 until T2_min dominates.
 
 With Theorem 2's schedule the step sizes depend on the horizon (etabar = 1/(K sqrt(sigma^2 L T))), so
-each T is its own run and the rounds to eps are found by a search over T (ratecheck.horizon) on exact
+each T is its own run and the rounds to eps are found by a search over T (ratecheck.runner.horizon) on exact
 expectations: noise-free, so the bisection ends on one integer. M_T ~ 1/sqrt(nKT) makes those rounds
 fall like 1/n (the paper's linear speedup "in the number of communication rounds", §3.2), while
 conditions (13) ask for T >= T2_min = 8 n K L Delta lam^2 / sigma^2, which grows like n: once the rounds
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from problems.quadratic import p1
 from ratecheck.claims import ExpectedOrder, PointResult, Profile
-from ratecheck.horizon import HorizonSlopeClaim
-from ratecheck.hunt import smallest_admissible
 from ratecheck.inspection import constants_of
+from ratecheck.problems.quadratic import p1
+from ratecheck.runner.horizon import HorizonSlopeClaim
+from ratecheck.runner.hunt import smallest_admissible
 from ratecheck.theory import Derived
 from ratecheck.trace import RunConfig
 

@@ -13,10 +13,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from problems.quadratic import strategy as quadratic_strategy
 from ratecheck.claims import Verdict
-from ratecheck.hunt import HuntSpace, NoCounterexample, smallest_admissible
 from ratecheck.inspection import constants_of
+from ratecheck.problems.quadratic import strategy as quadratic_strategy
+from ratecheck.runner.hunt import HuntSpace, NoCounterexample, smallest_admissible
 from ratecheck.trace import RunConfig
 
 from .claims import bindings, scheduled_config

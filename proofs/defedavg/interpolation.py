@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ratecheck.claims import ExpectedOrder, Profile, SlopeClaim, Verdict
-from ratecheck.fit import log_rate, mean_ci
 from ratecheck.inspection import constants_of
+from ratecheck.model.fit import log_rate, mean_ci
 from ratecheck.trace import RunConfig
 
 from .claims import N_GRID, T2_SPEEDUP_N

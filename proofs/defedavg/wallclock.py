@@ -1,5 +1,5 @@
 """DeFedAvg's wall-clock claims (Table I, quoted not matched): the time to a target ||grad F||^2 on the
-paper's system model (ratecheck.asynchrony) against synchronous FedAvg's, inside a timing model's band."""
+paper's system model (ratecheck.model.asynchrony) against synchronous FedAvg's, inside a timing model's band."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from problems.quadratic import p1, p2
 from ratecheck.claims import Claim, Outcome, PointResult, Profile, Verdict, hitting_rounds
 from ratecheck.claims.views import Statistic
-from ratecheck.fit import mean_ci
 from ratecheck.inspection import view
+from ratecheck.model.fit import mean_ci
+from ratecheck.problems.quadratic import p1, p2
 from ratecheck.trace import RunConfig, Trace
 
 from .theorems import KEY, src
@@ -54,7 +54,7 @@ def time_to_target(trace: Trace, fraction: float) -> np.ndarray:
     return np.array([np.interp(r, grid, w) if np.isfinite(r) else np.nan for r, w in zip(rounds, wall)])
 
 
-# The timing model's prediction of the time ratio (system model of §4.1.3, ratecheck/asynchrony.py):
+# The timing model's prediction of the time ratio (system model of §4.1.3, ratecheck/model/asynchrony.py):
 # a job of client i lasts K s_i step_time, s_i ~ U[speed_low, speed_high] fixed per run.
 # * synchronous FedAvg: a round is t_server + t_down + t_up + the longest job among the distinct clients
 #   drawn (n draws with replacement from N); with D distinct, E max s = low + (high - low) D/(D+1).

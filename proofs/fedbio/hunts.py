@@ -12,7 +12,7 @@ so it is tight where the dropped term is absent and breaks where the clients' u^
 between two averagings with heterogeneous Jacobians (the right side has no u-dispersion at all).
 Theorem 5's step conditions force eta << tau, so the x-drift on the right stays small while u spreads.
 
-The space: Test B of the fedbio_bilevel family, started at the solution (problems.quadratic_bilevel
+The space: Test B of the fedbio_bilevel family, started at the solution (ratecheck.problems.quadratic_bilevel
 .fedbio_strategy: heterogeneous Hessians and Jacobians, p = d <= 3, 2..6 clients, additive noise on
 grad f and grad_y g; from zero the O(1) y and u errors dominate for 1/(tau mu) >> 40 iterations),
 FedBiO with I in 2..6 and T in 1..40 iterations, tau, gamma and eta at drawn fractions of Theorem 5's
@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from problems.bilevel_strategies import fedbio_strategy
 from ratecheck.binding import Binder
 from ratecheck.claims import Verdict
-from ratecheck.hunt import HuntSpace, NoCounterexample
 from ratecheck.inspection import RunView, constants_of
+from ratecheck.problems.bilevel_strategies import fedbio_strategy
+from ratecheck.runner.hunt import HuntSpace, NoCounterexample
 from ratecheck.trace import RunConfig, Trace
 
 from .claims import KEY

@@ -22,8 +22,8 @@ from ratecheck.claims import (
     tail_average,
 )
 from ratecheck.exact.rates import config_log_rate
-from ratecheck.fit import log_rate
 from ratecheck.inspection import constants_of, problem_of, view
+from ratecheck.model.fit import log_rate
 from ratecheck.trace import RunConfig
 
 from .claims_nonconvex import (
@@ -376,7 +376,7 @@ def floor_config(problem: Mapping[str, Any], m_clients: float, K_steps: int, pro
 
 
 def lyapunov_floor(config: RunConfig) -> float:
-    """Exact E W_infinity of the run (problems.minimax.MinimaxQuadratic.stationary_potential)."""
+    """Exact E W_infinity of the run (ratecheck.problems.minimax.MinimaxQuadratic.stationary_potential)."""
     q = config.params
     return problem_of(config).stationary_potential(
         eta_x_local=q["eta_x_local"], eta_y_local=q["eta_y_local"], eta_x_global=q["eta_x_global"],

@@ -28,10 +28,10 @@ from typing import Any
 
 import sympy as sp
 
-from problems.minimax.quadratic import strategy as quadratic_strategy
 from ratecheck.claims import Verdict
-from ratecheck.hunt import HuntSpace, NoCounterexample
 from ratecheck.inspection import constants_of
+from ratecheck.problems.minimax.quadratic import strategy as quadratic_strategy
+from ratecheck.runner.hunt import HuntSpace, NoCounterexample
 from ratecheck.theory import Bound
 from ratecheck.trace import RunConfig
 

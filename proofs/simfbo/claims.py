@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from problems.quadratic_bilevel import p1
 from ratecheck.claims import (
     BoundClaim,
     ExpectedOrder,
@@ -21,6 +20,7 @@ from ratecheck.claims import (
     negative_control,
     observe,
 )
+from ratecheck.problems.quadratic_bilevel import p1
 from ratecheck.theory import Derived
 from ratecheck.trace import RunConfig, Trace
 

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from problems.bilevel_strategies import simfbo_strategy
 from ratecheck.claims import Verdict
-from ratecheck.hunt import HuntSpace, NoCounterexample
+from ratecheck.problems.bilevel_strategies import simfbo_strategy
+from ratecheck.runner.hunt import HuntSpace, NoCounterexample
 from ratecheck.trace import RunConfig
 
 from .claims import bindings

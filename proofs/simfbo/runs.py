@@ -10,7 +10,6 @@ from typing import Any, cast
 import numpy as np
 import sympy as sp
 
-from problems.quadratic_bilevel import p1, p3
 from ratecheck.algorithms.bilevel import LocalSteps, coefficient_table
 from ratecheck.binding import Binder
 from ratecheck.claims import (
@@ -19,6 +18,7 @@ from ratecheck.claims import (
 )
 from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
 from ratecheck.inspection import RunView, problem_of, view
+from ratecheck.problems.quadratic_bilevel import p1, p3
 from ratecheck.trace import RunConfig, Trace
 
 from .theorems import (

@@ -38,8 +38,8 @@ from ratecheck.claims import (
     observe,
     tail_average,
 )
-from ratecheck.hunt import smallest_admissible
 from ratecheck.inspection import RunView, constants_of, problem_of, view
+from ratecheck.runner.hunt import smallest_admissible
 from ratecheck.theory import Derived  # split-proofs (startup)
 from ratecheck.trace import RunConfig, Trace
 

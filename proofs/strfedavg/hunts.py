@@ -4,7 +4,7 @@ Erratum I10 (spec §4.4, §4.10): Theorem 1 states 0 < b < a <= 1, but its proof
 initialization term with (1 - eta mu_f gamma_tilde/2)^R <= R^(-p/2), which needs a + b <= 1 (and
 mu_f R >= 1 when a + b < 1). With a + b > 1 the theta-weighted output keeps a fixed fraction of the
 start's null-space offset, and f - f* exceeds the bound however large R is. The search space: TP1
-instances of the least-squares family (problems.least_squares.strategy: n <= 6, mu_f <= 1, a start
+instances of the least-squares family (ratecheck.problems.least_squares.strategy: n <= 6, mu_f <= 1, a start
 x0 of any size), the exponents a, b = b_fraction a, p, K local steps, full participation, no noise
 (the erratum is about the initialization term; replicas then coincide, so each probe is exact up to
 rounding and costs one run), and a horizon R = ceil(h R_min), h in [1, 2], R_min the smallest horizon
@@ -22,10 +22,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from problems.least_squares import strategy as least_squares_strategy
 from ratecheck.claims import Verdict
-from ratecheck.hunt import HuntSpace, NoCounterexample, smallest_admissible
 from ratecheck.params import ParamError
+from ratecheck.problems.least_squares import strategy as least_squares_strategy
+from ratecheck.runner.hunt import HuntSpace, NoCounterexample, smallest_admissible
 from ratecheck.theory import Theorem
 from ratecheck.trace import RunConfig
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ratecheck.fit import fit_slope
 from ratecheck.inspection import view
+from ratecheck.model.fit import fit_slope
 
 from . import claims as C
 from . import hunts as H

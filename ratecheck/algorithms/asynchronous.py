@@ -3,7 +3,7 @@
 Source: ../shared/seeds/003_2fcc6b9d543c5aab.txt (arXiv:2402.11198), spec ../shared/spec/defedavg.md.
 
 Each algorithm here is its delay-schedule counterpart of ratecheck.algorithms.fedavg with one seam
-replaced: ``timeline`` simulates the system model (ratecheck.asynchrony) before any numerics, and the
+replaced: ``timeline`` simulates the system model (ratecheck.model.asynchrony) before any numerics, and the
 rounds' (client, base version) pairs then drive the same numeric round. Timing never depends on the
 iterates, so every replica's timeline is a function of (seed, replica, timing parameters, N, n, K).
 
@@ -21,10 +21,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..asynchrony import SystemModel, live_timelines
+from ..model.asynchrony import SystemModel, live_timelines
+from ..model.participation import Participation
 from ..oracles import SmoothFederatedOracles
 from ..params import ParamError, choice, flag, integer, option, real
-from ..participation import Participation
 from ..seeding import Streams
 from .base import register
 from .fedavg import DeFedAvgIID, DeFedAvgNIID, FedAvg, FedAvgState

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from ..diagnostics import Diagnostic
+from ..model.diagnostics import Diagnostic
 from ..oracles import ProblemContract
 from ..params import Param, ParamError, check_fields, declarations
 from ..problem import Problem
@@ -40,7 +40,7 @@ class Algorithm(Generic[P]):
     problem_kinds: ClassVar[tuple[str, ...]] = ()
     # rounds that ignore t, named by the function itself (exact mode probes their map once)
     t_free_rounds: ClassVar[tuple[Callable[..., Any], ...]] = ()
-    # what ``info`` records in the Trace (ratecheck.diagnostics): checked when the Trace is made
+    # what ``info`` records in the Trace (ratecheck.model.diagnostics): checked when the Trace is made
     diagnostics: ClassVar[tuple[Diagnostic, ...]] = ()
 
     def __post_init__(self) -> None:

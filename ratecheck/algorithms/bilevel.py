@@ -24,11 +24,11 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from ..diagnostics import Diagnostic
+from ..model.diagnostics import Diagnostic
+from ..model.participation import Participation
+from ..model.projections import project_ball
 from ..oracles import BilevelOracles
 from ..params import ParamError, choice, option, real
-from ..participation import Participation
-from ..projections import project_ball
 from ..seeding import ReplicaStream, Streams
 from .base import Algorithm, Costs, register
 

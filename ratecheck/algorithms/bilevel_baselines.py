@@ -33,9 +33,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..model.participation import Participation
 from ..oracles import BilevelOracles
 from ..params import ParamError, integer, option, real
-from ..participation import Participation
 from ..seeding import Streams
 from .base import Algorithm, Costs, register
 from .bilevel import BILEVEL_FAMILIES, BilevelState, ShroFBO, initial_points, sampled_weights, weighted_sum

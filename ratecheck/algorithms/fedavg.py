@@ -28,12 +28,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..asynchrony import TimelineError, Timelines
-from ..diagnostics import Diagnostic
-from ..options import KindOption
+from ..model.asynchrony import TimelineError, Timelines
+from ..model.diagnostics import Diagnostic
+from ..model.options import KindOption
+from ..model.participation import Participation, first_occurrence
 from ..oracles import SmoothFederatedOracles
 from ..params import choice, integer, option, real
-from ..participation import Participation, first_occurrence
 from ..seeding import ReplicaStream, Streams
 from .base import Algorithm, register
 from .local import local_sgd

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..diagnostics import Diagnostic
+from ..model.diagnostics import Diagnostic
 from ..oracles import SampledBilevelOracles
 from ..params import ParamError, choice, flag, integer, real
 from ..seeding import Streams

@@ -41,9 +41,9 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
+from ..model.participation import Participation
 from ..oracles import MinimaxOracles
 from ..params import choice, flag, integer, option, real
-from ..participation import Participation
 from ..seeding import Streams
 from .base import Algorithm, Costs, register
 

@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..diagnostics import Diagnostic
+from ..model.diagnostics import Diagnostic
+from ..model.participation import Participation
 from ..oracles import CompositeOracles
 from ..params import ParamError, choice, integer, option, real
-from ..participation import Participation
 from ..seeding import Streams
 from .base import Algorithm, Costs, register
 from .local import local_sgd

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .claims import Outcome
+from . import Outcome
 
 
 def _fit_line(outcome: Outcome) -> str | None:

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..fit import SlopeFit, fit_slope
+from ..model.fit import SlopeFit, fit_slope
 from ..trace import RunConfig
 from .base import Claim, ExpectedOrder
 from .evidence import BandEvidence, DifferenceEvidence

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..fit import MeanCI, SlopeFit, mean_ci
+from ..model.fit import MeanCI, SlopeFit, mean_ci
 from .model import PointResult
 
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..fit import log_rate
+from ..model.fit import log_rate
 from ..trace import RunConfig, Trace
 from .base import Claim
 from .model import PointResult, Verdict, _first_divergence, _fmt

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ..fit import mean_ci
+from ..model.fit import mean_ci
 from .model import PointResult
 
 # a fact of the report's claim section: a bold label, then text and sympy expressions (shown as formulas)

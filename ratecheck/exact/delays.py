@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from ..algorithms.fedavg import FedAvgState
+from ..model.participation import Participation
 from ..oracles import SmoothFederatedOracles
-from ..participation import Participation
 from .probing import NotExact, ProbeStream, ProbeStreams
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ..participation import Participation
-from ..points import as_points
+from ..model.participation import Participation
+from ..model.points import as_points
 from ..problem import Problem
 from .operators import MixtureOperator, RoundOperator
 from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close
@@ -353,7 +353,7 @@ class RoundModel:
             out, journal, costs, books = self._rows(V, t, None, book, outcome_rows(n + 1))
         except NotExact as why:
             hint = ("; exact mode averages client sampling through the algorithm's `participation` "
-                    "(a ratecheck.participation.Participation)") if "'sampling'" in str(why) and plan is None else ""
+                    "(a ratecheck.model.participation.Participation)") if "'sampling'" in str(why) and plan is None else ""
             raise NotExact(f"{self.algorithm.name}.round: {why}{hint}") from None
         after = books[0]
         out = out.reshape(K, n + 1, n)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..algorithms.base import Algorithm
 from ..algorithms.fedavg import FedAvg
-from ..fit import log_spaced_checkpoints
+from ..model.fit import log_spaced_checkpoints
 from ..oracles import SmoothFederatedOracles
 from ..problem import Problem
 from ..trace import RunConfig, Trace

@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..mutate.command import register as register_mutate
 from .cli_options import check_run_options, option_problem
 from .cli_text import _parse_value, _table
-from .mutate.command import register as register_mutate
 
 DEFAULT_CACHE = ".ratecheck-cache"
 DEFAULT_REPORTS = "reports"
@@ -141,7 +141,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _store(args: argparse.Namespace):
-    from ratecheck.store import NullStore, Store
+    from ratecheck.model.store import NullStore, Store
 
     if getattr(args, "no_cache", False):
         return NullStore("")
@@ -153,8 +153,8 @@ def _store(args: argparse.Namespace):
 
 def _outcomes(args: argparse.Namespace):
     from ratecheck.claims import PROFILES
-    from ratecheck.executors import make_executor
-    from ratecheck.sweep import check_claims, load_plans
+    from ratecheck.runner.executors import make_executor
+    from ratecheck.runner.sweep import check_claims, load_plans
 
     profile = PROFILES["full" if args.full else "quick"]
     _derivations_beside_runs(args)
@@ -231,13 +231,13 @@ def _print_outcomes(outcomes, verbose: bool = False) -> None:
 
 
 def cmd_describe(args: argparse.Namespace) -> int:
-    from ratecheck.describe import command
+    from ratecheck.interfaces.describe import command
 
     return command(args.name, _registry(args), as_json=args.json)
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from ratecheck.scaffold import ScaffoldError, new_package
+    from ratecheck.interfaces.scaffold import ScaffoldError, new_package
 
     try:
         tex = Path(args.from_tex).read_text(encoding="utf-8", errors="replace") if args.from_tex else None
@@ -272,7 +272,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if report:
             print(f"report: {report}")
         if unexpected:
-            from ratecheck.explain import describe
+            from ratecheck.claims.explain import describe
 
             print("\nUnexpected verdicts:")
             for o in unexpected:
@@ -296,8 +296,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from ratecheck.engine import run
     from ratecheck.registry import make_algorithm, make_problem
+    from ratecheck.simulate.engine import run
 
     _registry(args, papers=False)
     algorithm_params = _parse_assignments(args.set, "--set")
@@ -338,7 +338,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from ratecheck.cli_cache import cache_command
+    from ratecheck.interfaces.cli_cache import cache_command
 
     return cache_command(args, _store(args))
 
@@ -349,8 +349,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
 def cmd_hunt(args: argparse.Namespace) -> int:
     """Search for an admissible instance on which a theorem's bound breaks; exit 0 either way
     (a found counterexample is a finding, not a failure of the command)."""
-    from ratecheck.hunt import hunt
-    from ratecheck.sweep import run_configs
+    from ratecheck.runner.hunt import hunt
+    from ratecheck.runner.sweep import run_configs
 
     registry = _registry(args)
     spaces = {s.id: s for paper in registry.papers().values() for s in paper.spaces}
@@ -513,14 +513,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         return _fail(EXIT_USAGE, problem)
     # ---------------------------------------------------------------------------------------------
-    from ratecheck.interrupts import cli_interrupts
+    from ratecheck.model.interrupts import cli_interrupts
 
     with cli_interrupts():
         return _run_command(args)
 
 
 def _run_command(args: argparse.Namespace) -> int:
-    from ratecheck.interrupts import describe, is_foreign_exit, raised_in
+    from ratecheck.model.interrupts import describe, is_foreign_exit, raised_in
 
     try:
         try:
@@ -553,7 +553,7 @@ def _fail(code: int, message: str) -> int:
 
 def _failure_message(exc: BaseException, args: argparse.Namespace) -> str:
     """One line for a failed run or cluster, saying what is kept."""
-    from ratecheck.executors import JobError
+    from ratecheck.runner.executors import JobError
 
     stored = (getattr(args, "stats", None) or {}).get("computed", 0)  # runs, not stored plans
     kept = f" ({stored} finished runs are cached, rerun to resume)" if stored else ""

@@ -12,7 +12,7 @@ __all__ = ["cache_command"]
 
 def _code_is_current(key: str, meta: dict | None) -> bool:
     """Whether an entry was produced by the code now installed (its code identity is current)."""
-    from ratecheck.identity import code_identity, stored_key
+    from ratecheck.runner.identity import code_identity, stored_key
     from ratecheck.trace import RunConfig
 
     if meta and "derivation" in meta:  # a sympy derivation: current for the sympy installed
@@ -21,7 +21,7 @@ def _code_is_current(key: str, meta: dict | None) -> bool:
         return is_current(meta)
     if meta and "task" in meta:  # a claim's stored search or plan (issue #19)
         from ratecheck.registry import default
-        from ratecheck.sweep import task_is_current
+        from ratecheck.runner.sweep import task_is_current
 
         return task_is_current(key, meta, {c.id: c for c in default().claims()})
     if not meta or "code" not in meta:

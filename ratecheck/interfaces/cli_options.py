@@ -38,7 +38,7 @@ def check_run_options(args: argparse.Namespace, open_store: Callable[[argparse.N
                   f"(--force-jobs keeps {args.jobs})", file=sys.stderr)
             args.jobs = cores
     if getattr(args, "dask", None) is not None:
-        from .executors import check_dask_address
+        from ..runner.executors import check_dask_address
 
         try:
             check_dask_address(args.dask)
@@ -56,7 +56,7 @@ def check_run_options(args: argparse.Namespace, open_store: Callable[[argparse.N
 
 def option_problem(name: str, value: Any) -> str | None:
     """What is wrong with --NAME VALUE by its declaration (params.OPTION_PARAMS), or None."""
-    from .params import ParamError, check_option
+    from ..params import ParamError, check_option
 
     try:
         check_option(f"--{name.replace('_', '-')}", name, value)

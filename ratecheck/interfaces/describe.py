@@ -22,11 +22,11 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from .assumptions import admissible_families, declared_by, family_assumptions
-from .claims import PROFILES, Claim
-from .paper import Paper
-from .params import Param, declarations
-from .theory import Theorem
+from ..assumptions import admissible_families, declared_by, family_assumptions
+from ..claims import PROFILES, Claim
+from ..paper import Paper
+from ..params import Param, declarations
+from ..theory import Theorem
 
 __all__ = ["describe", "render", "DescribeError"]
 

@@ -7,7 +7,7 @@ a value against a closed form (Monte Carlo), a slope whose exponent sympy derive
 bound decided on exact expectations, and a negative control that must fail. ``--from-tex FILE`` also
 lists the theorem environments of a LaTeX source and drafts ``Bound.from_latex`` /
 ``Condition.from_latex`` entries for their displayed relations, with the symbols each needs
-(ratecheck/tex_drafts.py).
+(ratecheck/interfaces/tex_drafts.py).
 """
 
 from __future__ import annotations

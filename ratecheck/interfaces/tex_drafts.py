@@ -118,7 +118,7 @@ def drafts(tex: str) -> str:
 
 
 def _symbols(latex: str) -> tuple[str, ...]:
-    """The symbols of ``latex`` named as ratecheck.latex matches them: ``\\eta`` is eta, ``\\bar{\\eta}``
+    """The symbols of ``latex`` named as ratecheck.model.latex matches them: ``\\eta`` is eta, ``\\bar{\\eta}``
     etabar, ``x_t`` x_t; LaTeX commands that are not Greek letters (frac, sqrt, mathbb, nabla) are not
     symbols, nor are the letters of a command's name."""
     names = set()

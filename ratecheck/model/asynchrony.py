@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from .params import SIZE_PARAMS
-from .seeding import replica_generator, stable_hash
+from ..params import SIZE_PARAMS
+from ..seeding import replica_generator, stable_hash
 
 POLICIES = ("niid", "iid", "sync")
 SPEEDS = ("uniform", "uniform_speed", "by_parity")

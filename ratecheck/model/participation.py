@@ -17,8 +17,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..seeding import ReplicaStream
 from .options import KindOption
-from .seeding import ReplicaStream
 
 MODES = ("full", "without_replacement", "with_replacement")
 

@@ -52,7 +52,7 @@ _META = "__meta__"
 _CHECKSUM = "__sha256__"
 # Part of the checksummed text: a future change of layout makes old entries fail the check and get
 # recomputed instead of being misread.
-_FORMAT = b"ratecheck.store/1\n"
+_FORMAT = b"ratecheck.model.store/1\n"
 # Numeric kinds only: bool, signed/unsigned int, float, complex. Object arrays would need pickle and
 # strings/structured/datetime arrays have no business in a run result.
 _NUMERIC_KINDS = frozenset("biufc")

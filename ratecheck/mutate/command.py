@@ -3,7 +3,7 @@
 TARGET is a module (``ratecheck.algorithms.fedavg``), a .py file (a plugin's module, loaded from its
 path: its package folder goes on the path, nothing is installed), a registered algorithm or problem
 family (its defining module) or a theorem id (the module that defines it). The claims that use the
-target are those whose runs' code identity (ratecheck.identity: the import closure of the algorithm,
+target are those whose runs' code identity (ratecheck.runner.identity: the import closure of the algorithm,
 the family and the engine) or whose own modules' import closure holds the module.
 
 Each mutant (ratecheck.mutate.mutants) is written to a temporary folder and served in place of the
@@ -102,8 +102,8 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> tuple[li
     (Every run's identity holds every algorithm module, through the engine's registry: the import graph
     alone would name every claim for each algorithm.)"""
     from ratecheck.claims import PROFILES
-    from ratecheck.identity import code_identity, import_closure
     from ratecheck.registry import default
+    from ratecheck.runner.identity import code_identity, import_closure
 
     registry = default()
     for source in sources:

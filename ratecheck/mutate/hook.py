@@ -5,7 +5,7 @@ the process that runs a mutant's claims, and inherited by its spawned pool worke
 module.name`` execute the mutant's file instead of the module's own: a finder first on ``sys.meta_path``
 (installed by ``ratecheck/__init__.py`` when the variable is set, before any other project module is
 imported). The user's file is never written. The finder also answers ``source_override(name)``, which
-``ratecheck.identity`` asks, so the mutant's runs get their own code identity and never reuse (or
+``ratecheck.runner.identity`` asks, so the mutant's runs get their own code identity and never reuse (or
 overwrite) the stored runs of the unmutated code.
 """
 

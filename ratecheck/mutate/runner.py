@@ -18,10 +18,10 @@ from typing import Any
 def run(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """The outcomes (``Outcome.to_dict``) of ``spec["claims"]`` under ``spec``'s profile, jobs and store."""
     from ratecheck.claims import PROFILES
-    from ratecheck.executors import make_executor
+    from ratecheck.model.store import NullStore, Store
     from ratecheck.registry import default
-    from ratecheck.store import NullStore, Store
-    from ratecheck.sweep import check_claims, load_plans
+    from ratecheck.runner.executors import make_executor
+    from ratecheck.runner.sweep import check_claims, load_plans
 
     registry = default()
     for source in spec.get("sources", ()):

@@ -124,7 +124,7 @@ def _observations(group: Sequence[Outcome]) -> list[Block]:
 
 
 def _hunt(o: Outcome, images: Mapping[str, str | None]) -> list[Block]:
-    """A hunt's search (ratecheck.hunt): the best ratio, the counterexample if any with its conditions
+    """A hunt's search (ratecheck.runner.hunt): the best ratio, the counterexample if any with its conditions
     and the command that reproduces it, and its run against the bound. Shown once, in its claim's section."""
     h = o.evidence["hunt"]
     found = "a counterexample (shrunk)" if h["found"] else "no counterexample; the largest ratio seen"

@@ -149,7 +149,7 @@ def _save(fig: Any, path: Path, formats: Sequence[str] = ("png",)) -> None:
 
 def _trajectory_plot(o: Outcome, path: Path, formats: Sequence[str] = ("png",)) -> bool:
     """A hunt's best instance (the counterexample if any) along its run: the measure at each checkpoint
-    against the bound evaluated at that checkpoint's T with the instance's constants (ratecheck.hunt)."""
+    against the bound evaluated at that checkpoint's T with the instance's constants (ratecheck.runner.hunt)."""
     tr = o.evidence.get("trajectory")
     if not tr or not tr.get("rounds"):
         return False

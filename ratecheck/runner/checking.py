@@ -18,15 +18,15 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import registry
-from .algorithms.base import swapped
-from .claims import PROFILES
-from .explain import describe
-from .store import NullStore, Store
+from .. import registry
+from ..algorithms.base import swapped
+from ..claims import PROFILES
+from ..claims.explain import describe
+from ..model.store import NullStore, Store
 
 if TYPE_CHECKING:
-    from .algorithms.base import Algorithm
-    from .claims import Claim, Outcome, Profile
+    from ..algorithms.base import Algorithm
+    from ..claims import Claim, Outcome, Profile
 
 __all__ = ["ClaimFailure", "assert_outcome", "check"]
 

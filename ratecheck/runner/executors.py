@@ -479,7 +479,7 @@ def run_all(
 
 
 def _check_jobs(jobs: int, what: str = "jobs") -> int:
-    from .params import check_option
+    from ..params import check_option
 
     return int(check_option("", what, jobs, declared="jobs"))
 

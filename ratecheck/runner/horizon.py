@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from .claims import Outcome, PointResult, Profile, SlopeClaim, Verdict, _first_divergence, exact_evidence
+from ..claims import Outcome, PointResult, Profile, SlopeClaim, Verdict, _first_divergence, exact_evidence
+from ..trace import RunConfig, Trace
 from .tasks import Pending, complete
-from .trace import RunConfig, Trace
 
 __all__ = ["HorizonSearch", "HorizonSlopeClaim", "smallest_horizon"]
 

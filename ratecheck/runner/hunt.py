@@ -27,16 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from .assumptions import certified, declared_by, missing
-from .claims import Claim, Outcome, PointResult, Profile, Verdict
-from .engine import run_config
-from .fit import mean_ci
-from .inspection import view
-from .params import check_option
-from .strategies import finite_floats, fixed_draws
+from ..assumptions import certified, declared_by, missing
+from ..claims import Claim, Outcome, PointResult, Profile, Verdict
+from ..inspection import view
+from ..model.fit import mean_ci
+from ..model.strategies import finite_floats, fixed_draws
+from ..params import check_option
+from ..simulate.engine import run_config
+from ..theory import Evaluation, Source, Theorem
+from ..trace import RunConfig, Trace
 from .tasks import Task, complete, task_runner
-from .theory import Evaluation, Source, Theorem
-from .trace import RunConfig, Trace
 
 __all__ = ["Counterexample", "HuntClaim", "HuntResult", "HuntSpace", "NoCounterexample", "finite_floats",
            "fixed_draws", "hunt", "reproduce_command", "smallest_admissible", "trajectory"]
@@ -474,7 +474,7 @@ class HuntClaim(Claim):
     from a region where the bound breaks by divergence rather than by degrees; restarts are how a
     registered hunt keeps its power without trusting one lucky seed.
 
-    Each search is a ``Task`` (ratecheck.tasks): ``requests`` asks for the next restart until one
+    Each search is a ``Task`` (ratecheck.runner.tasks): ``requests`` asks for the next restart until one
     finds a counterexample, the sweep runs it on the executor and stores its result, and
     ``decide`` reads the stored results.
     """

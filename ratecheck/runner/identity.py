@@ -28,15 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, registry
-from .seeding import stable_hash
+from .. import __version__, registry
+from ..seeding import stable_hash
+from ..trace import RunConfig
 from .tasks import object_modules
-from .trace import RunConfig
 
 __all__ = ["code_identity", "import_closure", "module_digest", "stored_key"]
 
 PROJECT = ("ratecheck", "problems", "proofs")  # the package's own top-level packages
-ENGINE = ("ratecheck.engine",)  # what runs every algorithm; its closure brings the rest
+ENGINE = ("ratecheck.simulate.engine",)  # what runs every algorithm; its closure brings the rest
 EXACT = ("ratecheck.exact",)  # exact-mode runs also depend on the moment propagation
 
 
@@ -204,7 +204,7 @@ def _absolute(module: str | None, level: int, package: str) -> str | None:
     return ".".join(base + ([module] if module else [])) or None
 
 
-# -- tasks (ratecheck.tasks): a claim's stored search ----------------------------------------------
+# -- tasks (ratecheck.runner.tasks): a claim's stored search ----------------------------------------------
 
 LIBRARIES = ("hypothesis", "sympy", "numpy")  # what a search reads besides the project's code
 _TASK_CODE: dict[int, tuple[Any, str]] = {}  # id(claim) -> (claim, digest): claims are not hashable

@@ -11,17 +11,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import registry
-from .claims import Claim, Outcome, Profile, Verdict
-from .engine import run_config
+from .. import registry
+from ..claims import Claim, Outcome, Profile, Verdict
+from ..model.fit import NonPositiveMean
+from ..model.interrupts import describe, is_foreign_exit, raised_in
+from ..model.store import NullStore, Store
+from ..registry import with_sources
+from ..simulate.engine import run_config
+from ..trace import RunConfig, Trace
 from .executors import Executor, JobError, SerialExecutor, run_all
-from .fit import NonPositiveMean
 from .identity import code_identity, runs_code, runs_code_current, stored_key, stored_task_key
-from .interrupts import describe, is_foreign_exit, raised_in
-from .registry import with_sources
-from .store import NullStore, Store
 from .tasks import Task, jsonable, running_with
-from .trace import RunConfig, Trace
 
 
 def grid(configure: Callable[..., RunConfig], **axes: Sequence[Any]) -> list[tuple[dict[str, Any], RunConfig]]:
@@ -305,7 +305,7 @@ def gather(
     stats: dict[str, int] | None = None,
 ) -> tuple[Results, list[set[str]]]:
     """Every result the claims need: their planned runs, then what adaptive claims (``requests``,
-    see ratecheck.tasks) still ask for, round by round, all through the store and the executor.
+    see ratecheck.runner.tasks) still ask for, round by round, all through the store and the executor.
     Returns the results and, per claim, the keys it read."""
     store = store if store is not None else NullStore("")
     results = Results()

@@ -3,7 +3,7 @@
 Adaptive claims (a hunt, a bisection on the horizon) do not know every run up front. They state what
 they still need with ``requests(profile, results)``: run configurations and ``Task``s not yet in
 ``results`` (empty once they have all they need), and decide from ``results`` alone. The sweep
-(``ratecheck.sweep.gather``) answers the requests round by round, from the store or on the
+(``ratecheck.runner.sweep.gather``) answers the requests round by round, from the store or on the
 executor, so these computations are cached, resumable and parallel like runs.
 
 A ``Task`` names its claim (workers find a registered claim by id) and a JSON-able spec; the claim's
@@ -24,12 +24,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .engine import run_config
-from .seeding import stable_hash
-from .trace import RunConfig
+from ..seeding import stable_hash
+from ..simulate.engine import run_config
+from ..trace import RunConfig
 
 if TYPE_CHECKING:
-    from .claims import Claim, Profile
+    from ..claims import Claim, Profile
 
 __all__ = ["Pending", "Task", "complete", "jsonable", "object_modules", "running_with", "task_runner"]
 

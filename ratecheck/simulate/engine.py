@@ -18,14 +18,14 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from .algorithms.base import Algorithm
-from .diagnostics import check as check_diagnostics
-from .params import ParamError, check_run, check_size, replica_ids
-from .points import as_points
-from .problem import Problem
-from .registry import make_algorithm, make_problem  # names resolve only through the registry
-from .seeding import Streams
-from .trace import RunConfig, Trace
+from ..algorithms.base import Algorithm
+from ..model.diagnostics import check as check_diagnostics
+from ..model.points import as_points
+from ..params import ParamError, check_run, check_size, replica_ids
+from ..problem import Problem
+from ..registry import make_algorithm, make_problem  # names resolve only through the registry
+from ..seeding import Streams
+from ..trace import RunConfig, Trace
 
 # Divergence rule: a replica has diverged once a coordinate of its global point(s) is non-finite, or
 # exceeds DIVERGENCE_GROWTH times the initial scale max(1, max |x0|) of that point, or exceeds
@@ -83,7 +83,7 @@ def _replica_ids(replicas: int | Sequence[int]) -> np.ndarray:
 def _execute(
     config: RunConfig, algorithm: Algorithm, problem: Problem, ids: np.ndarray, progress: bool
 ) -> Trace:
-    from .fit import log_spaced_checkpoints  # here, not at import: fit pulls in scipy.stats
+    from ..model.fit import log_spaced_checkpoints  # here, not at import: fit pulls in scipy.stats
 
     for name in ("rounds", "checkpoints", "seed"):
         check_run("run", name, getattr(config, name))
@@ -102,7 +102,7 @@ def _execute(
     # -- issue #8: exact expectations (ratecheck/exact/); Monte Carlo below is unchanged --------
     fallback = None
     if config.mode != "monte_carlo":
-        from .exact import NotExact, run_exact  # start-up: exact mode's machinery loads when a run asks for it
+        from ..exact import NotExact, run_exact  # start-up: exact mode's machinery loads when a run asks for it
 
         try:
             _check_size(config, algorithm, problem, ids, exact=True)

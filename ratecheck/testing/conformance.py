@@ -22,11 +22,11 @@ import numpy as np
 
 from ..algorithms.base import Algorithm
 from ..assumptions import certified, declared_by
-from ..engine import run
 from ..exact import NotExact
 from ..oracles import MinimaxOracles, SmoothFederatedOracles
 from ..registry import default, make_problem
 from ..seeding import Streams
+from ..simulate.engine import run
 from ..trace import Trace
 
 # small instances of the package's families (any other family: its defaults)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..algorithms.base import Algorithm
-from ..checking import ClaimFailure, check
+from ..runner.checking import ClaimFailure, check
 
 
 def assert_flags(claim: Any, algorithms: Mapping[str, type[Algorithm[Any]]], **check_options: Any) -> None:

@@ -1,0 +1,1 @@
+"""Layer interfaces: the command line and its text helpers."""

@@ -1,0 +1,1 @@
+"""Layer simulate: run a configuration (the engine; exact mode when it applies)."""
