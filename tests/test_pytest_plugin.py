@@ -89,14 +89,15 @@ def test_a_broken_paper_file_is_a_usage_error(project: pytest.Pytester):
 
 
 def test_tests_that_decide_claims_are_marked_claims(project: pytest.Pytester):
-    """`-m "not claims"` leaves the unit tests: the plugin marks the claim fixtures' tests by itself."""
-    result = project.runpytest_inprocess("--paper", "mine_paper.py", "-m", "not claims", "-p", "no:cacheprovider",
-                                         "--collect-only", "-q")
+    """`-m "not claims"` leaves the unit tests: the plugin marks the claim fixtures' tests by itself. (In new
+    processes: in this one, --paper would leave paper 'mine' in the registry the later tests read.)"""
+    result = project.runpytest_subprocess("--paper", "mine_paper.py", "-m", "not claims", "-p", "no:cacheprovider",
+                                          "--collect-only", "-q")
     text = result.stdout.str()
     assert "test_explicit_check" in text  # decides a claim by hand: a unit of the researcher's own
     assert "test_claim[" not in text and "test_one_sweep_for_all_claims" not in text
-    marked = project.runpytest_inprocess("--paper", "mine_paper.py", "-m", "claims", "-p", "no:cacheprovider",
-                                         "--collect-only", "-q")
+    marked = project.runpytest_subprocess("--paper", "mine_paper.py", "-m", "claims", "-p", "no:cacheprovider",
+                                          "--collect-only", "-q")
     assert "test_claim[mine.wrong]" in marked.stdout.str()
 
 

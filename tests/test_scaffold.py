@@ -38,7 +38,7 @@ def test_the_generated_package_passes_its_check_and_its_tests(tmp_path: Path):
                             "--no-cache", "--no-report", "--jobs", "1"], cwd=package, env=env, capture_output=True,
                            text=True, timeout=600)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "4 claims" in check.stdout and "4 as expected" in check.stdout
+    assert "4 claims: 3 pass" in check.stdout and "1 negative controls fail as designed, 0 unexpected" in check.stdout
     tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--paper",
                             "mytheorem.paper"], cwd=package, env=env, capture_output=True, text=True, timeout=600)
     assert tests.returncode == 0, tests.stdout + tests.stderr
