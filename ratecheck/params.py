@@ -291,6 +291,8 @@ OPTION_PARAMS: dict[str, Param] = dict(
     examples=Param.int("instances a hunt tries (hypothesis examples)", low=1),
     budget=Param.real("seconds after which a hunt runs no new instance (a reported truncation)", positive=True,
                       nullable=True),
+    max_mutants=Param.int("mutants `ratecheck mutate` runs, drawn with --seed (none: every one)", low=1,
+                          nullable=True),
 )
 
 

@@ -306,11 +306,13 @@ def _line(r: dict[str, Any]) -> str:
 
 
 def cmd_mutate(args: argparse.Namespace) -> int:
-    if args.max_mutants is not None and args.max_mutants < 1:
-        raise args.usage_error(f"--max-mutants must be >= 1, got {args.max_mutants}")
-    if args.jobs is not None and args.jobs < 1:
-        raise args.usage_error(f"--jobs must be >= 1, got {args.jobs}")
-    args.jobs = args.jobs or 1
+    from ratecheck.params import ParamError, check_option
+
+    try:  # through the options' one declaration, as check, run and hunt do
+        check_option("mutate", "max_mutants", args.max_mutants)
+        args.jobs = check_option("mutate", "jobs", 1 if args.jobs is None else args.jobs)
+    except ParamError as exc:
+        raise args.usage_error(str(exc)) from None
     if not args.no_cache and "RATECHECK_SYMPY_CACHE" not in os.environ:  # derivations beside the runs, as check
         from importlib.metadata import version
 
