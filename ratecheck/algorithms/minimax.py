@@ -335,7 +335,7 @@ class Anchored:
 
 @dataclass
 class TwoPhaseState(MinimaxState):
-    anchor: np.ndarray | None = None  # x~ (R, d1), set when phase 2 starts
+    anchor: np.ndarray | None = None  # x~ (R, d1): x_0 until phase 2 starts, then x at the switch (always an array: exact mode tracks it)
 
 
 @register
@@ -370,14 +370,14 @@ class FessGDATwoPhase(FessGDA):
 
     def init(self, problem: MinimaxOracles, streams: Streams) -> TwoPhaseState:
         state = super().init(problem, streams)
-        return TwoPhaseState(state.x, state.y, state.z)
+        return TwoPhaseState(state.x, state.y, state.z, state.x.copy())
 
     def round(self, state: TwoPhaseState, problem: MinimaxOracles, t: int,  # type: ignore[override]  # its own init makes the state
               streams: Streams) -> tuple[TwoPhaseState, Any]:
         if t < self.phase1_rounds:
             new, costs = FessGDA.round(self, state, problem, t, streams)
-            return TwoPhaseState(new.x, new.y, new.z), costs
-        anchor = state.x.copy() if state.anchor is None else state.anchor
+            return TwoPhaseState(new.x, new.y, new.z, state.anchor), costs
+        anchor = state.x.copy() if t == self.phase1_rounds or state.anchor is None else state.anchor
         view = Anchored(problem, anchor, self.anchor_weight or problem.l)
         new, costs = self.phase2().round(state, cast(MinimaxOracles, view), t, streams)  # a view with the oracles
         return TwoPhaseState(new.x, new.y, new.z, anchor), costs

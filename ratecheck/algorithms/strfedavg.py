@@ -78,7 +78,7 @@ class StRState:
     average: np.ndarray  # sum_{s <= r} theta^s x^{s-1} / sum_{s <= r} theta^s (x^0 before round 1)
     weight: float  # sum_{s <= r} theta^(s - R)
     t: int
-    controls: Any = None  # SCAFFOLD's (c, c_i)
+    controls: Any = None  # SCAFFOLD's {"c": (R, n), "ci": (R, N, n)} (a dict of arrays: exact mode tracks it)
 
 
 @register
@@ -234,12 +234,12 @@ class Scaffold(StRFedAvg):
     def init(self, problem, streams):
         state = super().init(problem, streams)
         R = len(streams.replicas)
-        state.controls = (np.zeros((R, problem.dim)), np.zeros((R, problem.num_clients, problem.dim)))
+        state.controls = {"c": np.zeros((R, problem.dim)), "ci": np.zeros((R, problem.num_clients, problem.dim))}
         return state  # a fresh state object: setting its field is local
 
     def round(self, state, problem, t, streams):
         par = self._params(problem)
-        c, ci = state.controls
+        c, ci = state.controls["c"], state.controls["ci"]
         clients = self.participation.sample(problem.num_clients, streams["sampling"])
         rows = np.arange(clients.shape[0])[:, None]
         correction = c[:, None, :] - ci[rows, clients]  # (R, S, n)
@@ -256,7 +256,7 @@ class Scaffold(StRFedAvg):
         c = c + (S / problem.num_clients) * delta_c.mean(axis=1)
         average, weight = self.accumulate(state, par["theta"])
         x = state.x + self.gamma_g * (end - start).mean(axis=1)
-        new = StRState(x, average, weight, t + 1, (c, ci))
+        new = StRState(x, average, weight, t + 1, {"c": c, "ci": ci})
         return new, {"oracle_calls": float(S * self.local_steps), "vectors_up": 2.0 * S, "vectors_down": 2.0 * S}
 
 
