@@ -14,6 +14,7 @@ from .claims import CLAIMS, KEY
 from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracle (issue #23)
+from .oracles_baselines import CLAIMS as BASELINE_ORACLES  # the baselines' trajectory oracles (issue #23)
 from .report import report_figures, report_sections
 from .theorems import SEED, THEOREMS
 
@@ -22,7 +23,7 @@ PAPER = Paper(
     title="StR-FedAvg / IPIR-FedAvg (arXiv 2503.08634): optimal solution selection",
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + HUNTS,
+    claims=CLAIMS + ORACLES + HUNTS + BASELINE_ORACLES,
     spec="../shared/spec/strfedavg.md",
     report_sections=report_sections,
     report_figures=report_figures,
