@@ -189,6 +189,8 @@ def test_fedgda_gt_removes_client_drift():
     assert plain.at_end("stat_sq")[0] > 1e-6  # the drift bias: O((eta_l K)^2) away from stationarity
     with pytest.raises(ValueError, match="tracks the full gradient"):
         make_algorithm("fedgda_gt", {**params, "participation": "without_replacement:2"}).validate(prob)
+    # two exchanges a round (Sun & Wei 2022): gradients up and their mean down, then the models
+    assert gt.counters["vectors_up"][-1] == gt.counters["vectors_down"][-1] == 2 * 4 * 600
 
 
 def test_role_swap_runs_fess_gda_on_minus_f_with_smoothing_on_y():

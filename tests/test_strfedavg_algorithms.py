@@ -151,6 +151,8 @@ def test_exact_projection_gd_and_ir_sgd_and_scaffold_run():
     drift = run(make_algorithm("tikhonov_fedavg", {"eta": 0.5, "gamma_tilde": 0.2, "local_steps": 5,
                                                    "participation": "full"}), q, 300, replicas=1)
     assert drift.measures["last_dist_sq_eta"][-1, 0] > 1e-8
+    with pytest.raises(ParamError, match="participation"):  # SCAFFOLD samples a set (c = mean_i c_i)
+        make_algorithm("scaffold", {"participation": "with_replacement:3"}).validate(q)
     ir = run(make_algorithm("ir_sgd", {"gamma0": 0.5, "eta0": 1.0}), q, 3000, replicas=1)
     assert ir.measures["dist_sq"][-1, 0] < ir.measures["dist_sq"][0, 0]
 

@@ -153,8 +153,9 @@ class FessGDA(Algorithm[MinimaxOracles]):
         y_new = problem.project_y(state.y + self.eta_y_global * (y_loc.mean(axis=1) - state.y))
         z_new = state.z + self.beta * (x_new - state.z)
         calls = m * (self.local_steps * (2 if self.updates == "alternating" else 1) + int(self.tracking))
-        costs: Costs = {"oracle_calls": float(calls), "vectors_up": float(m),
-                        "vectors_down": float(m)}
+        # tracking: the round-start gradients go up and their mean comes down, besides the models
+        sent = float(m * (1 + int(self.tracking)))
+        costs: Costs = {"oracle_calls": float(calls), "vectors_up": sent, "vectors_down": sent}
         return MinimaxState(x_new, y_new, z_new), costs
 
     def output(self, state: MinimaxState) -> dict[str, np.ndarray]:

@@ -227,6 +227,9 @@ class Scaffold(StRFedAvg):
 
     name: ClassVar[str] = "scaffold"
     source: ClassVar[str] = "SCAFFOLD (ref. [13] of 001_511a8e816d499631.txt), Algorithm 1 option II; spec §7"
+    # SCAFFOLD samples a SET: a client drawn twice would enter c's update twice but its c_i once, breaking
+    # c = mean_i c_i (the invariant the correction relies on)
+    allowed_modes: ClassVar[tuple[str, ...]] = ("without_replacement", "full")
     schedule: str = choice("fixed", "fixed eta and gamma_tilde", ("fixed",))
     eta: float | None = real(0.1, "regularization eta", positive=True, nullable=True)
     gamma_tilde: float | None = real(0.1, "effective step gamma_l gamma_g K", positive=True, nullable=True)
