@@ -25,6 +25,7 @@ from .claims import CLAIMS
 from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracle (issue #23)
+from .oracles_variants import CLAIMS as VARIANT_ORACLES  # the variants' and baselines' trajectory oracles (#23)
 from .report import *  # noqa: F401,F403
 from .report import report_sections
 from .step_sizes import STEP_SIZE_CLAIMS  # issue #21: the exact rate against eta
@@ -36,7 +37,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + STEP_SIZE_CLAIMS + HUNTS,  # #13: registered hunts; #21: rate against eta; #23: oracle
+    claims=CLAIMS + ORACLES + STEP_SIZE_CLAIMS + HUNTS + VARIANT_ORACLES,  # #13: registered hunts; #21: rate against eta; #23: oracle
     spec="../shared/spec/fessgda.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,
