@@ -106,7 +106,9 @@ THEOREM_3_1 = Theorem(
     conditions=(Condition("Assumption 3.1 (PL in y) certified by the problem", at_least(pl_y, 1), src("Assumption 3.1")),
                 *_smoothed_conditions("Theorem 3.1 / Lemma C.7", eta_y * K * mu / 80000)),
     bounds=(
-        Bound("explicit", C31 * (Delta / T + N_UNC), src("Appendix D, eqs. (11)-(13)", "re-derived in spec §4.1"),
+        Bound("explicit", C31 * (Delta / T + N_UNC),
+              src("Appendix D, eqs. (11)-(13)", "re-derived in spec §4.1: (11)-(12) give 128/(eta_x K) where (13) "
+                  "prints 128 kappa/(eta_x K), looser by kappa >= 1 (tests/test_goldens_fessgda.py)"),
               "max{128/(eta_x K), 64 kappa/(eta_y K), 32 p/beta} = 1.31e9 kappa/(eta_x K) at the theorem's choices"),
         Bound("rate_full", kappa / sp.sqrt(m * K * T) + kappa / T, src("Theorem 3.1 (i)", "O(.) form, spec §4.1"),
               "m = M or sigma_G = 0; the O(eps^2) drift part is made small by the local caps"),
