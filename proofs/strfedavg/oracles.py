@@ -41,6 +41,17 @@ MEASURES = ("dist_sq", "h_gap", "last_dist_sq")
 ORACLE_RTOL = 1e-9  # both exact: float64 round-off over 40 rounds of 13 x 13 maps (measured below 1e-12)
 
 
+def output_average(theta: float, t: int, n: int, size: int) -> np.ndarray:
+    """Round r = t + 1 on a state (x, x-hat, ...): x-hat takes x^{r-1} at weight theta^r (the normalized running
+    mean sum_r theta^r x^{r-1} / sum_r theta^r of Algorithm 1's output, I3), everything else unchanged."""
+    weights = theta ** np.arange(1, t + 2)
+    share = weights[-1] / weights.sum()
+    Avg = np.eye(size)
+    Avg[n:2 * n, n:2 * n] = (1 - share) * np.eye(n)
+    Avg[n:2 * n, :n] = share * np.eye(n)
+    return Avg
+
+
 class StRRecursion:
     """Mean and second moment of v = (x^r, x-hat^r, 1) under Algorithm 1 with Theorem 1's parameters."""
 
@@ -101,15 +112,8 @@ class StRRecursion:
         self.v0 = np.concatenate([x0, x0, [1.0]])
 
     def _maps(self, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Round r = t + 1: the output average takes x^{r-1} at weight theta^r (normalized running mean)."""
-        n = self.n
-        weights = self.theta ** np.arange(1, t + 2)
-        share = weights[-1] / weights.sum()
-        Avg = np.eye(2 * n + 1)
-        Avg[n:2 * n, n:2 * n] = (1 - share) * np.eye(n)
-        Avg[n:2 * n, :n] = share * np.eye(n)
         # the average reads the OLD x: apply the server map to x only after it
-        return np.matmul(self.maps, Avg), self.ps, self.Q
+        return np.matmul(self.maps, output_average(self.theta, t, self.n, 2 * self.n + 1)), self.ps, self.Q
 
     def trajectory(self, marks: np.ndarray) -> dict[str, np.ndarray]:
         return moment_trajectory(self.v0, self._maps, self.forms, marks)

@@ -33,11 +33,12 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.trajectory import moment_trajectory, trajectory_oracle
+from ratecheck.claims.trajectory import Oracle, moment_trajectory, trajectory_oracle
+from ratecheck.claims.values import ThresholdClaim
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 
-from .oracles import ORACLE_PROBLEM
+from .oracles import ORACLE_PROBLEM, output_average
 from .theorems import src
 
 KEY = "strfedavg"
@@ -160,14 +161,8 @@ class ScaffoldRecursion:
         self.nv = nv
 
     def _maps(self, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Round r = t + 1: x-hat takes the OLD x at weight theta^r (a normalized running mean), then the round."""
-        n = self.n
-        weights = self.theta ** np.arange(1, t + 2)
-        share = weights[-1] / weights.sum()
-        Avg = np.eye(self.nv)
-        Avg[n:2 * n, n:2 * n] = (1 - share) * np.eye(n)
-        Avg[n:2 * n, :n] = share * np.eye(n)
-        return np.matmul(self.maps, Avg), self.ps, self.Q
+        """Round r = t + 1: x-hat takes the OLD x at weight theta^r, then the round."""
+        return np.matmul(self.maps, output_average(self.theta, t, self.n, self.nv)), self.ps, self.Q
 
     def trajectory(self, marks: np.ndarray) -> dict[str, np.ndarray]:
         return moment_trajectory(self.v0, self._maps, self.forms, marks)
@@ -320,8 +315,16 @@ def _grid(algorithm: str) -> dict[str, tuple[int, ...]]:
     return {"quick": (ROUNDS[algorithm],), "full": (ROUNDS[algorithm],)}
 
 
-SCAFFOLD = trajectory_oracle(
-    id="strfedavg.oracle.scaffold_trajectory", paper=KEY,
+def _claim(algorithm: str, kind: str, oracle: Oracle, measures: tuple[str, ...], mode: str = "exact",
+           **text: Any) -> ThresholdClaim:
+    """strfedavg.oracle.<algorithm>_<kind>: the run of RUNS[algorithm] on PROBLEMS[algorithm] against ``oracle``."""
+    return trajectory_oracle(id=f"strfedavg.oracle.{algorithm}_{kind}", paper=KEY, oracle=oracle, measures=measures,
+                             configure=oracle_configure(algorithm, mode), rtol=ORACLE_RTOL, grid=_grid(algorithm),
+                             **text)
+
+
+SCAFFOLD = _claim(
+    "scaffold", "trajectory", _scaffold, ("dist_sq", "h_gap", "last_dist_sq"),
     title="scaffold: exact expectations equal SCAFFOLD's (option II) moment recursion over every client set",
     statement="SCAFFOLD on f_eta (eta = 0.3, gamma_tilde = 0.15, K = 3, gamma_g = 1.5, S = 2 of N = 4 without "
               "replacement) on the instance of strfedavg.oracle.strfedavg_trajectory (row spectrum 0.2..1, delta = "
@@ -330,43 +333,34 @@ SCAFFOLD = trajectory_oracle(
               "averaged over the 6 client sets, the control variates updated by option II "
               "(proofs/strfedavg/oracles_baselines.py).",
     source=src("ref. [13] (SCAFFOLD, Algorithm 1, option II) on f_eta", "spec §7"),
-    configure=oracle_configure("scaffold"), oracle=_scaffold, measures=("dist_sq", "h_gap", "last_dist_sq"),
-    rtol=ORACLE_RTOL,
     tolerance_reason="both sides are exact; the gap is float64 round-off over 30 rounds (measured < 1e-12); a wrong "
                      "control-variate sign, the c update without S/N, the correction left out of a step or a wrong "
-                     "noise scale moves it by >= 1e-4.",
-    grid=_grid("scaffold"))
+                     "noise scale moves it by >= 1e-4.")
 
-IR_SGD = trajectory_oracle(
-    id="strfedavg.oracle.ir_sgd_trajectory", paper=KEY,
+IR_SGD = _claim(
+    "ir_sgd", "trajectory", ir_sgd_trajectory, ("dist_sq", "h_gap"),
     title="ir_sgd: exact expectations equal the iteratively regularized SGD recursion",
     statement="IR-SGD with gamma_k = 0.3 (k+1)^-0.6, eta_k = 0.8 (k+1)^-0.3 on the instance of "
               "strfedavg.oracle.strfedavg_trajectory (sigma_h = 0.6, sigma_f = 0.4): the exact E||x_k - x*||^2 and "
               "E[h(x_k) - h*] of every iterate equal the mean and second-moment recursion of "
               "x_{k+1} = x_k - gamma_k (grad h~ + eta_k grad f~) (proofs/strfedavg/oracles_baselines.py).",
     source=src("refs. [1, 15, 26, 27, 9] (iteratively regularized SGD)", "spec §7"),
-    configure=oracle_configure("ir_sgd"), oracle=ir_sgd_trajectory, measures=("dist_sq", "h_gap"),
-    rtol=ORACLE_RTOL,
     tolerance_reason="both sides are exact: float64 round-off over 60 steps (measured < 1e-12); an index shift of "
-                     "(k+1), a swapped exponent or a wrong noise scale moves it by >= 1e-3.",
-    grid=_grid("ir_sgd"))
+                     "(k+1), a swapped exponent or a wrong noise scale moves it by >= 1e-3.")
 
-EXACT_PROJECTION = trajectory_oracle(
-    id="strfedavg.oracle.exact_projection_gd_trajectory", paper=KEY,
+EXACT_PROJECTION = _claim(
+    "exact_projection_gd", "trajectory", exact_projection_trajectory, ("stat_sq", "y_dist_sq", "y_feas_sq"),
     title="exact_projection_gd: the iterates equal Algorithm 2's outer step with the closed-form projection",
     statement="Algorithm 2's outer loop y <- y - gamma (grad f(y) + (y - Pi y)/lam) with the default gamma = "
               "lam/(4(L_f lam + 2)), on TP3b with an indefinite Q_f (mu = 0.8, d = 6, rank 3) and lam = 0.5: "
               "||grad F_lam(y)||^2, ||y - y_lam||^2 and dist^2(y, X*_h) of every iterate equal the recursion with Pi, "
               "L_f and the stationary point y_lam recomputed from the data (proofs/strfedavg/oracles_baselines.py).",
     source=src("Algorithm 2, line 6, with Pi exact; eq. (3)", "spec §7"),
-    configure=oracle_configure("exact_projection_gd"), oracle=exact_projection_trajectory,
-    measures=("stat_sq", "y_dist_sq", "y_feas_sq"), rtol=ORACLE_RTOL,
     tolerance_reason="deterministic: float64 round-off over 60 steps (measured < 1e-12); a wrong step, projection "
-                     "or Moreau weight moves it by >= 1e-3.",
-    grid=_grid("exact_projection_gd"))
+                     "or Moreau weight moves it by >= 1e-3.")
 
-IPIR = trajectory_oracle(
-    id="strfedavg.oracle.ipir_fedavg_replay", paper=KEY,
+IPIR = _claim(
+    "ipir_fedavg", "replay", ipir_replay, ("stat_sq", "y_dist_sq", "inner_err_sq", "y_feas_sq"), mode="monte_carlo",
     title="ipir_fedavg: a noise-free run equals Algorithm 2 replayed with the run's own client draws",
     statement="IPIR-FedAvg (R_t = t + 3 inner rounds, K = 2, gamma_g = 1.5, S = 2 of N = 4 without replacement, "
               "Algorithm 2's inner schedule mu_f = 1, p = 2, a = 7/12, b = 5/12, the default outer step) on the "
@@ -376,11 +370,8 @@ IPIR = trajectory_oracle(
               "||y^t - y_lam||^2, the inner error ||x^t - Pi(y^t)||^2 and dist^2(y^t, X*_h) "
               "(proofs/strfedavg/oracles_baselines.py).",
     source=src("Algorithm 2 (R_t = t + R0, I20)", "spec §2.2"),
-    configure=oracle_configure("ipir_fedavg", "monte_carlo"), oracle=ipir_replay,
-    measures=("stat_sq", "y_dist_sq", "inner_err_sq", "y_feas_sq"), rtol=ORACLE_RTOL,
-    tolerance_reason="deterministic given the draws: float64 round-off over 12 outer steps and their 138 inner "
+    tolerance_reason="deterministic given the draws: float64 round-off over 12 outer steps and their 102 inner "
                      "rounds (measured < 1e-12); a wrong theta weight, inner schedule, proximal centre or outer step "
-                     "changes every replica by >= 1e-4.",
-    grid=_grid("ipir_fedavg"))
+                     "changes every replica by >= 1e-4.")
 
 CLAIMS = (SCAFFOLD, IR_SGD, EXACT_PROJECTION, IPIR)
