@@ -1,6 +1,6 @@
 """Trajectory oracles of the bilevel baselines (issue #23 item 2): they pass on the code, and plausible single
 bugs (fresh samples in FedNest's SVRG difference, a rescaled model average, a renormalized weight, FedNova's
-tau_eff over the sampled clients, a SOBA step on the wrong variable) turn them into a FAIL (monkeypatched)."""
+tau_eff over the sampled clients) turn them into a FAIL (monkeypatched)."""
 
 import numpy as np
 import pytest
