@@ -13,8 +13,9 @@
     N gradient steps of size ``neumann_step`` (1/l) on the LS loss R from v = 0, which equals
     sum_{j<N} (I - H/l)^j grad_y F / l exactly. FedNest aggregates every term (one communication per
     term, the global Hessian); LFedNest runs them on each client with its own Hessian (no communication).
-    Deviation (named): FedNest's Algorithm 3 draws the truncation N' uniformly and returns the unbiased
-    (N/l) prod (I - H_j/l) grad F estimate; we use the deterministic truncated series it estimates.
+    Deviation, not yet a named option: FedNest's Algorithm 3 draws the truncation N' uniformly and returns the
+    unbiased (N/l) prod (I - H_j/l) grad F estimate; we use the deterministic truncated series it estimates,
+    as LS gradient steps (each term draws its own grad_y f sample: same mean, a different variance).
   - FedOut: ``local_steps`` local x steps on the surrogate grad f_i(x, y, v) with the new y and the
     IHGP v; SVRG-corrected with one aggregation of the surrogate first (FedNest, 2 communications) or
     plain (LFedNest, 1), the SVRG difference again on one minibatch. The server averages the local models'
