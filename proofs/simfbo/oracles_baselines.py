@@ -32,6 +32,7 @@ with uniform p they are FedNest's |S|^-1.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -129,7 +130,7 @@ def averaged_moments(k: dict[str, Any], round_map: Any, participation: str, mark
                              stacked, marks)
 
 
-def fednest_round(k: dict[str, Any], p: dict[str, Any], light: bool) -> Any:
+def fednest_round(k: dict[str, Any], p: Mapping[str, Any], light: bool) -> Any:
     """FedNest's Algorithms 1-4 (light: LFedNest) for one client set, as an affine expression of z."""
     dx, dy, A, B, lam = k["dx"], k["dy"], k["A"], k["B"], k["lam"]
     X, Y = np.arange(dx), dx + np.arange(dy)
@@ -141,7 +142,7 @@ def fednest_round(k: dict[str, Any], p: dict[str, Any], light: bool) -> Any:
         for _ in range(int(p["inner_rounds"])):  # FedInn
             grad = [lambda yy, i=i: d.sum(A[i] @ d.pad(yy), -B @ d.pad(x), d.const(-k["c"][i]), d.noise(dy, k["sg"]))
                     for i in C]
-            q = d.sum(*(w * grad[j](y) for j, w in enumerate(pt))) if not light else None
+            q: Any = d.sum(*(w * grad[j](y) for j, w in enumerate(pt))) if not light else None
             ys = []
             for j, i in enumerate(C):
                 yi = y
@@ -164,7 +165,7 @@ def fednest_round(k: dict[str, Any], p: dict[str, Any], light: bool) -> Any:
                 return d.sum(lam * d.pad(xx), d.const(-lam * k["s"][i] + k["h"][i]), B.T @ d.pad(vs[j]),
                              d.noise(dx, k["sf"]))
             xs.append(gbar)
-        h = d.sum(*(w * xs[j](x) for j, w in enumerate(pt))) if not light else None
+        h: Any = d.sum(*(w * xs[j](x) for j, w in enumerate(pt))) if not light else None
         xi_list = []
         for j in range(len(C)):
             xi = x
@@ -178,7 +179,7 @@ def fednest_round(k: dict[str, Any], p: dict[str, Any], light: bool) -> Any:
     return round_map
 
 
-def naive_round(k: dict[str, Any], p: dict[str, Any]) -> Any:
+def naive_round(k: dict[str, Any], p: Mapping[str, Any]) -> Any:
     """x <- x - gamma sum_C pt_i grad Phi_i(x) with each client's exact y_i*, v_i* (no noise); y, v not iterated."""
     dx, dy, A, B, lam = k["dx"], k["dy"], k["A"], k["B"], k["lam"]
     gamma = float(p["gamma_x"])
@@ -195,7 +196,7 @@ def naive_round(k: dict[str, Any], p: dict[str, Any]) -> Any:
     return round_map
 
 
-def fednova_round(k: dict[str, Any], p: dict[str, Any]) -> Any:
+def fednova_round(k: dict[str, Any], p: Mapping[str, Any]) -> Any:
     """FedNova on the x-level of a decoupled P1 (B = 0); y, v are ShroFBO's and not predicted here."""
     dx, dy, lam = k["dx"], k["dy"], k["lam"]
     taus = [int(t) for t in str(p["local_steps"]).split(":")[1].split(",")]
@@ -219,7 +220,7 @@ def fednova_round(k: dict[str, Any], p: dict[str, Any]) -> Any:
     return round_map
 
 
-def soba_round(k: dict[str, Any], p: dict[str, Any]) -> Any:
+def soba_round(k: dict[str, Any], p: Mapping[str, Any]) -> Any:
     """SOBA's Algorithm 1 in its own v_S = -v, on one client."""
     dx, dy, A, B, lam = k["dx"], k["dy"], k["A"][0], k["B"], k["lam"]
     rho_y, rho_v, gamma = float(p["gamma_y"]), float(p["gamma_v"]), float(p["gamma_x"])

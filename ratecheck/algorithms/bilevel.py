@@ -346,7 +346,8 @@ class SOBA(SimFBO):
     'paper' gives SimFBO's P_r at n = 1."""
 
     name: ClassVar[str] = "soba"
-    source: ClassVar[str] = "Dagreou et al. NeurIPS 2022 (SOBA) Algorithm 1 = 000_66e1ccf0a50396e9.txt Algorithm 1 with n = 1, tau = 1 (ref. [7])"
+    source: ClassVar[str] = ("Dagreou et al. NeurIPS 2022 (SOBA) Algorithm 1 = 000_66e1ccf0a50396e9.txt Algorithm 1 "
+                             "with n = 1, tau = 1 (ref. [7])")
 
     radius: Any = option(lambda: "off", "projection radius r of v: 'off' (SOBA, the default), 'paper' (SimFBO's "
                          "L_f/mu_g) or a number > 0", parse_radius)

@@ -72,7 +72,8 @@ class _Replay:
     same order. Copies, because a served draw may be scaled in place by the oracle."""
 
     def __init__(self, stream: ReplicaStream) -> None:
-        self._stream, self._drawn, self._at = stream, [], -1
+        self._stream, self._at = stream, -1
+        self._drawn: list[np.ndarray] = []
 
     @property
     def count(self) -> int:
@@ -159,9 +160,11 @@ class FedNest(Algorithm[BilevelOracles]):
         noise = streams["noise"]
         x_c = _spread(state.x, m)
         y = state.y
+        anchor: Any = 0.0  # the SVRG anchor and aggregate (FedNest only)
+        aggregate: Any = 0.0
         for _ in range(self.inner_rounds):  # FedInn (Algorithm 2)
             y_c = _spread(y, m)
-            y_i, anchor, aggregate = y_c, 0.0, 0.0
+            y_i = y_c
             if not self.light:  # q = sum pt_i grad g_i(x, y; B_i): 1 communication
                 anchor = problem.lower_grad(batch, x_c, y_c, noise)
                 aggregate = weighted_sum(weights, anchor)[:, None, :]
