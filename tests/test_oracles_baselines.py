@@ -54,3 +54,20 @@ def test_plausible_bugs_fail(monkeypatch, mutation, name):
     _patch(monkeypatch, mutation)
     outcome = _decide(BY_NAME[name])
     assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)
+
+
+def test_svrg_sample_anchor_is_the_named_deviation():
+    """'anchor' (the earlier reading) matches 'shared' without noise and departs from the oracle with it."""
+    from dataclasses import replace
+
+    from ratecheck.simulate.engine import run_config
+
+    claim = BY_NAME["fednest"]
+    config = claim.configure(4, PROFILE)
+    noise_free = {**config.problem_params, "sigma_f": 0.0, "sigma_g": 0.0}
+    runs = {mode: run_config(replace(config, params={**config.params, "svrg_sample": mode}, problem_params=noise_free))
+            for mode in ("shared", "anchor")}
+    assert np.allclose(runs["shared"].measures["dist_sq"], runs["anchor"].measures["dist_sq"], rtol=1e-12)
+    noisy = run_config(replace(config, params={**config.params, "svrg_sample": "anchor"}))
+    want = oracles_baselines._oracle(config, np.asarray(noisy.checkpoints))["dist_sq"]
+    assert np.max(np.abs(noisy.measures["dist_sq"][:, 0] - want) / want) > 1e-3
