@@ -1,6 +1,6 @@
 """Goldens of FedBiO's Theorem 5 encoding (issue #23 item 3): every bound and condition of Theorem 1/5 at a reference
 point against plain arithmetic on the printed expressions (paper Theorem 5 and its proof, Eqs. (12)-(13), as quoted
-in spec fedbio §4.3; L~_1, L~_2 of spec §3.3). Theorems 6-8 and Lemma 8 have no golden yet."""
+in spec fedbio §4.3; L~_1, L~_2 of spec §3.3). Theorems 6-8: test_goldens_fedbio_acc_local.py; Lemma 8 has no golden yet."""
 
 from math import sqrt
 

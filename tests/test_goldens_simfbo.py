@@ -1,7 +1,7 @@
 """Goldens of SimFBO's theorem encodings (issue #23 item 3): every bound version of Theorems 1 and 2 at a reference
 point against plain arithmetic on the explicit form before the O(.) step (paper §D.6 eqs. (46)-(52), as quoted in
 spec simfbo §4.4), Theorem 2's factor (Appendix E, last display) and eq. (9)'s O-form; and the schedule.
-The 19 step-size conditions of §D.5 (term by term through L_R, L_Phi, K_1, ...) have no golden yet."""
+The step-size conditions of §D.5 have their goldens in test_goldens_simfbo_conditions.py."""
 
 from math import sqrt
 

@@ -16,6 +16,7 @@ from .claims import CLAIMS, KEY
 from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracles and the absolute floor (issue #23)
+from .oracles_baselines import CLAIMS as BASELINE_ORACLES  # Algorithm 4, MRBO, StocBiO oracles (issue #23)
 from .report import report_figures, report_sections
 from .theorems import SEED, THEOREMS
 
@@ -26,7 +27,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + HUNTS,  # issue #13: registered hunts; #23: oracles
+    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS,  # issue #13: registered hunts; #23: oracles
     spec="../shared/spec/fedbio.md",
     report_sections=report_sections,
     report_figures=report_figures,

@@ -372,6 +372,33 @@ CLAIMS: tuple[Claim, ...] = (ORACLE, FLOOR, ACC_ORACLE)
 # x-direction's noise is xi_fx + tau_N B_m^T (sum_q (I - tau_N A_m)^q) xi_fy (grad_xy g = -B_m^T), per copy.
 
 
+def local_forms(A: np.ndarray, B: np.ndarray, c: np.ndarray, d: np.ndarray, e: np.ndarray, rho: float,
+                X: list[np.ndarray], Y: list[np.ndarray], n: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """x* and the measures of the local lower level (eq. (5)) as affine forms of a state of size n plus a constant:
+    X[m], Y[m] are client m's columns of x and y. y_m*(x) = A_m^-1 (B_m x + c_m), grad h(x) = rho (x - e_bar) +
+    avg_m K_m^T (y_m*(x) - d_m), K_m = A_m^-1 B_m; y_err = (1/M) sum_m ||y_m - y_m*(x_bar)||^2."""
+    M, dy, p = B.shape
+    Ainv = np.linalg.inv(A)
+    Km = Ainv @ B  # (M, d, p)
+    H = rho * np.eye(p) + np.einsum("mip,miq->pq", Km, Km) / M
+    g0 = -rho * e.mean(0) + np.einsum("mip,mi->p", Km, np.einsum("mij,mj->mi", Ainv, c) - d) / M
+    x_star = np.linalg.solve(H, -g0)
+    xbar = np.zeros((p, n + 1))
+    for m in range(M):
+        xbar[:, X[m]] = np.eye(p) / M
+    gform = H @ xbar
+    gform[:, -1] += g0
+    dform = xbar.copy()
+    dform[:, -1] -= x_star
+    yform = np.zeros((M * dy, n + 1))  # (1/M) sum_m ||y_m - y_m*(x_bar)||^2 = ||stacked / sqrt(M)||^2
+    for m in range(M):
+        rows = m * dy + np.arange(dy)
+        yform[np.ix_(rows, Y[m])] = np.eye(dy)
+        yform[rows] -= Km[m] @ xbar
+        yform[rows, -1] -= Ainv[m] @ c[m]
+    return x_star, {"grad_norm_sq": gform, "dist_sq": dform, "y_err": yform / np.sqrt(M)}
+
+
 class FedBiOLocalRecursion:
     """Mean and covariance of the clients' (x, y) under Algorithm 3 with eq. (6)'s estimator."""
 
@@ -408,26 +435,8 @@ class FedBiOLocalRecursion:
             for j in range(M):
                 avg[np.ix_(m * w + np.arange(p), j * w + np.arange(p))] = np.eye(p) / M
         self.P = avg
-        # measures of eq. (5): y_m*(x) = A_m^-1 (B_m x + c_m), grad h(x) = rho (x - e_bar) + avg_m K_m^T (y_m*(x) - d_m)
-        Ainv = np.linalg.inv(A)
-        Km = Ainv @ B  # (M, d, p)
-        H = rho * np.eye(p) + np.einsum("mip,miq->pq", Km, Km) / M
-        g0 = -rho * e.mean(0) + np.einsum("mip,mi->p", Km, np.einsum("mij,mj->mi", Ainv, c) - d) / M
-        self.x_star = np.linalg.solve(H, -g0)
-        xbar = np.zeros((p, n + 1))
-        for m in range(M):
-            xbar[:, m * w + np.arange(p)] = np.eye(p) / M
-        gform = H @ xbar
-        gform[:, -1] += g0
-        dform = xbar.copy()
-        dform[:, -1] -= self.x_star
-        yform = np.zeros((M * dy, n + 1))  # (1/M) sum_m ||y_m - y_m*(x_bar)||^2 = ||stacked / sqrt(M)||^2
-        for m in range(M):
-            rows = m * dy + np.arange(dy)
-            yform[np.ix_(rows, m * w + p + np.arange(dy))] = np.eye(dy)
-            yform[rows] -= Km[m] @ xbar
-            yform[rows, -1] -= Ainv[m] @ c[m]
-        self.forms = {"grad_norm_sq": gform, "dist_sq": dform, "y_err": yform / np.sqrt(M)}
+        self.x_star, self.forms = local_forms(A, B, c, d, e, rho, [m * w + np.arange(p) for m in range(M)],
+                                              [m * w + p + np.arange(dy) for m in range(M)], n)
 
     def trajectory(self, marks: np.ndarray) -> dict[str, np.ndarray]:
         def maps(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

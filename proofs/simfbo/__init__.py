@@ -20,6 +20,7 @@ from .claims import CLAIMS
 from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracles (issue #23)
+from .oracles_baselines import CLAIMS as BASELINE_ORACLES  # the §7.2 baselines' oracles (issue #23)
 from .report import *  # noqa: F401,F403
 from .report import report_figures, report_sections
 from .theorems import *  # noqa: F401,F403
@@ -30,7 +31,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + HUNTS,  # issue #13: registered hunts; #23: oracles
+    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS,  # issue #13: registered hunts; #23: oracles
     spec="../shared/spec/simfbo.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,

@@ -42,6 +42,24 @@ MEASURES = ("grad_norm_sq", "y_err", "v_err", "dist_sq")
 ORACLE_RTOL = 1e-9  # both exact: float64 round-off over 30 rounds of 9 x 9 maps (measured below 1e-12)
 
 
+def measure_forms(A: np.ndarray, B: np.ndarray, c: np.ndarray, e: np.ndarray, s: np.ndarray, h: np.ndarray,
+                  w: np.ndarray, lam: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The measures as affine maps (L, l0) of z = (x, y, v) for the weights w (spec §1.3, P1): y* = M x + m,
+    v* = A_w^-1 (y* - e_bar), grad Phi = lam (x - s_bar) + h_bar + B^T v*, and x* where grad Phi vanishes."""
+    dy, dx = B.shape
+    nz = dx + 2 * dy
+    X, Y, V = np.arange(dx), dx + np.arange(dy), dx + dy + np.arange(dy)
+    Aw = np.einsum("n,nij->ij", w, A)
+    Ai = np.linalg.inv(Aw)
+    Mx, m0 = Ai @ B, Ai @ (w @ c)
+    vx, v0 = Ai @ Mx, Ai @ (m0 - w @ e)
+    gx, g0x = lam * np.eye(dx) + B.T @ vx, -lam * (w @ s) + w @ h + B.T @ v0
+    x_star = np.linalg.solve(gx, -g0x)
+    sel = np.eye(nz)
+    return {"grad_norm_sq": (gx @ sel[X], g0x), "y_err": (sel[Y] - Mx @ sel[X], -m0),
+            "v_err": (sel[V] - vx @ sel[X], -v0), "dist_sq": (sel[X], -x_star)}
+
+
 class SimFBORecursion:
     """Mean and second moment of v = (x, y, v, 1) under SimFBO / ShroFBO with sampling without replacement."""
 
@@ -99,16 +117,7 @@ class SimFBORecursion:
         self.w, self.gammas, self.nz = w, np.diag(gammas), nz
         self.normalized = config.algorithm == "shrofbo"
         self.rho = float(sum(w[j] * self.q[j][3] for j in range(n)))
-        # measures for the weights p (spec §1.3): y* = M x + m, v* = A_w^-1 (y* - e_bar), grad Phi
-        Aw = np.einsum("n,nij->ij", w, A)
-        Ai = np.linalg.inv(Aw)
-        Mx, m0 = Ai @ B, Ai @ (w @ c)
-        vx, v0 = Ai @ Mx, Ai @ (m0 - w @ e)
-        gx, g0x = lam * np.eye(dx) + B.T @ vx, -lam * (w @ s) + w @ h + B.T @ v0
-        x_star = np.linalg.solve(gx, -g0x)
-        sel = np.eye(nz)
-        self.forms = {"grad_norm_sq": (gx @ sel[X], g0x), "y_err": (sel[Y] - Mx @ sel[X], -m0),
-                      "v_err": (sel[V] - vx @ sel[X], -v0), "dist_sq": (sel[X], -x_star)}
+        self.forms = measure_forms(A, B, c, e, s, h, w, lam)
         self.z0 = np.zeros(nz)  # start 'zero'
 
     def _round(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -341,11 +341,16 @@ SimFBO.t_free_rounds = (SimFBO.round,)
 @register
 @dataclass(frozen=True)
 class SOBA(SimFBO):
-    """The non-federated limit (spec §2, §7.2): SimFBO with n = 1 and tau = 1 is the SOBA-type single-loop
-    method of Dagreou et al. [7] (simultaneous y, v, x SGD steps), with the projection of v."""
+    """The non-federated limit (spec §2, §7.2): SimFBO with n = 1 and tau = 1 is SOBA (Dagreou et al. 2022, [7],
+    Algorithm 1: simultaneous y, v, x SGD steps). SOBA does not project v, so ``radius`` defaults to 'off' here;
+    'paper' gives SimFBO's P_r at n = 1."""
 
     name: ClassVar[str] = "soba"
-    source: ClassVar[str] = "000_66e1ccf0a50396e9.txt Algorithm 1 with n = 1, tau = 1 (ref. [7])"
+    source: ClassVar[str] = ("Dagreou et al. NeurIPS 2022 (SOBA) Algorithm 1 = 000_66e1ccf0a50396e9.txt Algorithm 1 "
+                             "with n = 1, tau = 1 (ref. [7])")
+
+    radius: Any = option(lambda: "off", "projection radius r of v: 'off' (SOBA, the default), 'paper' (SimFBO's "
+                         "L_f/mu_g) or a number > 0", parse_radius)
 
     def validate(self, problem: BilevelOracles) -> None:
         super().validate(problem)

@@ -4,17 +4,23 @@
 * ``fednest`` / ``lfednest``: Tarzanagh et al., "FedNest", ICML 2022 (ref. [65] of the SimFBO paper),
   Algorithms 1-4. One outer iteration (= one ``round`` here, which costs many communications):
   - FedInn: ``inner_rounds`` rounds of ``local_steps`` local SGD steps on y; FedNest corrects each
-    local gradient SVRG-style, grad g_i(y_i) - grad g_i(y) + (aggregated grad g)(y), which costs one
-    extra communication per round (2 per FedInn round); LFedNest uses plain local SGD (1 per round).
+    local gradient SVRG-style, grad g_i(y_i; B_nu) - grad g_i(y; B_nu) + (aggregated grad g)(y), ONE
+    minibatch B_nu at both points (Algorithm 2 line 7; the authors' SVRGClient evaluates one batch on the
+    local and the snapshot model), which costs one extra communication per round (2 per FedInn round);
+    LFedNest uses plain local SGD (1 per round). ``svrg_sample='anchor'`` is the deviation of earlier
+    versions: the anchor's own sample subtracted at every local step (it adds the noise of two samples).
   - FedIHGP: ``neumann_terms`` N terms of the Neumann series for [grad_yy G]^-1 grad_y F, written as
     N gradient steps of size ``neumann_step`` (1/l) on the LS loss R from v = 0, which equals
     sum_{j<N} (I - H/l)^j grad_y F / l exactly. FedNest aggregates every term (one communication per
     term, the global Hessian); LFedNest runs them on each client with its own Hessian (no communication).
-    Deviation (named): FedNest's Algorithm 3 draws the truncation N' uniformly and returns the unbiased
-    (N/l) prod (I - H_j/l) grad F estimate; we use the deterministic truncated series it estimates.
+    Deviation, not yet a named option: FedNest's Algorithm 3 draws the truncation N' uniformly and returns the
+    unbiased (N/l) prod (I - H_j/l) grad F estimate; we use the deterministic truncated series it estimates,
+    as LS gradient steps (each term draws its own grad_y f sample: same mean, a different variance).
   - FedOut: ``local_steps`` local x steps on the surrogate grad f_i(x, y, v) with the new y and the
     IHGP v; SVRG-corrected with one aggregation of the surrogate first (FedNest, 2 communications) or
-    plain (LFedNest, 1). The server averages the local models with weights pt_i.
+    plain (LFedNest, 1), the SVRG difference again on one minibatch. The server averages the local models'
+    updates with weights pt_i, y + sum_C pt_i (y_i - y): the paper's |S|^-1 sum y_i for uniform p, and
+    unbiased for any p (sum_C pt_i is not 1 under sampling, so sum_C pt_i y_i would rescale the model).
   The costs report ``communication_rounds`` per outer iteration: 2 I + N + 2 (FedNest), I + 1 (LFedNest).
 * ``naive_hypergrad``: each client forms its own exact hypergradient at its own y_i*, v_i* (spec §7.2,
   §1.2) and the server averages them: biased when the A_i differ (the client-drift bias of §1.2).
@@ -28,17 +34,20 @@ round of the sub-loops; with ``participation`` full, the default, the two coinci
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
 from ..model.participation import Participation
 from ..oracles import BilevelOracles
-from ..params import ParamError, integer, option, real
-from ..seeding import Streams
+from ..params import ParamError, choice, integer, option, real
+from ..seeding import ReplicaStream, Streams
 from .base import Algorithm, Costs, register
 from .bilevel import BILEVEL_FAMILIES, BilevelState, ShroFBO, initial_points, sampled_weights, weighted_sum
+
+SVRG_SAMPLES = ("shared", "anchor")
 
 
 def _spread(z: np.ndarray, m: int) -> np.ndarray:
@@ -50,6 +59,46 @@ def _check_clients(owner: str, participation: Participation, problem: BilevelOra
     if participation.mode != "full" and participation.clients is not None and participation.clients > problem.num_clients:
         raise ParamError(owner, "participation", str(participation), f"P must be <= n = {problem.num_clients}")
     participation.validate(problem.num_clients)
+
+
+def _averaged(weights: np.ndarray, start: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """Model averaging of the clients' iterates (R, m, d) from the server point (R, d): start + sum pt_i delta_i."""
+    return start + weighted_sum(weights, local - start[:, None, :])
+
+
+class _Replay:
+    """One minibatch at two points (the SVRG difference of FedNest's Algorithms 2 and 4, line 7): the first
+    evaluation draws and keeps a copy of every number, ``replay()`` makes the next evaluation reuse them in the
+    same order. Copies, because a served draw may be scaled in place by the oracle."""
+
+    def __init__(self, stream: ReplicaStream) -> None:
+        self._stream, self._at = stream, -1
+        self._drawn: list[np.ndarray] = []
+
+    @property
+    def count(self) -> int:
+        return self._stream.count
+
+    def _serve(self, kind: str, *args: Any) -> np.ndarray:
+        if self._at < 0:
+            value = getattr(self._stream, kind)(*args)
+            self._drawn.append(np.array(value, copy=True))
+            return value
+        value = self._drawn[self._at]
+        self._at += 1
+        return value.copy()
+
+    def normal(self, shape: tuple[int, ...] = ()) -> np.ndarray:
+        return self._serve("normal", shape)
+
+    def uniform(self, shape: tuple[int, ...] = ()) -> np.ndarray:
+        return self._serve("uniform", shape)
+
+    def integers(self, high: int, shape: tuple[int, ...] = ()) -> np.ndarray:
+        return self._serve("integers", high, shape)
+
+    def replay(self) -> None:
+        self._at = 0
 
 
 def _participation() -> Any:
@@ -74,12 +123,27 @@ class FedNest(Algorithm[BilevelOracles]):
     local_steps: int = integer(1, "local steps in FedInn and FedOut", low=1, high=10**6)
     neumann_terms: int = integer(10, "Neumann terms N of FedIHGP", low=1, high=10**6)
     participation: Participation = _participation()
+    svrg_sample: str = choice("shared", "FedNest's SVRG difference grad(z_i; B) - grad(z; B): 'shared' one "
+                              "minibatch B at both points (Algorithms 2, 4 line 7); 'anchor' subtracts the anchor's "
+                              "own sample at every step (deviation)", SVRG_SAMPLES)
 
     def validate(self, problem: BilevelOracles) -> None:
         _check_clients(self.name, self.participation, problem)
 
     def init(self, problem: BilevelOracles, streams: Streams) -> BilevelState:
         return BilevelState(*initial_points(problem, len(streams.replicas)), radius=np.inf)
+
+    def _corrected(self, grad: Callable[[np.ndarray, ReplicaStream], np.ndarray], local: np.ndarray,
+                   anchor_point: np.ndarray, correction: Any, anchor: Any, noise: ReplicaStream) -> np.ndarray:
+        """One local direction: grad(local) plain (LFedNest), or SVRG-corrected with the aggregate (FedNest)."""
+        if self.light:
+            return grad(local, noise)
+        if self.svrg_sample == "anchor":
+            return grad(local, noise) - anchor + correction
+        same = _Replay(noise)
+        at_local = grad(local, cast(ReplicaStream, same))
+        same.replay()
+        return at_local - grad(anchor_point, cast(ReplicaStream, same)) + correction
 
     @property
     def communications(self) -> int:
@@ -96,15 +160,18 @@ class FedNest(Algorithm[BilevelOracles]):
         noise = streams["noise"]
         x_c = _spread(state.x, m)
         y = state.y
+        anchor: Any = 0.0  # the SVRG anchor and aggregate (FedNest only)
+        aggregate: Any = 0.0
         for _ in range(self.inner_rounds):  # FedInn (Algorithm 2)
-            y_i = _spread(y, m)
-            correction = 0.0
-            if not self.light:  # SVRG: grad g_i at the round's y, and their aggregate (1 communication)
-                anchor = problem.lower_grad(batch, x_c, y_i, noise)
-                correction = weighted_sum(weights, anchor)[:, None, :] - anchor
+            y_c = _spread(y, m)
+            y_i = y_c
+            if not self.light:  # q = sum pt_i grad g_i(x, y; B_i): 1 communication
+                anchor = problem.lower_grad(batch, x_c, y_c, noise)
+                aggregate = weighted_sum(weights, anchor)[:, None, :]
             for _ in range(self.local_steps):
-                y_i = y_i - self.eta_y * (problem.lower_grad(batch, x_c, y_i, noise) + correction)
-            y = weighted_sum(weights, y_i)  # model averaging (1 communication)
+                y_i = y_i - self.eta_y * self._corrected(lambda z, s: problem.lower_grad(batch, x_c, z, s), y_i, y_c,
+                                                         aggregate, anchor, noise)
+            y = _averaged(weights, y, y_i)  # model averaging (1 communication)
         y_c = _spread(y, m)
         v_i = np.zeros_like(y_c)  # FedIHGP (Algorithm 3): Neumann terms as LS gradient steps from v = 0
         for _ in range(self.neumann_terms):
@@ -113,17 +180,19 @@ class FedNest(Algorithm[BilevelOracles]):
                 v_i = v_i - self.neumann_step * grad
             else:  # the global Hessian: aggregate every term (1 communication each)
                 v_i = _spread(v_i[:, 0] - self.neumann_step * weighted_sum(weights, grad), m)
-        x_i, correction = x_c, 0.0  # FedOut (Algorithm 4)
+        x_i, anchor, aggregate = x_c, 0.0, 0.0  # FedOut (Algorithm 4)
         if not self.light:
             anchor = problem.surrogate_grad(batch, x_c, y_c, v_i, noise)
-            correction = weighted_sum(weights, anchor)[:, None, :] - anchor
+            aggregate = weighted_sum(weights, anchor)[:, None, :]
         for _ in range(self.local_steps):
-            x_i = x_i - self.eta_x * (problem.surrogate_grad(batch, x_i, y_c, v_i, noise) + correction)
-        x = weighted_sum(weights, x_i)
-        new = BilevelState(x, y, weighted_sum(weights, v_i), state.radius, rounds=state.rounds + 1)
+            x_i = x_i - self.eta_x * self._corrected(lambda z, s: problem.surrogate_grad(batch, z, y_c, v_i, s), x_i, x_c,
+                                                     aggregate, anchor, noise)
+        x = _averaged(weights, state.x, x_i)
+        v = _averaged(weights, np.zeros_like(state.v), v_i)
+        new = BilevelState(x, y, v, state.radius, rounds=state.rounds + 1)
         comms = float(self.communications)
-        calls = self.inner_rounds * (self.local_steps + (not self.light)) + self.neumann_terms + self.local_steps \
-            + (not self.light)
+        per_step = 2 if not self.light and self.svrg_sample == "shared" else 1  # the SVRG difference: 2 evaluations
+        calls = (self.inner_rounds + 1) * (per_step * self.local_steps + (not self.light)) + self.neumann_terms
         return new, {"communication_rounds": comms, "oracle_calls": float(m * calls),
                      "vectors_up": comms * m, "vectors_down": comms * m}
 

@@ -1,0 +1,310 @@
+"""Trajectory oracles of the bilevel baselines of spec simfbo §7.2 (issue #23 item 2): FedNest, LFedNest, the
+naive local-hypergradient average, FedNova and SOBA, each run exactly and compared with a moment recursion
+written from the baseline's own paper, NOT from ratecheck/algorithms/bilevel_baselines.py or bilevel.py.
+
+Problem P1 of spec §6.1 (g_i = 1/2 y^T A_i y - y^T (B x + c_i), f_i = 1/2 ||y - e_i||^2 + lam/2 ||x - s_i||^2 +
+h_i^T x) with N1 noise: grad_y g_i + z_g, z_g ~ N(0, sigma_g^2/d_y I); grad f_i + z_f with z_f's blocks
+N(0, sigma_f^2/(d_x + d_y) I). Each round is affine in the state z = (x, y, v) and the draws, so for every
+client set C it is a map z -> F_C z + noise: the recursion builds F_C and the noise covariance from the box,
+averages over every C the sampler can draw (sets without replacement, ordered tuples with replacement), and
+propagates mean and second moment (``moment_trajectory``). Sampled weights pt_i = (n/P) p_i (SimFBO eq. (5));
+with uniform p they are FedNest's |S|^-1.
+
+* FedNest (Tarzanagh et al., ICML 2022, Algorithms 1-4), per outer iteration:
+  FedInn (Alg. 2), ``inner_rounds`` times: q = sum pt_i grad g_i(x, y; B_i); y_i <- y_i - beta (grad g_i(x, y_i;
+  B_nu) - grad g_i(x, y; B_nu) + q), one minibatch B_nu at both points (so under N1 the difference is
+  A_i (y_i - y) exactly); y+ = y + sum pt_i (y_i - y) (the paper's average |S|^-1 sum y_i).
+  FedIHGP (Alg. 3 in its truncated-series reading, the code's named deviation): N steps of size 1/l on the LS
+  loss from p = 0, each aggregating sum pt_i (A_i p - grad_y f_i(B)), i.e. sum_{j<N} (I - A_w/l)^j grad_y F / l.
+  FedOut (Alg. 4): h = sum pt_i gbar_i(x; B_i), gbar_i = lam (x - s_i) + h_i + B^T p; x_i <- x_i - alpha
+  (gbar_i(x_i; B_nu) - gbar_i(x; B_nu) + h) = x_i - alpha (lam (x_i - x) + h); x+ = x + sum pt_i (x_i - x).
+* LFedNest (same paper, §4): plain local SGD in FedInn and FedOut, each client's own Neumann steps with A_i.
+* naive_hypergrad (spec §7.2 [spec], §1.2): x <- x - gamma sum_C pt_i grad Phi_i(x), grad Phi_i(x) = lam (x - s_i)
+  + h_i + B^T A_i^-1 (y_i*(x) - e_i), y_i* = A_i^-1 (B x + c_i): noise-free, random only through C.
+* FedNova (Wang et al., NeurIPS 2020, eq. (8) with a_i the local-step coefficients): on P1 with B = 0 the x-level
+  is single-level local SGD on f_i(x) = lam/2 ||x - s_i||^2 + h_i^T x; x <- x - gamma tau_eff sum_C pt_i d_i,
+  d_i = sum_k a_k g_ik / ||a_i||_1, tau_eff = sum_j p_j ||a_j||_1 over all n clients.
+* SOBA (Dagréou et al., NeurIPS 2022, Algorithm 1), in its own sign convention v_S = -[grad_yy G]^-1 grad_y F:
+  D_y = grad_y G, D_v = grad_yy G v_S + grad_y F, D_x = grad_x F + grad_xy G v_S, all at (x, y, v_S) with fresh
+  samples; y -= rho D_y, v_S -= rho D_v, x -= gamma D_x. The code's v is -v_S (SimFBO's sign).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ratecheck.claims import Claim, Profile
+from ratecheck.claims.trajectory import moment_trajectory, trajectory_oracle
+from ratecheck.inspection import problem_of
+from ratecheck.trace import RunConfig
+
+from .oracles import measure_forms
+from .theorems import KEY, src
+
+BASE_PROBLEM = {"upper": "quadratic", "dim_x": 2, "dim_y": 3, "clients": 4, "a_min": 1.0, "a_max": 2.5, "b": None,
+                "lam": 0.5, "zeta": 0.9, "hessian_spread": 0.3, "sigma_f": 0.7, "sigma_g": 1.4,
+                "weights": [0.1, 0.2, 0.3, 0.4], "seed": 5}
+RTOL = 1e-9  # both sides exact: float64 round-off over the rounds' maps (measured below 1e-12)
+
+
+class _Draws:
+    """Affine expressions of the round's start z (nz), a constant and the standard normal draws made so far:
+    an expression is a matrix E (k, nz + 1 + draws); a new draw appends columns."""
+
+    def __init__(self, nz: int) -> None:
+        self.nz, self.width = nz, nz + 1
+
+    def pad(self, E: np.ndarray) -> np.ndarray:
+        return np.pad(E, ((0, 0), (0, self.width - E.shape[1])))
+
+    def sum(self, *terms: np.ndarray) -> np.ndarray:
+        return sum(self.pad(t) for t in terms)  # type: ignore[return-value]
+
+    def state(self, rows: np.ndarray) -> np.ndarray:
+        E = np.zeros((rows.size, self.width))
+        E[np.arange(rows.size), rows] = 1.0
+        return E
+
+    def const(self, c: np.ndarray) -> np.ndarray:
+        E = np.zeros((c.size, self.width))
+        E[:, self.nz] = c
+        return E
+
+    def noise(self, k: int, scale: float) -> np.ndarray:
+        """k fresh N(0, scale^2) coordinates."""
+        self.width += k
+        E = np.zeros((k, self.width))
+        E[:, -k:] = scale * np.eye(k)
+        return E
+
+
+def _data(config: RunConfig) -> dict[str, Any]:
+    prob = problem_of(config)
+    pp = config.problem_params
+    n, dy = np.asarray(prob.c).shape
+    B = np.asarray(prob.B)
+    k = {"A": np.broadcast_to(np.asarray(prob.A), (n, dy, dy)), "B": B, "p": np.asarray(prob.p, dtype=float),
+         **{name: np.asarray(getattr(prob, name)) for name in ("c", "e", "s", "h")},
+         "lam": float(pp["lam"]), "n": n, "dx": B.shape[1], "dy": dy}
+    k["sg"] = float(pp.get("sigma_g", 1.0)) / np.sqrt(dy)  # per-coordinate noise scales of N1
+    k["sf"] = float(pp.get("sigma_f", 1.0)) / np.sqrt(B.shape[1] + dy)
+    return k
+
+
+def client_sets(participation: str, n: int) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Every outcome of the client sampler with its probability: all P-subsets (uniform without replacement), all
+    ordered P-tuples (with replacement, duplicates included), or everyone."""
+    mode, _, P = str(participation).partition(":")
+    if mode == "full":
+        return [tuple(range(n))], np.ones(1)
+    if mode == "without_replacement":
+        sets = list(itertools.combinations(range(n), int(P)))
+    else:
+        sets = list(itertools.product(range(n), repeat=int(P)))
+    return sets, np.full(len(sets), 1.0 / len(sets))
+
+
+def averaged_moments(k: dict[str, Any], round_map: Any, participation: str, marks: np.ndarray,
+                     forms: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> dict[str, np.ndarray]:
+    """Mean and second moment of (z, 1) over the sampler's outcomes; ``round_map(C, pt) -> E`` (nz, width)."""
+    nz = k["dx"] + 2 * k["dy"]
+    sets, probs = client_sets(participation, k["n"])
+    Fs, Q = [], np.zeros((nz + 1, nz + 1))
+    for C, prob in zip(sets, probs):
+        pt = k["n"] / len(C) * k["p"][list(C)] if len(C) < k["n"] else k["p"]
+        E = round_map(list(C), pt)
+        F = np.eye(nz + 1)
+        F[:nz] = E[:, :nz + 1]
+        N = np.zeros((nz + 1, E.shape[1] - nz - 1))
+        N[:nz] = E[:, nz + 1:]
+        Fs.append(F)
+        Q += prob * N @ N.T
+    forms = forms if forms is not None else measure_forms(k["A"], k["B"], k["c"], k["e"], k["s"], k["h"], k["p"],
+                                                          k["lam"])
+    stacked = {name: np.hstack([L, l0[:, None]]) for name, (L, l0) in forms.items()}
+    return moment_trajectory(np.zeros(nz + 1) + np.r_[np.zeros(nz), 1.0], lambda t: (np.array(Fs), probs, Q),
+                             stacked, marks)
+
+
+def fednest_round(k: dict[str, Any], p: Mapping[str, Any], light: bool) -> Any:
+    """FedNest's Algorithms 1-4 (light: LFedNest) for one client set, as an affine expression of z."""
+    dx, dy, A, B, lam = k["dx"], k["dy"], k["A"], k["B"], k["lam"]
+    X, Y = np.arange(dx), dx + np.arange(dy)
+    beta, alpha, step = float(p["eta_y"]), float(p["eta_x"]), float(p["neumann_step"])
+
+    def round_map(C: list[int], pt: np.ndarray) -> np.ndarray:
+        d = _Draws(dx + 2 * dy)
+        x, y = d.state(X), d.state(Y)
+        for _ in range(int(p["inner_rounds"])):  # FedInn
+            grad = [lambda yy, i=i: d.sum(A[i] @ d.pad(yy), -B @ d.pad(x), d.const(-k["c"][i]), d.noise(dy, k["sg"]))
+                    for i in C]
+            q: Any = d.sum(*(w * grad[j](y) for j, w in enumerate(pt))) if not light else None
+            ys = []
+            for j, i in enumerate(C):
+                yi = y
+                for _ in range(int(p["local_steps"])):
+                    direction = grad[j](yi) if light else d.sum(A[i] @ d.sum(yi, -y), q)
+                    yi = d.sum(yi, -beta * direction)
+                ys.append(yi)
+            y = d.sum(y, *(w * d.sum(yi, -y) for w, yi in zip(pt, ys)))
+        vs = [np.zeros((dy, d.width)) for _ in C]  # FedIHGP from p = 0
+        for _ in range(int(p["neumann_terms"])):
+            ls = [d.sum(A[i] @ d.pad(vs[j]), -d.pad(y), d.const(k["e"][i]), d.noise(dy, k["sf"])) for j, i in enumerate(C)]
+            if light:
+                vs = [d.sum(v, -step * g) for v, g in zip(vs, ls)]
+            else:
+                shared = d.sum(vs[0], -step * d.sum(*(w * g for w, g in zip(pt, ls))))
+                vs = [shared for _ in C]
+        xs = []
+        for j, i in enumerate(C):  # FedOut
+            def gbar(xx: np.ndarray, i: int = i, j: int = j) -> np.ndarray:
+                return d.sum(lam * d.pad(xx), d.const(-lam * k["s"][i] + k["h"][i]), B.T @ d.pad(vs[j]),
+                             d.noise(dx, k["sf"]))
+            xs.append(gbar)
+        h: Any = d.sum(*(w * xs[j](x) for j, w in enumerate(pt))) if not light else None
+        xi_list = []
+        for j in range(len(C)):
+            xi = x
+            for _ in range(int(p["local_steps"])):
+                direction = xs[j](xi) if light else d.sum(lam * d.sum(xi, -x), h)
+                xi = d.sum(xi, -alpha * direction)
+            xi_list.append(xi)
+        x_new = d.sum(x, *(w * d.sum(xi, -x) for w, xi in zip(pt, xi_list)))
+        v_new = d.sum(*(w * v for w, v in zip(pt, vs)))
+        return np.vstack([d.pad(x_new), d.pad(y), d.pad(v_new)])
+    return round_map
+
+
+def naive_round(k: dict[str, Any], p: Mapping[str, Any]) -> Any:
+    """x <- x - gamma sum_C pt_i grad Phi_i(x) with each client's exact y_i*, v_i* (no noise); y, v not iterated."""
+    dx, dy, A, B, lam = k["dx"], k["dy"], k["A"], k["B"], k["lam"]
+    gamma = float(p["gamma_x"])
+
+    def round_map(C: list[int], pt: np.ndarray) -> np.ndarray:
+        E = np.zeros((dx + 2 * dy, dx + 2 * dy + 1))
+        E[:dx, :dx] = np.eye(dx)
+        for w, i in zip(pt, C):
+            Ainv = np.linalg.inv(A[i])
+            # grad Phi_i(x) = lam x + B^T A_i^-1 A_i^-1 B x + [-lam s_i + h_i + B^T A_i^-1 (A_i^-1 c_i - e_i)]
+            E[:dx, :dx] -= gamma * w * (lam * np.eye(dx) + B.T @ Ainv @ Ainv @ B)
+            E[:dx, -1] -= gamma * w * (-lam * k["s"][i] + k["h"][i] + B.T @ Ainv @ (Ainv @ k["c"][i] - k["e"][i]))
+        return E
+    return round_map
+
+
+def fednova_round(k: dict[str, Any], p: Mapping[str, Any]) -> Any:
+    """FedNova on the x-level of a decoupled P1 (B = 0); y, v are ShroFBO's and not predicted here."""
+    dx, dy, lam = k["dx"], k["dy"], k["lam"]
+    taus = [int(t) for t in str(p["local_steps"]).split(":")[1].split(",")]
+    assert p["coefficients"] == "harmonic"
+    a = 1.0 / np.arange(1, max(taus) + 1)
+    tau_eff = float(sum(k["p"][j] * a[:taus[j]].sum() for j in range(k["n"])))
+    eta, gamma = float(p["eta_x"]), float(p["gamma_x"])
+
+    def round_map(C: list[int], pt: np.ndarray) -> np.ndarray:
+        d = _Draws(dx + 2 * dy)
+        x = d.state(np.arange(dx))
+        step = np.zeros((dx, d.width))
+        for w, i in zip(pt, C):
+            xi, G = x, np.zeros((dx, d.width))
+            for kk in range(taus[i]):
+                g = d.sum(lam * d.pad(xi), d.const(-lam * k["s"][i] + k["h"][i]), d.noise(dx, k["sf"]))
+                xi, G = d.sum(xi, -eta * a[kk] * g), d.sum(G, a[kk] * g)
+            step = d.sum(step, w / a[:taus[i]].sum() * G)
+        x_new = d.sum(x, -gamma * tau_eff * step)
+        return np.vstack([d.pad(x_new), np.zeros((2 * dy, d.width))])
+    return round_map
+
+
+def soba_round(k: dict[str, Any], p: Mapping[str, Any]) -> Any:
+    """SOBA's Algorithm 1 in its own v_S = -v, on one client."""
+    dx, dy, A, B, lam = k["dx"], k["dy"], k["A"][0], k["B"], k["lam"]
+    rho_y, rho_v, gamma = float(p["gamma_y"]), float(p["gamma_v"]), float(p["gamma_x"])
+
+    def round_map(C: list[int], pt: np.ndarray) -> np.ndarray:
+        d = _Draws(dx + 2 * dy)
+        x, y = d.state(np.arange(dx)), d.state(dx + np.arange(dy))
+        vS = -d.state(dx + dy + np.arange(dy))
+        Dy = d.sum(A @ y, -B @ x, d.const(-k["c"][0]), d.noise(dy, k["sg"]))
+        Dv = d.sum(A @ vS, y, d.const(-k["e"][0]), d.noise(dy, k["sf"]))  # grad_yy G v_S + grad_y F
+        Dx = d.sum(lam * x, d.const(-lam * k["s"][0] + k["h"][0]), -B.T @ d.pad(vS), d.noise(dx, k["sf"]))
+        return np.vstack([d.sum(x, -gamma * Dx), d.sum(y, -rho_y * Dy), -d.sum(vS, -rho_v * Dv)])
+    return round_map
+
+
+def _oracle(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
+    k, p, alg = _data(config), config.params, config.algorithm
+    if alg in ("fednest", "lfednest"):
+        assert p.get("svrg_sample", "shared") == "shared"
+        return averaged_moments(k, fednest_round(k, p, alg == "lfednest"), p["participation"], marks)
+    if alg == "naive_hypergrad":
+        out = averaged_moments(k, naive_round(k, p), p["participation"], marks)
+        return {"grad_norm_sq": out["grad_norm_sq"], "dist_sq": out["dist_sq"]}
+    if alg == "fednova":
+        out = averaged_moments(k, fednova_round(k, p), p["participation"], marks)
+        return {"dist_sq": out["dist_sq"], "grad_norm_sq": out["grad_norm_sq"]}
+    return averaged_moments(k, soba_round(k, p), "full", marks)
+
+
+CASES: dict[str, dict[str, Any]] = {
+    "fednest": {"steps": {"eta_y": 0.15, "eta_x": 0.07, "neumann_step": 0.3, "inner_rounds": 2, "local_steps": 3,
+                          "neumann_terms": 4, "participation": "with_replacement:3"},
+                "problem": {}, "T": 12, "measures": ("dist_sq", "grad_norm_sq", "y_err", "v_err"),
+                "what": "P = 3 of n = 4 clients drawn with replacement (duplicates; 64 ordered draws), I = 2 FedInn "
+                        "rounds of 3 SVRG-corrected local steps (one minibatch at both points), N = 4 global Neumann "
+                        "terms at 1/l = 0.3, 3 SVRG-corrected FedOut steps",
+                "source": "Tarzanagh et al. ICML 2022 (FedNest) Algorithms 1-4"},
+    "lfednest": {"steps": {"eta_y": 0.15, "eta_x": 0.07, "neumann_step": 0.3, "inner_rounds": 2, "local_steps": 3,
+                           "neumann_terms": 4, "participation": "without_replacement:2"},
+                 "problem": {}, "T": 12, "measures": ("dist_sq", "grad_norm_sq", "y_err", "v_err"),
+                 "what": "P = 2 of n = 4 clients without replacement, 2 FedInn rounds of 3 plain local SGD steps, "
+                         "4 client-local Neumann steps with the client's own A_i, 3 plain FedOut steps",
+                 "source": "Tarzanagh et al. ICML 2022 (LFedNest, §4)"},
+    "naive_hypergrad": {"steps": {"gamma_x": 0.3, "participation": "with_replacement:3"}, "problem": {}, "T": 30,
+                        "measures": ("dist_sq", "grad_norm_sq"),
+                        "what": "P = 3 of n = 4 drawn with replacement, heterogeneous A_i (spread 0.3), noise-free "
+                                "hypergradients: the second moments come from the client draws only",
+                        "source": "spec simfbo §7.2, §1.2"},
+    "fednova": {"steps": {"eta_x": 0.3, "gamma_x": 0.2, "local_steps": "per_client:1,3,2,4",
+                          "coefficients": "harmonic", "participation": "without_replacement:2", "radius": "off"},
+                "problem": {"dim_x": 2, "dim_y": 2, "b": 0.0}, "T": 30, "measures": ("dist_sq", "grad_norm_sq"),
+                "what": "B = 0 (d_x = d_y = 2), P = 2 of n = 4 without replacement, tau = (1, 3, 2, 4) with harmonic "
+                        "a_k, tau_eff = sum_j p_j ||a_j||_1 over all clients",
+                "source": "Wang et al. NeurIPS 2020 (FedNova) eq. (8); 000_66e1ccf0a50396e9.txt eqs. (6)-(8)"},
+    "soba": {"steps": {"gamma_x": 0.1, "gamma_y": 0.3, "gamma_v": 0.25, "radius": "off"},
+             "problem": {"clients": 1, "weights": None, "hessian_spread": 0.0}, "T": 40,
+             "measures": ("dist_sq", "grad_norm_sq", "y_err", "v_err"),
+             "what": "n = 1, tau = 1, no projection (SOBA has none), three different step sizes, fresh samples "
+                     "for D_y, D_v, D_x",
+             "source": "Dagréou et al. NeurIPS 2022 (SOBA) Algorithm 1; 000_66e1ccf0a50396e9.txt with n = 1"},
+}
+
+
+def _configure(name: str) -> Any:
+    case = CASES[name]
+
+    def configure(value: float, profile: Profile) -> RunConfig:  # auto: exact on the box's affine rounds; a
+        # change that breaks affinity runs Monte Carlo (4 replicas give its CI) and FAILs instead of refusing (ERROR)
+        return RunConfig(name, dict(case["steps"]), "quadratic_bilevel", {**BASE_PROBLEM, **case["problem"]},
+                         int(value), replicas=4, checkpoints=int(value), mode="auto")
+    return configure
+
+
+CLAIMS: tuple[Claim, ...] = tuple(
+    trajectory_oracle(
+        id=f"simfbo.oracle.{name}_trajectory", paper=KEY,
+        title=f"{name}: exact expectations equal a moment recursion written from its own paper's algorithm",
+        statement=f"{name} on P1 (d_x = {case['problem'].get('dim_x', 2)}, Gaussian B, weights p = (0.1, 0.2, 0.3, "
+                  f"0.4) where n = 4, sigma_f = 0.7, sigma_g = 1.4), {case['what']}: the exact expectations of "
+                  "every round equal the mean and second-moment recursion written from the baseline's algorithm box, "
+                  "averaged over every client draw (proofs/simfbo/oracles_baselines.py).",
+        source=src(case["source"], "spec §7.2, §6.1 P1"),
+        configure=_configure(name), oracle=_oracle, measures=case["measures"], rtol=RTOL,
+        tolerance_reason="both sides are exact; the gap is float64 round-off over the rounds (measured below "
+                         "1e-12); a wrong weight, step, sample reuse, averaging or noise scale moves it by >= 1e-4.",
+        grid={"quick": (case["T"],), "full": (case["T"],)})
+    for name, case in CASES.items())

@@ -1,0 +1,73 @@
+"""Trajectory oracles of the bilevel baselines (issue #23 item 2): they pass on the code, and plausible single
+bugs (fresh samples in FedNest's SVRG difference, a rescaled model average, a renormalized weight, FedNova's
+tau_eff over the sampled clients) turn them into a FAIL (monkeypatched)."""
+
+import numpy as np
+import pytest
+
+from ratecheck.algorithms import bilevel, bilevel_baselines
+from ratecheck.claims import PROFILES, Verdict
+from ratecheck.proofs.simfbo import oracles_baselines
+from ratecheck.runner.sweep import check_claims
+
+PROFILE = PROFILES["quick"]
+BY_NAME = {c.id.split(".")[2].removesuffix("_trajectory"): c for c in oracles_baselines.CLAIMS}
+
+
+def _decide(claim):
+    return check_claims([claim], PROFILE, progress=False)[0]
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_oracles_pass_on_the_code(name):
+    outcome = _decide(BY_NAME[name])
+    assert outcome.verdict == Verdict.PASS, outcome.reason
+    assert outcome.evidence["exact"] is True
+
+
+def test_client_sets_enumerate_the_samplers():
+    sets, probs = oracles_baselines.client_sets("with_replacement:3", 4)
+    assert len(sets) == 64 and (0, 0, 1) in sets and np.isclose(probs.sum(), 1)
+    sets, probs = oracles_baselines.client_sets("without_replacement:2", 4)
+    assert len(sets) == 6 and np.isclose(probs.sum(), 1)
+
+
+def _patch(monkeypatch, mutation):
+    if mutation == "fresh_sample":  # two independent samples in FedNest's SVRG difference
+        monkeypatch.setattr(bilevel_baselines._Replay, "replay", lambda self: None)
+    elif mutation == "weighted_model_sum":  # sum_C pt_i y_i: rescales the model when sum_C pt_i != 1
+        monkeypatch.setattr(bilevel_baselines, "_averaged", lambda w, start, local: bilevel.weighted_sum(w, local))
+    elif mutation == "renormalized_weights":  # p_i / sum_C p_j instead of (n/P) p_i
+        def sampled_weights(problem, clients):
+            w = problem.p[clients]
+            return w / w.sum(axis=1, keepdims=True)
+        monkeypatch.setattr(bilevel_baselines, "sampled_weights", sampled_weights)
+    elif mutation == "tau_eff_sampled":  # FedNova's tau_eff over C instead of all n clients
+        monkeypatch.setattr(bilevel.ShroFBO, "_factor", lambda self, p, norms_all, norms_c, weights:
+                            (weights * norms_c).sum(axis=1)[:, None] / norms_c)
+
+
+@pytest.mark.parametrize("mutation, name", [
+    ("fresh_sample", "fednest"), ("weighted_model_sum", "lfednest"), ("renormalized_weights", "naive_hypergrad"),
+    ("tau_eff_sampled", "fednova")])
+def test_plausible_bugs_fail(monkeypatch, mutation, name):
+    _patch(monkeypatch, mutation)
+    outcome = _decide(BY_NAME[name])
+    assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)
+
+
+def test_svrg_sample_anchor_is_the_named_deviation():
+    """'anchor' (the earlier reading) matches 'shared' without noise and departs from the oracle with it."""
+    from dataclasses import replace
+
+    from ratecheck.simulate.engine import run_config
+
+    claim = BY_NAME["fednest"]
+    config = claim.configure(4, PROFILE)
+    noise_free = {**config.problem_params, "sigma_f": 0.0, "sigma_g": 0.0}
+    runs = {mode: run_config(replace(config, params={**config.params, "svrg_sample": mode}, problem_params=noise_free))
+            for mode in ("shared", "anchor")}
+    assert np.allclose(runs["shared"].measures["dist_sq"], runs["anchor"].measures["dist_sq"], rtol=1e-12)
+    noisy = run_config(replace(config, params={**config.params, "svrg_sample": "anchor"}))
+    want = oracles_baselines._oracle(config, np.asarray(noisy.checkpoints))["dist_sq"]
+    assert np.max(np.abs(noisy.measures["dist_sq"][:, 0] - want) / want) > 1e-3
