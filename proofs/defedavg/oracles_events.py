@@ -57,8 +57,10 @@ EVENT_RUNS: dict[str, dict[str, Any]] = {
     "fedavg_events": {**STEPS, **TIMING, "participation": "with_replacement:3"},
     "fedbuff": {**STEPS, **TIMING, "participation": "without_replacement:2", "speeds": "by_parity",
                 "staleness": "inverse_sqrt", "local_steps": 4},
+    # ties: two speed classes, transfers without delay: jobs end, arrive and close rounds at equal times
     "asysg": {**TIMING, "eta_global": 0.3, "participation": "without_replacement:2", "rx_consume": False,
-              "local_steps": 1, "eta_local": 1.0},
+              "local_steps": 1, "eta_local": 1.0, "speeds": "by_parity", "parity_width": 0.0, "t_down": 0.0,
+              "t_up": 0.0, "t_server": 0.0},
 }
 EVENT_T = 40
 # the replay is deterministic given the draws; float64 round-off over 40 rounds (measured below 1e-13)
@@ -298,8 +300,9 @@ WHAT = {
                      "from w^t, the round waits for the slowest",
     "fedbuff": "FedBuff [27] (spec §7): the first n = 2 arrivals, K = 4, staleness weights 1/sqrt(1 + delay) (its "
                "option), even clients fast (slowdowns U[1, 1.5]) and odd ones slow (U[3.5, 4])",
-    "asysg": "AsySG [22] (spec §7): one gradient per upload (K = 1, eta_l = 1), the first n = 2 arrivals, late "
-             "arrivals dropped (carry_over off)",
+    "asysg": "AsySG [22] (spec §7): one gradient per upload (K = 1, eta_l = 1), the first n = 2 arrivals, a client "
+             "training again from the model it holds when no newer one came (rx_consume off); even clients share "
+             "slowdown 1 and odd ones 4, transfers take no time, so events tie and the priorities decide",
 }
 
 CLAIMS = tuple(
@@ -307,7 +310,7 @@ CLAIMS = tuple(
         id=f"defedavg.oracle.{name}_replay", paper=KEY,
         title=f"{name}: a noise-free event-timeline run equals its timeline replayed from the primitive draws",
         statement=f"{WHAT[name]}; step 0.01 s x slowdown per local step, transfers 0.02 s down / 0.03 s up, 5 ms "
-                  "at the server, on the quadratic with per-client rotated Hessians (spectrum 0.3..1.7, d = 3, "
+                  "at the server (unless said otherwise), on the quadratic with per-client rotated Hessians (spectrum 0.3..1.7, d = 3, "
                   "N = 5) and sigma = 0. From the run's slowdown and selection draws only, an event queue written "
                   "from the paper decides every round's (client, base version) slots and close time, and eq. (8) "
                   "the iterates (proofs/defedavg/oracles_events.py); each replica's wall time at the last round and "
