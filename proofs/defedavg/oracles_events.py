@@ -32,7 +32,7 @@ from ratecheck.model.asynchrony import SystemModel, timeline_key
 from ratecheck.seeding import replica_generator
 from ratecheck.trace import RunConfig, Trace
 
-from .oracles import MEASURES, ORACLE_PROBLEM
+from .oracles import MEASURES, ORACLE_PROBLEM, FedAvgRecursion
 from .theorems import KEY, src
 
 # The paper's system model (§4.1.3; spec §2.7.3's table): a job lasts K s_i step_time; every field a run may set.
@@ -245,12 +245,9 @@ def _replay(config: RunConfig) -> tuple[list[_Replay], np.ndarray]:
 
 def event_oracle(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
     """Per replica (C, R): ||H_bar (w - x*)||^2, ||w - x*||^2 and F(w) - F* = 1/2 (w - x*)' H_bar (w - x*)."""
-    prob = problem_of(config)
-    H, C = np.asarray(prob.hessians), np.asarray(prob.centers)
-    H = np.broadcast_to(H, (C.shape[0],) + H.shape[-2:]) if H.ndim == 2 else H
-    Hb = H.mean(0)
-    x_star = np.linalg.solve(Hb, np.einsum("nij,nj->ni", H, C).mean(0))
-    e = _replay_rounds(config)[1][:, np.asarray(marks, dtype=int)] - x_star  # (R, C, d)
+    recursion = FedAvgRecursion(config)  # H_bar and x* of the quadratic, recomputed from its H_i and c_i
+    Hb = recursion.H_bar
+    e = _replay_rounds(config)[1][:, np.asarray(marks, dtype=int)] - recursion.x_star  # (R, C, d)
     g = e @ Hb
     return {"grad_norm_sq": (g * g).sum(-1).T, "dist_sq": (e * e).sum(-1).T, "gap": 0.5 * (e * g).sum(-1).T}
 
@@ -310,11 +307,11 @@ CLAIMS = tuple(
         id=f"defedavg.oracle.{name}_replay", paper=KEY,
         title=f"{name}: a noise-free event-timeline run equals its timeline replayed from the primitive draws",
         statement=f"{WHAT[name]}; step 0.01 s x slowdown per local step, transfers 0.02 s down / 0.03 s up, 5 ms "
-                  "at the server (unless said otherwise), on the quadratic with per-client rotated Hessians (spectrum 0.3..1.7, d = 3, "
-                  "N = 5) and sigma = 0. From the run's slowdown and selection draws only, an event queue written "
-                  "from the paper decides every round's (client, base version) slots and close time, and eq. (8) "
-                  "the iterates (proofs/defedavg/oracles_events.py); each replica's wall time at the last round and "
-                  "the delay histogram are compared as well.",
+                  "at the server (unless said otherwise), on the quadratic with per-client rotated Hessians "
+                  "(spectrum 0.3..1.7, d = 3, N = 5) and sigma = 0. From the run's slowdown and selection draws "
+                  "only, an event queue written from the paper decides every round's (client, base version) slots "
+                  "and close time, and eq. (8) the iterates (proofs/defedavg/oracles_events.py); each replica's "
+                  "wall time at the last round and the delay histogram are compared as well.",
         source=src("Algorithms 1-2, eq. (8), §4.1.3; FedBuff [27], AsySG [22]", "spec §2.2-§2.4, §2.6, §2.7.3, §7"),
         configure=event_configure(name), oracle=event_oracle, measures=MEASURES, rtol=EVENT_RTOL,
         tolerance_reason="deterministic given the draws: float64 round-off over 40 rounds (measured below 1e-13); "
