@@ -44,3 +44,15 @@ def test_replay_sees_fedbuff_without_its_staleness_weights(monkeypatch):
     from ratecheck.algorithms.asynchronous import FedBuff
     monkeypatch.setattr(FedBuff, "aggregate", lambda self, updates, clients, delays=None: updates.mean(axis=1))
     assert _deviation("fedbuff") > 1e-3
+
+
+def test_a_run_that_leaves_the_finite_numbers_is_a_deviation_not_a_divergence(monkeypatch):
+    """FedBuff with 1/sqrt(1 - delay) weights (a sign flipped) gives NaN where the replay is finite: the claim
+    must FAIL on it, not drop the replicas as diverged."""
+    from ratecheck.algorithms.asynchronous import FedBuff
+
+    def flipped(self, updates, clients, delays=None):
+        return np.einsum("rm,rmd->rd", 1.0 / np.sqrt(1.0 - delays), updates) / updates.shape[1]
+    monkeypatch.setattr(FedBuff, "aggregate", flipped)
+    with np.errstate(all="ignore"):
+        assert _deviation("fedbuff") == oe.UNBOUNDED

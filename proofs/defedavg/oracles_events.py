@@ -271,8 +271,15 @@ def timeline_deviation(config: RunConfig, trace: Trace) -> np.ndarray:
     return np.full(len(replays), max(float(np.max(gap)) for gap in gaps))
 
 
+# the replay's iterates are finite (a contraction from x0): a run that left the finite numbers deviates without
+# bound; a finite stand-in, since the claims drop non-finite samples as diverged replicas (an INCONCLUSIVE)
+UNBOUNDED = 1e100
+
+
 def combined_deviation(config: RunConfig, trace: Trace) -> np.ndarray:
-    return np.maximum(trajectory_deviation(event_oracle)(config, trace), timeline_deviation(config, trace))
+    """The worst of the measures' and the timeline's relative deviations from the replay, per replica."""
+    worst = np.maximum(trajectory_deviation(event_oracle)(config, trace), timeline_deviation(config, trace))
+    return np.where(np.isfinite(worst), worst, UNBOUNDED)
 
 
 def event_configure(name: str) -> Any:
