@@ -63,10 +63,9 @@ def time_to_target(trace: Trace, fraction: float) -> np.ndarray:
 #   latency) - N/2 (a floor loses 1/2 on average), rate = N E[1/s] / (K step_time), E[1/s] =
 #   ln(high/low)/(high - low): round r closes at latency + (r n + N/2) / rate. Neglected: waits for a
 #   newer model (rx_consume) and the per-run spread of the speeds (Jensen on 1/rate: +1.2%).
-# * DeFedAvg-nIID: a selected client uploads its buffered update at once, or waits for its running
-#   job, never longer than the whole job: a round lies between t_server + t_down + t_up and a synchronous
-#   round with the same draws. Rigorous, so the ratio is bracketed by [latency / E sync round, 1] times
-#   the ratio of rounds to target.
+# * DeFedAvg-nIID (variant A): round t lasts t_server + t_down + t_up + the longest wait W_j of its distinct
+#   selected clients, W_j = 0 when j's send buffer is full at the broadcast, else the rest of its running job
+#   (niid_close_times: a mean-field recursion over rounds, below).
 # Both times the ratio of rounds to target (measured per replica, in rounds: the iterates' part).
 
 WALL_IID_TOLERANCE = math.log(1.25)
@@ -120,13 +119,66 @@ def iid_ratio_band(config: RunConfig, baseline: RunConfig, rounds: np.ndarray, b
     return predicted * math.exp(-WALL_IID_TOLERANCE), predicted * math.exp(WALL_IID_TOLERANCE)
 
 
+WALL_NIID_TOLERANCE = math.log(1.4)
+WALL_NIID_TOLERANCE_WHY = ("the mean-field recursion (independent clients, a continuum of slowdowns, the next "
+                           "completion after a buffered upload uniform over a job) is below the simulator's round-25 "
+                           "close times by 3.7% (n = 4) and 5.9% (n = 8) over 32 runs, the measured time ratio above "
+                           "it by 3.5% and 5.7% over 48 (tests/test_defedavg_wallclock.py); the per-run ratio is "
+                           "heavy-tailed (0.23..0.44 at n = 4), its 8-run interval reaching +-0.17 in log, and x/1.4 "
+                           "(0.34 in log) keeps every block of 8 of those 48 runs decided; a timing model off by a "
+                           "factor 2 (0.69 in log) leaves the band by more than any such interval: a FAIL")
+
+
+def niid_close_times(config: RunConfig, rounds: int, grid: int = 64) -> np.ndarray:
+    """Predicted wall time at which DeFedAvg-nIID (variant A, rx_consume) closes rounds 0..rounds-1.
+
+    Client j of slowdown s has jobs of J = K s step_time. Selected in round t (probability q = 1 - (1 - 1/N)^n
+    per round), it waits W_j > x after the broadcast B_t when no job completed since its last upload: never
+    uploaded, its first job ends at B_0 + J; last uploaded g rounds ago from a full buffer, the next completion
+    is U[0, J] after B_{t-g}; last uploaded at a completion (it had waited m), the next ends J later (round 0:
+    J after B_1, the client idles until w^1 arrives). The distinct selected clients are included independently
+    with probability q, so P(max W <= x) = exp(N E_s log(1 - q P(W_s > x))) with s ~ U[low, high] by midpoints,
+    and B_{t+1} = B_t + E max W + t_up + t_server + t_down."""
+    run = view(config)
+    system = run.algorithm.system()
+    if system.speeds != "uniform" or system.jitter or system.speed_redraw or system.niid_variant != "A" \
+            or not system.rx_consume or system.notify_delay not in (None, system.t_down):
+        raise ValueError(f"the nIID round-time model is derived for fixed U[low, high] slowdowns, variant A, "
+                         f"consumed models and the notice on the broadcast, not {system}")
+    N, n = run.num_clients, run.participating
+    q = 1 - (1 - 1 / N) ** n
+    s = system.speed_low + (system.speed_high - system.speed_low) * (np.arange(grid) + 0.5) / grid
+    J = run.local_steps * system.step_time * s
+    x = np.linspace(0.0, float(J.max()), 4 * grid)
+    B = [system.t_server + system.t_down]  # B_t: w^t reaches the clients
+    close: list[float] = []
+    waited: list[np.ndarray] = []  # P(W_u > 0 | selected in round u), per slowdown
+    mean_wait: list[np.ndarray] = []  # E[W_u | selected, W_u > 0]
+    for t in range(rounds):
+        tail = (1 - q) ** t * ((B[0] + J)[:, None] - B[t] > x)  # never uploaded: the first job
+        for g in range(1, t + 1):
+            gap = B[t] - B[t - g]
+            if gap >= 2 * J[-1] and g < t:  # a job completed since an upload this old (W <= J): no wait
+                continue
+            after_full = np.clip(1 - (gap + x) / J[:, None], 0.0, 1.0)
+            rest = np.minimum(B[1] + J - B[t] if g == t else mean_wait[t - g] + J - gap, J)
+            tail = tail + q * (1 - q) ** (g - 1) * ((1 - waited[t - g])[:, None] * after_full
+                                                    + waited[t - g][:, None] * (rest[:, None] > x))
+        waited.append(tail[:, 0])
+        mean_wait.append(np.trapezoid(tail, x, axis=1) / np.maximum(tail[:, 0], 1e-300))
+        longest = np.trapezoid(1 - np.exp(N * np.mean(np.log1p(-q * tail), axis=0)), x)
+        close.append(B[t] + longest + system.t_up)
+        B.append(close[-1] + system.t_server + system.t_down)
+    return np.array(close)
+
+
 def niid_ratio_band(config: RunConfig, baseline: RunConfig, rounds: np.ndarray, base_rounds: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray]:
-    """DeFedAvg-nIID / FedAvg time ratio bracket per replica: rounds ratio x [latency / sync round, 1]."""
-    system = view(config).algorithm.system()
-    latency = system.t_server + system.t_down + system.t_up
-    ratio = rounds / base_rounds
-    return ratio * latency / sync_round_time(baseline), ratio
+    """DeFedAvg-nIID / FedAvg time ratio predicted per replica, times exp(-+WALL_NIID_TOLERANCE)."""
+    close = niid_close_times(config, int(np.nanmax(rounds)))
+    mine = np.interp(rounds, np.arange(len(close) + 1), np.concatenate([[0.0], close]))  # w^r exists at close[r-1]
+    predicted = mine / (base_rounds * sync_round_time(baseline))
+    return predicted * math.exp(-WALL_NIID_TOLERANCE), predicted * math.exp(WALL_NIID_TOLERANCE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,13 +275,13 @@ WALL_NIID = WallClockClaim(
     title="DeFedAvg-nIID reaches the target sooner than synchronous FedAvg on non-IID data (wall clock)",
     statement="Selected clients upload buffered updates instead of training on demand: time to 5% of the "
               "initial ||grad F||^2 is shorter than FedAvg's (Table I: 103.25 vs 437.57 s on FMNIST, n = 10), "
-              "inside the timing model's bracket (a round between the transfers and a synchronous round).",
+              "by the factor the timing model predicts (a round waits for the selected clients whose send buffer "
+              "is empty, against E[longest drawn job]) x/1.4.",
     algorithm="defedavg_niid_events",
     baseline="fedavg_events",
     problem=p2(clients=WALL_CLIENTS),
     band=niid_ratio_band,
-    band_reason="rigorous under the timing model: an nIID round lasts at least the transfers and at most a "
-                "synchronous round with the same draws (a buffered update is sent at once, else the running job "
-                "is waited for, never longer than a whole job)",
+    band_reason=f"predicted ratio (mean-field recursion of the waits for empty send buffers over E sync round) x/ "
+                f"{math.exp(WALL_NIID_TOLERANCE):g}: {WALL_NIID_TOLERANCE_WHY}",
     **_WALL_COMMON,
 )

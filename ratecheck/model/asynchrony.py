@@ -235,6 +235,7 @@ class Simulation:
         self.out_clients: list[list[int]] = []
         self.out_base: list[list[int]] = []
         self.out_wall: list[float] = []
+        self.out_discarded: list[list[int]] = []  # per client, at each round's close
         self.fifo: list[tuple[int, int]] = []
         self.selection: list[int] | None = None  # nIID/sync: the multiset of round t
         self.pending: dict[int, int] = {}  # nIID/sync: distinct selected client -> base, once delivered
@@ -283,7 +284,9 @@ class Simulation:
         counts = np.bincount(clients.ravel(), minlength=self.N)
         used = int((np.arange(rounds)[:, None] - base).max(initial=0))
         lam_virtual = max(self.lambda_virtual, used)  # the aggregated updates are among the N clients
-        return Timeline(clients, base, wall, self.policy != "iid", counts, busy, np.array(self.c.discarded),
+        # discarded by round `rounds`' close: a live timeline simulates ahead, and its later discards are not these rounds'
+        discarded = np.array(self.out_discarded[rounds - 1] if rounds else [0] * self.N)
+        return Timeline(clients, base, wall, self.policy != "iid", counts, busy, discarded,
                         max(1, lam_virtual), self.events)
 
     # -- rounds -------------------------------------------------------------------------------
@@ -304,6 +307,7 @@ class Simulation:
         self.out_clients.append([i for i, _ in slots])
         self.out_base.append([b for _, b in slots])
         self.out_wall.append(self.now)
+        self.out_discarded.append(list(self.c.discarded))
         if self.sys.tau_cap is not None and self.sys.tau_cap_mode == "assert":
             worst = max(t - b for _, b in slots)
             if worst > self.sys.tau_cap:
