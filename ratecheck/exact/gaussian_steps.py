@@ -135,7 +135,8 @@ def gaussian_steps(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | 
     scale = max(float(np.max(np.abs(T), initial=0.0)), float(np.max(np.abs(g), initial=0.0)), 1.0)
     bilinear = np.max(np.abs(F), axis=(1, 2, 3), initial=0.0) > ADDITIVE_RTOL * scale
     if not bilinear.any():
-        raise NotExact("client_update's noise enters additively: the affine-Gaussian probe reads it")
+        raise NotExact("none of client_update's draws multiplies the state: no bilinear step to read (the "
+                       "affine-Gaussian reading applies, or the noise enters nonlinearly)")
     mult = int(bilinear.sum())
     if mult * N * d * (d + 1) > BILINEAR_ELEMENTS:
         raise NotExact(f"{mult} of one step's draws multiply the state: {mult} x {N} clients x {d}^2 bilinear "
