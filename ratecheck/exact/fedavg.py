@@ -12,8 +12,8 @@ from ..algorithms.fedavg import FedAvg, FedAvgState
 from ..oracles import SmoothFederatedOracles
 from ..seeding import Streams
 from .delays import delay_table, schedule_delay_table, slot_moments
-from .local_steps import client_maps
 from .gaussian_steps import GaussianSteps, gaussian_steps
+from .local_steps import client_maps
 from .multiplicative import MultiplicativeOperator, RandomJobs, SampledSteps, sampled_steps
 from .operators import DENSE_MAX, JobsOperator, RoundOperator, _outer_map
 from .probing import NotExact

@@ -88,7 +88,8 @@ def mean_job_maps(Tbar: np.ndarray, cbar: np.ndarray, K: int) -> ClientMaps:
 class RandomSteps(Protocol):
     """K random local steps a job, independent, each an affine map of (x, 1) with a random part."""
 
-    K: int
+    @property
+    def K(self) -> int: ...
 
     def mean_augmented(self) -> np.ndarray: ...  # (N, n, n)
 
