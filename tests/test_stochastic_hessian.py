@@ -35,6 +35,7 @@ from ratecheck.proofs.defedavg.local_steps_exact import (
 from ratecheck.registry import make_algorithm
 from ratecheck.runner.sweep import check_claims
 from ratecheck.seeding import Streams
+from tests.test_exact import ServerMomentum  # heavy-ball momentum on the server: a server state
 
 SE_BAND = 4.0  # Monte Carlo: a few dozen comparisons at 4 SE, a false alarm well under 1% for a fixed seed
 
@@ -123,20 +124,6 @@ def test_exact_agrees_with_monte_carlo_and_the_dropped_term_does_not(monkeypatch
     for name in ("dist_sq", "gap"):
         assert np.all(np.abs(_z(exact, mc, name)) <= SE_BAND), name
         assert np.max(np.abs(_z(dropped, mc, name))) > 3 * SE_BAND, name
-
-
-@dataclass(frozen=True)
-class ServerMomentum(FedAvg):
-    """Heavy-ball momentum on the server: a server state beside the multiplicative noise."""
-
-    name: ClassVar[str] = "fedavg_server_momentum_sh"
-
-    def server_init(self, x0):
-        return np.zeros_like(x0)
-
-    def server_step(self, x, direction, server, t):
-        momentum = 0.5 * server + direction
-        return x - self.eta_global * momentum, momentum
 
 
 def test_random_delays_and_server_state_agree_with_monte_carlo():

@@ -22,14 +22,13 @@ with delays and server state as for row sampling.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..oracles import SmoothFederatedOracles
-from .local_steps import _k_step_update, local_step_count
+from .local_steps import _k_step_update, one_step_variant
 from .multiplicative import mean_job_maps
 from .probing import AFFINE_RTOL, PROBE_ELEMENTS, NotExact, ProbeStream, ProbeStreams, _close
 from .seams import ClientMaps
@@ -74,11 +73,7 @@ def gaussian_steps(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | 
                    seed: int = 3) -> GaussianSteps:
     """The one-step bilinear map read off ``algorithm`` with local_steps = 1, checked on random inputs,
     and the K-step code checked to be K independent such steps. NotExact otherwise."""
-    K = local_step_count(algorithm) or int(getattr(algorithm, "local_steps", 1))
-    try:
-        single = dataclasses.replace(algorithm, local_steps=1) if K > 1 else algorithm
-    except (TypeError, ValueError) as exc:
-        raise NotExact(f"{algorithm.name}: no one-step variant to read the bilinear step off ({exc})") from None
+    K, single = one_step_variant(algorithm, "bilinear step")
     N, d = problem.num_clients, problem.dim
     everyone = np.arange(N)
 

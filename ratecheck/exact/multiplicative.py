@@ -22,7 +22,6 @@ operator is formed. Outcomes are enumerated, so their number is capped (MAX_OUTC
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..oracles import SmoothFederatedOracles
-from .local_steps import compose_power, local_step_count
+from .local_steps import compose_power, one_step_variant
 from .probing import AFFINE_RTOL, PROBE_ELEMENTS, NotExact, ProbeStream, ProbeStreams, _close
 from .seams import ClientMaps
 
@@ -166,11 +165,7 @@ def sampled_steps(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | N
                   seed: int = 2) -> SampledSteps:
     """Every outcome's one-step map, read off ``algorithm`` with local_steps = 1, checked on random
     inputs, and the K-step code checked to be K independent such steps. NotExact otherwise."""
-    K = local_step_count(algorithm) or int(getattr(algorithm, "local_steps", 1))
-    try:
-        single = dataclasses.replace(algorithm, local_steps=1) if K > 1 else algorithm
-    except (TypeError, ValueError) as exc:
-        raise NotExact(f"{algorithm.name}: no one-step variant to read the sampled step off ({exc})") from None
+    K, single = one_step_variant(algorithm, "sampled step")
     N, d = problem.num_clients, problem.dim
     everyone = np.arange(N)
 
