@@ -220,3 +220,18 @@ def test_the_claim_passes_its_control_fails_and_dropping_the_term_fails_it(monke
     _drop_multiplicative(monkeypatch)
     broken = check_claims([LOCAL_STEPS_EXACT], PROFILES["quick"], progress=False)[0]
     assert broken.verdict == Verdict.FAIL, broken.reason
+
+
+def test_the_factored_round_equals_the_dense_one(monkeypatch):
+    """States above DENSE_MAX propagate through JobsOperator: the same numbers as the dense operator."""
+    from ratecheck.exact import fedavg, operators
+
+    problem = _problem(zeta=0.5)
+    algorithm = ServerMomentum(eta_global=0.6, eta_local=0.4, local_steps=3,
+                               participation=Participation.parse("with_replacement:3"),
+                               delay=DelaySchedule.parse("uniform:1"), duplicates="shared")
+    dense = run(algorithm, problem, 10, mode="exact").measures["dist_sq"][:, 0]
+    monkeypatch.setattr(fedavg, "DENSE_MAX", 0)
+    monkeypatch.setattr(operators, "DENSE_MAX", 0)
+    factored = run(algorithm, problem, 10, mode="exact").measures["dist_sq"][:, 0]
+    np.testing.assert_allclose(factored, dense, rtol=1e-12)
