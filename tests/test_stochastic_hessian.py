@@ -76,6 +76,17 @@ def test_constants_against_finite_differences_and_sampling():
     diff = x[0] - problem.centers[clients[0]]
     expected = problem.sigma ** 2 + np.einsum("mi,ij,mj->m", diff, problem.sigma_B, diff)
     assert np.all(np.abs(sq.mean(axis=0) - expected) <= SE_BAND * sq.std(axis=0) / np.sqrt(R))
+    # sigma_ball bounds that variance on B(x*, R) (random points of the ball); at x* +- R v_top (Sigma_B's
+    # top eigenvector) one side reaches sigma^2 + rho^2 R^2, since q(a + b) + q(a - b) >= 2 q(b)
+    radius, top_vec = problem.radius, np.linalg.eigh(problem.sigma_B)[1][:, -1]
+    rng = np.random.default_rng(0)
+    points = problem.x_star + radius * rng.uniform(0, 1, (500, 1)) ** (1 / problem.dim) * \
+        (lambda u: u / np.linalg.norm(u, axis=1, keepdims=True))(rng.standard_normal((500, problem.dim)))
+    points = np.vstack([points, problem.x_star + radius * top_vec, problem.x_star - radius * top_vec])
+    diffs = points[:, None, :] - problem.centers[None]
+    variance = problem.sigma ** 2 + np.einsum("pni,ij,pnj->pn", diffs, problem.sigma_B, diffs)
+    assert variance.max() <= constants["sigma_ball"] ** 2 * (1 + 1e-12)
+    assert variance.max() >= problem.sigma ** 2 + constants["rho"] ** 2 * radius ** 2
 
 
 def test_probed_steps_are_the_oracle_written_from_its_definition():
