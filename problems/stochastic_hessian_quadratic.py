@@ -39,7 +39,7 @@ from ratecheck.assumptions import (
     strongly_convex,
 )
 from ratecheck.params import Param, declare
-from ratecheck.problem import Constant, check_positive
+from ratecheck.problem import Constant
 
 from . import quadratic
 from .quadratic import Quadratic, QuadraticBatch
@@ -140,8 +140,7 @@ def make(
 ) -> StochasticHessianQuadratic:
     """Build an instance: H, centres and x0 as ``quadratic`` (shared curvature, same seed); B_k the
     symmetric parts of Gaussian matrices (a second seeded stream), scaled so lambda_max(sum B_k^2) = rho^2."""
-    params = dict(locals())
-    check_positive("rho", rho, strict=False)
+    params = dict(locals())  # every value already checked by its declaration above (@declare)
     base = quadratic.make(dim=dim, clients=clients, mu=mu, L=L, zeta=zeta, sigma=sigma, heterogeneity=heterogeneity,
                           curvature="shared", rotate=rotate, x0_offset=x0_offset, seed=seed)
     raw = np.random.default_rng([seed, 1]).standard_normal((hessian_draws, dim, dim))
