@@ -107,8 +107,23 @@ def gaussian_steps(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | 
             return Z[:, :, offsets[call]:offsets[call + 1]].reshape((Z.shape[0], *shape))
         return serve
 
-    # 2) rows (q, j): draw q in {none, 0..P-1} times start j in {origin, e_1..e_d}, every client at once
+    # 2) before the full probe, cheaply: a bilinear step has zero second differences in the start and in
+    # the draws (a nonlinear step, e.g. in mode "auto", is refused here, not after (P + 1)(d + 1) probe rows)
+    rng = np.random.default_rng(seed)
+    x = max(1.0, float(np.max(np.abs(problem.initial_point())))) * rng.standard_normal((2, N, d))
+    z = rng.standard_normal((2, N, P))
+    starts = np.concatenate([x, x, x, 2 * x, 0 * x])
+    draws = np.concatenate([z, 2 * z, 0 * z, z, z])
+    f = run(starts, np.broadcast_to(everyone, (10, N)), serve_columns(draws))[0].reshape(5, 2, N, d)
+    gap = max(_close(f[1], 2 * f[0] - f[2]), _close(f[3], 2 * f[0] - f[4]))
+    if not gap <= AFFINE_RTOL:
+        raise NotExact(f"client_update's step is not bilinear in (start, noise): a second difference is off by "
+                       f"{gap:.2e} on random inputs (a term quadratic in the draws or the start, a nonlinearity)")
     total = (P + 1) * (d + 1)
+    if total * N * d > 4 * BILINEAR_ELEMENTS:
+        raise NotExact(f"reading a bilinear step with {P} draws at d = {d}, N = {N} takes {total} probe rows of "
+                       f"{N * d} numbers, more than exact mode holds ({4 * BILINEAR_ELEMENTS} numbers)")
+    # 3) rows (q, j): draw q in {none, 0..P-1} times start j in {origin, e_1..e_d}, every client at once
     ends = np.empty((P + 1, d + 1, N, d))
     flat_ends = ends.reshape(total, N, d)
     chunk = max(1, PROBE_ELEMENTS // (N * d * d))
@@ -140,8 +155,7 @@ def gaussian_steps(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | 
     add = g[~bilinear]
     additive = np.einsum("qna,qnb->nab", add, add)
     steps = GaussianSteps(T=T, c=c, F=Fa, additive=additive, K=K)
-    # 3) the one-step code and the K-step code on random starts, clients and draws
-    rng = np.random.default_rng(seed)
+    # 4) the one-step code and the K-step code on random starts, clients and draws
     m = N if m is None else m
     R = 3
     clients = rng.integers(0, N, (R, m))
