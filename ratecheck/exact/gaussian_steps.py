@@ -22,6 +22,7 @@ with delays and server state as for row sampling.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,10 +56,15 @@ class GaussianSteps:
         Ta[:, d, d] = 1.0
         return Ta
 
+    @functools.cached_property
+    def _maps(self) -> tuple[np.ndarray, np.ndarray]:
+        Ta = self.mean_augmented()
+        return Ta, Ta.transpose(0, 2, 1)
+
     def moment(self, M: np.ndarray) -> np.ndarray:
         """E[v' v'^T] from E[v v^T] = M (N, n, n) over one step, every client at once."""
-        Ta = self.mean_augmented()
-        out = Ta @ M @ Ta.transpose(0, 2, 1)
+        Ta, TaT = self._maps
+        out = Ta @ M @ TaT
         d = self.c.shape[1]
         for Fq in self.F:  # (N, d, n): the bilinear draws one at a time (memory: no (P, N, n, n) stack)
             out[:, :d, :d] += Fq @ M @ Fq.transpose(0, 2, 1)
