@@ -39,6 +39,13 @@ K d noise probes), for K in ``--steps``, FedAvg on the quadratic with per-client
 N = 10): CPU seconds of each, their ratio, and the largest relative difference of (A, b, Cov). The
 direct probe is skipped beyond ``--direct-max-work`` multiply-adds (it grows like K^2).
     PYTHONPATH=. python benchmarks/bench_exact.py --part steps
+
+A fifth part (issue #21, ``--part multiplicative``): Gaussian multiplicative noise (stochastic Hessian
+H + sum_k xi_k B_k, p = 4 draws, rho = 0.5; family stochastic_hessian_quadratic) under FedAvg, K = 5,
+N/2 of N clients without replacement, T = ``--mult-rounds``: CPU seconds of exact mode (probing the
+bilinear steps included) and of 16 Monte-Carlo replicas, and at T = 20 the exact curve's largest |z|
+against ``--reference-replicas`` replicas (rows up to d = 10).
+    PYTHONPATH=. python benchmarks/bench_exact.py --part multiplicative
 """
 
 from __future__ import annotations
@@ -92,7 +99,8 @@ def main() -> None:
     parser.add_argument("--reference-rounds", type=int, default=100, help="T of the error check")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--reference-replicas", type=int, default=4096, help="0: timings only")
-    parser.add_argument("--part", choices=("speed", "scale", "steps", "all"), default="all")
+    parser.add_argument("--part", choices=("speed", "scale", "steps", "multiplicative", "all"), default="all")
+    parser.add_argument("--mult-rounds", type=int, default=200, help="T of the multiplicative part")
     parser.add_argument("--steps", default="1,2,4,8,16,32,64,128,256,1024", help="K of the steps part")
     parser.add_argument("--steps-dim", type=int, default=50)
     parser.add_argument("--direct-max-work", type=float, default=2e10)
@@ -108,7 +116,9 @@ def main() -> None:
         steps_table(args)
     if args.part in ("scale", "all"):
         scale_table(args)
-    if args.part in ("scale", "steps"):
+    if args.part in ("multiplicative", "all"):
+        multiplicative_table(args)
+    if args.part in ("scale", "steps", "multiplicative"):
         return
 
     problem = make_problem("quadratic", dict(dim=D, clients=N, zeta=1.0, heterogeneity="random", sigma=1.0,
@@ -160,6 +170,33 @@ def sampled_round(rounds: int, repeats: int) -> None:
         t_mc, _ = best_time(lambda: run(algorithm, problem, rounds, replicas=16, seed=SEED), repeats)
         print(f"[without_replacement:{P}]  {route} over {model.sampling.clients.shape[0]} probed outcomes, "
               f"probe {t_probe:.3f} s;  exact {t_exact:.3f} s   mc16 {t_mc:.3f} s   speedup {t_mc / t_exact:.1f}x")
+
+
+def multiplicative_table(args) -> None:
+    """Exact Gaussian multiplicative noise against Monte Carlo: CPU seconds and agreement."""
+    print(f"\nFedAvg, stochastic Hessian (p = 4, rho = 0.5), K = 5, N/2 of N; T = {args.mult_rounds}")
+    print("| d | N | exact CPU s | mc16 CPU s | max abs z at T = 20 |")
+    print("|---|---|---|---|---|")
+    for d, n_clients in ((3, 4), (10, 10), (20, 10), (50, 10)):
+        problem = make_problem("stochastic_hessian_quadratic", {"dim": d, "clients": n_clients, "rho": 0.5,
+                                                                "hessian_draws": 4, "zeta": 0.5})
+        algorithm = make_algorithm("fedavg", {"local_steps": 5, "eta_local": 0.3,
+                                              "participation": f"without_replacement:{n_clients // 2}"})
+        start = time.process_time()
+        run(algorithm, problem, args.mult_rounds, mode="exact")
+        t_exact = time.process_time() - start
+        start = time.process_time()
+        run(algorithm, problem, args.mult_rounds, replicas=16, seed=SEED)
+        t_mc = time.process_time() - start
+        z = "-"
+        if d <= 10 and args.reference_replicas:
+            exact = run(algorithm, problem, 20, mode="exact").measures["dist_sq"][1:, 0]
+            parts = [run(algorithm, problem, 20, replicas=range(lo, min(lo + 256, args.reference_replicas)),
+                         seed=SEED + 1).measures["dist_sq"][1:] for lo in range(0, args.reference_replicas, 256)]
+            samples = np.concatenate(parts, axis=1)
+            se = samples.std(axis=1, ddof=1) / np.sqrt(samples.shape[1])
+            z = f"{np.max(np.abs(samples.mean(axis=1) - exact) / se):.2f}"
+        print(f"| {d} | {n_clients} | {t_exact:.2f} | {t_mc:.2f} | {z} |")
 
 
 CHILD = """

@@ -61,14 +61,25 @@ class ReplicaStream:
     """
 
     def __init__(self, seed: int, run_key: str, replicas: Sequence[int], purpose: str):
+        if seed < 0:
+            raise ValueError(f"seed must be >= 0, got {seed}")
         self.replicas = tuple(int(r) for r in replicas)
-        self._gens = [replica_generator(seed, run_key, r, purpose) for r in self.replicas]
+        self._key = (seed, run_key, purpose)
+        self._generators: list[np.random.Generator] | None = None  # made at the first draw: a stream
+        # asked for but never drawn from (the delay stream of a run without delays) costs nothing
         self._buffers: dict[str, np.ndarray] = {}
         self._pos: dict[str, int] = {}
 
     @property
     def count(self) -> int:
         return len(self.replicas)
+
+    @property
+    def _gens(self) -> list[np.random.Generator]:
+        if self._generators is None:
+            seed, run_key, purpose = self._key
+            self._generators = [replica_generator(seed, run_key, r, purpose) for r in self.replicas]
+        return self._generators
 
     def _take(self, kind: str, size: int) -> np.ndarray:
         buf = self._buffers.get(kind)

@@ -35,7 +35,7 @@ def _p4(**overrides):
 
 def _drop_multiplicative(monkeypatch) -> None:
     """The plausible bug: only the mean job enters (the row-sampling noise treated as absent)."""
-    monkeypatch.setattr(multiplicative.RandomJobs, "covariance", lambda self, S: np.zeros((self.d, self.d)))
+    monkeypatch.setattr(multiplicative.RandomJobs, "covariance", lambda self, S, table=None: np.zeros((self.d, self.d)))
 
 
 def test_every_outcome_is_the_oracle_step_written_from_its_definition():
@@ -82,14 +82,26 @@ def test_the_claim_passes_and_fails_without_the_multiplicative_term(monkeypatch)
     assert broken.verdict == Verdict.FAIL, broken.reason
 
 
-def test_unsupported_runs_are_refused_by_name():
-    problem = _p4()
-    delayed = make_algorithm("fedavg", {"local_steps": 2, "delay": "constant:1"})
-    with pytest.raises(NotExact, match="supports neither delays nor server state"):
-        run(delayed, problem, 3, mode="exact")
+def test_too_many_outcomes_are_refused_by_name():
     many = _p4(dim=40, rows=4, batch=5)  # 4^5 = 1024 joint outcomes a step
     with pytest.raises(NotExact, match="1024 joint outcomes"):
         run(make_algorithm("fedavg", {"local_steps": 2}), many, 3, mode="exact")
+
+
+@pytest.mark.parametrize("params", [
+    {"delay": "uniform:2", "participation": "with_replacement:3", "duplicates": "shared"},
+    {"delay": "constant:1", "participation": "without_replacement:2"},
+])
+def test_row_sampling_with_delays_agrees_with_monte_carlo(params):
+    """Delays: a job starts from w^{t-k} with the schedule's probability, its random part weighted so."""
+    problem = _p4()
+    algorithm = make_algorithm("fedavg", {"local_steps": 3, "eta_local": 1.2, **params})
+    exact = run(algorithm, problem, 10, mode="exact")
+    mc = run(algorithm, problem, 10, mode="monte_carlo", replicas=2000, seed=5)
+    values = mc.measures["gap"][1:]
+    mean, se = values.mean(axis=1), values.std(axis=1, ddof=1) / np.sqrt(values.shape[1])
+    z = (mean - exact.measures["gap"][1:, 0]) / se
+    assert np.all(np.abs(z) <= SE_BAND), z
 
 
 def test_probe_rows_in_chunks_read_the_same_maps(monkeypatch):

@@ -6,6 +6,7 @@ Spec:  ../shared/spec/defedavg.md (§4.1 Theorem 1, §4.2 Theorem 2, §4.7 errat
 theorems.py: Theorems 1-2 in sympy; claims.py: delay-schedule claims (P1, P2);
 asynchronous.py: event-timeline, stability and sampling-noise claims; wallclock.py: the wall-clock claims;
 interpolation.py: P4; interpolation_exact.py: P4's exact second moments (multiplicative noise);
+local_steps_exact.py: identical data with a stochastic Hessian, where the local steps K matter;
 oracles.py: trajectory oracles (issue #23); oracles_events.py: the event-timeline algorithms' replays;
 modes.py: exact expectations in the quick profile and Monte-Carlo twins; report.py: the page.
 """
@@ -24,6 +25,7 @@ from .horizon import CLAIMS as _HORIZON_CLAIMS
 from .hunts import HUNTS, SPACES  # noqa: E402  (counterexample searches, issue #13)
 from .interpolation import CLAIMS as _INTERPOLATION_CLAIMS
 from .interpolation_exact import CLAIMS as _INTERPOLATION_EXACT_CLAIMS
+from .local_steps_exact import CLAIMS as _LOCAL_STEPS_EXACT_CLAIMS
 from .oracles import CLAIMS as _ORACLE_CLAIMS
 from .oracles_events import CLAIMS as _EVENT_ORACLE_CLAIMS
 from .report import bound_sections, report_figures, timeline_sections
@@ -33,7 +35,8 @@ from .theorems import A1, KEY, SEED, THEOREMS, TITLE  # noqa: F401
 
 # replaces the CLAIMS of claims.py that the star import above brought in
 CLAIMS = (_SCHEDULE_CLAIMS + _HORIZON_CLAIMS + _ASYNC_CLAIMS + _INTERPOLATION_CLAIMS  # type: ignore[assignment]  # the star import's CLAIMS, another tuple type
-          + _INTERPOLATION_EXACT_CLAIMS + _ORACLE_CLAIMS + _EVENT_ORACLE_CLAIMS + HUNTS)
+          + _INTERPOLATION_EXACT_CLAIMS + _ORACLE_CLAIMS + _EVENT_ORACLE_CLAIMS + HUNTS
+          + _LOCAL_STEPS_EXACT_CLAIMS)
 
 
 def report_sections(outcomes):

@@ -33,7 +33,10 @@ draw (random local-step counts, random delays inside ``round``) raises NotExact.
 Multiplicative noise (``multiplicative``): local steps whose oracle picks rows at random (P4's
 least-squares mini-batches) are random affine maps over finitely many outcomes; FedAvgModel reads
 every outcome's one-step map off the code, propagates E[Phi S Phi^T] over the K steps, and adds the
-jobs' random part to the round (no delays, no server state; up to MAX_OUTCOMES outcomes a step).
+jobs' random part to the round (up to MAX_OUTCOMES outcomes a step). Stochastic Hessians
+(``gaussian_steps``: A_xi = A + sum_k xi_k B_k, standard-normal xi) make a step bilinear,
+x' = T x + c + sum_q z_q (F_q x + g_q), read off the code and propagated the same way. Both with
+delays (each job's random part at its delayed start) and server state.
 
 A run in exact mode produces the usual Trace with ONE "replica" (the expectations), zero spread,
 ``info["exact"] = True`` (``Trace.exact``). Other algorithm families join by exposing the same seams
@@ -43,8 +46,9 @@ Modules: ``probing`` (probe streams, NotExact), ``seams`` (client_update, aggreg
 and the measures, read off as affine maps and quadratic forms), ``local_steps`` (a K-step client
 job composed from its one-step map by repeated squaring, checked against the K-step code), ``delays`` (multiplicity moments,
 delay tables), ``operators`` (round operators on the second moment), ``fedavg`` (FedAvgModel),
-``diagonal`` (shared eigenbasis), ``round_model`` (RoundModel), ``rates`` (exact linear rates as spectral
-radii of the moment map), ``run`` (the model registry and run_exact).
+``diagonal`` (shared eigenbasis), ``multiplicative`` and ``gaussian_steps`` (random local steps),
+``round_model`` (RoundModel), ``rates`` (exact linear rates as spectral radii of the moment map),
+``run`` (the model registry and run_exact).
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ from .fedavg import (
     SCHEDULE_SLACK,
     FedAvgModel,
 )
+from .gaussian_steps import GaussianSteps, gaussian_steps
 from .local_steps import client_maps, compose_power, composed_client_maps
 from .multiplicative import MAX_OUTCOMES, MultiplicativeOperator, RandomJobs, SampledSteps, sampled_steps
 from .operators import (
@@ -130,6 +135,7 @@ __all__ = [
     "DiagonalFedAvgModel",
     "ExactRates",
     "FedAvgModel",
+    "GaussianSteps",
     "JobsOperator",
     "MixtureOperator",
     "MultiplicativeOperator",
@@ -151,6 +157,7 @@ __all__ = [
     "exact_model",
     "exact_rates",
     "fedavg_model",
+    "gaussian_steps",
     "model_for",
     "probe_aggregate",
     "probe_client_update",

@@ -12,8 +12,9 @@ from ..algorithms.fedavg import FedAvg, FedAvgState
 from ..oracles import SmoothFederatedOracles
 from ..seeding import Streams
 from .delays import delay_table, schedule_delay_table, slot_moments
+from .gaussian_steps import GaussianSteps, gaussian_steps
 from .local_steps import client_maps
-from .multiplicative import MultiplicativeOperator, RandomJobs, sampled_steps
+from .multiplicative import MultiplicativeOperator, RandomJobs, SampledSteps, sampled_steps
 from .operators import DENSE_MAX, JobsOperator, RoundOperator, _outer_map
 from .probing import NotExact
 from .seams import (
@@ -52,14 +53,11 @@ class FedAvgModel:
             reach = max(int(np.flatnonzero(self.delay_table(t, width=self.lam + SCHEDULE_SLACK).sum(axis=0) > 0).max())
                         for t in sorted({0, 1, 2, rounds - 1}))
             self.lam = max(self.lam, reach)
-        self.random_jobs: RandomJobs | None = None  # row-sampled (multiplicative-noise) local steps
+        self.random_jobs: RandomJobs | None = None  # multiplicative-noise local steps (row sampling, Gaussian)
         try:
             clients = client_maps(algorithm, problem, m=self.m)  # K local steps composed by squaring
         except NotExact as additive:
-            try:
-                steps = sampled_steps(algorithm, problem, m=self.m)
-            except NotExact as sampled:
-                raise NotExact(f"{additive}; read as row-sampled steps: {sampled}") from None
+            steps = _random_steps(algorithm, problem, self.m, additive)
             clients, self.random_jobs = steps.mean_maps(), RandomJobs(steps)
         self.noise_sum = clients.cov.sum(axis=0)  # only the sum enters a round
         clients = dataclasses.replace(clients, cov=self.noise_sum[None])  # memory: N d^2 fewer
@@ -72,9 +70,6 @@ class FedAvgModel:
         self.s = int(np.prod(self.server_shape, dtype=np.int64)) if self.server_shape is not None else 0
         self.u_init = np.zeros(self.s) if server0 is None else np.asarray(server0, float).reshape(-1)
         self.n = (self.lam + 1) * d + self.s + 1  # augmented dimension, the constant last
-        if self.random_jobs is not None and (self.lam or self.s):
-            raise NotExact(f"multiplicative (row-sampled) noise in exact mode supports neither delays nor server "
-                           f"state; this run has delay lam = {self.lam} and a server state of size {self.s}")
         # jobs J_{i,k} = A_i P_k + b_i e_const: (N, lam+1, d, n); the client maps are not kept besides
         J = np.zeros((N, self.lam + 1, d, self.n))
         for k in range(self.lam + 1):
@@ -159,9 +154,10 @@ class FedAvgModel:
             if len(self._operators) > 4 * self.period:  # time-varying: keep the cache small
                 self._operators.clear()
             op = self._build(table, self.server_map(t))
-            if self.random_jobs is not None:  # each job's own randomness: w^2 E[n_i^2] sum_i Cov(Phi_i v)
+            if self.random_jobs is not None:  # each job's own randomness: w^2 E[n_i^2] sum_ik p_ik Cov(Phi_i v_k)
                 assert op.E is not None  # FedAvg's direction always enters
-                op = MultiplicativeOperator(op, op.E, self.w * self.w * self.moments.single, self.random_jobs)
+                op = MultiplicativeOperator(op, op.E, self.w * self.w * self.moments.single, self.random_jobs,
+                                            None if self.lam == 0 else table)
             self._operators[key] = op
             reached = np.flatnonzero(table.sum(axis=0) > 0)
             self.max_delay = max(self.max_delay, int(reached.max(initial=0)))
@@ -238,3 +234,17 @@ class FedAvgModel:
         """The algorithm's own info() on a state carrying the largest delay of positive probability."""
         state = FedAvgState(history=np.zeros((1, self.lam + 1, self.d)), t=0, max_delay=self.max_delay)
         return self.algorithm.info(state)
+
+
+def _random_steps(algorithm: FedAvg, problem: SmoothFederatedOracles, m: int,
+                  additive: NotExact) -> SampledSteps | GaussianSteps:
+    """The local steps as random affine maps when the job is not affine-Gaussian: row-sampled picks, else
+    Gaussian multiplicative draws; NotExact with every reading's reason."""
+    try:
+        return sampled_steps(algorithm, problem, m=m)
+    except NotExact as sampled:
+        try:
+            return gaussian_steps(algorithm, problem, m=m)
+        except NotExact as gaussian:
+            raise NotExact(f"{additive}; read as row-sampled steps: {sampled}; read as Gaussian multiplicative "
+                           f"steps: {gaussian}") from None

@@ -50,6 +50,16 @@ def local_step_count(algorithm: Any) -> int | None:
     return int(K) if isinstance(K, (int, np.integer)) and K > 1 else None
 
 
+def one_step_variant(algorithm: Any, reading: str) -> tuple[int, Any]:
+    """(K, the same algorithm with local_steps = 1) to read one random local step off; NotExact when
+    the algorithm has no such variant (``reading`` names what was to be read, for the message)."""
+    K = local_step_count(algorithm) or int(getattr(algorithm, "local_steps", 1))
+    try:
+        return K, dataclasses.replace(algorithm, local_steps=1) if K > 1 else algorithm
+    except (TypeError, ValueError) as exc:
+        raise NotExact(f"{algorithm.name}: no one-step variant to read the {reading} off ({exc})") from None
+
+
 def compose_power(T: np.ndarray, c: np.ndarray, Sigma: np.ndarray, K: int, chunk: int | None = None,
                   inplace: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The K-fold composition of x -> T_i x + c_i + e_i (Cov e_i = Sigma_i) for stacks (N, d, d),

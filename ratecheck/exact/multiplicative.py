@@ -12,21 +12,25 @@ augmented state v = (x, 1) with maps Ta_o = [[T_o, c_o], [0, 1]],
 
 and a job's random part adds E[Phi S Phi^T] - Phibar S Phibar^T (its x block) to the round's
 direction covariance, with the weight the additive noise gets (w^2 E[n_i^2] for shared duplicates).
+With delays a job starts from w^{t-k} with the schedule's probability p_ik, so its random part is
+sum_k p_ik of the same expression on the (block k, 1) part of the augmented moment; a server state
+only changes where the direction enters (E), so both run exactly. Gaussian multiplicative steps
+(ratecheck.exact.gaussian_steps) plug into the same RandomJobs through ``moment``.
 This costs K O N (d + 1)^3 per round; squaring does not apply to a map on matrices. No d^2 x d^2
 operator is formed. Outcomes are enumerated, so their number is capped (MAX_OUTCOMES).
 """
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..oracles import SmoothFederatedOracles
-from .local_steps import compose_power, local_step_count
+from .local_steps import compose_power, one_step_variant
 from .probing import AFFINE_RTOL, PROBE_ELEMENTS, NotExact, ProbeStream, ProbeStreams, _close
 from .seams import ClientMaps
 
@@ -51,45 +55,96 @@ class SampledSteps:
         Ta[:, :, d, d] = 1.0
         return Ta
 
+    def mean_augmented(self) -> np.ndarray:
+        """(N, d + 1, d + 1): the mean one-step map on (x, 1)."""
+        return np.einsum("o,onij->nij", self.p, self.augmented())
+
+    @functools.cached_property
+    def _maps(self) -> tuple[np.ndarray, np.ndarray]:
+        Ta = self.augmented()
+        return Ta, Ta.transpose(0, 1, 3, 2)
+
+    def moment(self, M: np.ndarray) -> np.ndarray:
+        """E[Ta M Ta^T] over one step's outcomes, every client at once: (N, n, n) -> (N, n, n)."""
+        Ta, TaT = self._maps
+        return np.einsum("o,onij->nij", self.p, Ta @ M @ TaT)
+
     def mean_maps(self) -> ClientMaps:
         """The mean K-step job as ClientMaps (Delta = start - end = A x + b, no additive noise)."""
-        N, d = self.T.shape[1], self.T.shape[2]
         Tbar = np.einsum("o,onij->nij", self.p, self.T)
         cbar = np.einsum("o,oni->ni", self.p, self.c)
-        power, offset, _ = compose_power(Tbar, cbar, np.zeros((N, d, d)), self.K)
-        return ClientMaps(A=np.eye(d) - power, b=-offset, cov=np.zeros((N, d, d)), draws=0)
+        return mean_job_maps(Tbar, cbar, self.K)
+
+
+def mean_job_maps(Tbar: np.ndarray, cbar: np.ndarray, K: int) -> ClientMaps:
+    """ClientMaps of K mean steps x <- Tbar_i x + cbar_i composed: Delta = (I - Tbar^K) x - offset; the
+    jobs' randomness is RandomJobs' (cov = 0)."""
+    N, d = cbar.shape
+    power, offset, _ = compose_power(Tbar, cbar, np.zeros((N, d, d)), K)
+    return ClientMaps(A=np.eye(d) - power, b=-offset, cov=np.zeros((N, d, d)), draws=0)
+
+
+class RandomSteps(Protocol):
+    """K random local steps a job, independent, each an affine map of (x, 1) with a random part."""
+
+    @property
+    def K(self) -> int: ...
+
+    def mean_augmented(self) -> np.ndarray: ...  # (N, n, n)
+
+    def moment(self, M: np.ndarray) -> np.ndarray: ...  # (N, n, n) -> E[Ta M Ta^T], (N, n, n)
 
 
 class RandomJobs:
-    """S (d + 1, d + 1), the second moment of (x, 1) -> sum_i Cov(Phi_i (x, 1)) restricted to x (d, d)."""
+    """The jobs' own randomness: S -> sum_i sum_k p_ik Cov(Phi_i v_k) (d, d), v_k = (w^{t-k}, 1) the
+    start at delay k read off the augmented second moment S, p_ik the delay table (none: k = 0)."""
 
-    def __init__(self, steps: SampledSteps):
-        self.Ta = steps.augmented()  # (O, N, n, n)
-        self.p = steps.p
+    def __init__(self, steps: RandomSteps):
+        self.steps = steps
         self.K = steps.K
-        Tbar = np.einsum("o,onij->nij", self.p, self.Ta)
-        self.Phibar = np.linalg.matrix_power(Tbar, self.K)  # (N, n, n): the mean job, K products once
-        self.d = self.Ta.shape[-1] - 1
+        mean = steps.mean_augmented()
+        self.Phibar = np.linalg.matrix_power(mean, self.K)  # (N, n, n): the mean job, K products once
+        self.d = mean.shape[-1] - 1
 
-    def covariance(self, S: np.ndarray) -> np.ndarray:
-        N = self.Ta.shape[1]
+    def covariance(self, S: np.ndarray, table: np.ndarray | None = None) -> np.ndarray:
+        d = self.d
+        if table is None or (table.shape[1] == 1 and np.all(table == 1.0)):
+            return self._random_part(self._start(S, 0)).sum(axis=0)
+        total = np.zeros((d, d))
+        for k in range(table.shape[1]):  # each delay's start, weighted per client by its probability
+            if table[:, k].any():
+                total += np.einsum("i,iab->ab", table[:, k], self._random_part(self._start(S, k)))
+        return total
+
+    def _start(self, S: np.ndarray, k: int) -> np.ndarray:
+        """E[v_k v_k^T] for v_k = (block k of the state, 1)."""
+        d, n = self.d, S.shape[0]
+        if k == 0 and n == d + 1:
+            return S
+        index = np.r_[k * d:(k + 1) * d, n - 1]
+        return S[np.ix_(index, index)]
+
+    def _random_part(self, S: np.ndarray) -> np.ndarray:
+        """(N, d, d): E[Phi_i S Phi_i^T] - Phibar_i S Phibar_i^T, restricted to x, for every client."""
+        N = self.Phibar.shape[0]
         moment = np.broadcast_to(S, (N, *S.shape))
-        TaT = self.Ta.transpose(0, 1, 3, 2)
-        for _ in range(self.K):  # S -> sum_o p_o Ta_o S Ta_o^T, every client at once
-            moment = np.einsum("o,onij->nij", self.p, self.Ta @ moment @ TaT)
+        for _ in range(self.K):  # S -> E[Ta S Ta^T], every client at once
+            moment = self.steps.moment(moment)
         mean = self.Phibar @ S @ self.Phibar.transpose(0, 2, 1)
         d = self.d
-        return (moment - mean)[:, :d, :d].sum(axis=0)
+        return (moment - mean)[:, :d, :d]
 
 
 @dataclass(frozen=True)
 class MultiplicativeOperator:
-    """A FedAvg round operator plus the jobs' random part: S' = base(S) + E (weight C(S)) E^T."""
+    """A FedAvg round operator plus the jobs' random part: S' = base(S) + E (weight C(S)) E^T, the
+    jobs started at the delays of ``table`` (N, lam + 1) (None: no delays)."""
 
     base: Any  # RoundOperator | JobsOperator
     E: np.ndarray  # (n, d)
     weight: float
     jobs: RandomJobs
+    table: np.ndarray | None = None
 
     @property
     def F(self) -> np.ndarray:
@@ -98,7 +153,7 @@ class MultiplicativeOperator:
     def apply(self, flat: np.ndarray) -> np.ndarray:
         n = self.E.shape[0]
         out = self.base.apply(flat).reshape(n, n)
-        out += self.weight * (self.E @ self.jobs.covariance(flat.reshape(n, n)) @ self.E.T)
+        out += self.weight * (self.E @ self.jobs.covariance(flat.reshape(n, n), self.table) @ self.E.T)
         return out.reshape(-1)
 
 
@@ -110,11 +165,7 @@ def sampled_steps(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | N
                   seed: int = 2) -> SampledSteps:
     """Every outcome's one-step map, read off ``algorithm`` with local_steps = 1, checked on random
     inputs, and the K-step code checked to be K independent such steps. NotExact otherwise."""
-    K = local_step_count(algorithm) or int(getattr(algorithm, "local_steps", 1))
-    try:
-        single = dataclasses.replace(algorithm, local_steps=1) if K > 1 else algorithm
-    except (TypeError, ValueError) as exc:
-        raise NotExact(f"{algorithm.name}: no one-step variant to read the sampled step off ({exc})") from None
+    K, single = one_step_variant(algorithm, "sampled step")
     N, d = problem.num_clients, problem.dim
     everyone = np.arange(N)
 
