@@ -34,9 +34,9 @@ def alternatives(expr: sp.Expr, kind: Kind) -> list[sp.Expr]:
             return [expr]  # min(a, b) * c with c of unknown sign: keep it whole
         return _combine(expr, [[coefficient], *options], sp.Mul)
     if isinstance(expr, sp.Pow) and expr.exp.is_number and expr.exp.is_real and expr.exp != 0:
-        options = alternatives(expr.base, kind if expr.exp.is_positive else _FLIP[kind])
-        if len(options) > 1 and all(o.is_positive for o in options):
-            return [o ** expr.exp for o in options]
+        bases = alternatives(expr.base, kind if expr.exp.is_positive else _FLIP[kind])
+        if len(bases) > 1 and all(b.is_positive for b in bases):
+            return [b ** expr.exp for b in bases]
     return [expr]
 
 
