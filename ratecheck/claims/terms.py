@@ -114,7 +114,7 @@ class MaskedTerm:
         if bound is None:
             raise ValueError(f"claim {claim.id}: MaskedTerm gates a bound claim (a theorem and a bound version)")
         term = self.expression(claim.theorem)
-        rows = []
+        rows: list[dict[str, Any]] = []
         for p in points:
             if p.evaluation is None:
                 continue
