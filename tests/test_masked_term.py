@@ -13,6 +13,7 @@ from ratecheck.claims.model import PointResult, Verdict
 from ratecheck.claims.terms import MaskedTerm, dominant_term_column, term_shares, terms_text
 from ratecheck.claims.values import BoundClaim
 from ratecheck.theory import Bound, Source, Theorem
+from ratecheck.trace import RunConfig
 
 SRC = Source("local_sgd.tex", "Theorem 1")
 D, sigma = sp.symbols("D sigma", positive=True)
@@ -33,7 +34,9 @@ def points() -> list[PointResult]:
     for m in GRID:
         values = {**VALUES, "M": m}
         truth = values["D"] / (2 * values["eta"] * values["T"]) + values["eta"] * values["sigma"] ** 2 / m
-        out.append(PointResult(m, None, truth * (1 + 0.02 * rng.standard_normal(16)), 0,  # type: ignore[arg-type]
+        config = RunConfig(algorithm="local_sgd", params={"clients": m}, problem="quadratic", problem_params={},
+                           rounds=100)
+        out.append(PointResult(m, config, truth * (1 + 0.02 * rng.standard_normal(16)), 0,
                                THEOREM.evaluate(values, use_schedule=False)))
     return out
 
