@@ -77,9 +77,12 @@ class Evidence(dict):
         return dict(self.get("power", {}))
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(repr=False)
 class NotebookOutcome(Outcome):
     """An Outcome (same fields, same JSON) that Jupyter shows as its grid table, with ``plot()``."""
+
+    def __repr__(self) -> str:
+        return f"<{self.claim.id}: {self.verdict}, expected {self.expected}: {self.reason}>"
 
     def __post_init__(self) -> None:
         self.evidence = Evidence(self.evidence)
@@ -94,10 +97,13 @@ class NotebookOutcome(Outcome):
         """The claim's figure as in the report (a matplotlib Figure, drawn through its views)."""
         from .report.plots import _figure
 
+        import matplotlib.pyplot as plt
+
         figure = _figure(self)
         if figure is None:
             raise ValueError(f"claim {self.claim.id}: nothing to plot (fewer than two grid points with a finite "
                              "value); its table says it all")
+        plt.close(figure)  # returned, not left to pyplot: Jupyter shows it once, as the cell's value
         return figure
 
     def _repr_html_(self) -> str:
@@ -127,6 +133,10 @@ class Outcomes(list[NotebookOutcome]):
                     return o
             raise KeyError(f"no outcome for claim {key!r}; have {', '.join(o.claim.id for o in self)}")
         return super().__getitem__(key)
+
+    def __repr__(self) -> str:
+        width = max((len(o.claim.id) for o in self), default=5)
+        return "\n".join(f"{o.claim.id:<{width}}  {str(o.verdict):<12}  expected {o.expected}" for o in self)
 
     def plot(self, claim_id: str) -> Any:
         """The figure of one claim's outcome."""

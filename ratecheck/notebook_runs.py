@@ -53,6 +53,7 @@ class RunTrace(Trace):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8, frameon=False)
         fig.tight_layout()
+        plt.close(fig)  # returned, not left to pyplot: Jupyter shows it once, as the cell's value
         return fig
 
     def _repr_html_(self) -> str:
