@@ -19,7 +19,7 @@ from typing import Any
 
 from .claims import Outcome
 from .claims.evidence import BandEvidence, DifferenceEvidence
-from .notebook_runs import RunTrace, run, run_config
+from .notebook_runs import RunTrace, run, run_config, shown
 from .runner import checking
 
 __all__ = ["Evidence", "NotebookOutcome", "Outcomes", "Row", "RunTrace", "check", "outcomes", "run", "run_config"]
@@ -97,14 +97,11 @@ class NotebookOutcome(Outcome):
         """The claim's figure as in the report (a matplotlib Figure, drawn through its views)."""
         from .report.plots import _figure
 
-        import matplotlib.pyplot as plt
-
         figure = _figure(self)
         if figure is None:
             raise ValueError(f"claim {self.claim.id}: nothing to plot (fewer than two grid points with a finite "
                              "value); its table says it all")
-        plt.close(figure)  # returned, not left to pyplot: Jupyter shows it once, as the cell's value
-        return figure
+        return shown(figure)
 
     def _repr_html_(self) -> str:
         from .report.document import _html_blocks

@@ -16,7 +16,7 @@ import numpy as np
 from .simulate import engine
 from .trace import Trace
 
-__all__ = ["RunTrace", "run", "run_config"]
+__all__ = ["RunTrace", "run", "run_config", "shown"]
 
 
 @dataclasses.dataclass
@@ -53,8 +53,7 @@ class RunTrace(Trace):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8, frameon=False)
         fig.tight_layout()
-        plt.close(fig)  # returned, not left to pyplot: Jupyter shows it once, as the cell's value
-        return fig
+        return shown(fig)
 
     def _repr_html_(self) -> str:
         c = self.config
@@ -68,6 +67,23 @@ class RunTrace(Trace):
 
 def _g(x: float) -> str:
     return f"{x:.4g}" if math.isfinite(x) else str(x)
+
+
+def shown(figure: Any) -> Any:
+    """``figure``, closed in pyplot (Jupyter shows it once, as the cell's value) and displayable in
+    IPython whatever backend is active: the report selects Agg, which registers no figure display."""
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+    try:
+        from IPython import get_ipython
+        from IPython.core.pylabtools import select_figure_formats
+    except ImportError:  # no IPython: nothing to display in
+        return figure
+    shell = get_ipython()
+    if shell is not None and getattr(shell, "kernel", None) is not None:
+        select_figure_formats(shell, {"png"})
+    return figure
 
 
 @functools.wraps(engine.run)
