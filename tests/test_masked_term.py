@@ -72,7 +72,8 @@ def test_the_dominant_term_at_each_point_is_shown():
     (column,) = dominant_term_column(claim("wrong, loose"))
     assert column.cell(pts[0]) == "40*D/(T*eta) (99%)"
     outcome = Outcome(claim("wrong, loose"), Verdict.PASS, "", {}, pts)
-    assert terms_text(outcome).startswith("; dominant term of bound 'wrong, loose': M=8: 40*D/(T*eta) 99%, M=16")
+    assert terms_text(outcome) == ("; dominant term of bound 'wrong, loose': 40*D/(T*eta) at M=8 (99%), 16 (100%), "
+                                   "32 (100%), 64 (100%)")
 
 
 def test_a_masked_term_gate_is_validated():

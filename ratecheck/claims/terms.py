@@ -68,12 +68,13 @@ def terms_text(outcome: Any) -> str:
     bound, claim = _bound_of(outcome.claim), outcome.claim
     if bound is None or len(sp.Add.make_args(bound)) < 2:
         return ""
-    cells = []
+    where: dict[str, list[str]] = {}  # each dominant term with the points it dominates (and its share there)
     for p in sorted(outcome.points, key=lambda p: p.value):
         if p.evaluation is not None:
             term, share = _dominant(term_shares(bound, p.evaluation.values))
-            cells.append(f"{claim.vary}={_fmt(p.value)}: {term} {share:.0%}")
-    return f"; dominant term of bound '{claim.version}': " + ", ".join(cells) if cells else ""
+            where.setdefault(term, []).append(f"{_fmt(p.value)} ({share:.0%})")
+    cells = [f"{term} at {claim.vary}={', '.join(points)}" for term, points in where.items()]
+    return f"; dominant term of bound '{claim.version}': " + "; ".join(cells) if cells else ""
 
 
 @dataclass(frozen=True)
