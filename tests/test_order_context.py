@@ -49,3 +49,13 @@ def test_an_expected_order_carries_its_context():
     assert expected.exponent() == -0.5
     assert "H = 1" in expected.describe()
     assert hash(expected) == hash(ExpectedOrder(theorem=LOCAL_SGD, var="M", version="stated", fixed={"H": 1}))
+
+
+def test_describe_prints_an_expected_orders_derivation():
+    from ratecheck.interfaces.describe import _derivation, render
+
+    steps = _derivation(ExpectedOrder(theorem=LOCAL_SGD, var="M", version="stated", fixed={"H": 1}))
+    assert steps[1].startswith("with H = 1: ") and steps[-1].endswith(": -1/2")
+    assert _derivation(ExpectedOrder(value=-1.0, why="the paper's remark")) == []
+    text = render({"kind": "claim", "name": "c", "derivation": steps})
+    assert "expected exponent, derived:\n  local_sgd bound 'stated'" in text
