@@ -72,6 +72,12 @@ class Evidence(dict):
         return DifferenceEvidence.read(self)
 
     @property
+    def terms(self) -> Mapping[str, Any]:
+        """A MaskedTerm gate's record: the term under test, the share it must reach, and each point's
+        shares of the bound's terms ({} when the claim has no such gate)."""
+        return dict(self.get("terms", {}))
+
+    @property
     def power(self) -> Mapping[str, Any]:
         """The rule's power: the smallest change of the measured quantity that would flip the verdict."""
         return dict(self.get("power", {}))

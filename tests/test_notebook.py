@@ -46,6 +46,7 @@ def test_the_evidence_is_typed():
     assert rows[0].low is not None and rows[0].low <= rows[0].mean <= rows[0].high
     assert rows[0]["bound"] == rows[0].others["bound"] > 0
     assert evidence.band is None and evidence.difference is None and evidence.power == evidence["power"]
+    assert evidence.terms == {}  # no masked-term gate on this claim
 
 
 def test_outcomes_are_a_table_indexed_by_claim_id():
