@@ -11,10 +11,16 @@ sys.path.insert(0, str(ROOT / "examples" / "fedavg_momentum"))  # the worked exa
 
 project = "ratecheck"
 author = "the ratecheck authors"
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "ratecheck.docs_ext"]
+# myst_nb reads the MyST pages (through myst_parser) and executes the notebook pages (notebook.md,
+# gallery.md) at build time: what they show is what this checkout computes
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "ratecheck.docs_ext"]
 myst_enable_extensions = ["colon_fence"]  # no math: the pages read offline, without MathJax
-source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "jupyter_execute"]
+nb_execution_mode = "cache"  # executed once per change of a notebook's code (jupyter-cache, in the build folder)
+nb_execution_timeout = 600
+nb_execution_raise_on_error = True  # a cell that raises fails the build, like a warning
+nb_execution_show_tb = True
+nb_output_stderr = "remove"  # progress-bar notices of the kernel, not the page's content
 html_theme = "furo"
 html_title = "ratecheck"
 autodoc_member_order = "bysource"

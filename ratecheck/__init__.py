@@ -10,8 +10,8 @@ if _os.environ.get("RATECHECK_MUTANT"):  # `ratecheck mutate`: serve the mutant 
     _install_mutant()
 
 from .model.participation import Participation
+from .notebook_runs import run, run_config  # traces with .plot(measure) (issue #22)
 from .problem import Constant
-from .simulate.engine import run, run_config
 from .trace import RunConfig, Trace
 
 __all__ = ["Constant", "Participation", "RunConfig", "Trace", "check", "run", "run_config"]
@@ -19,7 +19,7 @@ __all__ = ["Constant", "Participation", "RunConfig", "Trace", "check", "run", "r
 
 def __getattr__(name: str):
     if name == "check":  # lazily: claims and sympy are not needed to run an algorithm
-        from .runner.checking import check  # start-up: claims and sympy load on first use
+        from .notebook import check  # start-up: claims and sympy load on first use; outcomes shown in Jupyter
 
         return check
     raise AttributeError(f"module 'ratecheck' has no attribute {name!r}")

@@ -4,13 +4,14 @@ complexity tables read off a rate; every derivation is kept as a store record (r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 import sympy as sp
 
 from .derivations import DERIVATIONS, cached_derivation
 
-__all__ = ["Derived", "derive_complexity", "elasticity", "exponent"]
+__all__ = ["Derived", "OrderDerivation", "derive_complexity", "derive_order", "elasticity", "exponent", "leading_term"]
 
 SymbolLike: TypeAlias = "sp.Symbol | str"
 
@@ -80,6 +81,58 @@ def _is_greater(a: sp.Expr, b: sp.Expr) -> bool:
     if rel not in (sp.true, sp.false):
         raise ValueError(f"cannot compare elasticities {a} and {b}")
     return bool(rel)
+
+
+def leading_term(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
+    """The term of the expanded ``expr`` with the largest elasticity in ``var`` as var -> oo; tied terms
+    are added."""
+    best: list[sp.Expr] = []
+    best_e: sp.Expr | None = None
+    for term in sp.Add.make_args(sp.powsimp(sp.expand(expr))):
+        e = elasticity(term, var, "oo")
+        if best_e is None or _is_greater(e, best_e):
+            best, best_e = [term], e
+        elif not _is_greater(best_e, e):
+            best.append(term)
+    return sp.Add(*best)
+
+
+@dataclass(frozen=True)
+class OrderDerivation:
+    """An exponent derived in context, with its steps in words (``str`` prints them)."""
+
+    var: str
+    at: str
+    value: sp.Expr
+    steps: tuple[str, ...]
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __str__(self) -> str:
+        return "\n".join(self.steps)
+
+
+def derive_order(expr: sp.Expr, var: sp.Symbol, *, fixed: Mapping[sp.Symbol, sp.Expr] | None = None,
+                 dominant_in: sp.Symbol | None = None, at: str = "oo", what: str = "the bound") -> OrderDerivation:
+    """The exponent of ``expr`` in ``var`` in a stated regime: first the ``fixed`` symbols are set (e.g.
+    H = 1, or K = T), then only the leading term as ``dominant_in`` -> oo is kept, then the elasticity
+    as ``var`` -> ``at`` (every other symbol held fixed). "Linear speedup" is the order in M with one
+    local step (fixed={H: 1}) of the term that dominates as T -> oo, not the term that wins as M -> oo."""
+    steps = [f"{what}: {expr}"]
+    if fixed:
+        expr = expr.xreplace(dict(fixed))
+        steps.append(f"with {', '.join(f'{k} = {v}' for k, v in fixed.items())}: {expr}")
+    if var not in expr.free_symbols:
+        steps.append(f"{var} is not in it: order 0")
+        return OrderDerivation(str(var), at, sp.Integer(0), tuple(steps))
+    if dominant_in is not None:
+        expr = leading_term(expr, dominant_in)
+        steps.append(f"leading term as {dominant_in} -> oo: {expr}")
+    value = elasticity(expr, var, at)
+    steps.append(f"order in {var} ({var} d log/d{var} as {var} -> {'0+' if at in ('0', '0+') else 'oo'}, "
+                 f"the other symbols fixed): {value}")
+    return OrderDerivation(str(var), at, value, tuple(steps))
 
 
 class Derived:

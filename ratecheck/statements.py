@@ -3,6 +3,7 @@ conditions and bound versions (sympy, or pasted LaTeX), and the compiled evaluat
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Mapping
@@ -95,6 +96,41 @@ class Condition:
         from .model.latex import relation
 
         return cls(name, relation(latex, symbols, f"condition {name!r}"), source, note, printed=latex)
+
+    @classmethod
+    def implied_from_latex(cls, name: str, latex: str, source: Source, symbols: Any, note: str = "",
+                           names: tuple[str, ...] | None = None) -> tuple[Condition, ...]:
+        """The conditions a pasted condition implies, one per cap of its ``\\min`` (or floor of its
+        ``\\max``): ``\\eta \\le \\min\\{\\frac{1}{4L}, \\frac{1}{K\\mu}\\}`` is
+        ``\\eta <= 1/(4L)`` and ``\\eta <= 1/(K mu)``, so a violated one is named. See ``implied``."""
+        return cls.from_latex(name, latex, source, symbols, note).implied(names)
+
+    def implied(self, names: tuple[str, ...] | None = None) -> tuple[Condition, ...]:
+        """The conditions this one is the conjunction of: ``lhs <= Min(a, b)`` is ``lhs <= a`` and
+        ``lhs <= b``; ``Max(a, b) <= rhs`` is ``a <= rhs`` and ``b <= rhs``, also through sums, positive
+        factors and powers (``c / Max(a, b)`` is ``Min(c / a, c / b)``). Each is named ``names[k]`` or
+        ``"<name> (k)"`` (from 1), with this condition's source and printed LaTeX. A min on the larger
+        side of a ``Max`` (a disjunction) is kept whole."""
+        from .model.extrema import alternatives
+
+        pairs = [(low, high) for low in alternatives(self.lhs, "max") for high in alternatives(self.rhs, "min")]
+        if len(pairs) == 1:
+            return (self,) if names is None else (dataclasses.replace(self, name=_one(names, self.name, pairs)),)
+        if names is not None and len(names) != len(pairs):
+            shown = "; ".join(f"{low} <= {high}" for low, high in pairs)
+            raise ValueError(f"condition {self.name!r}: {len(names)} names for the {len(pairs)} conditions it "
+                             f"implies ({shown})")
+        relate = sp.Lt if self.strict else sp.Le
+        labels = names or tuple(f"{self.name} ({k})" for k in range(1, len(pairs) + 1))
+        note = f"implied by {self.name!r}" + (f"; {self.note}" if self.note else "")
+        return tuple(Condition(label, relate(low, high, evaluate=False), self.source, note, self.printed)
+                     for label, (low, high) in zip(labels, pairs))
+
+
+def _one(names: tuple[str, ...], name: str, pairs: list[Any]) -> str:
+    if len(names) != 1:
+        raise ValueError(f"condition {name!r}: {len(names)} names for the 1 condition it implies")
+    return names[0]
 
 
 def at_most(lhs: Any, rhs: Any) -> Relational:

@@ -30,7 +30,16 @@ import numpy as np
 import sympy as sp
 
 from .assumptions import Assumption
-from .asymptotics import Derived, SymbolLike, _is_greater, derive_complexity, elasticity, exponent
+from .asymptotics import (
+    Derived,
+    OrderDerivation,
+    SymbolLike,
+    derive_complexity,
+    derive_order,
+    elasticity,
+    exponent,
+    leading_term,
+)
 from .derivations import cached_derivation
 from .statements import (
     Bound,
@@ -59,6 +68,7 @@ __all__ = [
     "derive_complexity",
     "elasticity",
     "exponent",
+    "OrderDerivation",
 ]
 
 
@@ -299,16 +309,7 @@ class Theorem:
         """The term of the (expanded) bound with the largest elasticity in ``var`` as var -> oo;
         tied terms are added."""
         sym = self._var(var, use_schedule)
-        expr = sp.powsimp(sp.expand(self.bound_expr(version, use_schedule=use_schedule)))
-        best: list[sp.Expr] = []
-        best_e: sp.Expr | None = None
-        for term in sp.Add.make_args(expr):
-            e = elasticity(term, sym, "oo")
-            if best_e is None or _is_greater(e, best_e):
-                best, best_e = [term], e
-            elif not _is_greater(best_e, e):
-                best.append(term)
-        return sp.Add(*best)
+        return leading_term(self.bound_expr(version, use_schedule=use_schedule), sym)
 
     def order(
         self,
@@ -318,15 +319,33 @@ class Theorem:
         dominant_in: SymbolLike | None = None,
         use_schedule: bool = True,
         at: str = "oo",
+        fixed: Mapping[SymbolLike, Any] | None = None,
     ) -> sp.Expr:
         """Exponent of the bound's dependence on ``var`` (its elasticity as var -> ``at``).
 
         With ``dominant_in``, only the leading term as ``dominant_in -> oo`` is kept first: e.g.
-        the n-dependence of the rate in T, not of a lower-order term that wins as n -> oo.
+        the n-dependence of the rate in T, not of a lower-order term that wins as n -> oo. With
+        ``fixed`` (e.g. ``{"H": 1}``: one local step), those symbols are set first (see
+        ``derive_order``; ``order_derivation`` gives the steps).
         """
+        if dominant_in is None and not fixed:
+            return elasticity(self.bound_expr(version, use_schedule=use_schedule), self._var(var, use_schedule), at)
+        return self.order_derivation(var, version=version, dominant_in=dominant_in, use_schedule=use_schedule,
+                                     at=at, fixed=fixed).value
+
+    def order_derivation(self, var: SymbolLike, *, version: str, dominant_in: SymbolLike | None = None,
+                         use_schedule: bool = True, at: str = "oo",
+                         fixed: Mapping[SymbolLike, Any] | None = None) -> OrderDerivation:
+        """The order of ``order`` with its derivation in words (``print`` it): the bound, the fixed
+        symbols set, the leading term kept, the limit taken."""
         sym = self._var(var, use_schedule)
-        if dominant_in is None:
-            expr = self.bound_expr(version, use_schedule=use_schedule)
-        else:
-            expr = self.leading_term(version, dominant_in, use_schedule=use_schedule)
-        return elasticity(expr, sym, at)
+        lead = self._var(dominant_in, use_schedule) if dominant_in is not None else None
+        given = {}
+        for key, value in dict(fixed or {}).items():
+            held = self.symbol(key)
+            if held == sym:
+                raise ValueError(f"theorem {self.id}: {held.name} is the variable of the order; it cannot be fixed")
+            given[held] = sp.sympify(value, locals=self.symbols) if isinstance(value, str) else sp.sympify(value)
+        where = f"{self.id} bound '{version}'" + (" (schedule applied)" if use_schedule and self.schedule else "")
+        return derive_order(self.bound_expr(version, use_schedule=use_schedule), sym, fixed=given,
+                            dominant_in=lead, at=at, what=where)

@@ -281,10 +281,16 @@ class ExpectedOrder:
     dominant_in: str | None = None
     value: float | Derived | None = None  # used when there is no theorem for it
     why: str = ""
+    # symbols set before the order is derived, e.g. {"H": 1}: the order in M with one local step
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fixed", tuple(dict(self.fixed).items()))  # hashable, like the claim
 
     def exponent(self) -> float:
         if self.theorem is not None:
-            return float(self.theorem.order(self.var, version=self.version, dominant_in=self.dominant_in))
+            return float(self.theorem.order(self.var, version=self.version, dominant_in=self.dominant_in,
+                                            fixed=dict(self.fixed)))
         if self.value is None:
             raise ValueError("ExpectedOrder needs a theorem or a value with the reason")
         return float(self.value)
@@ -292,7 +298,8 @@ class ExpectedOrder:
     def describe(self) -> str:
         if self.theorem is not None:
             lead = f", leading term as {self.dominant_in} -> oo" if self.dominant_in else ""
-            return f"order in {self.var} of {self.theorem.id} bound '{self.version}'{lead} (sympy)"
+            held = "".join(f", {k} = {v}" for k, v in dict(self.fixed).items())
+            return f"order in {self.var} of {self.theorem.id} bound '{self.version}'{held}{lead} (sympy)"
         return self.why
 
 

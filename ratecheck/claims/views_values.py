@@ -55,7 +55,9 @@ class BoundCurves(Piece):
             b = p.evaluation.bounds.get(claim.version) if p.evaluation is not None else None
             return point_mean_ci(p, claim.level)[0] / b if b else None
 
-        return [Column(f"mean / bound '{claim.version}'", ratio)]
+        from .terms import dominant_term_column  # issue #22: which term of the bound decides each point
+
+        return [Column(f"mean / bound '{claim.version}'", ratio), *dominant_term_column(claim)]
 
     def stated_bound(self, claim: Any) -> Any:
         return claim.theorem.bound(claim.version) if claim.theorem is not None else None

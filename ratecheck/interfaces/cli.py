@@ -224,10 +224,11 @@ def _print_outcomes(outcomes, verbose: bool = False) -> None:
         print(_table(rows, ["claim", "verdict", "status", "reason"], width=WIDTH))
         return
     from ratecheck.claims.power import power_text  # -v: the full reason and the rule's power, wrapped under its row
+    from ratecheck.claims.terms import terms_text  # and a bound's dominant term at each point
 
     print(_table([r[:3] for r in rows], ["claim", "verdict", "status"], width=WIDTH, stretch=0))
     for r, o in zip(rows, outcomes):
-        print(textwrap.fill(r[3] + power_text(o.evidence), WIDTH, initial_indent=f"  {r[0]}: ", subsequent_indent="    "))
+        print(textwrap.fill(r[3] + power_text(o.evidence) + terms_text(o), WIDTH, initial_indent=f"  {r[0]}: ", subsequent_indent="    "))
 
 
 def cmd_describe(args: argparse.Namespace) -> int:

@@ -160,6 +160,9 @@ def _claim(claim: Claim, registry: Any) -> Record:
                           if f.name not in shown and _is_setting(getattr(claim, f.name))}
     record["settings"].update({f.name: getattr(claim, f.name).describe() for f in dataclasses.fields(claim)
                                if callable(getattr(getattr(claim, f.name), "describe", None))})
+    derivations = [_derivation(getattr(claim, f.name)) for f in dataclasses.fields(claim)]
+    if any(derivations):  # the expected exponent, derived in the claim's regime, step by step (issue #22)
+        record["derivation"] = [line for d in derivations if d for line in d]
     try:
         configs = registry.plan([claim], PROFILES["quick"])
     except Exception as exc:  # an unknown algorithm or family: the description still says what it claims
@@ -169,6 +172,19 @@ def _claim(claim: Claim, registry: Any) -> Record:
                           "algorithms": sorted({c.algorithm for c in configs}),
                           "problems": sorted({c.problem for c in configs})}
     return record
+
+
+def _derivation(expected: Any) -> list[str]:
+    """The steps of an ExpectedOrder derived from a theorem (none for a number given with its reason)."""
+    theorem = getattr(expected, "theorem", None)
+    if theorem is None or not hasattr(expected, "fixed"):
+        return []
+    try:
+        found = theorem.order_derivation(expected.var, version=expected.version, dominant_in=expected.dominant_in,
+                                         fixed=dict(expected.fixed))
+    except Exception as exc:  # sympy finds no limit: say so rather than fail the description
+        return [f"not derivable: {exc}"]
+    return list(found.steps)
 
 
 def _paper(paper: Paper, origin: str) -> Record:
@@ -248,6 +264,10 @@ def render(record: Record) -> str:
         lines += ["", f"claims: {record['claims']} (of which {record['negative_controls']} negative controls)"]
     if record.get("settings"):
         lines += ["", "how it decides:"] + [f"  {k} = {v}" for k, v in record["settings"].items()]
+    if record.get("derivation"):
+        lines += ["", "expected exponent, derived:"]
+        for step in record["derivation"]:
+            lines += _wrapped(step, "  ", "      ")
     if record.get("grid"):
         lines += ["", "grid: " + "; ".join(f"{p}: {g}" for p, g in record["grid"].items())]
     if record.get("runs"):

@@ -111,6 +111,8 @@ def drafts(tex: str) -> str:
             lines += ["", f"# --- {d.environment}: {d.label}"]
         name = f"{d.kind} {i}"
         call = "Bound.from_latex" if d.kind == "bound" else "Condition.from_latex"
+        if d.kind != "bound" and re.search(r"\\(min|max)(?![A-Za-z])", d.latex):  # one condition per cap, named
+            call = "*Condition.implied_from_latex"
         latex = d.latex.replace('"', '\\"')
         lines += [f'# {call}("{name}", r"{latex}", src("{d.label}"), SYMBOLS)',
                   f"#     symbols: {', '.join(d.symbols) or '(none read: sympy could not parse it)'}"]

@@ -14,6 +14,7 @@ what and where.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -78,7 +79,7 @@ def _prepare(text: str, declared: Mapping[str, sp.Symbol], what: str) -> tuple[s
         prepared = _replace(prepared, form, lambda sym=sym: slot(sym))
     try:
         prepared = _explicit_products(prepared)
-    except _Unbalanced as exc:
+    except _Unreadable as exc:
         raise LatexError(f"{what}: cannot parse {_short(text)}: {exc}") from None
     if len(prepared) + sum(spent) > MAX_PARSED:
         raise LatexError(
@@ -240,11 +241,19 @@ _SPACING = re.compile(r"\\[,:;! ]|\\quad|\\qquad")
 _CLOSING = {"(": ")", "[": "]", "{": "}"}
 
 
-class _Unbalanced(ValueError):
+class _Unreadable(ValueError):
     pass
 
 
+# Delimiter sizes (\big, \Bigl, ...) only change how a bracket is drawn; \{ \} (set braces, as in
+# \min\{a, b\}) group like parentheses.
+_SIZES = re.compile(r"\\(?:big|Big|bigg|Bigg)[lrm]?(?![A-Za-z])\s*")
+_SET_BRACES = re.compile(r"(?:\\left\s*)?(?:\\\{|\\lbrace(?![A-Za-z]))|(?:\\right\s*)?(?:\\\}|\\rbrace(?![A-Za-z]))")
+
+
 def _explicit_products(text: str) -> str:
+    text = _SIZES.sub("", text)
+    text = _SET_BRACES.sub(lambda m: "(" if "{" in m.group(0) or "lbrace" in m.group(0) else ")", text)
     text = re.sub(r"\\left\s*([(\[|])", r"\1", text)
     text = re.sub(r"\\right\s*([)\]|])", r"\1", text)
     text = re.sub(r"\\(left|right)\s*\.", " ", text)
@@ -286,8 +295,14 @@ def _unit(text: str, i: int) -> tuple[str, int]:
         return char + _products(inner) + _CLOSING[char], j
     command = re.match(r"\\([A-Za-z]+)", text[i:])
     if command is None:
-        raise _Unbalanced(f"unexpected {char!r} at position {i}")
+        construct = " (an absolute value or a norm: write it as a declared symbol)" if char == "|" else ""
+        raise _Unreadable(f"unexpected {char!r}{construct} at position {i}")
     name, j = command.group(1), i + command.end()
+    if name == "mathcal":
+        argument, _ = _argument(text, j, keep=True)
+        if argument.strip().lstrip("\\").startswith(("O", "tilde")):
+            raise _Unreadable(r"\mathcal{O}(...) hides its constants, and a bound is evaluated at numbers: paste the "
+                              "explicit expression (the O-free form of the proof or the appendix)")
     if name in _TWO_ARGS:
         first, j = _argument(text, j)
         second, j = _argument(text, j)
@@ -303,6 +318,9 @@ def _unit(text: str, i: int) -> tuple[str, int]:
         return f"\\sqrt{index}{{{argument}}}", j
     if name in _ONE_ARG:
         argument, j = _argument(text, j, keep=name in ("mathit", "mathrm", "text", "operatorname"))
+        if not _readable(name):  # \hat{x} left over: not a declared symbol's spelling
+            raise _Unreadable(f"\\{name}{{{argument}}} is not a declared symbol (declare it, with that spelling, "
+                              "among the theorem's symbols)")
         return f"\\{name}{{{argument}}}", j
     if name in _FUNCTIONS:  # the function applies to the factor after it (and its own ^ or _)
         head, j = _postfix(text, j, f"\\{name}")
@@ -313,7 +331,29 @@ def _unit(text: str, i: int) -> tuple[str, int]:
         if argument[:1] not in "{(":  # \log x^2: the power is the argument's; \log{(x)}^{2} (as sympy
             argument, j = _postfix(text, j, argument)  # prints log(x)**2): the application's, outside
         return f"{{{head}{argument}}}", j  # braced: "\\log{(R)}*M" alone is ambiguous to the grammar
+    if not _readable(name):
+        raise _Unreadable(f"\\{name} is neither a declared symbol nor a construct sympy's LaTeX grammar reads "
+                          "(a capital Greek letter or a multi-letter name is read only when the theorem declares it)")
     return f"\\{name}", j
+
+
+@functools.cache
+def _grammar_commands() -> frozenset[str]:
+    """The commands sympy's lark grammar reads (its own grammar files; empty if they are not found,
+    and then the parser's error says what it could not read)."""
+    from importlib import resources
+
+    try:
+        folder = resources.files("sympy.parsing.latex.lark") / "grammar"
+        text = "".join(f.read_text() for f in folder.iterdir() if f.name.endswith(".lark"))
+    except (ModuleNotFoundError, OSError):
+        return frozenset()
+    return frozenset(re.findall(r"\\\\([A-Za-z]+)", text))
+
+
+def _readable(name: str) -> bool:
+    commands = _grammar_commands()
+    return not commands or name in commands
 
 
 def _argument(text: str, j: int, keep: bool = False) -> tuple[str, int]:
@@ -321,7 +361,7 @@ def _argument(text: str, j: int, keep: bool = False) -> tuple[str, int]:
     while j < len(text) and text[j].isspace():
         j += 1
     if j >= len(text):
-        raise _Unbalanced("a command is missing its argument at the end")
+        raise _Unreadable("a command is missing its argument at the end")
     if text[j] == "{":
         inner, j = _group(text, j)
         return (inner if keep else _products(inner)), j
@@ -355,7 +395,7 @@ def _group(text: str, i: int) -> tuple[str, int]:
             depth -= 1
             if depth == 0:
                 return text[i + 1:k], k + 1
-    raise _Unbalanced(f"{opening!r} at position {i} is never closed")
+    raise _Unreadable(f"{opening!r} at position {i} is never closed")
 
 
 def _letters(index: int) -> str:

@@ -78,5 +78,7 @@ def check(
         outcomes = check_claims(chosen, profile, store=store, executor=executor, progress=False)
     unexpected = [o for o in outcomes if not o.ok]
     if unexpected:
-        raise ClaimFailure("\n\n".join(describe(o) for o in unexpected))
+        failure = ClaimFailure("\n\n".join(describe(o) for o in unexpected))
+        failure.outcomes = outcomes  # type: ignore[attr-defined]  # every outcome, for ratecheck.notebook.check
+        raise failure
     return outcomes
