@@ -288,9 +288,9 @@ def _configure(name: str) -> Any:
     case = CASES[name]
 
     def configure(value: float, profile: Profile) -> RunConfig:  # auto: exact on the box's affine rounds; a
-        # change that breaks affinity runs Monte Carlo (4 replicas give its CI) and FAILs instead of refusing (ERROR)
+        # change that breaks affinity runs Monte Carlo (16 replicas give its CI) and FAILs instead of refusing (ERROR)
         return RunConfig(name, dict(case["steps"]), "quadratic_bilevel", {**BASE_PROBLEM, **case["problem"]},
-                         int(value), replicas=4, checkpoints=int(value), mode="auto")
+                         int(value), replicas=16, checkpoints=int(value), mode="auto")
     return configure
 
 
