@@ -257,12 +257,14 @@ def _plan_task(claim: Claim, profile: Profile) -> Task:
 
 def _planners(claims: Sequence[Claim]) -> list[Claim]:
     """The claims whose ``own_runs`` a check plans: each claim and those it reads the runs of (an
-    observation's ``of``, a negative control's ``controls``), once each; adaptive claims plan none."""
+    observation's ``of``, a negative control's ``controls``), once each; adaptive claims plan none,
+    except those whose requests only follow their planned runs (``plans_runs``: a trajectory oracle)."""
     out: dict[int, Claim] = {}
     todo = list(claims)
     while todo:
         claim = todo.pop()
-        if id(claim) in out or hasattr(claim, "requests") or not isinstance(claim, Claim):
+        adaptive = hasattr(claim, "requests") and not getattr(claim, "plans_runs", False)
+        if id(claim) in out or adaptive or not isinstance(claim, Claim):
             continue
         out[id(claim)] = claim
         todo += [value for value in (getattr(claim, "of", None), getattr(claim, "controls", None))
