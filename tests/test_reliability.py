@@ -235,10 +235,10 @@ def test_a_transient_open_error_keeps_the_entry(tmp_path, monkeypatch, error, fa
 
 
 def test_a_full_disk_names_the_path(tmp_path, monkeypatch):
-    def full(fh, members):
+    def full(fh, members, meta_json):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store_module, "_write_npz", full)
+    monkeypatch.setattr(store_module, "_write_entry", full)
     store = Store(tmp_path)
     with pytest.raises(OSError, match="No space left on device") as info:
         store.put("cd" * 16, {"x": [1.0]}, {})

@@ -38,6 +38,7 @@ __all__ = ["code_identity", "import_closure", "module_digest", "stored_key"]
 PROJECT = ("ratecheck", "problems", "proofs")  # the package's own top-level packages
 ENGINE = ("ratecheck.simulate.engine",)  # what runs every algorithm; its closure brings the rest
 EXACT = ("ratecheck.exact",)  # exact-mode runs also depend on the moment propagation
+STORAGE = ("ratecheck.model.store",)  # the entry's format: an entry is read only by the code that wrote it
 
 
 def stored_key(config: RunConfig) -> str:
@@ -68,7 +69,7 @@ def _identity(cls: type | None, factory: Any, exact: bool) -> dict[str, Any]:
     roots = [c.__module__ for c in classes]
     if factory is not None and getattr(factory, "__module__", None):
         roots.append(factory.__module__)
-    roots += ENGINE + (EXACT if exact else ())
+    roots += ENGINE + STORAGE + (EXACT if exact else ())
     modules = {name: module_digest(name) for name in import_closure(roots)}
     # the classes too: two test doubles defined in one module must not share their runs
     qualnames = [f"{c.__module__}.{c.__qualname__}" for c in classes]
@@ -215,7 +216,7 @@ def stored_task_key(claim: Any, task: Any) -> str:
     ``claim`` is built from (with the engine's) and the versions of the libraries it reads."""
     known = _TASK_CODE.get(id(claim))
     if known is None or known[0] is not claim:
-        digest = _modules_digest(tuple(dict.fromkeys([*object_modules(claim), *ENGINE])))
+        digest = _modules_digest(tuple(dict.fromkeys([*object_modules(claim), *ENGINE, *STORAGE])))
         known = _TASK_CODE[id(claim)] = (claim, digest)
     return stable_hash({"task": task.key(), "code": known[1]})
 
