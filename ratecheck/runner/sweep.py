@@ -90,9 +90,11 @@ def _registered_claim(claim_id: str, sources: tuple[str, ...]) -> Claim:
     loaded = registry.default()
     for spec in sources:
         loaded.add_source(spec)
-    for claim in loaded.claims():
-        if claim.id == claim_id:
-            return claim
+    loaded.ensure_paper(claim_id.split(".", 1)[0])  # the paper the id names: a worker imports only that one
+    for claims in (loaded.loaded_claims, loaded.claims):
+        found = next((claim for claim in claims() if claim.id == claim_id), None)
+        if found is not None:
+            return found
     raise LookupError(f"claim {claim_id} is not registered in this worker")
 
 
@@ -100,7 +102,7 @@ def _task_job(claim: Claim | None, task: Task, executor: Executor, store: Store)
     """A task for ``executor``: a registered claim travels by id (its closures need not pickle)."""
     if isinstance(executor, SerialExecutor):
         return _TaskJob(task, claim, store=store)
-    if any(c is claim for c in registry.default().claims()):
+    if any(c is claim for c in registry.default().loaded_claims()):
         return _TaskJob(task, None, tuple(registry.default().sources), store)
     return _TaskJob(task, claim, store=store)  # a claim made outside any paper must pickle (module-level functions)
 
