@@ -12,7 +12,8 @@ user + system time of it and all its workers, from getrusage of the waited-for c
   most expensive claims (the compute time of the runs and searches each reads, plus its decision).
 
 Run:  python benchmarks/bench_check.py [--jobs 2] [--baseline /work/main | --no-baseline] [--no-papers] [--no-report]
-The last line is  empty_cpu=<s> cached_wall=<s> report_cpu=<s> baseline_empty_cpu=<s> ratio=<x>.
+The last line is  empty_cpu=<s> cached_wall=<s> cached_cpu=<s> report_cpu=<s> baseline_empty_cpu=<s>
+baseline_cached_cpu=<s> ratio=<x> cached_ratio=<x> (ratios: this checkout's CPU over the baseline's).
 """
 
 from __future__ import annotations
@@ -126,15 +127,19 @@ def main() -> None:
         print(f"  empty cache: {base['empty_wall']:7.1f} s wall {base['empty_cpu']:7.1f} CPU-s")
         print(f"  cached:      {base['cached_wall']:7.1f} s wall {base['cached_cpu']:7.1f} CPU-s")
         print(f"  ratio (this / baseline): empty CPU {mine['empty_cpu'] / base['empty_cpu']:.2f}, "
-              f"cached wall {mine['cached_wall'] / base['cached_wall']:.2f}")
+              f"cached CPU {mine['cached_cpu'] / base['cached_cpu']:.2f}, "
+              f"cached wall {mine['cached_wall'] / base['cached_wall']:.2f} (CPU is robust under load, wall is not)")
     if not args.no_papers:
         print("\nper paper (this process, one core, empty cache):")
         print(f"  {'paper':<10} {'results':>7} {'CPU-s':>7}  five most expensive claims (s)")
         for paper, count, cpu, top in per_paper():
             print(f"  {paper:<10} {count:7d} {cpu:7.1f}  " + ", ".join(f"{c} {s:.1f}" for c, s in top))
-    print(f"empty_cpu={mine['empty_cpu']:.1f} cached_wall={mine['cached_wall']:.2f} report_cpu={mine.get('report_cpu', math.nan):.1f} "
+    print(f"empty_cpu={mine['empty_cpu']:.1f} cached_wall={mine['cached_wall']:.2f} cached_cpu={mine['cached_cpu']:.2f} "
+          f"report_cpu={mine.get('report_cpu', math.nan):.1f} "
           f"baseline_empty_cpu={base['empty_cpu'] if base else float('nan'):.1f} "
-          f"ratio={mine['empty_cpu'] / base['empty_cpu'] if base else float('nan'):.2f}")
+          f"baseline_cached_cpu={base['cached_cpu'] if base else float('nan'):.2f} "
+          f"ratio={mine['empty_cpu'] / base['empty_cpu'] if base else float('nan'):.2f} "
+          f"cached_ratio={mine['cached_cpu'] / base['cached_cpu'] if base else float('nan'):.2f}")
 
 
 if __name__ == "__main__":

@@ -176,7 +176,7 @@ def test_ctrl_c_says_how_many_runs_are_stored(monkeypatch, tmp_path, capsys):
 
     claims = registry.default().select_claims(pattern)
     total = len(registry.default().plan(claims, PROFILES["quick"]))
-    plans = len(sweep._planners(claims))  # each claim's planned runs are stored too (issue #19)
+    plans = len(sweep._planners(claims)) + 1  # each claim's planned runs are stored too, and the parsed imports
     assert f"runs: 2 reused from the cache, {total - 2} computed" in out
     assert max(len(line) for line in out.splitlines()) <= 100
     # fessgda.A5.drift_bias runs exact (issue #8): it says so, never a zero-width CI

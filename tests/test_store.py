@@ -546,3 +546,34 @@ def test_entries_of_the_first_format_are_never_read_and_pruned(tmp_path):
     assert store.prune(keep=lambda key, meta: True)["entries"] == 1 and not old.exists()
     np.savez(old, x=np.arange(3.0))
     assert store.clear() == 1 and not old.exists() and store.keys() == []
+
+
+def test_parsed_imports_kept_in_the_store_give_the_same_keys_without_parsing(tmp_path, monkeypatch):
+    """Issue #19: the import graph's parse of each source is a store record by the file's digest; a process
+    that reads it computes the same run key and parses no module."""
+    import ast
+
+    import ratecheck.runner.identity as identity
+    from ratecheck.trace import RunConfig
+
+    def forget() -> None:
+        for cached in (identity._imports, identity._closure, identity._identity, identity._modules_digest):
+            cached.cache_clear()
+
+    config = RunConfig("fess_gda", {}, "minimax", {}, 5)
+    store = Store(tmp_path)
+    monkeypatch.setattr(identity, "PARSED", {})
+    monkeypatch.setattr(identity, "_PARSED_NEW", set())
+    forget()
+    try:
+        key = identity.stored_key(config)
+        identity.keep_parsed_imports(store, save=True)
+        assert store.get(identity.PARSED_KEY) is not None and not identity._PARSED_NEW
+        monkeypatch.setattr(identity, "PARSED", {})
+        forget()
+        identity.keep_parsed_imports(store)
+        monkeypatch.setattr(ast, "parse", lambda *a, **k: pytest.fail("parsed a module"))
+        assert identity.stored_key(config) == key
+    finally:
+        monkeypatch.undo()
+        forget()

@@ -157,21 +157,59 @@ def _imports(name: str) -> tuple[str, ...]:
     path = _source(name)
     if path is None:
         return ()
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: list[str] = []
-    for node in _executed(tree):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = _absolute(node.module, node.level, package)
-            if base is None:
-                continue
-            submodules = [f"{base}.{alias.name}" for alias in node.names
-                          if alias.name != "*" and _source(f"{base}.{alias.name}") is not None]
-            # names read from ``base`` itself make it a dependency; submodules only run it as a parent
-            found += submodules if len(submodules) == len(node.names) else [base, *submodules]
+    for module, level, names in _statements(path):
+        if level < 0:  # import a, b
+            found += names
+            continue
+        base = _absolute(module, level, package)
+        if base is None:
+            continue
+        submodules = [f"{base}.{alias}" for alias in names if alias != "*" and _source(f"{base}.{alias}") is not None]
+        # names read from ``base`` itself make it a dependency; submodules only run it as a parent
+        found += submodules if len(submodules) == len(names) else [base, *submodules]
     return tuple(dict.fromkeys(found))
+
+
+# The executed import statements of each source file by its SHA-256, [module, level (-1: ``import``), names]:
+# kept in the run cache (``keep_parsed_imports``), since parsing ~150 modules is half a second of every check.
+PARSED: dict[str, list[Any]] = {}
+_PARSED_NEW: set[str] = set()
+PARSED_KEY = hashlib.sha256(f"ratecheck parsed imports, Python {sys.version_info[:2]}".encode()).hexdigest()
+
+
+def _statements(path: Path) -> list[Any]:
+    digest = _file_digest(path)
+    if digest not in PARSED:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        PARSED[digest] = [[None, -1, [a.name for a in node.names]] if isinstance(node, ast.Import)
+                          else [node.module, node.level, [a.name for a in node.names]]
+                          for node in _executed(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+        _PARSED_NEW.add(digest)
+    return PARSED[digest]
+
+
+def _statement(item: Any) -> bool:
+    return (isinstance(item, list) and len(item) == 3 and isinstance(item[0], (str, type(None)))
+            and isinstance(item[1], int) and isinstance(item[2], list) and all(isinstance(n, str) for n in item[2]))
+
+
+def keep_parsed_imports(store: Any, save: bool = False) -> None:
+    """Read the parsed imports stored in ``store`` (a Store; the record is content-addressed, so never
+    stale), or with ``save`` store those parsed since (one record, rewritten when it grew)."""
+    if not save:
+        entry = store.get(PARSED_KEY)
+        parsed = entry[1].get("parsed_imports") if entry is not None else None
+        for digest, statements in (parsed.items() if isinstance(parsed, dict) else ()):
+            if isinstance(statements, list) and all(_statement(s) for s in statements):
+                PARSED.setdefault(digest, statements)
+    elif _PARSED_NEW:
+        try:
+            store.put(PARSED_KEY, {}, {"parsed_imports": PARSED})
+            _PARSED_NEW.clear()
+        except OSError:
+            pass  # a read-only or full cache: parsed again next time
 
 
 def _executed(tree: ast.AST) -> Iterable[ast.AST]:

@@ -20,7 +20,7 @@ from ..registry import with_sources
 from ..simulate.engine import run_config
 from ..trace import RunConfig, Trace
 from .executors import Executor, JobError, SerialExecutor, run_all
-from .identity import code_identity, runs_code, runs_code_current, stored_key, stored_task_key
+from .identity import code_identity, keep_parsed_imports, runs_code, runs_code_current, stored_key, stored_task_key
 from .tasks import Task, jsonable, running_with
 
 
@@ -279,6 +279,7 @@ def load_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
     (theory step sizes solved from a theorem's conditions, constants of an instance), keyed like a
     task on the import closure of the claim's modules, so a cached check plans nothing. The plan
     fills the claim's own memo of ``own_runs`` (ratecheck.claims.Claim)."""
+    keep_parsed_imports(store)  # before any key is computed: a cached check parses no module
     for claim in _planners(claims):
         memo = claim.__dict__.setdefault("_planned", {})
         if profile in memo:
@@ -325,6 +326,7 @@ def gather(
             needs[i].update(item.key() for item in asked)
             items += [(claims[i], item) for item in asked]
         if not items:
+            keep_parsed_imports(store, save=True)
             return results, needs
         compute(items, results, store=store, executor=executor, progress=progress, stats=stats)
         items = []
