@@ -44,7 +44,7 @@ def trajectory_deviation(oracle: Oracle, atol_fraction: float = 1e-12) -> Callab
     return summary
 
 
-def oracle_values(oracle: Oracle, config: RunConfig, checkpoints: Sequence[int]) -> dict[str, list]:
+def oracle_values(oracle: Oracle, config: RunConfig, checkpoints: Sequence[int] | np.ndarray) -> dict[str, list]:
     """The oracle's expectations as they are stored (float lists by measure name, in name order), so a
     fresh and a stored decision read the same numbers (JSON keeps a float64 exactly)."""
     expected = oracle(config, np.asarray(checkpoints))
