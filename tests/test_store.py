@@ -563,12 +563,12 @@ def test_parsed_imports_kept_in_the_store_give_the_same_keys_without_parsing(tmp
     config = RunConfig("fess_gda", {}, "minimax", {}, 5)
     store = Store(tmp_path)
     monkeypatch.setattr(identity, "PARSED", {})
-    monkeypatch.setattr(identity, "_PARSED_NEW", set())
+    monkeypatch.setattr(identity, "_HELD", {})
     forget()
     try:
         key = identity.stored_key(config)
         identity.keep_parsed_imports(store, save=True)
-        assert store.get(identity.PARSED_KEY) is not None and not identity._PARSED_NEW
+        assert set(store.get(identity.PARSED_KEY)[1]["parsed_imports"]) == set(identity.PARSED)
         monkeypatch.setattr(identity, "PARSED", {})
         forget()
         identity.keep_parsed_imports(store)

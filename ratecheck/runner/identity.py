@@ -175,7 +175,7 @@ def _imports(name: str) -> tuple[str, ...]:
 # The executed import statements of each source file by its SHA-256, [module, level (-1: ``import``), names]:
 # kept in the run cache (``keep_parsed_imports``), since parsing ~150 modules is half a second of every check.
 PARSED: dict[str, list[Any]] = {}
-_PARSED_NEW: set[str] = set()
+_HELD: dict[str, set[str]] = {}  # store root -> the digests its record holds (as read or written)
 PARSED_KEY = hashlib.sha256(f"ratecheck parsed imports, Python {sys.version_info[:2]}".encode()).hexdigest()
 
 
@@ -186,7 +186,6 @@ def _statements(path: Path) -> list[Any]:
         PARSED[digest] = [[None, -1, [a.name for a in node.names]] if isinstance(node, ast.Import)
                           else [node.module, node.level, [a.name for a in node.names]]
                           for node in _executed(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
-        _PARSED_NEW.add(digest)
     return PARSED[digest]
 
 
@@ -197,17 +196,20 @@ def _statement(item: Any) -> bool:
 
 def keep_parsed_imports(store: Any, save: bool = False) -> None:
     """Read the parsed imports stored in ``store`` (a Store; the record is content-addressed, so never
-    stale), or with ``save`` store those parsed since (one record, rewritten when it grew)."""
+    stale), or with ``save`` store them if the record lacks some (one record, rewritten when it grew)."""
+    root = str(store.root)
     if not save:
         entry = store.get(PARSED_KEY)
         parsed = entry[1].get("parsed_imports") if entry is not None else None
+        held = _HELD.setdefault(root, set())
         for digest, statements in (parsed.items() if isinstance(parsed, dict) else ()):
             if isinstance(statements, list) and all(_statement(s) for s in statements):
                 PARSED.setdefault(digest, statements)
-    elif _PARSED_NEW:
+                held.add(digest)
+    elif set(PARSED) - _HELD.get(root, set()):
         try:
             store.put(PARSED_KEY, {}, {"parsed_imports": PARSED})
-            _PARSED_NEW.clear()
+            _HELD[root] = set(PARSED)
         except OSError:
             pass  # a read-only or full cache: parsed again next time
 
