@@ -178,7 +178,7 @@ class Registry:
         self._papers: dict[str, Item] = {}
         self._problems: dict[str, Item] = {}
         self._loaded: set[str] = set()
-        self._loaded_papers: set[str] = set()  # paper entry points loaded one by one (select_claims)
+        self._loaded_papers: set[str] = set()  # paper entry points loaded one by one (named_paper)
         self.errors: list[LoadError] = []
         self.sources: list[str] = []  # extra sources, in the order given (shipped to workers)
         self._source_kinds: dict[str, bool] = {}  # source -> loaded with its paper
@@ -203,23 +203,17 @@ class Registry:
             if kind in self._loaded:
                 continue
             self._loaded.add(kind)
-            for ep in self._group(kind):
-                if kind == "paper" and ep.name in self._loaded_papers:
-                    continue
+            for ep in [e for e in self._group(kind) if not (kind == "paper" and e.name in self._loaded_papers)]:
                 self._transaction(ep.origin, functools.partial(self._load_entry_point, kind, ep), entry_point=ep)
         return self
 
-    def ensure_paper(self, key: str) -> None:
-        """Load the paper entry point named ``key`` only (importing a paper costs a second), if there is one."""
-        for ep in [] if "paper" in self._loaded or key in self._loaded_papers else self._group("paper"):
-            if ep.name == key:
-                self._loaded_papers.add(key)
-                self._transaction(ep.origin, functools.partial(self._load_entry_point, "paper", ep), entry_point=ep)
-
     def named_paper(self, pattern: str | None) -> str | None:
-        """The paper a claim pattern starts with (``defedavg``, ``defedavg.T3*``), loaded alone; else None."""
+        """The paper a claim pattern or id starts with (``defedavg.T3*``), loaded alone (importing one costs a second)."""
         head = re.split(r"[.*?\[]", pattern or "", maxsplit=1)[0]
-        self.ensure_paper(head)
+        for ep in [] if "paper" in self._loaded or head in self._loaded_papers else self._group("paper"):
+            if ep.name == head:
+                self._loaded_papers.add(head)
+                self._transaction(ep.origin, functools.partial(self._load_entry_point, "paper", ep), entry_point=ep)
         return head if head in self._papers else None
 
     def add_source(self, spec: str, *, papers: bool = True) -> None:
@@ -400,9 +394,8 @@ class Registry:
         return [t for paper in self.papers().values() for t in paper.theorems]
 
     def select_claims(self, pattern: str | None = None) -> list[Claim]:
-        """Claims whose id or paper matches a glob pattern (a bare word matches as a substring). A pattern
-        that starts with an installed paper's key (``defedavg``, ``defedavg.T3*``) chooses among that
-        paper's claims only, and imports no other paper."""
+        """Claims whose id or paper matches a glob pattern (a bare word matches as a substring); a pattern that
+        starts with a paper's key (``defedavg``, ``defedavg.T3*``) chooses among its claims, importing no other."""
         if not pattern:
             return self.claims()
         head = self.named_paper(pattern)
@@ -414,9 +407,7 @@ class Registry:
         return chosen
 
     def paper_of(self, claim: Claim) -> Item | None:
-        if claim.paper not in self._papers:
-            self.ensure("paper")
-        return self._papers.get(claim.paper)
+        return self._papers.get(claim.paper) or self.ensure("paper")._papers.get(claim.paper)
 
     def loaded_claims(self) -> list[Claim]:
         """The claims of the papers loaded so far (none is imported to answer)."""

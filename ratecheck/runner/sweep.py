@@ -90,7 +90,7 @@ def _registered_claim(claim_id: str, sources: tuple[str, ...]) -> Claim:
     loaded = registry.default()
     for spec in sources:
         loaded.add_source(spec)
-    loaded.ensure_paper(claim_id.split(".", 1)[0])  # the paper the id names: a worker imports only that one
+    loaded.named_paper(claim_id)  # the paper the id names: a worker imports only that one
     for claims in (loaded.loaded_claims, loaded.claims):
         found = next((claim for claim in claims() if claim.id == claim_id), None)
         if found is not None:
