@@ -31,6 +31,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,21 +50,8 @@ if TYPE_CHECKING:
     from .theory import Theorem
     from .trace import RunConfig
 
-__all__ = [
-    "EntryPoint",
-    "Item",
-    "LoadError",
-    "Registry",
-    "RegistryError",
-    "add_source",
-    "default",
-    "make_algorithm",
-    "make_problem",
-    "papers",
-    "plan",
-    "select_claims",
-    "with_sources",
-]
+__all__ = ["EntryPoint", "Item", "LoadError", "Registry", "RegistryError", "add_source", "default", "make_algorithm",
+           "make_problem", "papers", "plan", "select_claims", "with_sources"]
 
 KINDS = ("paper", "algorithm", "problem")
 _OWN = ("ratecheck.", "problems.", "proofs.")  # the package's own modules (see Registry._transaction)
@@ -170,11 +158,8 @@ def _source_checkout_entry_points() -> list[EntryPoint] | None:
     if project.get("name") != "ratecheck":
         return None
     tables = project.get("entry-points", {})
-    return [
-        EntryPoint(group, name, value, "ratecheck", str(pyproject))
-        for group in GROUPS.values()
-        for name, value in tables.get(group, {}).items()
-    ]
+    return [EntryPoint(group, name, value, "ratecheck", str(pyproject))
+            for group in GROUPS.values() for name, value in tables.get(group, {}).items()]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,6 +178,7 @@ class Registry:
         self._papers: dict[str, Item] = {}
         self._problems: dict[str, Item] = {}
         self._loaded: set[str] = set()
+        self._loaded_papers: set[str] = set()  # paper entry points loaded one by one (named_paper)
         self.errors: list[LoadError] = []
         self.sources: list[str] = []  # extra sources, in the order given (shipped to workers)
         self._source_kinds: dict[str, bool] = {}  # source -> loaded with its paper
@@ -217,9 +203,18 @@ class Registry:
             if kind in self._loaded:
                 continue
             self._loaded.add(kind)
-            for ep in self._group(kind):
+            for ep in [e for e in self._group(kind) if not (kind == "paper" and e.name in self._loaded_papers)]:
                 self._transaction(ep.origin, functools.partial(self._load_entry_point, kind, ep), entry_point=ep)
         return self
+
+    def named_paper(self, pattern: str | None) -> str | None:
+        """The paper a claim pattern or id starts with (``defedavg.T3*``), loaded alone (importing one costs a second)."""
+        head = re.split(r"[.*?\[]", pattern or "", maxsplit=1)[0]
+        for ep in [] if "paper" in self._loaded or head in self._loaded_papers else self._group("paper"):
+            if ep.name == head:
+                self._loaded_papers.add(head)
+                self._transaction(ep.origin, functools.partial(self._load_entry_point, "paper", ep), entry_point=ep)
+        return head if head in self._papers else None
 
     def add_source(self, spec: str, *, papers: bool = True) -> None:
         """Register an extra source (module name or .py file); RegistryError if it fails.
@@ -399,10 +394,12 @@ class Registry:
         return [t for paper in self.papers().values() for t in paper.theorems]
 
     def select_claims(self, pattern: str | None = None) -> list[Claim]:
-        """Claims whose id or paper matches a glob pattern (a bare word matches as a substring)."""
-        claims = self.claims()
+        """Claims whose id or paper matches a glob pattern (a bare word matches as a substring); a pattern that
+        starts with a paper's key (``defedavg``, ``defedavg.T3*``) chooses among its claims, importing no other."""
         if not pattern:
-            return claims
+            return self.claims()
+        head = self.named_paper(pattern)
+        claims = list(self._papers[head].obj.claims) if head else self.claims()
         glob = pattern if any(ch in pattern for ch in "*?[") else f"*{pattern}*"
         chosen = [c for c in claims if fnmatch.fnmatch(c.id, glob) or fnmatch.fnmatch(c.paper, glob)]
         if not chosen:
@@ -410,8 +407,11 @@ class Registry:
         return chosen
 
     def paper_of(self, claim: Claim) -> Item | None:
-        self.ensure("paper")
-        return self._papers.get(claim.paper)
+        return self._papers.get(claim.paper) or self.ensure("paper")._papers.get(claim.paper)
+
+    def loaded_claims(self) -> list[Claim]:
+        """The claims of the papers loaded so far (none is imported to answer)."""
+        return [c for item in self._papers.values() for c in item.obj.claims]
 
     def plan(self, claims: Sequence[Claim], profile: Profile) -> list[RunConfig]:
         """Every run the claims need in this profile, with their names checked against the registry:

@@ -279,3 +279,20 @@ def test_dask_workers_resolve_an_algorithm_from_a_paper_file(clean, tmp_path):
     with DaskExecutor(local_workers=1) as executor:
         traces = run_configs([config], executor=executor, progress=False)
     assert traces[config.key()].config.algorithm == "plugd_fedavg"
+
+
+def test_a_pattern_naming_a_paper_imports_that_paper_only_and_selects_as_before():
+    """Issue #19: `ratecheck check PAPER` (or PAPER.T3*) loads that paper alone; the claims chosen are those
+    the pattern chooses among every paper's claims."""
+    import fnmatch
+    import subprocess
+
+    code = ("import sys; from ratecheck import registry; r = registry.Registry(); r.select_claims('strfedavg.T*'); "
+            "print(sorted(m for m in sys.modules if m.startswith('ratecheck.proofs.') and m.count('.') == 2))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['ratecheck.proofs.strfedavg']"
+    every = registry.Registry().claims()
+    for pattern in ("defedavg", "fedbio.S1*", "simfbo.oracle", "strfedavg.*", "oracle"):
+        glob = pattern if any(ch in pattern for ch in "*?[") else f"*{pattern}*"
+        want = [c.id for c in every if fnmatch.fnmatch(c.id, glob) or fnmatch.fnmatch(c.paper, glob)]
+        assert [c.id for c in registry.Registry().select_claims(pattern)] == want, pattern

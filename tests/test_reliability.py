@@ -235,10 +235,10 @@ def test_a_transient_open_error_keeps_the_entry(tmp_path, monkeypatch, error, fa
 
 
 def test_a_full_disk_names_the_path(tmp_path, monkeypatch):
-    def full(fh, members):
+    def full(fh, members, meta_json):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store_module, "_write_npz", full)
+    monkeypatch.setattr(store_module, "_write_entry", full)
     store = Store(tmp_path)
     with pytest.raises(OSError, match="No space left on device") as info:
         store.put("cd" * 16, {"x": [1.0]}, {})
@@ -472,12 +472,14 @@ def test_a_broken_installed_plugin_stops_list_and_check_unless_skipped(monkeypat
     def fresh() -> None:  # a new process's registry: the installed entry points plus the broken one
         monkeypatch.setattr(registry_module, "_DEFAULT", Registry(lambda: [*installed_entry_points(), broken]))
 
-    for command in (["list"], ["check", "defedavg.fedavg.drift*", "--no-cache", "--no-report", "--jobs", "1"]):
+    for command in (["list"], ["check", "*defedavg.fedavg.drift*", "--no-cache", "--no-report", "--jobs", "1"]):
         fresh()
         code, out, err = _cli(command)
         assert code == 2 and not out, (code, err)
         assert "fake-plugin-dist entry point broken_paper = ratecheck_no_such_module:PAPER" in err, err
         assert "ModuleNotFoundError" in err and "--skip-plugin fake-plugin-dist:broken_paper" in err, err
+    fresh()  # a pattern that names one paper (`check defedavg...`) loads that paper alone: the broken one is not read
+    assert registry_module.default().select_claims("defedavg.fedavg.drift*") and not registry_module.default().errors
     fresh()
     code, out, err = _cli(["list", "--skip-plugin", "fake-plugin-dist:broken_paper"])
     assert code == 0 and "defedavg" in out and "broken_paper" not in out + err, err

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import logging
 import os
 import tempfile
 import threading
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -88,12 +89,18 @@ def test_layout_and_lazy_directory(tmp_path: Path) -> None:
     assert not root.exists()  # naming a cache creates nothing
     assert store.get(KEY) is None and KEY not in store and store.keys() == []
     assert not root.exists()
-    assert store.path(KEY) == root / KEY[:2] / f"{KEY}.npz"
-    store.put(KEY, {"x": np.ones(2)}, {})
+    assert store.path(KEY) == root / KEY[:2] / f"{KEY}.rcs"
+    store.put(KEY, {"x": np.arange(2.0)}, {"v": 1})
     assert store.path(KEY).is_file()
-    # A standard npz, readable without pickle by plain numpy.
-    with np.load(store.path(KEY), allow_pickle=False) as npz:
-        assert set(npz.files) == {"x", "__meta__", "__sha256__"}
+    # The documented layout, readable with the standard library and numpy alone.
+    raw = store.path(KEY).read_bytes()
+    magic = store_module.MAGIC
+    assert raw.startswith(magic) and hashlib.sha256(raw[len(magic) + 32:]).digest() == raw[len(magic):len(magic) + 32]
+    size = int.from_bytes(raw[len(magic) + 32:len(magic) + 40], "little")
+    header = json.loads(raw[len(magic) + 40:len(magic) + 40 + size])
+    assert json.loads(header["meta"]) == {"v": 1} and header["arrays"] == [["x", "<f8", [2], 0, 16]]
+    start = len(magic) + 40 + size
+    np.testing.assert_array_equal(np.frombuffer(raw[start:start + 16], "<f8"), [0.0, 1.0])
 
 
 def test_empty_arrays_and_overwrite(tmp_path: Path) -> None:
@@ -215,7 +222,7 @@ def test_meta_must_be_json(tmp_path: Path) -> None:
 def test_no_temp_files_after_put(tmp_path: Path) -> None:
     store = Store(tmp_path)
     store.put(KEY, sample_arrays(), SAMPLE_META)
-    assert sorted(p.name for p in store.path(KEY).parent.iterdir()) == [f"{KEY}.npz"]
+    assert sorted(p.name for p in store.path(KEY).parent.iterdir()) == [f"{KEY}.rcs"]
 
 
 @pytest.mark.parametrize("victim", ["replace", "fsync"])
@@ -243,11 +250,12 @@ def test_crash_while_replacing_keeps_old_entry(tmp_path: Path, monkeypatch: pyte
     store = Store(tmp_path)
     store.put(KEY, {"x": np.arange(3)}, {"v": 1})
 
-    def boom(array: np.ndarray, *args: object, **kwargs: object) -> None:
+    def boom(fh: object, *args: object, **kwargs: object) -> None:
+        fh.write(b"half an entry")  # type: ignore[attr-defined]  # a file
         raise RuntimeError("disk full")
 
     with monkeypatch.context() as patch:
-        patch.setattr(np.lib.format, "write_array", boom)
+        patch.setattr(store_module, "_write_entry", boom)
         with pytest.raises(RuntimeError, match="disk full"):
             store.put(KEY, {"x": np.arange(5)}, {"v": 2})
     arrays, meta = store.get(KEY)
@@ -310,34 +318,31 @@ def _empty(raw: bytes, array: np.ndarray) -> bytes:
     return b""
 
 
-def _valid_zip_bad_payload(raw: bytes, array: np.ndarray) -> bytes:
-    """Change an array's bytes but rebuild the zip, so zip CRCs are fine: only the SHA-256 notices."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(raw)) as src, zipfile.ZipFile(out, "w") as dst:
-        for info in src.infolist():
-            member = src.read(info.filename)
-            if info.filename == "x.npy":
-                member = member.replace(array.tobytes(), (array + 1).tobytes())
-            dst.writestr(info.filename, member)
-    return out.getvalue()
+def _forged(arrays: dict[str, np.ndarray] | None = None, meta: str = "{}", table: list | None = None,
+            data: bytes = b"") -> bytes:
+    """An entry whose checksum holds (forged or rebuilt after a change): only the layout checks can refuse it."""
+    if table is None:
+        buf = io.BytesIO()
+        store_module._write_entry(buf, arrays or {}, meta)
+        return buf.getvalue()
+    body = [b"", json.dumps({"meta": meta, "arrays": table}).encode(), data]
+    body[0] = len(body[1]).to_bytes(8, "little")
+    return store_module.MAGIC + hashlib.sha256(b"".join(body)).digest() + b"".join(body)
+
+
+def _valid_checksum_bad_payload(raw: bytes, array: np.ndarray) -> bytes:
+    """Change an array's bytes and recompute nothing: the checksum notices."""
+    return raw.replace(array.tobytes(), (array + 1).tobytes())
 
 
 def _tampered_meta(raw: bytes, array: np.ndarray) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(raw)) as src, zipfile.ZipFile(out, "w") as dst:
-        for info in src.infolist():
-            member = src.read(info.filename)
-            if info.filename == "__meta__.npy":
-                buf = io.BytesIO()
-                np.save(buf, np.array('{"v": 666}'), allow_pickle=False)
-                member = buf.getvalue()
-            dst.writestr(info.filename, member)
-    return out.getvalue()
+    return raw.replace(b'{\\"v\\": 1}', b'{\\"v\\": 6}')
 
 
-def _missing_checksum(raw: bytes, array: np.ndarray) -> bytes:
+def _first_format(raw: bytes, array: np.ndarray) -> bytes:
+    """An entry of the first format (an npz) where an entry goes: not ours to read."""
     buf = io.BytesIO()
-    np.savez(buf, x=array, __meta__=np.array("{}"))
+    np.savez(buf, x=array, __meta__=np.array("{}"), __sha256__=np.array("0" * 64))
     return buf.getvalue()
 
 
@@ -348,10 +353,24 @@ def _pickled_object_array(raw: bytes, array: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def _object_dtype_with_a_good_checksum(raw: bytes, array: np.ndarray) -> bytes:
+    return _forged(table=[["x", "|O", [1], 0, 8]], data=b"\0" * 8)
+
+
+def _shape_beyond_the_data(raw: bytes, array: np.ndarray) -> bytes:
+    # a huge shape claimed with a good checksum must be refused before anything is allocated
+    return _forged(table=[["x", "<f8", [10**12], 0, 8 * 10**12]], data=b"\0" * 8)
+
+
+def _meta_not_an_object(raw: bytes, array: np.ndarray) -> bytes:
+    return _forged({"x": array}, meta="[1, 2]")
+
+
 @pytest.mark.parametrize(
     "damage",
-    [_truncate, _flip_payload_byte, _garbage, _empty, _valid_zip_bad_payload, _tampered_meta,
-     _missing_checksum, _pickled_object_array],
+    [_truncate, _flip_payload_byte, _garbage, _empty, _valid_checksum_bad_payload, _tampered_meta,
+     _first_format, _pickled_object_array, _object_dtype_with_a_good_checksum, _shape_beyond_the_data,
+     _meta_not_an_object],
 )
 def test_corruption_detected(tmp_path: Path, caplog: pytest.LogCaptureFixture, damage) -> None:
     store = Store(tmp_path)
@@ -511,3 +530,50 @@ def test_a_test_double_swapped_into_the_registry_gets_its_own_cache_key(monkeypa
     broken = stored_key(config)
     monkeypatch.setitem(base.REGISTRY, "fedavg", AlsoBroken)
     assert len({before, broken, stored_key(config)}) == 3
+
+
+def test_entries_of_the_first_format_are_never_read_and_pruned(tmp_path):
+    """A cache written before the format changed (issue #19): its ``<key>.npz`` files are listed as legacy,
+    never read (the keys cover the store's code, so they are stale), and removed by prune and clear."""
+    store = Store(tmp_path)
+    store.put(KEY, {"x": np.arange(3.0)}, {"v": 1})
+    old = tmp_path / KEY2[:2] / f"{KEY2}.npz"
+    old.parent.mkdir()
+    np.savez(old, x=np.arange(3.0))
+    assert store.get(KEY2) is None and old.exists()  # not read, not set aside as corrupt
+    scan = store.scan()
+    assert [k for k, _, _ in scan.entries] == [KEY] and [p for p, _ in scan.legacy] == [old]
+    assert store.prune(keep=lambda key, meta: True)["entries"] == 1 and not old.exists()
+    np.savez(old, x=np.arange(3.0))
+    assert store.clear() == 1 and not old.exists() and store.keys() == []
+
+
+def test_parsed_imports_kept_in_the_store_give_the_same_keys_without_parsing(tmp_path, monkeypatch):
+    """Issue #19: the import graph's parse of each source is a store record by the file's digest; a process
+    that reads it computes the same run key and parses no module."""
+    import ast
+
+    import ratecheck.runner.identity as identity
+    from ratecheck.trace import RunConfig
+
+    def forget() -> None:
+        for cached in (identity._imports, identity._closure, identity._identity, identity._modules_digest):
+            cached.cache_clear()
+
+    config = RunConfig("fess_gda", {}, "minimax", {}, 5)
+    store = Store(tmp_path)
+    monkeypatch.setattr(identity, "PARSED", {})
+    monkeypatch.setattr(identity, "_HELD", {})
+    forget()
+    try:
+        key = identity.stored_key(config)
+        identity.keep_parsed_imports(store, save=True)
+        assert set(store.get(identity.PARSED_KEY)[1]["parsed_imports"]) == set(identity.PARSED)
+        monkeypatch.setattr(identity, "PARSED", {})
+        forget()
+        identity.keep_parsed_imports(store)
+        monkeypatch.setattr(ast, "parse", lambda *a, **k: pytest.fail("parsed a module"))
+        assert identity.stored_key(config) == key
+    finally:
+        monkeypatch.undo()
+        forget()

@@ -7,17 +7,24 @@ checkpoints and measures, ``max_c,k |E_run[m_k](t_c) - oracle_k(t_c)| / (|oracle
 zero. An exact run is one row of expectations, so the verdict is deterministic; a noise-free run has identical
 replicas (its CI has zero width). The tolerance is the caller's, stated with its reason (round-off of the
 recursion over the run's rounds, not noise).
+
+The recursion is a stored computation (a ``Task`` of kind "oracle", one per run, issue #19): the sweep
+computes it on the executor once the run is there and stores it under a key that covers the oracle's own
+module and its imports, so a cached check decides without recomputing it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ..model.tasks import Task
 from ..theory import Source
 from ..trace import RunConfig, Trace
-from .model import Profile, Verdict
+from .model import PointResult, Profile, Verdict, _first_divergence
 from .values import ThresholdClaim
 
 # oracle(config, checkpoints) -> {measure: expected values at the checkpoints (C,), or per replica (C, R) for
@@ -32,23 +39,69 @@ def trajectory_deviation(oracle: Oracle, atol_fraction: float = 1e-12) -> Callab
     the worst replica's deviation, so one replica off is a FAIL (a mean over replicas would dilute it)."""
 
     def summary(config: RunConfig, trace: Trace) -> np.ndarray:
-        expected = oracle(config, np.asarray(trace.checkpoints))
-        expected_per_replica = any(np.ndim(v) == 2 for v in expected.values())
-        worst = np.zeros(trace.measures[next(iter(expected))].shape[1])
-        for name, want in expected.items():
-            want = np.asarray(want, dtype=float)
-            want = want[:, None] if want.ndim == 1 else want  # (C,) expectations or (C, R) per replica
-            got = trace.measures[name]
-            known = np.isfinite(want[:, 0])  # e.g. a running average has no value at round 0
-            want, got = want[known], got[known]
-            scale = np.abs(want) + atol_fraction * float(np.max(np.abs(want)))
-            dev = np.max(np.abs(got - want) / scale, axis=0)
-            worst = np.maximum(worst, np.where(np.isfinite(dev), dev, np.nan))
-        if expected_per_replica:  # deterministic given the draws: the worst replica decides, no mean over them
-            return np.full_like(worst, np.max(worst))
-        return worst
+        return deviation(oracle_values(oracle, config, trace.checkpoints), trace, atol_fraction)
 
     return summary
+
+
+def oracle_values(oracle: Oracle, config: RunConfig, checkpoints: Sequence[int] | np.ndarray) -> dict[str, list]:
+    """The oracle's expectations as they are stored (float lists by measure name, in name order), so a
+    fresh and a stored decision read the same numbers (JSON keeps a float64 exactly)."""
+    expected = oracle(config, np.asarray(checkpoints))
+    return {name: np.asarray(expected[name], dtype=float).tolist() for name in sorted(expected)}
+
+
+def deviation(expected: Mapping[str, Any], trace: Trace, atol_fraction: float) -> np.ndarray:
+    """Per replica, the largest relative deviation of ``trace`` from ``expected`` (see trajectory_deviation)."""
+    expected_per_replica = any(np.ndim(v) == 2 for v in expected.values())
+    worst = np.zeros(trace.measures[next(iter(expected))].shape[1])
+    for name, want in expected.items():
+        want = np.asarray(want, dtype=float)
+        want = want[:, None] if want.ndim == 1 else want  # (C,) expectations or (C, R) per replica
+        got = trace.measures[name]
+        known = np.isfinite(want[:, 0])  # e.g. a running average has no value at round 0
+        want, got = want[known], got[known]
+        scale = np.abs(want) + atol_fraction * float(np.max(np.abs(want)))
+        dev = np.max(np.abs(got - want) / scale, axis=0)
+        worst = np.maximum(worst, np.where(np.isfinite(dev), dev, np.nan))
+    if expected_per_replica:  # deterministic given the draws: the worst replica decides, no mean over them
+        return np.full_like(worst, np.max(worst))
+    return worst
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrajectoryClaim(ThresholdClaim):
+    """A threshold on the deviation from ``oracle``, whose recursion is a stored task per run (requests)."""
+
+    oracle: Oracle
+    atol_fraction: float = 1e-12
+    plans_runs: ClassVar[bool] = True  # its runs are planned (and the plan stored); only the recursions follow
+
+    def oracle_task(self, config: RunConfig, trace: Trace) -> Task:
+        """The recursion for one run: its configuration and the checkpoints it recorded."""
+        return Task("oracle", self.id, {"config": config.to_dict(),
+                                        "checkpoints": [int(t) for t in np.asarray(trace.checkpoints)]})
+
+    def requests(self, profile: Profile, results: Mapping[str, Any]) -> list[Task]:
+        """The recursions of the runs already made and not yet in ``results`` (the runs are planned)."""
+        return [task for config in self.own_runs(profile) if config.key() in results
+                for task in [self.oracle_task(config, results[config.key()])] if task.key() not in results]
+
+    def compute_task(self, task: Task) -> dict[str, Any]:
+        config = RunConfig.from_dict(task.spec["config"])
+        return {"expected": oracle_values(self.oracle, config, task.spec["checkpoints"])}
+
+    def points(self, profile: Profile, traces: Mapping[str, Any]) -> list[PointResult]:
+        out = []
+        for value, config in zip(self.values(profile), self.own_runs(profile)):
+            trace = traces[config.key()]
+            stored = traces.get(self.oracle_task(config, trace).key())  # absent outside a sweep: computed here
+            expected = stored["expected"] if stored is not None else oracle_values(self.oracle, config,
+                                                                                   trace.checkpoints)
+            samples = deviation(expected, trace, self.atol_fraction)
+            out.append(PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count,
+                                   first_divergence=_first_divergence(trace), trace=trace))
+        return out
 
 
 def trajectory_oracle(*, id: str, paper: str, title: str, statement: str, source: Source,
@@ -56,18 +109,19 @@ def trajectory_oracle(*, id: str, paper: str, title: str, statement: str, source
                       rtol: float, tolerance_reason: str, vary: str = "T",
                       grid: Mapping[str, Sequence[float]], atol_fraction: float = 1e-12,
                       expect: Verdict = Verdict.PASS, expect_reason: str = "",
-                      negative_control: bool = False) -> ThresholdClaim:
+                      negative_control: bool = False) -> TrajectoryClaim:
     """A ThresholdClaim: the run's largest relative deviation from ``oracle`` stays below ``rtol``.
 
     ``measures`` names what the oracle predicts (the first is the claim's measure, for plots); the statement
     says what the oracle is written from, the tolerance reason why ``rtol`` is round-off and not slack."""
-    return ThresholdClaim(
+    return TrajectoryClaim(
         id=id, paper=paper, title=title,
         statement=f"{statement} Measures compared at every checkpoint: {', '.join(measures)}. Tolerance "
                   f"{rtol:g} (relative): {tolerance_reason}",
         source=source, vary=vary, grid=grid, configure=configure, measure=measures[0],
         summary=trajectory_deviation(oracle, atol_fraction), threshold=rtol, min_replicas=1,
-        require_conditions=False, expect=expect, expect_reason=expect_reason, negative_control=negative_control)
+        require_conditions=False, expect=expect, expect_reason=expect_reason, negative_control=negative_control,
+        oracle=oracle, atol_fraction=atol_fraction)
 
 
 def moment_trajectory(v0: np.ndarray, round_maps: Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]],

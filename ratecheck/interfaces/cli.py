@@ -79,7 +79,8 @@ def _registry(args: argparse.Namespace, papers: bool = True):
             registry.add_source(spec, papers=papers)
         except RegistryError as exc:
             raise UsageError(str(exc)) from None
-    registry.ensure(*(() if papers else ("algorithm", "problem")))
+    alone = papers and registry.named_paper(getattr(args, "pattern", None))  # `check PAPER`: no other paper
+    registry.ensure(*(() if papers and not alone else ("algorithm", "problem")))
     broken = registry.plugin_errors
     if broken:  # a plugin the user installed must not silently drop out of what is checked
         skip = ",".join(e.entry_point.spec for e in broken if e.entry_point is not None)

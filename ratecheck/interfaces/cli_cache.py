@@ -19,6 +19,8 @@ def _code_is_current(key: str, meta: dict | None) -> bool:
         from ratecheck.derivations import is_current
 
         return is_current(meta)
+    if meta and "parsed_imports" in meta:  # the imports parsed from sources, by their digest: never stale
+        return True
     if meta and "task" in meta:  # a claim's stored search or plan (issue #19)
         from ratecheck.registry import default
         from ratecheck.runner.sweep import task_is_current

@@ -1,10 +1,14 @@
-"""On-disk cache of finished runs: one pickle-free ``.npz`` file per key.
+"""On-disk cache of finished runs: one pickle-free file per key, read with one ``read`` and a view per array.
 
-Layout: ``<root>/<key[:2]>/<key>.npz``. Each file is a standard NumPy ``.npz`` archive holding the
-run's numeric arrays plus two reserved members:
+Layout: ``<root>/<key[:2]>/<key>.rcs``. Each file is::
 
-* ``__meta__``   -- the run's metadata as a JSON string (0-d unicode array),
-* ``__sha256__`` -- a SHA-256 over the array names, dtypes, shapes and bytes and the meta JSON.
+    MAGIC (b"ratecheck-store/2\n") | SHA-256 (32 bytes) | header length (8 bytes, little-endian) | header | data
+
+The header is JSON: ``{"meta": <the entry's metadata as a JSON string>, "arrays": [[name, dtype, shape,
+offset, nbytes], ...]}``; each array's bytes (C order, its dtype's byte order) lie at ``offset`` in the data,
+aligned to 16 bytes. The SHA-256 covers the header length, the header and the data. Reading an entry is one
+``read``, one checksum, one ``json.loads`` and a ``np.frombuffer`` view per array (a NumPy ``.npz`` parsed a
+header per member with ``ast.literal_eval``: 10,000 members cost a cached check two seconds, issue #19).
 
 Writes are atomic (temp file in the same directory, flush + fsync, ``os.replace``), so a reader sees
 either the old entry or the new one, never a half-written file, and concurrent writers of one key
@@ -13,13 +17,15 @@ hidden ``.<key>.*.tmp`` file, which ``keys`` ignores and ``clear`` removes.
 
 An entry that fails to decode, whose checksum does not match, or that cannot be opened because of
 the entry itself (a directory in its place, no permission) is reported as absent (``get`` returns
-``None``), logged as a warning, and renamed aside to ``<key>.npz.corrupt`` so the run is recomputed
+``None``), logged as a warning, and renamed aside to ``<key>.rcs.corrupt`` so the run is recomputed
 while the bad bytes stay available for inspection. An error of the machine rather than the entry (too
 many open files, an I/O error while reading) is raised naming the file, after retrying an interrupted
-open: the entry stays, and the next run reads it.
+open: the entry stays, and the next run reads it. Entries of the first format (``<key>.npz``, written
+before issue #19) are never read: the keys of runs and tasks cover this module's code, so they are
+stale; ``scan`` lists them as ``legacy``, and ``prune`` and ``clear`` remove them.
 
-Nothing is ever pickled: arrays are written with ``allow_pickle=False`` and read with
-``np.load(..., allow_pickle=False)``, so opening a cache file cannot execute code.
+Nothing is ever pickled or evaluated: dtypes must be numeric (bool, int, float, complex), and an array
+is a view of bytes, so opening a cache file cannot execute code.
 """
 
 from __future__ import annotations
@@ -29,12 +35,12 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import os
 import re
 import shutil
 import tempfile
 import time
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,11 +54,13 @@ logger = logging.getLogger(__name__)
 
 _KEY_RE = re.compile(r"[0-9a-f]{16,64}")
 _SHARD_RE = re.compile(r"[0-9a-f]{2}")
-_META = "__meta__"
-_CHECKSUM = "__sha256__"
-# Part of the checksummed text: a future change of layout makes old entries fail the check and get
-# recomputed instead of being misread.
-_FORMAT = b"ratecheck.model.store/1\n"
+SUFFIX = ".rcs"
+LEGACY_SUFFIX = ".npz"  # the first format (a NumPy archive per entry): never read, removed by prune and clear
+# The file's first bytes: a future change of layout makes old entries fail to decode and get recomputed
+# instead of being misread.
+MAGIC = b"ratecheck-store/2\n"
+_ALIGN = 16
+_DTYPE_RE = re.compile(r"[<>|=][biufc][0-9]{1,2}")
 # Numeric kinds only: bool, signed/unsigned int, float, complex. Object arrays would need pickle and
 # strings/structured/datetime arrays have no business in a run result.
 _NUMERIC_KINDS = frozenset("biufc")
@@ -68,6 +76,7 @@ class StoreScan:
     entries: list[tuple[str, Path, int]] = field(default_factory=list)  # (key, path, bytes)
     temp: list[tuple[Path, float]] = field(default_factory=list)  # (path, age in seconds)
     corrupt: list[tuple[Path, int]] = field(default_factory=list)  # (path, bytes): set aside by ``get``
+    legacy: list[tuple[Path, int]] = field(default_factory=list)  # (path, bytes): entries of the first format
 
     @property
     def entry_bytes(self) -> int:
@@ -104,7 +113,7 @@ class Store:
     def path(self, key: str) -> Path:
         """The file that holds ``key`` (whether or not it exists)."""
         _check_key(key)
-        return self.root / key[:2] / f"{key}.npz"
+        return self.root / key[:2] / f"{key}{SUFFIX}"
 
     def keys(self) -> list[str]:
         """Sorted keys of the entries on disk (not checked for corruption)."""
@@ -145,7 +154,7 @@ class Store:
         return None
 
     def _quarantine(self, key: str, path: Path, stat: os.stat_result | None, reason: str) -> None:
-        """Move an unreadable entry aside to ``<key>.npz.corrupt`` (``stat``: the file that was read,
+        """Move an unreadable entry aside to ``<key>.rcs.corrupt`` (``stat``: the file that was read,
         None when it could not be opened at all)."""
         logger.warning("cache entry %s is unreadable (%s); moving it aside to recompute", key, reason)
         try:
@@ -173,9 +182,6 @@ class Store:
         path = self.path(key)
         members = _prepare_arrays(arrays)
         meta_json = _meta_json(meta)
-        digest = _digest(members, meta_json)
-        members[_META] = np.array(meta_json)
-        members[_CHECKSUM] = np.array(digest)
 
         try:
             if path.is_dir() and not path.is_symlink():  # a directory where the entry goes: set it aside
@@ -187,7 +193,7 @@ class Store:
             raise _naming(exc, path.parent) from exc
         try:
             with os.fdopen(fd, "wb") as fh:
-                _write_npz(fh, members)
+                _write_entry(fh, members, meta_json)
                 fh.flush()
                 os.fsync(fh.fileno())  # data on disk before the rename makes it visible
             os.replace(tmp, path)
@@ -211,8 +217,9 @@ class Store:
                 stem = name.split(".")[1] if name.startswith(".") else name.split(".")[0]
                 if not (_KEY_RE.fullmatch(stem) and stem[:2] == shard.name):
                     continue  # not ours: leave foreign files alone
-                is_entry = name == f"{stem}.npz"
-                if is_entry or name == f"{stem}.npz.corrupt" or (
+                is_entry = name == f"{stem}{SUFFIX}"
+                if is_entry or name in (f"{stem}{SUFFIX}.corrupt", f"{stem}{LEGACY_SUFFIX}",
+                                        f"{stem}{LEGACY_SUFFIX}.corrupt") or (
                     name.startswith(f".{stem}.") and name.endswith(".tmp") and child.is_file()
                 ):
                     removed += _unlink(child) and is_entry
@@ -235,20 +242,25 @@ class Store:
                     st = child.stat()
                 except OSError:
                     continue  # removed meanwhile
-                if name.endswith(".npz") and _KEY_RE.fullmatch(name[:-4]) and name[:2] == shard.name:
-                    out.entries.append((name[:-4], child, st.st_size))
-                elif name.endswith(".npz.corrupt") and _KEY_RE.fullmatch(name[: -len(".npz.corrupt")]):
+                stem = name.split(".")[0]
+                if not (_KEY_RE.fullmatch(stem) and name[:2] == shard.name):
+                    if name.startswith(".") and name.endswith(".tmp") and _KEY_RE.fullmatch(name[1:].split(".")[0]):
+                        out.temp.append((child, now - st.st_mtime))
+                    continue
+                if name == stem + SUFFIX:
+                    out.entries.append((stem, child, st.st_size))
+                elif name in (f"{stem}{SUFFIX}.corrupt", f"{stem}{LEGACY_SUFFIX}.corrupt"):
                     out.corrupt.append((child, st.st_size))
-                elif name.startswith(".") and name.endswith(".tmp") and _KEY_RE.fullmatch(name[1:].split(".")[0]):
-                    out.temp.append((child, now - st.st_mtime))
+                elif name == stem + LEGACY_SUFFIX:
+                    out.legacy.append((child, st.st_size))
         out.entries.sort()
         return out
 
     def read_meta(self, key: str) -> dict | None:
         """An entry's metadata without loading or verifying its arrays (None if unreadable)."""
         try:
-            with np.load(self.path(key), allow_pickle=False) as npz:
-                meta = json.loads(str(npz[_META][()]))
+            with open(self.path(key), "rb") as fh:
+                meta = json.loads(_read_header(fh)[0]["meta"])
         except Exception:  # unreadable: ``get`` will set it aside when a run asks for it
             return None
         return meta if isinstance(meta, dict) else None
@@ -262,11 +274,15 @@ class Store:
         return True
 
     def prune(self, keep: Any = None) -> dict[str, int]:
-        """Remove stale temp files (older than STALE_TMP_SECONDS), set-aside corrupt entries and the
-        entries for which ``keep(key, meta)`` is false (e.g. produced by code that has changed);
-        returns the counts removed by category."""
+        """Remove stale temp files (older than STALE_TMP_SECONDS), set-aside corrupt entries, entries of
+        the first format and the entries for which ``keep(key, meta)`` is false (e.g. produced by code
+        that has changed); returns the counts removed by category (legacy entries count as entries)."""
         scan = self.scan()
         removed = {"entries": 0, "temp": 0, "corrupt": 0, "bytes": 0}
+        for path, size in scan.legacy:
+            if _unlink(path):
+                removed["entries"] += 1
+                removed["bytes"] += size
         for path in scan.stale_temp:
             removed["temp"] += _unlink(path)
         for path, size in scan.corrupt:
@@ -292,8 +308,8 @@ class Store:
     def _entries(self) -> list[tuple[str, Path]]:
         found = []
         for shard in self._shards():
-            for child in shard.glob("*.npz"):
-                key = child.name[: -len(".npz")]
+            for child in shard.glob(f"*{SUFFIX}"):
+                key = child.name[: -len(SUFFIX)]
                 if _KEY_RE.fullmatch(key) and key[:2] == shard.name:
                     found.append((key, child))
         return found
@@ -355,7 +371,7 @@ def _check_name(name: object) -> str:
             "and not start with '__'"
         )
     try:
-        name.encode("utf-8")  # zip member names are UTF-8: a lone surrogate cannot be stored
+        name.encode("utf-8")  # the header is UTF-8 JSON: a lone surrogate cannot be stored
     except UnicodeEncodeError:
         raise ValueError(f"invalid array name {name!r}: not encodable as UTF-8") from None
     return name
@@ -383,56 +399,63 @@ def _meta_json(meta: Mapping[str, Any]) -> str:
         raise TypeError(f"meta is not JSON-serialisable: {exc}") from exc
 
 
-def _digest(arrays: Mapping[str, np.ndarray], meta_json: str) -> str:
-    """SHA-256 over names, dtypes, shapes, bytes (in name order) and the meta JSON."""
-    h = hashlib.sha256(_FORMAT)
-    for name in sorted(arrays):
-        array = arrays[name]
-        # Length-prefixed fields so that no two different entries hash the same byte stream.
-        header = json.dumps([name, array.dtype.str, list(array.shape)]).encode()
-        h.update(len(header).to_bytes(8, "little"))
-        h.update(header)
-        data = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-        h.update(data.size.to_bytes(8, "little"))
-        h.update(data.data)
-    meta = meta_json.encode()
-    h.update(len(meta).to_bytes(8, "little"))
-    h.update(meta)
-    return h.hexdigest()
+def _write_entry(fh: Any, arrays: Mapping[str, np.ndarray], meta_json: str) -> None:
+    """MAGIC, checksum, header length, header, data (see the module's docstring)."""
+    table, chunks, offset = [], [], 0
+    for name, array in arrays.items():
+        data = np.ascontiguousarray(array).tobytes()
+        table.append([name, array.dtype.str, list(array.shape), offset, len(data)])
+        pad = -len(data) % _ALIGN
+        chunks += [data, b"\0" * pad]
+        offset += len(data) + pad
+    header = json.dumps({"meta": meta_json, "arrays": table}).encode()
+    body = [len(header).to_bytes(8, "little"), header, *chunks]
+    digest = hashlib.sha256()
+    for part in body:
+        digest.update(part)
+    fh.write(MAGIC + digest.digest())
+    for part in body:
+        fh.write(part)
 
 
-def _write_npz(fh: Any, members: Mapping[str, np.ndarray]) -> None:
-    # This is exactly what np.savez does (uncompressed zip of .npy members), written out because
-    # np.savez's own parameters ("file", "allow_pickle") would collide with arrays of those names.
-    with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        for name, array in members.items():
-            with zf.open(name + ".npy", mode="w", force_zip64=True) as member:
-                np.lib.format.write_array(member, array, allow_pickle=False)
+def _read_header(fh: Any) -> tuple[dict[str, Any], int]:
+    """The header of an entry and where its data start, from its first bytes (no checksum: for ``read_meta``)."""
+    start = fh.read(len(MAGIC) + 40)
+    if len(start) < len(MAGIC) + 40 or not start.startswith(MAGIC):
+        raise ValueError("not a ratecheck store entry (format 2)")
+    size = int.from_bytes(start[-8:], "little")
+    header = fh.read(size)
+    if len(header) != size:
+        raise ValueError("truncated header")
+    return json.loads(header), len(start) + size
 
 
 def _decode(fh: Any) -> tuple[dict[str, np.ndarray], dict]:
     """Load and verify one entry; raise on any inconsistency."""
-    with np.load(fh, allow_pickle=False) as npz:
-        # Check every member's zip CRC before numpy parses headers: a flipped bit in a header could
-        # otherwise claim a huge shape and make numpy allocate it.
-        bad = npz.zip.testzip()
-        if bad is not None:
-            raise ValueError(f"CRC mismatch in member {bad!r}")
-        names = list(npz.files)
-        if _META not in names or _CHECKSUM not in names:
-            raise ValueError("missing metadata or checksum")
-        meta_json = str(npz[_META][()])
-        stored = str(npz[_CHECKSUM][()])
-        arrays = {name: npz[name] for name in names if name not in (_META, _CHECKSUM)}
-    for name, array in arrays.items():
-        _check_name(name)
-        if array.dtype.kind not in _NUMERIC_KINDS:
-            raise ValueError(f"array {name!r} has non-numeric dtype {array.dtype}")
-    if not hmac.compare_digest(_digest(arrays, meta_json), stored):
+    raw = bytearray(os.fstat(fh.fileno()).st_size)  # a bytearray: the arrays are writable views of it
+    got = fh.readinto(raw)
+    head = len(MAGIC) + 32
+    if got != len(raw) or len(raw) < head + 8 or not raw.startswith(MAGIC):
+        raise ValueError("not a ratecheck store entry (format 2), or truncated")
+    if not hmac.compare_digest(hashlib.sha256(memoryview(raw)[head:]).digest(), bytes(raw[len(MAGIC):head])):
         raise ValueError("checksum mismatch")
-    meta = json.loads(meta_json)
+    size = int.from_bytes(raw[head:head + 8], "little")
+    start = head + 8 + size
+    header = json.loads(raw[head + 8:start])
+    meta = json.loads(header["meta"])
     if not isinstance(meta, dict):
         raise ValueError("meta is not a JSON object")
+    arrays = {}
+    for name, dtype, shape, offset, nbytes in header["arrays"]:
+        _check_name(name)
+        if not (isinstance(dtype, str) and _DTYPE_RE.fullmatch(dtype)):
+            raise ValueError(f"array {name!r} has a non-numeric dtype {dtype!r}")
+        kind = np.dtype(dtype)
+        count = math.prod(shape)
+        if (kind.kind not in _NUMERIC_KINDS or not all(isinstance(n, int) and n >= 0 for n in shape)
+                or count * kind.itemsize != nbytes or not 0 <= offset <= len(raw) - start - nbytes):
+            raise ValueError(f"array {name!r}: dtype {dtype}, shape {shape}, bytes {offset}+{nbytes} do not fit")
+        arrays[name] = np.frombuffer(raw, dtype=kind, count=count, offset=start + offset).reshape(shape)
     return arrays, meta
 
 

@@ -38,6 +38,7 @@ __all__ = ["code_identity", "import_closure", "module_digest", "stored_key"]
 PROJECT = ("ratecheck", "problems", "proofs")  # the package's own top-level packages
 ENGINE = ("ratecheck.simulate.engine",)  # what runs every algorithm; its closure brings the rest
 EXACT = ("ratecheck.exact",)  # exact-mode runs also depend on the moment propagation
+STORAGE = ("ratecheck.model.store",)  # the entry's format: an entry is read only by the code that wrote it
 
 
 def stored_key(config: RunConfig) -> str:
@@ -68,7 +69,7 @@ def _identity(cls: type | None, factory: Any, exact: bool) -> dict[str, Any]:
     roots = [c.__module__ for c in classes]
     if factory is not None and getattr(factory, "__module__", None):
         roots.append(factory.__module__)
-    roots += ENGINE + (EXACT if exact else ())
+    roots += ENGINE + STORAGE + (EXACT if exact else ())
     modules = {name: module_digest(name) for name in import_closure(roots)}
     # the classes too: two test doubles defined in one module must not share their runs
     qualnames = [f"{c.__module__}.{c.__qualname__}" for c in classes]
@@ -156,21 +157,61 @@ def _imports(name: str) -> tuple[str, ...]:
     path = _source(name)
     if path is None:
         return ()
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: list[str] = []
-    for node in _executed(tree):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = _absolute(node.module, node.level, package)
-            if base is None:
-                continue
-            submodules = [f"{base}.{alias.name}" for alias in node.names
-                          if alias.name != "*" and _source(f"{base}.{alias.name}") is not None]
-            # names read from ``base`` itself make it a dependency; submodules only run it as a parent
-            found += submodules if len(submodules) == len(node.names) else [base, *submodules]
+    for module, level, names in _statements(path):
+        if level < 0:  # import a, b
+            found += names
+            continue
+        base = _absolute(module, level, package)
+        if base is None:
+            continue
+        submodules = [f"{base}.{alias}" for alias in names if alias != "*" and _source(f"{base}.{alias}") is not None]
+        # names read from ``base`` itself make it a dependency; submodules only run it as a parent
+        found += submodules if len(submodules) == len(names) else [base, *submodules]
     return tuple(dict.fromkeys(found))
+
+
+# The executed import statements of each source file by its SHA-256, [module, level (-1: ``import``), names]:
+# kept in the run cache (``keep_parsed_imports``), since parsing ~150 modules is half a second of every check.
+PARSED: dict[str, list[Any]] = {}
+_HELD: dict[str, set[str]] = {}  # store root -> the digests its record holds (as read or written)
+PARSED_KEY = hashlib.sha256(f"ratecheck parsed imports, Python {sys.version_info[:2]}".encode()).hexdigest()
+
+
+def _statements(path: Path) -> list[Any]:
+    digest = _file_digest(path)
+    if digest not in PARSED:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        PARSED[digest] = [[None, -1, [a.name for a in node.names]] if isinstance(node, ast.Import)
+                          else [node.module, node.level, [a.name for a in node.names]]
+                          for node in _executed(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return PARSED[digest]
+
+
+def _statement(item: Any) -> bool:
+    return (isinstance(item, list) and len(item) == 3 and isinstance(item[0], (str, type(None)))
+            and isinstance(item[1], int) and isinstance(item[2], list) and all(isinstance(n, str) for n in item[2]))
+
+
+def keep_parsed_imports(store: Any, save: bool = False) -> None:
+    """Read the parsed imports stored in ``store`` (a Store; the record is content-addressed, so never
+    stale), or with ``save`` store them if the record lacks some (one record, rewritten when it grew)."""
+    root = str(store.root)
+    if not save:
+        entry = store.get(PARSED_KEY)
+        parsed = entry[1].get("parsed_imports") if entry is not None else None
+        held = _HELD.setdefault(root, set())
+        for digest, statements in (parsed.items() if isinstance(parsed, dict) else ()):
+            if isinstance(statements, list) and all(_statement(s) for s in statements):
+                PARSED.setdefault(digest, statements)
+                held.add(digest)
+    elif set(PARSED) - _HELD.get(root, set()):
+        try:
+            store.put(PARSED_KEY, {}, {"parsed_imports": PARSED})
+            _HELD[root] = set(PARSED)
+        except OSError:
+            pass  # a read-only or full cache: parsed again next time
 
 
 def _executed(tree: ast.AST) -> Iterable[ast.AST]:
@@ -215,7 +256,7 @@ def stored_task_key(claim: Any, task: Any) -> str:
     ``claim`` is built from (with the engine's) and the versions of the libraries it reads."""
     known = _TASK_CODE.get(id(claim))
     if known is None or known[0] is not claim:
-        digest = _modules_digest(tuple(dict.fromkeys([*object_modules(claim), *ENGINE])))
+        digest = _modules_digest(tuple(dict.fromkeys([*object_modules(claim), *ENGINE, *STORAGE])))
         known = _TASK_CODE[id(claim)] = (claim, digest)
     return stable_hash({"task": task.key(), "code": known[1]})
 

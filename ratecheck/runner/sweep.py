@@ -20,7 +20,7 @@ from ..registry import with_sources
 from ..simulate.engine import run_config
 from ..trace import RunConfig, Trace
 from .executors import Executor, JobError, SerialExecutor, run_all
-from .identity import code_identity, runs_code, runs_code_current, stored_key, stored_task_key
+from .identity import code_identity, keep_parsed_imports, runs_code, runs_code_current, stored_key, stored_task_key
 from .tasks import Task, jsonable, running_with
 
 
@@ -90,9 +90,11 @@ def _registered_claim(claim_id: str, sources: tuple[str, ...]) -> Claim:
     loaded = registry.default()
     for spec in sources:
         loaded.add_source(spec)
-    for claim in loaded.claims():
-        if claim.id == claim_id:
-            return claim
+    loaded.named_paper(claim_id)  # the paper the id names: a worker imports only that one
+    for claims in (loaded.loaded_claims, loaded.claims):
+        found = next((claim for claim in claims() if claim.id == claim_id), None)
+        if found is not None:
+            return found
     raise LookupError(f"claim {claim_id} is not registered in this worker")
 
 
@@ -100,7 +102,7 @@ def _task_job(claim: Claim | None, task: Task, executor: Executor, store: Store)
     """A task for ``executor``: a registered claim travels by id (its closures need not pickle)."""
     if isinstance(executor, SerialExecutor):
         return _TaskJob(task, claim, store=store)
-    if any(c is claim for c in registry.default().claims()):
+    if any(c is claim for c in registry.default().loaded_claims()):
         return _TaskJob(task, None, tuple(registry.default().sources), store)
     return _TaskJob(task, claim, store=store)  # a claim made outside any paper must pickle (module-level functions)
 
@@ -257,12 +259,14 @@ def _plan_task(claim: Claim, profile: Profile) -> Task:
 
 def _planners(claims: Sequence[Claim]) -> list[Claim]:
     """The claims whose ``own_runs`` a check plans: each claim and those it reads the runs of (an
-    observation's ``of``, a negative control's ``controls``), once each; adaptive claims plan none."""
+    observation's ``of``, a negative control's ``controls``), once each; adaptive claims plan none,
+    except those whose requests only follow their planned runs (``plans_runs``: a trajectory oracle)."""
     out: dict[int, Claim] = {}
     todo = list(claims)
     while todo:
         claim = todo.pop()
-        if id(claim) in out or hasattr(claim, "requests") or not isinstance(claim, Claim):
+        adaptive = hasattr(claim, "requests") and not getattr(claim, "plans_runs", False)
+        if id(claim) in out or adaptive or not isinstance(claim, Claim):
             continue
         out[id(claim)] = claim
         todo += [value for value in (getattr(claim, "of", None), getattr(claim, "controls", None))
@@ -275,6 +279,7 @@ def load_plans(claims: Sequence[Claim], profile: Profile, store: Store) -> None:
     (theory step sizes solved from a theorem's conditions, constants of an instance), keyed like a
     task on the import closure of the claim's modules, so a cached check plans nothing. The plan
     fills the claim's own memo of ``own_runs`` (ratecheck.claims.Claim)."""
+    keep_parsed_imports(store)  # before any key is computed: a cached check parses no module
     for claim in _planners(claims):
         memo = claim.__dict__.setdefault("_planned", {})
         if profile in memo:
@@ -321,6 +326,7 @@ def gather(
             needs[i].update(item.key() for item in asked)
             items += [(claims[i], item) for item in asked]
         if not items:
+            keep_parsed_imports(store, save=True)
             return results, needs
         compute(items, results, store=store, executor=executor, progress=progress, stats=stats)
         items = []

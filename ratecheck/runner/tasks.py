@@ -21,10 +21,9 @@ import dataclasses
 import json
 import types
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..seeding import stable_hash
+from ..model.tasks import Task
 from ..simulate.engine import run_config
 from ..trace import RunConfig
 
@@ -32,19 +31,6 @@ if TYPE_CHECKING:
     from ..claims import Claim, Profile
 
 __all__ = ["Pending", "Task", "complete", "jsonable", "object_modules", "running_with", "task_runner"]
-
-
-@dataclass(frozen=True)
-class Task:
-    """One stored computation of claim ``claim``: ``kind`` (e.g. "hunt") and its parameters."""
-
-    kind: str
-    claim: str
-    spec: Mapping[str, Any]
-
-    def key(self) -> str:
-        """The task's key among a check's results (the store adds the code, see tasks_key)."""
-        return stable_hash({"task": self.kind, "claim": self.claim, "spec": dict(self.spec)})
 
 
 class Pending(Exception):
