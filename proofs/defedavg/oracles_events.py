@@ -222,6 +222,8 @@ def _replay(config: RunConfig) -> tuple[list[_Replay], np.ndarray]:
     H = np.broadcast_to(H, (N, d, d)) if H.ndim == 2 else H
     p = config.params
     policy, timing = POLICY[config.algorithm], _timing(p)
+    if timing["jitter"] or timing["speed_redraw"] or timing["tau_cap"] is not None:
+        raise ValueError("the event replay plays fixed slowdowns without a delay cap (no jitter, speed_redraw, tau_cap)")
     n, K = int(str(p["participation"]).partition(":")[2]), int(p.get("local_steps", 1))
     eta_g, eta_l = float(p["eta_global"]), float(p.get("eta_local", 1.0))
     key = timeline_key(policy, SystemModel(**timing), N, n, K)
