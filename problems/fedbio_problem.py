@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ratecheck.assumptions import (
+    BILEVEL,
     DIST0,
     Assumption,
     bounded_domain,
@@ -40,7 +41,7 @@ class FedBilevel(Problem):
     """A FedBiO test problem (spec §6): exact y*(x), u*(x), hypergradient, x*, constants and oracles."""
 
     family: ClassVar[str] = "fedbio_bilevel"
-    assumptions: ClassVar[tuple[Assumption, ...]] = (
+    assumptions: ClassVar[tuple[Assumption, ...]] = BILEVEL.assume(
         smooth("L", "L_xy", "L_y2", "L_tilde", "Lbar", "Lbar_exact", "Lhat", "Lhat_exact"),
         strongly_convex("mu", "kappa"), bounded_gradient("C_f"),
         bounded_variance("sigma", "sigma_f", "sigma_g", "sigma_J", "sigma_H"),
