@@ -2,19 +2,22 @@
 
 Where names come from:
 
-* entry points of installed distributions, in three groups:
+* entry points of installed distributions, in four groups:
 
       [project.entry-points."ratecheck.papers"]       key = "pkg.module:PAPER"   (a Paper, or a module with PAPER)
       [project.entry-points."ratecheck.algorithms"]   name = "pkg.module:Class"  (an Algorithm subclass, or a
                                                       module: every class it registers with @register)
       [project.entry-points."ratecheck.problems"]     family = "pkg.module:make" (a factory of JSON-able keywords)
+      [project.entry-points."ratecheck.measures"]     family = "pkg.module:OBJ"  (a paper's extra measures of a
+                                                      family: a ratecheck.problem.Measures, loaded only when
+                                                      a problem of that family is built)
 
   ratecheck's own problems/ and proofs/ register exactly this way (see its pyproject.toml). When
   ratecheck runs from a source checkout, its own table is read from that pyproject.toml, since an
   editable install's metadata goes stale the moment a paper is added;
 * extra sources, ``--paper MODULE_OR_PATH`` or ``add_source()``: a module name or a .py file that
-  defines any of ``PAPER`` (a Paper), ``PROBLEMS`` ({family: factory}), ``ALGORITHMS`` (classes) and
-  algorithms registered with ``@register``.
+  defines any of ``PAPER`` (a Paper), ``PROBLEMS`` ({family: factory}), ``ALGORITHMS`` (classes),
+  ``MEASURES`` ({family: Measures}) and algorithms registered with ``@register``.
 
 A source that fails (import or syntax error, a name clash, an object of the wrong kind) becomes a
 ``LoadError`` naming the source and the cause; it registers nothing and the other sources still
@@ -42,6 +45,7 @@ import ratecheck.algorithms.base as base  # the contract only, not the package's
 from .model.interrupts import describe, is_real_interrupt
 from .paper import Paper
 from .params import ParamError, check_dense_size, inferred_declarations
+from .problem import Measures
 
 if TYPE_CHECKING:
     from .claims import Claim, Profile
@@ -67,7 +71,8 @@ __all__ = [
 
 KINDS = ("paper", "algorithm", "problem")
 _OWN = ("ratecheck.", "problems.", "proofs.")  # the package's own modules (see Registry._transaction)
-GROUPS = {"paper": "ratecheck.papers", "algorithm": "ratecheck.algorithms", "problem": "ratecheck.problems"}
+GROUPS = {"paper": "ratecheck.papers", "algorithm": "ratecheck.algorithms", "problem": "ratecheck.problems",
+          "measures": "ratecheck.measures"}
 
 
 class RegistryError(ValueError):
@@ -192,6 +197,8 @@ class Registry:
         self._all_entry_points: list[EntryPoint] | None = None
         self._papers: dict[str, Item] = {}
         self._problems: dict[str, Item] = {}
+        self._measures: dict[str, list[Measures]] = {}  # family -> Measures of sources (--paper MEASURES)
+        self._measures_loaded: dict[str, tuple[Measures, ...]] = {}  # family -> entry points' and sources'
         self._loaded: set[str] = set()
         self.errors: list[LoadError] = []
         self.sources: list[str] = []  # extra sources, in the order given (shipped to workers)
@@ -324,6 +331,13 @@ class Registry:
         for name, factory in problems.items():
             self._add_problem(name, factory, origin)
             found = True
+        measures = getattr(module, "MEASURES", {})
+        if not isinstance(measures, Mapping):
+            raise RegistryError(f"MEASURES must map family names to Measures, got {_kind(measures)}")
+        for name, extra in measures.items():
+            self._measures.setdefault(name, []).append(_checked_measures(name, extra))
+            self._measures_loaded.pop(name, None)
+            found = True
         paper = getattr(module, "PAPER", None)
         if paper is not None:
             if not isinstance(paper, Paper):
@@ -332,7 +346,7 @@ class Registry:
                 self._add_paper(paper, origin)
             found = True
         if not found:
-            raise RegistryError("defines no PAPER, PROBLEMS or ALGORITHMS and registers no algorithm")
+            raise RegistryError("defines no PAPER, PROBLEMS or ALGORITHMS (nor MEASURES) and registers no algorithm")
 
     def _add_paper(self, paper: Paper, origin: str) -> None:
         if paper.key in self._papers and self._papers[paper.key].obj.claims is paper.claims:
@@ -388,6 +402,14 @@ class Registry:
         if name not in self._problems:
             raise RegistryError(f"unknown problem family {name!r}; known: {sorted(self._problems)}{self._hint()}")
         return self._problems[name].obj
+
+    def measures(self, family: str) -> tuple[Measures, ...]:
+        """The extra measures papers registered for ``family`` (ratecheck.problem.Measures): its entry points
+        in the ``ratecheck.measures`` group (only those named ``family`` are imported) and its sources'."""
+        if family not in self._measures_loaded:
+            found = [_checked_measures(family, ep.load()) for ep in self._group("measures") if ep.name == family]
+            self._measures_loaded[family] = tuple(found + self._measures.get(family, []))
+        return self._measures_loaded[family]
 
     def _hint(self) -> str:
         return "".join(f"\n  ({error})" for error in self.errors)
@@ -475,6 +497,12 @@ def _import_source(spec: str):
     return module
 
 
+def _checked_measures(family: str, extra: Any) -> Measures:
+    if not isinstance(extra, Measures):
+        raise RegistryError(f"measures of family {family!r}: expected a ratecheck.problem.Measures, got {_kind(extra)}")
+    return extra
+
+
 def _is_module(obj: Any) -> bool:
     return type(obj).__name__ == "module"
 
@@ -555,7 +583,7 @@ def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
                 param.check(key, value, name)  # check only: the factory gets the value as given
         check_dense_size(name, factory, params)
     try:
-        return factory(**params)
+        problem = factory(**params)
     except ParamError:
         raise
     except (TypeError, ValueError, OverflowError, ZeroDivisionError, IndexError, KeyError, AttributeError) as exc:
@@ -564,6 +592,10 @@ def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
     except MemoryError:
         raise ValueError(f"problem {name!r} with {params!r} does not fit in memory: use fewer clients or a "
                          "smaller dimension") from None
+    extra = default().measures(name)
+    if extra:  # the papers' measures of this family (a frozen problem: set once, at its construction)
+        object.__setattr__(problem, "extra_measures", tuple(problem.extra_measures) + extra)
+    return problem
 
 
 @dataclass(frozen=True)
