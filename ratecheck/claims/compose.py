@@ -24,6 +24,7 @@ The invariants every claim meets (``check_invariants``) and the negative-control
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -86,3 +87,19 @@ class Undecided(Rule):
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         raise NotImplementedError(f"claim {claim.id} ({type(claim).__name__}) names no rule")
+
+
+def piece_text(piece: Any) -> str:
+    """A piece by name, with the pieces it wraps: 'ExactOrMonteCarlo(ExponentInBand)'."""
+    inner = [piece_text(getattr(piece, f.name)) for f in dataclasses.fields(piece)
+             if isinstance(getattr(piece, f.name), (Reading, Estimator, Rule))] if dataclasses.is_dataclass(piece) else []
+    return type(piece).__name__ + (f"({', '.join(inner)})" if inner else "")
+
+
+def pieces_of(claim: Any) -> dict[str, str]:
+    """What a claim decides with (``ratecheck describe``): its reading, statistic, rule and gates."""
+    out = {"reading": piece_text(claim._reading()), "statistic": piece_text(claim.statistic),
+           "rule": piece_text(claim.rule)}
+    if claim.gates:
+        out["gates"] = ", ".join(getattr(g, "__name__", None) or piece_text(g) for g in claim.gates)
+    return out

@@ -1,7 +1,8 @@
 """The identity of the code behind a run, read from the import graph.
 
 A run's numbers depend on its algorithm's class (and every base class), on its problem family's
-factory and the measures papers registered for the family (ratecheck.problem.Measures), on the engine, and on every project module these import, directly or through helpers
+factory and the measures papers registered for the family (ratecheck.problem.Measures), on the
+engine, and on every project module these import, directly or through helpers
 (an event timeline, a STORM estimator, a Neumann hypergradient). ``code_identity`` digests the
 source of every module in that import closure, found by parsing each module's imports with ``ast``
 (module level and inside functions, since a function may run during the run; never the imports
