@@ -41,6 +41,7 @@ class BoundClaim(Claim):
             raise ValueError(f"bound claim {self.id} needs a theorem and bindings")
         self.theorem.bound(self.version)  # fail early on an unknown version
 
+
 @dataclass(frozen=True, kw_only=True)
 class ValueClaim(Claim):
     """E[measure] equals a closed-form prediction within a relative tolerance at every grid point.
@@ -57,6 +58,7 @@ class ValueClaim(Claim):
     rule: Rule = RelativeBand()
     statistic_view: ClassVar[Statistic] = Statistic()
     rule_view: ClassVar[Piece] = PredictionBand()
+
 
 @dataclass(frozen=True, kw_only=True)
 class LimitClaim(Claim):
@@ -80,6 +82,7 @@ class LimitClaim(Claim):
     statistic_view: ClassVar[Statistic] = Distance()
     rule_view: ClassVar[Piece] = DistanceTolerance()
 
+
 @dataclass(frozen=True, kw_only=True)
 class ThresholdClaim(Claim):
     """E[measure] <= a fixed threshold at every grid point, e.g. "exactly 0 at P = n" to machine precision.
@@ -94,6 +97,7 @@ class ThresholdClaim(Claim):
     rule: Rule = ThresholdCeiling()
     statistic_view: ClassVar[Statistic] = Statistic()
     rule_view: ClassVar[Piece] = ThresholdLine()
+
 
 @dataclass(frozen=True, kw_only=True)
 class IntervalClaim(Claim):
@@ -116,6 +120,7 @@ class IntervalClaim(Claim):
             raise ValueError(f"interval claim {self.id} needs a theorem and bindings")
         self.theorem.bound(self.lower)
         self.theorem.bound(self.upper)
+
 
 @dataclass(frozen=True, kw_only=True)
 class ExactValueClaim(ValueClaim):
