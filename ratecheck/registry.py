@@ -2,15 +2,13 @@
 
 Where names come from:
 
-* entry points of installed distributions, in four groups:
+* entry points of installed distributions, in four groups (the fourth: ratecheck.measures):
 
       [project.entry-points."ratecheck.papers"]       key = "pkg.module:PAPER"   (a Paper, or a module with PAPER)
       [project.entry-points."ratecheck.algorithms"]   name = "pkg.module:Class"  (an Algorithm subclass, or a
                                                       module: every class it registers with @register)
       [project.entry-points."ratecheck.problems"]     family = "pkg.module:make" (a factory of JSON-able keywords)
-      [project.entry-points."ratecheck.measures"]     family = "pkg.module:OBJ"  (a paper's extra measures of a
-                                                      family: a ratecheck.problem.Measures, loaded only when
-                                                      a problem of that family is built)
+      [project.entry-points."ratecheck.measures"]     family = "pkg.module:OBJ"  (a paper's Measures of a family)
 
   ratecheck's own problems/ and proofs/ register exactly this way (see its pyproject.toml). When
   ratecheck runs from a source checkout, its own table is read from that pyproject.toml, since an
@@ -42,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import ratecheck.algorithms.base as base  # the contract only, not the package's make_algorithm
 
+from . import measures as paper_measures
 from .model.interrupts import describe, is_real_interrupt
 from .paper import Paper
 from .params import ParamError, check_dense_size, inferred_declarations
@@ -72,7 +71,7 @@ __all__ = [
 KINDS = ("paper", "algorithm", "problem")
 _OWN = ("ratecheck.", "problems.", "proofs.")  # the package's own modules (see Registry._transaction)
 GROUPS = {"paper": "ratecheck.papers", "algorithm": "ratecheck.algorithms", "problem": "ratecheck.problems",
-          "measures": "ratecheck.measures"}
+          "measures": paper_measures.GROUP}
 
 
 class RegistryError(ValueError):
@@ -197,8 +196,8 @@ class Registry:
         self._all_entry_points: list[EntryPoint] | None = None
         self._papers: dict[str, Item] = {}
         self._problems: dict[str, Item] = {}
-        self._measures: dict[str, list[Measures]] = {}  # family -> Measures of sources (--paper MEASURES)
-        self._measures_loaded: dict[str, tuple[Measures, ...]] = {}  # family -> entry points' and sources'
+        self._measures: dict[str, list[Measures]] = {}  # family -> sources' Measures; then the entry points'
+        self._measures_loaded: dict[str, tuple[Measures, ...]] = {}
         self._loaded: set[str] = set()
         self.errors: list[LoadError] = []
         self.sources: list[str] = []  # extra sources, in the order given (shipped to workers)
@@ -331,11 +330,8 @@ class Registry:
         for name, factory in problems.items():
             self._add_problem(name, factory, origin)
             found = True
-        measures = getattr(module, "MEASURES", {})
-        if not isinstance(measures, Mapping):
-            raise RegistryError(f"MEASURES must map family names to Measures, got {_kind(measures)}")
-        for name, extra in measures.items():
-            self._measures.setdefault(name, []).append(_checked_measures(name, extra))
+        for name, extra in paper_measures.of_source(module).items():  # ratecheck.measures
+            self._measures.setdefault(name, []).append(extra)
             self._measures_loaded.pop(name, None)
             found = True
         paper = getattr(module, "PAPER", None)
@@ -404,10 +400,9 @@ class Registry:
         return self._problems[name].obj
 
     def measures(self, family: str) -> tuple[Measures, ...]:
-        """The extra measures papers registered for ``family`` (ratecheck.problem.Measures): its entry points
-        in the ``ratecheck.measures`` group (only those named ``family`` are imported) and its sources'."""
+        """The Measures papers registered for ``family``: its entry points' and its sources' (ratecheck.measures)."""
         if family not in self._measures_loaded:
-            found = [_checked_measures(family, ep.load()) for ep in self._group("measures") if ep.name == family]
+            found = paper_measures.of_entry_points(family, self._group("measures"))
             self._measures_loaded[family] = tuple(found + self._measures.get(family, []))
         return self._measures_loaded[family]
 
@@ -495,12 +490,6 @@ def _import_source(spec: str):
     sys.modules[name] = module  # dataclasses look their module up while the file executes
     spec_.loader.exec_module(module)
     return module
-
-
-def _checked_measures(family: str, extra: Any) -> Measures:
-    if not isinstance(extra, Measures):
-        raise RegistryError(f"measures of family {family!r}: expected a ratecheck.problem.Measures, got {_kind(extra)}")
-    return extra
 
 
 def _is_module(obj: Any) -> bool:
@@ -592,10 +581,7 @@ def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
     except MemoryError:
         raise ValueError(f"problem {name!r} with {params!r} does not fit in memory: use fewer clients or a "
                          "smaller dimension") from None
-    extra = default().measures(name)
-    if extra:  # the papers' measures of this family (a frozen problem: set once, at its construction)
-        object.__setattr__(problem, "extra_measures", tuple(problem.extra_measures) + extra)
-    return problem
+    return paper_measures.attach(problem, default().measures(name))
 
 
 @dataclass(frozen=True)
