@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ratecheck.assumptions import (
+    BILEVEL,
     DIST0,
     Assumption,
     bounded_domain,
@@ -40,7 +41,7 @@ class FedBilevel(Problem):
     """A FedBiO test problem (spec §6): exact y*(x), u*(x), hypergradient, x*, constants and oracles."""
 
     family: ClassVar[str] = "fedbio_bilevel"
-    assumptions: ClassVar[tuple[Assumption, ...]] = (
+    assumptions: ClassVar[tuple[Assumption, ...]] = BILEVEL.assume(
         smooth("L", "L_xy", "L_y2", "L_tilde", "Lbar", "Lbar_exact", "Lhat", "Lhat_exact"),
         strongly_convex("mu", "kappa"), bounded_gradient("C_f"),
         bounded_variance("sigma", "sigma_f", "sigma_g", "sigma_J", "sigma_H"),
@@ -451,7 +452,8 @@ class FedBilevel(Problem):
 
     def measures(self, point: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """At the virtual averages: ||grad h(x)||^2, ||x - x*||^2, and the lower-level errors
-        (global: ||y - y_x||^2, ||u - u_x||^2; local: (1/M) sum_m ||y_m - y_m*(x)||^2 from y_clients)."""
+        (global: ||y - y_x||^2, ||u - u_x||^2; local: (1/M) sum_m ||y_m - y_m*(x)||^2 from y_clients).
+        FedBiO's Lemma 8 quantities at the client iterates are the paper's (ratecheck.proofs.fedbio.measures)."""
         x = point["x"]
         grad = self.hypergrad(x)
         out = {"grad_norm_sq": np.einsum("ri,ri->r", grad, grad), "dist_sq": ((x - self.x_star) ** 2).sum(-1)}
@@ -463,25 +465,9 @@ class FedBilevel(Problem):
                 out["u_err"] = ((u - self.u_star(x)) ** 2).sum(-1)
             if self.x_naive is not None:
                 out["dist_sq_naive"] = ((x - self.x_naive) ** 2).sum(-1)
-            if "u_clients" in point:
-                out.update(self._lemma8_measures(point))
         elif "y_clients" in point:
             out["y_err"] = ((point["y_clients"] - self.y_star_clients(x)) ** 2).sum(-1).mean(-1)
         return out
-
-    def _lemma8_measures(self, point: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The quantities of Lemma 8 (appendix B.1.4) at the client iterates (R, M, .) of FedBiO:
-        hg_bias = ||grad h(x_bar) - E_xi nu_bar||^2 with nu^(m) = grad_x f_m(x_m, y_m) - grad_xy g_m u_m
-        (exact oracles: the expectation over the sample), the dispersions x_drift, y_drift, u_disp =
-        (1/M) sum_m ||v_bar - v^(m)||^2."""
-        xs, ys, us = point["x_clients"], point["y_clients"], point["u_clients"]
-        exact = self.draw(None, ())
-        nu = (self.grad_x_f(xs, ys, exact) - self.jvp(xs, ys, us, exact)).mean(1)
-        bias = self.hypergrad(xs.mean(1)) - nu
-        def spread(v):
-            return ((v - v.mean(1, keepdims=True)) ** 2).sum(-1).mean(-1)
-        return {"hg_bias": np.einsum("ri,ri->r", bias, bias), "x_drift": spread(xs), "y_drift": spread(ys),
-                "u_disp": spread(us)}
 
     # -- constants (spec §3.3, §6.1-6.4) --------------------------------------------------------
     @cached_property

@@ -11,6 +11,7 @@ import numpy as np
 
 from ratecheck.assumptions import (
     DIST0,
+    SELECTION,
     Assumption,
     bounded_variance,
     heterogeneity,
@@ -118,7 +119,7 @@ class LeastSquares(CompositeFederatedProblem):
     """Federated least squares h (possibly with an outer selection loss f); see the module doc."""
 
     family: ClassVar[str] = "least_squares"
-    assumptions: ClassVar[tuple[Assumption, ...]] = (
+    assumptions: ClassVar[tuple[Assumption, ...]] = SELECTION.assume(
         smooth("L_h", "L_f", "L", "L_max", "lambda_max"), strongly_convex("mu_f"),
         sharpness("lambda_min_plus", "alpha", "kappa"), bounded_variance("sigma_h", "sigma_f"),
         heterogeneity("G_h2", "G_f2", "gradf_star", "c_f"), initial_gap("h_star", "f_star", "inf_f", "M", "F_star"),

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ratecheck.assumptions import (
+    BILEVEL,
     DIST0,
     Assumption,
     bounded_domain,
@@ -102,7 +103,7 @@ class Solution:
 @dataclass(frozen=True, eq=False)
 class QuadraticBilevel(Problem):
     family: ClassVar[str] = "quadratic_bilevel"
-    assumptions: ClassVar[tuple[Assumption, ...]] = (
+    assumptions: ClassVar[tuple[Assumption, ...]] = BILEVEL.assume(
         smooth("L_f", "L_1", "L_2", "L_3"), strongly_convex("mu_g", "r"),
         bounded_variance("sigma_f", "sigma_g", "sigma_gg"), heterogeneity("beta_gh", "sigma_gh"),
         initial_gap("Delta"), initial_distance("y0_err", "v0_err", DIST0), bounded_domain("R_x", "v_star_bound"))

@@ -1,6 +1,14 @@
 """Assumptions as classes (PEPit's function classes): what a family certifies, what a theorem needs,
 and one binder that connects them.
 
+An assumption is of a problem class (``ProblemClass``: a federated objective, a bilevel problem, a
+minimax problem, a selection problem): "L-smooth" of a federated F and of a bilevel pair (f, g) are
+different classes, whatever their constants are called, so a family certifies, and a theorem needs,
+assumptions of its class (``FEDERATED``, ``BILEVEL``, ``MINIMAX``, ``SELECTION``; the makers below default
+to ``FEDERATED``, ``BILEVEL.assume(...)`` puts assumptions in another class). A family is admissible for
+a theorem when, for every assumption the theorem needs, it certifies one of the same class and kind
+quantified by the constants the theorem's symbols name.
+
 A family declares the assumptions it certifies (``Problem.assumptions``), each naming the constants
 of ``constants()`` that quantify it: smooth (L), strongly convex (mu), PL, bounded variance (sigma),
 heterogeneity (zeta, nu), the initial gap and ||x0 - x*||^2, ... An instance certifies those whose
@@ -22,30 +30,55 @@ ratecheck.binding, above the run inspection it reads. Example (DeFedAvg, proofs/
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 
 @dataclass(frozen=True)
+class ProblemClass:
+    """What an assumption is about: the problem's form (its objective(s) and where the clients enter)."""
+
+    name: str
+    form: str
+
+    def assume(self, *assumptions: Assumption) -> tuple[Assumption, ...]:
+        """The assumptions, as assumptions of this class."""
+        return tuple(dataclasses.replace(a, of=self) for a in assumptions)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+FEDERATED = ProblemClass("federated", "min_x F(x) = (1/N) sum_i F_i(x)")
+BILEVEL = ProblemClass("bilevel", "min_x Phi(x) = f(x, y*(x)), y*(x) = argmin_y g(x, y), f and g federated")
+MINIMAX = ProblemClass("minimax", "min_x max_y f(x, y) = (1/M) sum_m f_m(x, y)")
+SELECTION = ProblemClass("selection", "min_x f(x) over x in argmin h, f and h federated (simple bilevel)")
+
+
+@dataclass(frozen=True)
 class Assumption:
-    """A class of problems (smooth, strongly convex, ...) and the constants that quantify it."""
+    """An assumption of a problem class (smooth, strongly convex, ... of a federated, bilevel, ... problem)
+    and the constants that quantify it."""
 
     kind: str
     constants: tuple[str, ...]
     text: str = ""
+    of: ProblemClass = FEDERATED
 
     def __str__(self) -> str:
-        return self.text or f"{self.kind} ({', '.join(self.constants)})"
+        text = self.text or f"{self.kind} ({', '.join(self.constants)})"
+        return f"{text} [{self.of}]"
 
     def covers(self, other: Assumption) -> bool:
-        """This (certified) assumption is of the kind ``other`` needs and quantifies its constants."""
-        return self.kind == other.kind and set(other.constants) <= set(self.constants)
+        """This (certified) assumption is of the class and kind ``other`` needs and quantifies its constants."""
+        return self.of == other.of and self.kind == other.kind and set(other.constants) <= set(self.constants)
 
 
 def _maker(kind: str, meaning: str) -> Callable[..., Assumption]:
-    def make(*constants: str, text: str = "") -> Assumption:
-        return Assumption(kind, tuple(constants), text or f"{meaning} ({', '.join(constants)})")
+    def make(*constants: str, text: str = "", of: ProblemClass = FEDERATED) -> Assumption:
+        return Assumption(kind, tuple(constants), text or f"{meaning} ({', '.join(constants)})", of)
 
     make.__name__ = kind.replace(" ", "_")
     make.__doc__ = f"The '{kind}' assumption: {meaning}, quantified by the named constants."
@@ -78,7 +111,7 @@ def certified(declared: Iterable[Assumption], constants: Iterable[str]) -> tuple
     for a in declared:
         present = tuple(c for c in a.constants if c in have)
         if present:
-            out.append(Assumption(a.kind, present, a.text))
+            out.append(Assumption(a.kind, present, a.text, a.of))
     return tuple(out)
 
 

@@ -45,6 +45,8 @@ class ProblemContract(Protocol):
 
     def measures(self, point: Any) -> dict[str, np.ndarray]: ...
 
+    def all_measures(self, point: Any) -> dict[str, np.ndarray]: ...  # with the papers' (Problem.all_measures)
+
     def constants(self) -> dict[str, Constant]: ...
 
 

@@ -7,7 +7,7 @@ rebuild it in another process.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -28,11 +28,33 @@ class Constant:
         return float(self.value)
 
 
+@dataclass(frozen=True)
+class Measures:
+    """Measures a paper registers for a family (issue #20 item 5): ``compute(problem, point) -> {name: (R,)
+    values}`` at the algorithm's output, recorded by the engine beside the family's own ``measures`` when
+    the output carries every key of ``needs`` (e.g. the client states an option of the algorithm outputs).
+
+    A paper registers them under the family's name in the ``ratecheck.measures`` entry-point group (or a
+    source's ``MEASURES = {family: Measures}``); ``make_problem`` attaches them to the problems it builds
+    (``Problem.extra_measures``) and a run's code identity includes their module. Keep the module light: a
+    run of the family imports it."""
+
+    compute: Callable[[Any, Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
+    names: tuple[str, ...]
+    needs: tuple[str, ...] = ()
+    source: str = ""  # where the quantities come from (a lemma, an equation)
+
+    def __call__(self, problem: Any, point: Any) -> dict[str, np.ndarray]:
+        if self.needs and not (isinstance(point, Mapping) and all(k in point for k in self.needs)):
+            return {}
+        return dict(self.compute(problem, point))
+
+
 class Problem:
     """Base class of every problem family.
 
     Subclasses set ``family`` and implement the oracles their algorithm family needs. The engine only
-    uses ``num_clients``, ``dim``, ``initial_point``, ``measures`` and ``spec``.
+    uses ``num_clients``, ``dim``, ``initial_point``, ``all_measures`` and ``spec``.
     """
 
     family: ClassVar[str] = "problem"
@@ -42,6 +64,8 @@ class Problem:
     # the assumptions (ratecheck.assumptions) this family can certify, each quantified by constants of
     # ``constants()``; an instance certifies those whose constants it computes
     assumptions: ClassVar[tuple[Assumption, ...]] = ()
+    # measures papers registered for this family (Measures), attached by ratecheck.registry.make_problem
+    extra_measures: tuple[Measures, ...] = ()
     num_clients: int
     dim: int
 
@@ -62,6 +86,13 @@ class Problem:
         """Exact measures of the algorithm's output (an (R, d) array, or named (R, ...) arrays):
         each a (R,) array. They are evaluated every round, so keep them closed form."""
         raise NotImplementedError
+
+    def all_measures(self, point: Any) -> dict[str, np.ndarray]:
+        """What a run records: the family's own ``measures`` and those papers registered for it."""
+        values = self.measures(point)
+        for extra in self.extra_measures:
+            values.update(extra(self, point))
+        return values
 
     def constants(self) -> dict[str, Constant]:  # pragma: no cover - abstract
         raise NotImplementedError

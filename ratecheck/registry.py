@@ -2,19 +2,20 @@
 
 Where names come from:
 
-* entry points of installed distributions, in three groups:
+* entry points of installed distributions, in four groups (the fourth: ratecheck.measures):
 
       [project.entry-points."ratecheck.papers"]       key = "pkg.module:PAPER"   (a Paper, or a module with PAPER)
       [project.entry-points."ratecheck.algorithms"]   name = "pkg.module:Class"  (an Algorithm subclass, or a
                                                       module: every class it registers with @register)
       [project.entry-points."ratecheck.problems"]     family = "pkg.module:make" (a factory of JSON-able keywords)
+      [project.entry-points."ratecheck.measures"]     family = "pkg.module:OBJ"  (a paper's Measures of a family)
 
   ratecheck's own problems/ and proofs/ register exactly this way (see its pyproject.toml). When
   ratecheck runs from a source checkout, its own table is read from that pyproject.toml, since an
   editable install's metadata goes stale the moment a paper is added;
 * extra sources, ``--paper MODULE_OR_PATH`` or ``add_source()``: a module name or a .py file that
-  defines any of ``PAPER`` (a Paper), ``PROBLEMS`` ({family: factory}), ``ALGORITHMS`` (classes) and
-  algorithms registered with ``@register``.
+  defines any of ``PAPER`` (a Paper), ``PROBLEMS`` ({family: factory}), ``ALGORITHMS`` (classes),
+  ``MEASURES`` ({family: Measures}) and algorithms registered with ``@register``.
 
 A source that fails (import or syntax error, a name clash, an object of the wrong kind) becomes a
 ``LoadError`` naming the source and the cause; it registers nothing and the other sources still
@@ -40,9 +41,11 @@ from typing import TYPE_CHECKING, Any
 
 import ratecheck.algorithms.base as base  # the contract only, not the package's make_algorithm
 
+from . import measures as paper_measures
 from .model.interrupts import describe, is_real_interrupt
 from .paper import Paper
 from .params import ParamError, check_dense_size, inferred_declarations
+from .problem import Measures
 
 if TYPE_CHECKING:
     from .claims import Claim, Profile
@@ -55,7 +58,8 @@ __all__ = ["EntryPoint", "Item", "LoadError", "Registry", "RegistryError", "add_
 
 KINDS = ("paper", "algorithm", "problem")
 _OWN = ("ratecheck.", "problems.", "proofs.")  # the package's own modules (see Registry._transaction)
-GROUPS = {"paper": "ratecheck.papers", "algorithm": "ratecheck.algorithms", "problem": "ratecheck.problems"}
+GROUPS = {"paper": "ratecheck.papers", "algorithm": "ratecheck.algorithms", "problem": "ratecheck.problems",
+          "measures": paper_measures.GROUP}
 
 
 class RegistryError(ValueError):
@@ -177,6 +181,8 @@ class Registry:
         self._all_entry_points: list[EntryPoint] | None = None
         self._papers: dict[str, Item] = {}
         self._problems: dict[str, Item] = {}
+        self._measures: dict[str, list[Measures]] = {}  # family -> sources' Measures; then the entry points'
+        self._measures_loaded: dict[str, tuple[Measures, ...]] = {}
         self._loaded: set[str] = set()
         self._loaded_papers: set[str] = set()  # paper entry points loaded one by one (named_paper)
         self.errors: list[LoadError] = []
@@ -319,6 +325,10 @@ class Registry:
         for name, factory in problems.items():
             self._add_problem(name, factory, origin)
             found = True
+        for name, extra in paper_measures.of_source(module).items():  # ratecheck.measures
+            self._measures.setdefault(name, []).append(extra)
+            self._measures_loaded.pop(name, None)
+            found = True
         paper = getattr(module, "PAPER", None)
         if paper is not None:
             if not isinstance(paper, Paper):
@@ -327,7 +337,7 @@ class Registry:
                 self._add_paper(paper, origin)
             found = True
         if not found:
-            raise RegistryError("defines no PAPER, PROBLEMS or ALGORITHMS and registers no algorithm")
+            raise RegistryError("defines no PAPER, PROBLEMS or ALGORITHMS (nor MEASURES) and registers no algorithm")
 
     def _add_paper(self, paper: Paper, origin: str) -> None:
         if paper.key in self._papers and self._papers[paper.key].obj.claims is paper.claims:
@@ -383,6 +393,13 @@ class Registry:
         if name not in self._problems:
             raise RegistryError(f"unknown problem family {name!r}; known: {sorted(self._problems)}{self._hint()}")
         return self._problems[name].obj
+
+    def measures(self, family: str) -> tuple[Measures, ...]:
+        """The Measures papers registered for ``family``: its entry points' and its sources' (ratecheck.measures)."""
+        if family not in self._measures_loaded:
+            found = paper_measures.of_entry_points(family, self._group("measures"))
+            self._measures_loaded[family] = tuple(found + self._measures.get(family, []))
+        return self._measures_loaded[family]
 
     def _hint(self) -> str:
         return "".join(f"\n  ({error})" for error in self.errors)
@@ -555,7 +572,7 @@ def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
                 param.check(key, value, name)  # check only: the factory gets the value as given
         check_dense_size(name, factory, params)
     try:
-        return factory(**params)
+        problem = factory(**params)
     except ParamError:
         raise
     except (TypeError, ValueError, OverflowError, ZeroDivisionError, IndexError, KeyError, AttributeError) as exc:
@@ -564,6 +581,7 @@ def make_problem(name: str, params: Mapping[str, Any] | None = None) -> Problem:
     except MemoryError:
         raise ValueError(f"problem {name!r} with {params!r} does not fit in memory: use fewer clients or a "
                          "smaller dimension") from None
+    return paper_measures.attach(problem, default().measures(name))
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 import dataclasses
 
 from ratecheck.claims import PROFILES, Verdict
-from ratecheck.proofs.defedavg.interpolation import P4_NO_SPEEDUP
+from ratecheck.proofs.defedavg.interpolation import P4_NO_SPEEDUP, NoiseDominated
 from ratecheck.runner.sweep import run_configs
 
 QUICK = PROFILES["quick"]
@@ -17,7 +17,7 @@ def test_p4_says_not_noise_dominated_and_never_passes():
     assert all(row["high"] < -1 for row in outcome.evidence["regime"]["rows"])
     assert outcome.evidence["controlled"]["verdict"] == "PASS"
     # without the regime diagnostic the slope rule alone still refuses linear speedup (saturation)
-    blind = dataclasses.replace(P4_NO_SPEEDUP, efolds=float("inf"))
+    blind = dataclasses.replace(P4_NO_SPEEDUP, rule=NoiseDominated(efolds=float("inf")))
     assert blind.decide(QUICK, traces).verdict != Verdict.PASS
     # and a band wide enough to hold the measured slope is still overruled by the regime diagnostic
     lax = dataclasses.replace(P4_NO_SPEEDUP, tolerance=0.45, r2_floor=0.0, max_curvature=10.0)

@@ -81,10 +81,11 @@ def test_s9_evidence_shows_the_clamp():
     """Where Theorem 6's I = I_0 M^(-2/3) falls below 1 the clamp is named in the reason and the evidence."""
     from dataclasses import replace
 
-    claim = replace(acc.S9, prescriptions=lambda v: {"FedBiOAcc": {"I_formula": 0.4, "I": 1, "b_formula": 2.0, "b": 2}})
+    clamped = acc.Prescribed(lambda v: {"FedBiOAcc": {"I_formula": 0.4, "I": 1, "b_formula": 2.0, "b": 2}})
+    claim = replace(acc.S9, gates=(clamped,))  # the prescriptions gate alone (the ball gate reads real runs)
     fake = [type("P", (), {"value": v, "stats": {"series": label}, "samples": np.array([1.0 / v]), "exact": True})()
             for label in claim.labels for v in (1.0, 10.0, 100.0)]
-    verdict, reason, evidence = claim._decide(fake)
+    verdict, reason, evidence = claim.judge(fake)
     assert "clamped to >= 1: FedBiOAcc I 0.4 -> 1" in reason
     assert evidence["clamped"] == ["FedBiOAcc I 0.4 -> 1"]
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from ratecheck.assumptions import (
     DIST0,
+    MINIMAX,
     Assumption,
     bounded_domain,
     bounded_gradient,
@@ -80,7 +81,7 @@ class MinimaxProblem(Problem):
     """Base of the minimax families: noise model, projection onto Y, Def 2.1 stationarity."""
 
     family: ClassVar[str] = "minimax"
-    assumptions: ClassVar[tuple[Assumption, ...]] = (
+    assumptions: ClassVar[tuple[Assumption, ...]] = MINIMAX.assume(
         smooth("l"), bounded_variance("sigma"), heterogeneity("sigma_G"), structure("M"),
         pl("mu", "kappa"), two_sided_pl("mu1", "mu2", "kappa1", "kappa2"),
         initial_gap("Delta", "Phi_star", "W0", "W0_swap"), bounded_domain("D_Y"), bounded_gradient("G_y"),

@@ -9,11 +9,13 @@ never report linear speedup; this claim is a FAIL by design, against T2.speedup_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ratecheck.claims import ExpectedOrder, Profile, SlopeClaim, Verdict
+from ratecheck.claims import Decision, ExpectedOrder, ExponentInBand, PointResult, Profile, Rule, SlopeClaim, Verdict
 from ratecheck.inspection import constants_of
 from ratecheck.model.fit import log_rate, mean_ci
 from ratecheck.trace import RunConfig
@@ -22,44 +24,45 @@ from .claims import N_GRID, T2_SPEEDUP_N
 from .theorems import KEY, THEOREM_2, src
 
 
-@dataclass(frozen=True, kw_only=True)
-class NoiseDominatedSpeedupClaim(SlopeClaim):
-    """Linear speedup in n is shown only by noise-dominated runs: FAIL when a run's ``decay_measure``
-    still falls geometrically over the last half of the run (by more than ``efolds`` e-folds, with
-    confidence: no noise floor, so no variance for n to divide), else the slope rule decides.
+@dataclass(frozen=True)
+class NoiseDominated(Rule):
+    """Linear speedup in n is shown only by noise-dominated runs: FAIL when a run's ``decay_measure`` still
+    falls geometrically over the last half of the run (by more than ``efolds`` e-folds, with confidence: no
+    noise floor, so no variance for n to divide), else the ``inner`` rule (the slope band) decides.
 
     Why one e-fold: a noise-dominated run sits at (or falls like a power of t towards) its floor,
     which changes ||grad F||^2 by far less than a factor e over [T/2, T]; only a contraction does."""
 
+    inner: Rule = ExponentInBand()
     decay_measure: str = "grad_norm_sq"
     efolds: float = 1.0
-    kind: str = "slope"
 
-    def _decide(self, points):
+    def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         rows, geometric, unsure = [], [], []
         for p in points:
+            assert p.trace is not None  # the decay is read on the run itself
             marks = np.asarray(p.trace.checkpoints, dtype=float)
             window = marks >= marks[-1] / 2
             span = float(marks[-1] - marks[window][0])
             rates = log_rate(marks[window], p.trace.measures[self.decay_measure][window])
-            ci = mean_ci(rates[np.isfinite(rates)], level=self.level)
+            ci = mean_ci(rates[np.isfinite(rates)], level=claim.level)
             rows.append({"value": p.value, "efolds_last_half": ci.mean * span, "low": ci.low * span,
                          "high": ci.high * span})
             if ci.high * span < -self.efolds:
                 geometric.append(p.value)
             elif ci.low * span < -self.efolds:
                 unsure.append(p.value)
-        verdict, reason, evidence = super()._decide(points)
+        verdict, reason, evidence = self.inner(claim, points, estimate)
         evidence = {**evidence, "regime": {"measure": self.decay_measure, "efolds": self.efolds, "rows": rows}}
         if geometric:
             worst = max(rows, key=lambda r: r["high"])
             return (Verdict.FAIL, f"not in the noise-dominated regime: {self.decay_measure} still falls geometrically "
                     f"over the last half of the run (at least {-worst['high']:.2f} e-folds, 95% CI, at "
-                    f"{self.vary}={worst['value']:g}; {len(geometric)} of {len(rows)} points): no noise floor for n "
+                    f"{claim.vary}={worst['value']:g}; {len(geometric)} of {len(rows)} points): no noise floor for n "
                     f"to divide, so no linear speedup is reported ({reason})", evidence)
         if unsure:
             return (Verdict.INCONCLUSIVE, f"regime undecided: the last-half decay's CI crosses {self.efolds:g} e-fold at "
-                    f"{self.vary}={', '.join(f'{v:g}' for v in unsure)} ({reason})", evidence)
+                    f"{claim.vary}={', '.join(f'{v:g}' for v in unsure)} ({reason})", evidence)
         return verdict, reason, evidence
 
 
@@ -81,7 +84,7 @@ def p4_config(n_clients: float, profile: Profile) -> RunConfig:
                      rounds=P4_ROUNDS[profile.name], replicas=profile.replicas)
 
 
-P4_NO_SPEEDUP = NoiseDominatedSpeedupClaim(
+P4_NO_SPEEDUP = SlopeClaim(
     id="defedavg.P4.no_linear_speedup",
     paper=KEY,
     title="Negative control: no linear speedup is reported on interpolating least squares (P4)",
@@ -94,6 +97,7 @@ P4_NO_SPEEDUP = NoiseDominatedSpeedupClaim(
     measure="avg:grad_norm_sq",
     expected=ExpectedOrder(THEOREM_2, "n", "corrected", dominant_in="T"),
     tolerance=0.1,
+    rule=NoiseDominated(),
     expect=Verdict.FAIL,
     negative_control=True,
     controls=T2_SPEEDUP_N,

@@ -23,7 +23,7 @@ against bM t (T_eps ∝ 1/(bM)); the (bM)^2 u_bar offset bends the largest M by 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,11 +31,17 @@ import numpy as np
 import sympy as sp
 
 from ratecheck.claims import (
+    EXACT_BAND,
+    Claim,
     ExactSlopeClaim,
     ExpectedOrder,
     ExponentComparisonClaim,
     HittingTime,
+    PointResult,
     Profile,
+    Reading,
+    Rule,
+    StrictlyDecreasing,
     Verdict,
     monte_carlo_twin,
     negative_control,
@@ -228,15 +234,16 @@ def s9_prescriptions(value: float) -> dict[str, dict[str, float]]:
             "FedBiO": {"R": value, "I": S9_I_FEDBIO, "b_formula": b_fed, "b": max(1, round(b_fed))}}
 
 
-@dataclass(frozen=True, kw_only=True)
-class PrescribedComparison(ExponentComparisonClaim):
-    """An exponent comparison whose runs follow theory formulas: the evidence lists, per grid value, each
-    formula's value and what the run used, and the reason says when a clamp to >= 1 was active."""
+@dataclass(frozen=True)
+class Prescribed:
+    """A gate (ratecheck.claims.with_gates) for runs that follow theory formulas: the evidence lists, per grid
+    value, each formula's value and what the run used (``prescriptions(value)``), and the reason says when a
+    clamp to >= 1 was active. The verdict is the claim's own."""
 
     prescriptions: Callable[[float], Mapping[str, Mapping[str, float]]]
 
-    def _decide(self, points):
-        verdict, reason, evidence = super()._decide(points)
+    def __call__(self, claim: Claim, points: Sequence[PointResult], verdict: Verdict, reason: str,
+                 evidence: dict[str, Any]) -> tuple[Verdict, str, dict[str, Any]]:
         values = sorted({p.value for p in points})
         table = [self.prescriptions(v) for v in values]
         clamps = sorted({f"{alg} {name[:-8]} {row[name]:.3g} -> {row[name[:-8]]:g}" for entry in table
@@ -254,7 +261,7 @@ def _eps_in_rounds(key: str, label: str) -> DerivedOrder:
                         derive=lambda: 1.0 / exponent(complexity()[key], eps))
 
 
-S9 = PrescribedComparison(
+S9 = ExponentComparisonClaim(
     id="fedbio.S9.communication_exponent", paper=KEY,
     title="Headline: FedBiOAcc's communication exponent below FedBiO's (eps_R ∝ R^-1 vs R^-2/3, Test A, exact)",
     statement="With each theorem's prescriptions (FedBiO: I = O(1), b_x, b_y ∝ 1/(M eps), gamma ∝ T^-1/3; "
@@ -262,7 +269,7 @@ S9 = PrescribedComparison(
               "O(eps^-1) rounds and FedBiO in O(eps^-1.5) (Table 1): after R rounds eps_R falls like R^-1 and R^-2/3.",
     source=src("Table 1; Theorems 1/5 (Corollary 1) and 2/6", "spec §6.5 S9, §4.7"),
     vary="R (rounds)", grid=S9_GRID, configure=s9_acc_config, configure_other=s9_fedbio_config,
-    measure="avg:grad_norm_sq", labels=("FedBiOAcc", "FedBiO"), margin=0.15, prescriptions=s9_prescriptions,
+    measure="avg:grad_norm_sq", labels=("FedBiOAcc", "FedBiO"), margin=0.15, gates=(Prescribed(s9_prescriptions),),
     expected=(_eps_in_rounds("FedBiOAcc rounds, b = eps^-1/2", "FedBiOAcc"),
               _eps_in_rounds("FedBiO rounds (I = O(1))", "FedBiO")), tolerance=0.15,
     expect_reason="exact expectations (no CI): the bands are the finite-horizon curvature, not noise. Measured when "
@@ -297,23 +304,6 @@ def s14_config(value: float, profile: Profile) -> RunConfig:
     return acc_config(int(value), S14_B, S7_I, S14_T, profile, checkpoints=4)
 
 
-@dataclass(frozen=True, kw_only=True)
-class StrictlyDecreasing(ExactSlopeClaim):
-    """Judges only the direction (the means fall strictly along the grid, else FAIL naming the first
-    rise); the fitted slope and its regime check are reported in the reason, not judged."""
-
-    def _decide(self, points):
-        _, reason, evidence = super()._decide(points)
-        ordered = sorted(points, key=lambda p: p.value)
-        means = [float(np.mean(p.samples)) for p in ordered]
-        rises = [f"{a.value:g} -> {b.value:g} ({m0:.4g} -> {m1:.4g})" for a, b, m0, m1
-                 in zip(ordered, ordered[1:], means, means[1:]) if not m1 < m0]
-        evidence = {**evidence, "means": means, "monotone": not rises}
-        if rises:
-            return Verdict.FAIL, f"not monotone in {self.vary}: {'; '.join(rises)}; {reason}", evidence
-        return Verdict.PASS, f"strictly decreasing in {self.vary}; slope reported, not judged: {reason}", evidence
-
-
 S14_RTOL = 1e-9  # exact against exact: float64 round-off over 300 iterations (measured < 1e-15)
 
 
@@ -335,7 +325,7 @@ def s14_values(claim, points, verdict, reason, evidence):
     return verdict, f"{reason}; {text}", evidence
 
 
-S14 = StrictlyDecreasing(
+S14 = ExactSlopeClaim(
     id="fedbio.S14.acc_fixed_T_speedup", paper=KEY,
     title="FedBiOAcc: eps_T at fixed T falls strictly with M, each value equal to Algorithm 2's exact recursion "
           "(slope against (bMT)^-2/3 reported; Test A, exact)",
@@ -358,7 +348,7 @@ S14 = StrictlyDecreasing(
     tolerance_reason="exact expectations; the verdict is the strict decrease in M (noise shared by the clients: "
                      "+0.47, increasing); the slope against -2/3 is reported: the grid is short of its asymptotic "
                      "regime (local slopes -0.44 .. -0.60)",
-    gates=(s14_values,))
+    rule=StrictlyDecreasing(reported=EXACT_BAND), gates=(s14_values,))
 
 # ---------------------------------------------------------------------------------------------
 # S13: FedBiOAcc-Local's iterations to eps against M (Theorem 8: T = O(kappa^8 (bM)^-1 eps^-1.5) with b_x = b,
@@ -440,40 +430,52 @@ def neumann_floor(config: RunConfig) -> float:
     return float(np.sum(g**2))
 
 
-@dataclass(frozen=True, kw_only=True)
-class CrossingRegimeSlope(ExactSlopeClaim):
-    """Iterations to eps against a parameter, decided only where every crossing lies in the noise term's
-    regime: the windowed curve's local exponent at the crossing within ``regime_band`` of
-    ``regime_slope`` and the Neumann floor ||grad h(x_Q)||^2 below ``floor_fraction`` of eps; otherwise
-    INCONCLUSIVE naming the points. The local exponents are in the evidence and the reason."""
+@dataclass(frozen=True)
+class EpsReached(Reading):
+    """The hitting time ``inner``, and INCONCLUSIVE ("eps not reached inside the run") when a point has no
+    crossing and no diverged replica, before the shared prechecks (which would say "too few replicas")."""
 
-    regime_slope: float
-    regime_band: float
+    inner: HittingTime
+
+    def __call__(self, claim: Any, point: PointResult) -> None:
+        self.inner(claim, point)
+
+    def precheck(self, claim: Any, points: Sequence[PointResult]) -> str:
+        missed = [p for p in points if p.samples.size == 0 and p.diverged == 0]
+        if not missed:
+            return ""
+        return "eps not reached inside the run: " + ", ".join(
+            f"{claim.vary}={p.value:g} (eps {p.stats['level']:.3g}, {p.config.rounds} iterations)" for p in missed)
+
+
+@dataclass(frozen=True)
+class CrossingRegime(Rule):
+    """Iterations to eps decided by ``inner`` only where every crossing lies in the noise term's regime: the
+    windowed curve's local exponent at the crossing within ``band`` of ``slope`` and the Neumann floor
+    ||grad h(x_Q)||^2 below ``floor_fraction`` of eps; otherwise INCONCLUSIVE naming the points. The local
+    exponents are in the evidence and the reason."""
+
+    inner: Rule
+    slope: float
+    band: float
     floor_fraction: float = NEUMANN_FLOOR_FRACTION
 
-    def _precheck(self, points):
-        missed = [p for p in points if p.samples.size == 0 and p.diverged == 0]
-        if missed:
-            return "eps not reached inside the run: " + ", ".join(
-                f"{self.vary}={p.value:g} (eps {p.stats['level']:.3g}, {p.config.rounds} iterations)" for p in missed)
-        return super()._precheck(points)
-
-    def _decide(self, points):
+    def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> tuple[Verdict, str, dict[str, Any]]:
         slopes = crossing_slopes(points)
-        off = [f"{self.vary}={v:g}: " + (f"{s:+.3f}" if math.isfinite(s) else "no crossing (below eps from the first "
-                                                                          "window on)")
-               for v, s in slopes if not abs(s - self.regime_slope) <= self.regime_band]
+        off = [f"{claim.vary}={v:g}: " + (f"{s:+.3f}" if math.isfinite(s) else "no crossing (below eps from the first "
+                                                                           "window on)")
+               for v, s in slopes if not abs(s - self.slope) <= self.band]
         floors = [(p.value, neumann_floor(p.config), p.stats["level"]) for p in points]
-        high = [f"{self.vary}={v:g}: {f:.3g} vs eps {lev:.3g}" for v, f, lev in floors if f > self.floor_fraction * lev]
+        high = [f"{claim.vary}={v:g}: {f:.3g} vs eps {lev:.3g}" for v, f, lev in floors if f > self.floor_fraction * lev]
         evidence = {"crossing_local_slopes": {f"{v:g}": s for v, s in slopes},
                     "neumann_floor": {f"{v:g}": f for v, f, _ in floors}}
         if off or high:
-            why = "; ".join(([f"crossing outside the (bMT)^(-2/3) regime ({self.regime_slope:+.3f} +- "
-                              f"{self.regime_band:g}): {', '.join(off)}"] if off else [])
+            why = "; ".join(([f"crossing outside the (bMT)^(-2/3) regime ({self.slope:+.3f} +- "
+                              f"{self.band:g}): {', '.join(off)}"] if off else [])
                             + ([f"Neumann floor above {self.floor_fraction:g} x eps: {', '.join(high)}"]
                                if high else []))
             return Verdict.INCONCLUSIVE, f"regime not reached: {why}", evidence
-        verdict, reason, more = super()._decide(points)
+        verdict, reason, more = self.inner(claim, points, estimate)
         text = ", ".join(f"{s:+.2f}" for _, s in slopes)
         return verdict, f"{reason}; crossings in regime (local exponents in t: {text})", {**more, **evidence}
 
@@ -493,16 +495,16 @@ def theorem8_T_eps(factor: sp.Expr = sp.Integer(1)) -> sp.Expr:
 
 # shared by S13 and its negative control (a negative control runs on the grid of the claim it controls)
 _S13: dict[str, Any] = dict(paper=KEY, vary="M", grid=S13_GRID, measure="grad_norm_sq", tolerance=0.15, max_curvature=0.15,
-            regime_slope=REGIME_SLOPE, regime_band=REGIME_BAND)
+                            rule=CrossingRegime(EXACT_BAND, REGIME_SLOPE, REGIME_BAND))
 
-S13 = CrossingRegimeSlope(
+S13 = ExactSlopeClaim(
     id="fedbio.S13.acc_local_rounds_M",
     title="FedBiOAcc-Local: iterations to eps ∝ 1/M, upper-level noise (Test C1, exact)",
     statement="With b_x = b, b_y = bM and Theorem 8's schedule shape (alpha_t ∝ (bM)^(2/3)/((bM)^2 u_bar + "
               "t)^(1/3), c ∝ 1/(bM)), noise on the upper-level oracles (grad f, sigma_f = 1; sigma_g = 0) reaches "
               "eps in T_eps = O(kappa^8 (bM)^-1 eps^-1.5) iterations: slope -1 in M (the linear speedup).",
     source=src("Theorem 4/8 (T = O(kappa^8 (bM)^-1 eps^-1.5), b_x = b, b_y = bM)", "spec §4.6, §6.5 S13"),
-    configure=s13_config("upper"), hitting=_settled(lambda value: S13_EPS["upper"]), expected=_acc_local_order(),
+    configure=s13_config("upper"), reading=EpsReached(_settled(lambda value: S13_EPS["upper"])), expected=_acc_local_order(),
     tolerance_reason="exact expectations: no Monte-Carlo error; the band is the law's finite-grid curvature (the "
                      "(bM)^2 u_bar offset of alpha_t grows like M^2, as in S7): measured local slopes -0.97 .. -0.88 "
                      "across the grid (fit -0.93, change +0.09), so the spec's +-0.15 and a local-slope change up to "
@@ -520,7 +522,7 @@ S13_LOWER = negative_control(
               "lower-level noise (sigma_g = 1, sigma_f = 0) does not shrink with M and T_eps is predicted flat in M "
               "(spec §6.5 S13: slope -> 0).",
     source=src("Theorem 4/8 (b_y = bM); Lemmas 29-30 (per-client omega and y errors)", "spec §4.2b, §6.5 S13"),
-    configure=s13_config("lower", unscaled_by=True), hitting=_settled(lambda value: S13_EPS["lower"]),
+    configure=s13_config("lower", unscaled_by=True), reading=EpsReached(_settled(lambda value: S13_EPS["lower"])),
     expected=ExpectedOrder(value=0.0, why="spec §6.5 S13: with b_y = b the lower-level noise term of Theorem 8's "
                                           "per-client analysis has no 1/M, so T_eps does not fall with M"),
     expect_reason="the bound is loose, not the algorithm wrong: the clients' lower-level errors are independent and "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ratecheck.assumptions import (
+    BILEVEL,
     bounded_gradient,
     bounded_variance,
     heterogeneity,
@@ -70,10 +71,10 @@ BIGO5 = kappa**8 / T + (kappa**12 / T**2) ** sp.Rational(1, 3) + kappa**4 * sigm
 BIGO5_MAIN = kappa**8 / T + (kappa**12 / T**2) ** sp.Rational(1, 3) + (kappa**4 / b_y + sigma**2 / b_x) * sigma**2 / M
 
 # what a family must certify (ratecheck.assumptions), global and local lower levels
-_COMMON_REQUIRES = (strongly_convex("mu"), bounded_gradient("C_f"), bounded_variance("sigma"), initial_gap("Delta"))
-GLOBAL_REQUIRES = (smooth("L", "L_xy", "L_y2", "Lbar"), *_COMMON_REQUIRES,
+_COMMON_REQUIRES = BILEVEL.assume(strongly_convex("mu"), bounded_gradient("C_f"), bounded_variance("sigma"), initial_gap("Delta"))
+GLOBAL_REQUIRES = BILEVEL.assume(smooth("L", "L_xy", "L_y2", "Lbar"), *_COMMON_REQUIRES,
                    heterogeneity("zeta_f", "zeta_g", "zeta_gxy", "zeta_gyy"), initial_distance("Delta_y", "Delta_u"))
-LOCAL_REQUIRES = (smooth("L", "L_xy", "L_y2", "Lbar", "Lhat"), *_COMMON_REQUIRES,
+LOCAL_REQUIRES = BILEVEL.assume(smooth("L", "L_xy", "L_y2", "Lbar", "Lhat"), *_COMMON_REQUIRES,
                   heterogeneity("zeta_f", "zeta_gxy", "zeta_gyy", "zeta_gstar"), initial_distance("Delta_y"))
 
 THEOREM_5 = Theorem(
@@ -118,7 +119,7 @@ X_drift, Y_drift, Y_err, U_err, U_disp = sp.symbols("X_drift Y_drift Y_err U_err
 LEMMA8_STATED = 2 * Lt1**2 * (X_drift + 2 * Y_drift + 2 * Y_err) + 4 * L**2 * U_err
 LEMMA8_CROSS = (zeta_gxy + L_xy * sp.sqrt(X_drift + Y_drift)) * sp.sqrt(U_disp)
 LEMMA_8 = Theorem(
-    requires=(smooth("L", "L_xy", "L_y2", "Lbar"), strongly_convex("mu"), bounded_gradient("C_f"),
+    requires=BILEVEL.assume(smooth("L", "L_xy", "L_y2", "Lbar"), strongly_convex("mu"), bounded_gradient("C_f"),
               heterogeneity("zeta_gxy")),
     id="fedbio.lemma8", title="Lemma 8: FedBiO's hypergradient bias ||grad h(x_bar_t) - E_xi nu_bar_t||^2 at one "
                               "iteration, under Theorem 5's step conditions",

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ratecheck.assumptions import pl, two_sided_pl
+from ratecheck.assumptions import MINIMAX, pl, two_sided_pl
 from ratecheck.binding import Binder
 from ratecheck.claims import (
     ExpectedOrder,
@@ -33,8 +33,8 @@ from .theorems import (
 def run_symbols(run: RunView, trace: Trace | None, bound: Mapping[str, float]) -> dict[str, float]:
     """The PL flags (1 where the family certifies PL, see pl_y, pl_xy) and the run's effective step sizes."""
     q = run.config.params
-    return dict(PL_y=1.0 if bindings.certifies(run, pl("mu")) else 0.0,
-                PL_xy=1.0 if bindings.certifies(run, two_sided_pl("mu1", "mu2")) else 0.0,
+    return dict(PL_y=1.0 if bindings.certifies(run, pl("mu", of=MINIMAX)) else 0.0,
+                PL_xy=1.0 if bindings.certifies(run, two_sided_pl("mu1", "mu2", of=MINIMAX)) else 0.0,
                 M=run.constants["M"], m=float(run.participating), K=float(q["local_steps"]), T=float(run.rounds),
                 eta_x=q["eta_x_local"] * q["eta_x_global"], eta_y=q["eta_y_local"] * q["eta_y_global"],
                 eta_xl=q["eta_x_local"], eta_yl=q["eta_y_local"], beta=q.get("beta", 0.5), p=q.get("p", 0.0))

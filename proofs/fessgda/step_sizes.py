@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ratecheck.claims import Profile, RateClaim
+from ratecheck.claims import Profile, RateClaim, Verdict
 from ratecheck.exact.rates import config_log_rate
 from ratecheck.inspection import constants_of
 from ratecheck.trace import RunConfig
@@ -56,19 +56,21 @@ def scaled_config(scale: float, profile: Profile | None = None) -> RunConfig:
     return _run("fsgda", params, QUAD_DET, RATE_ROUNDS, DET_REPLICAS, A1_CHECKPOINTS, mode=EXACT)
 
 
+def beyond_grid(claim: Any, points: Any, verdict: Verdict, reason: str, evidence: dict[str, Any]
+                ) -> tuple[Verdict, str, dict[str, Any]]:
+    """A gate (ratecheck.claims.with_gates) adding, with no verdict, the recursion's asymptotic rate at the
+    scales ``BEYOND`` the admissible grid (the plot draws it past the grid)."""
+    beyond = [{"value": c, "asymptotic": float(spectral_log_rate(scaled_config(c)))} for c in BEYOND]
+    return verdict, reason, {**evidence, "beyond": beyond}
+
+
 class StepSizeRateClaim(RateClaim):
     """A RateClaim over step-size scales that draws the rate against the scale: the measured and the
     exact (eigenvalue) log-contraction, the theorem's guaranteed log(1 - a), the admissible grid shaded
-    and the recursion's rate beyond it (``beyond``, no verdict)."""
+    and the recursion's rate beyond it (``beyond``, added by the gate ``beyond_grid``, no verdict)."""
 
     plot_label: ClassVar[str] = "log-contraction of W per round"
     plot_log_x: ClassVar[bool] = True
-
-    def _decide(self, points):
-        verdict, reason, evidence = super()._decide(points)
-        evidence = dict(evidence)
-        evidence["beyond"] = [{"value": c, "asymptotic": float(spectral_log_rate(scaled_config(c)))} for c in BEYOND]
-        return verdict, reason, evidence
 
     def draw_plot(self, ax: Any, o: Any, log_y: bool) -> None:
         rows = sorted(o.evidence.get("rows", []), key=lambda r: r["value"])
@@ -108,7 +110,7 @@ A1_RATE_VS_STEP = StepSizeRateClaim(
     configure=scaled_config, measure="W", theorem=THEOREM_3_5, bindings=bindings,
     exact=exact_log_rate("W"), exact_name="the exact recursion F^t w0 over the window",
     asymptotic=spectral_log_rate, guaranteed=theorem_log_rate(), guaranteed_name="Theorem 3.5's log(1-a)",
-    spectral=config_log_rate, min_replicas=DET_REPLICAS, rel_tolerance=0.01,
+    spectral=config_log_rate, min_replicas=DET_REPLICAS, rel_tolerance=0.01, gates=(beyond_grid,),
 )
 
 STEP_SIZE_CLAIMS = (A1_RATE_VS_STEP,)

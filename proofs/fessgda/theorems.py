@@ -12,6 +12,7 @@ from typing import Any
 import sympy as sp
 
 from ratecheck.assumptions import (
+    MINIMAX,
     bounded_domain,
     bounded_gradient,
     bounded_variance,
@@ -93,7 +94,7 @@ _SCHEDULE_MU = {p: 2 * l, eta_x: _ETA_X_FULL, eta_y: eta_x / 256, beta: eta_y * 
 
 C31 = sp.Max(128 / (eta_x * K), 64 * kappa / (eta_y * K), 32 * p / beta, evaluate=False)
 THEOREM_3_1 = Theorem(
-    requires=(smooth("l"), pl("mu"), bounded_variance("sigma"), heterogeneity("sigma_G"), initial_gap("Delta")),
+    requires=MINIMAX.assume(smooth("l"), pl("mu"), bounded_variance("sigma"), heterogeneity("sigma_G"), initial_gap("Delta")),
     id="fessgda.theorem3_1",
     title="Theorem 3.1: NC-PL, (eps, eps/sqrt(kappa))-stationarity of f",
     source=src("Theorem 3.1 and Appendix D, eqs. (11)-(13)"),
@@ -118,7 +119,7 @@ THEOREM_3_1 = Theorem(
 
 # Theorem E.1 (NC-SC, compact Y) and Theorem 3.3 (NC-C via the regularized run, spec §2.4(A))
 THEOREM_E_1 = Theorem(
-    requires=(smooth("l"), pl("mu"), bounded_variance("sigma"), heterogeneity("sigma_G"), initial_gap("Delta"),
+    requires=MINIMAX.assume(smooth("l"), pl("mu"), bounded_variance("sigma"), heterogeneity("sigma_G"), initial_gap("Delta"),
               bounded_gradient("G_y")),
     id="fessgda.theoremE_1",
     title="Theorem E.1: NC-SC with compact Y",
@@ -136,7 +137,7 @@ THEOREM_E_1 = Theorem(
 )
 
 THEOREM_3_3 = Theorem(
-    requires=(smooth("l"), bounded_domain("D_Y")),
+    requires=MINIMAX.assume(smooth("l"), bounded_domain("D_Y")),
     id="fessgda.theorem3_3",
     title="Theorem 3.3: NC-C, eps-stationarity of f via the regularized run",
     source=src("Theorem 3.3, Appendix G"),
@@ -151,7 +152,7 @@ THEOREM_3_3 = Theorem(
 # Theorem 3.2 (NC-1PC), Appendix F: explicit bounds (spec §4.4)
 R32 = Delta / T + 192 * beta * D_Y * eps**2 + N_CON
 THEOREM_3_2 = Theorem(
-    requires=(smooth("l"), bounded_variance("sigma"), heterogeneity("sigma_G"), initial_gap("Delta"),
+    requires=MINIMAX.assume(smooth("l"), bounded_variance("sigma"), heterogeneity("sigma_G"), initial_gap("Delta"),
               bounded_domain("D_Y"), bounded_gradient("G_y")),
     id="fessgda.theorem3_2",
     title="Theorem 3.2: NC-1PC, (eps, eps^2)-stationarity of f and eps-stationarity of Phi_{1/2l}",
@@ -175,7 +176,7 @@ THEOREM_3_2 = Theorem(
 # Theorem 3.4 (point-wise max, strict complementarity), Appendix H: delta, gamma_3, lambda_1..3 of
 # Lemma H.1 are not computable, so beta's cap and the explicit bound are not evaluable: ORDER ONLY.
 THEOREM_3_4 = Theorem(
-    requires=(smooth("l"),),
+    requires=MINIMAX.assume(smooth("l"),),
     id="fessgda.theorem3_4",
     title="Theorem 3.4: point-wise maximum with strict complementarity (order only)",
     source=src("Theorem 3.4, Appendix H, eq. (43)"),
@@ -219,7 +220,7 @@ def theorem_3_5(swapped: bool = False) -> Theorem:
         ("mu2 <= mu1 (branch)", at_most(mu2, mu1), src("Appendix I", "else swap roles, spec §2.4(C)")),
     )
     return Theorem(
-        requires=(smooth("l"), two_sided_pl("mu1", "mu2"), bounded_variance("sigma"), heterogeneity("sigma_G"),
+        requires=MINIMAX.assume(smooth("l"), two_sided_pl("mu1", "mu2"), bounded_variance("sigma"), heterogeneity("sigma_G"),
                   initial_gap("W0_swap" if swapped else "W0")),
         id="fessgda.theorem3_5" + ("_swapped" if swapped else ""),
         title="Theorem 3.5: PL-PL, linear convergence of W_t (p = 0, " + ("case mu1 < mu2, roles swapped)" if swapped
@@ -248,7 +249,7 @@ THEOREM_3_5_SWAPPED = theorem_3_5(swapped=True)
 # Proposition 3.1, phase 2 (Appendix J): FESS-GDA with p = 0 on f_i + l ||x - x~||^2 from an
 # (eps, eps/sqrt(kappa))-stationary point; O(1) constants are not given, so ORDER ONLY (set to 1).
 PROPOSITION_3_1 = Theorem(
-    requires=(smooth("l"), pl("mu"), bounded_variance("sigma"), heterogeneity("sigma_G")),
+    requires=MINIMAX.assume(smooth("l"), pl("mu"), bounded_variance("sigma"), heterogeneity("sigma_G")),
     id="fessgda.proposition3_1",
     title="Proposition 3.1: from stationarity of f to stationarity of Phi (phase 2, order only)",
     source=src("Proposition 3.1, Appendix J"),

@@ -9,6 +9,7 @@ import dataclasses
 import sympy as sp
 
 from ratecheck.assumptions import (
+    BILEVEL,
     bounded_variance,
     heterogeneity,
     initial_distance,
@@ -140,7 +141,7 @@ ASSUMPTIONS = ("A1 strong convexity of g_i in y, C^2", "A2 Lipschitz L_f, L_1, L
                "C1-C6 implicit conditions of Appendix B (spec §3.2)")
 
 # what a family must certify (ratecheck.assumptions): Assumptions 1-5 of the paper, quantified
-REQUIRES = (smooth("L_f", "L_1", "L_2", "L_3"), strongly_convex("mu_g"), bounded_variance("sigma_f", "sigma_g", "sigma_gg"),
+REQUIRES = BILEVEL.assume(smooth("L_f", "L_1", "L_2", "L_3"), strongly_convex("mu_g"), bounded_variance("sigma_f", "sigma_g", "sigma_gg"),
             heterogeneity("beta_gh", "sigma_gh"), initial_gap("Delta"), initial_distance("y0_err", "v0_err"))
 
 THEOREM_1 = Theorem(

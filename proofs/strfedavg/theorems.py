@@ -13,6 +13,7 @@ import dataclasses
 import sympy as sp
 
 from ratecheck.assumptions import (
+    SELECTION,
     bounded_variance,
     heterogeneity,
     initial_gap,
@@ -83,7 +84,7 @@ _I10_CONDITIONS = (  # what the proof needs beyond the printed range 0 < b < a <
 _SC_CONDITIONS = _PRINTED_CONDITIONS + _I10_CONDITIONS
 
 THEOREM_1 = Theorem(
-    requires=(strongly_convex("mu_f"), smooth("L_f", "L_h"), bounded_variance("sigma_f", "sigma_h"),
+    requires=SELECTION.assume(strongly_convex("mu_f"), smooth("L_f", "L_h"), bounded_variance("sigma_f", "sigma_h"),
               initial_gap("M"), sharpness("alpha", "kappa"), heterogeneity("gradf_star"), structure("N")),
     id="strfedavg.theorem1",
     title="Theorem 1: StR-FedAvg, strongly convex f, convex h (cases i-ii, kappa > 1)",
@@ -114,7 +115,7 @@ F_UP_CVX = 3 * Qt2 * R ** (a + b - 1) + 3 * R ** (b - a) * Y0 / S + 3 * R ** (b 
 H_UP_CVX = 3 * Qt2 * R ** (a - 1) + 3 * R ** (-a) * Y0 / S + 3 * R ** (-2 * a) * W0 / gg**2 + 2 * M * R ** (-b)
 
 THEOREM_2 = Theorem(
-    requires=(smooth("L_f", "L_h"), bounded_variance("sigma_f", "sigma_h"), initial_gap("M"),
+    requires=SELECTION.assume(smooth("L_f", "L_h"), bounded_variance("sigma_f", "sigma_h"), initial_gap("M"),
               sharpness("alpha", "kappa"), heterogeneity("gradf_star"), structure("N")),
     id="strfedavg.theorem2",
     title="Theorem 2: StR-FedAvg, convex f, convex h (cases i-ii)",
@@ -167,7 +168,7 @@ GAMMA_MAX_STATED = 3 * lam / (4 * (Lf * lam + 2))
 GAMMA_MAX_CORRECTED = lam / (4 * (Lf * lam + 2))
 
 THEOREM_3 = Theorem(
-    requires=(smooth("L_f", "L_h"), bounded_variance("sigma_h"), initial_gap("M"), sharpness("alpha", "kappa"),
+    requires=SELECTION.assume(smooth("L_f", "L_h"), bounded_variance("sigma_h"), initial_gap("M"), sharpness("alpha", "kappa"),
               structure("N")),
     id="strfedavg.theorem3",
     title="Theorem 3: IPIR-FedAvg, nonconvex f, convex h (case i, kappa > 1)",
@@ -194,7 +195,7 @@ E2 = sp.Symbol("E2_inner", positive=True)
 DESCENT = 2 * dF / (gam * T) + C_LAM * E2
 
 THEOREM_3_DESCENT = Theorem(
-    requires=(smooth("L_f"),),
+    requires=SELECTION.assume(smooth("L_f"),),
     id="strfedavg.theorem3_descent",
     title="Theorem 3, descent step: stationarity of IPIR-FedAvg from its inner errors",
     source=src("proof of Theorem 3 (i-1), the summed descent inequality; spec §4.8"),

@@ -1,9 +1,11 @@
 """Claims and verdicts: what a paper says, what to run, and how the data decide.
 
 The package, by responsibility: ``model`` (verdicts, profiles, outcomes, grid points), ``base`` (the
-Claim base and ExpectedOrder), ``summaries`` (what to read from a run), ``statistics`` (confidence
-intervals and their text), ``rules`` (bands, ceilings, gates), and the claim kinds: ``slopes``,
-``values``, ``observation``. Every public name is importable from ``ratecheck.claims``.
+Claim base and ExpectedOrder), ``compose`` (a decision from pieces: reading, statistic, rule), ``summaries``
+(what to read from a run: the reading pieces), ``statistics`` (confidence intervals, fits and their text:
+the statistic pieces), ``rules`` and ``rules_fit`` (ceilings, bands, intervals, exponent bands, rates: the
+rule pieces), and the claim kinds, each a named composition of pieces: ``slopes``, ``values``,
+``observation``. Every public name is importable from ``ratecheck.claims``.
 
 Verdict semantics (the rules every claim follows; README-ready):
 
@@ -44,20 +46,46 @@ Verdict semantics (the rules every claim follows; README-ready):
 """
 
 from .base import Claim, ExpectedOrder, Gate, Outcome, check_invariants, negative_control, with_gates
+from .compose import Decision, Estimator, Points, Reading, Rule, Summary
 
 # helpers other modules of the project read (underscored: not part of the public API)
 from .model import PROFILES, Bindings, PointResult, Profile, Verdict, _first_divergence, _fmt, _jsonable, _num, exact_evidence, exact_state  # noqa: F401
 from .observation import Observation, monte_carlo_twin, observe
-from .rules import SIDES, term_negligible
-from .slopes import AbscissaSlopeClaim, ExactSlopeClaim, ExponentComparisonClaim, HittingTimeClaim, SlopeClaim
+from .rules import (
+    SIDES,
+    BetweenBounds,
+    BoundCeiling,
+    ExactOrMonteCarlo,
+    RelativeBand,
+    ThresholdCeiling,
+    WithinTolerance,
+    term_negligible,
+)
+from .rules_fit import DifferenceBelow, ExponentInBand, RateAgreement, StrictlyDecreasing
+from .slopes import EXACT_BAND, AbscissaSlopeClaim, ExactSlopeClaim, ExponentComparisonClaim, HittingTimeClaim, SlopeClaim
 from .statistics import (
+    LogLogSlope,
+    MeanIntervals,
+    OneSidedMeans,
+    SlopeDifference,
     _bootstrap_distance,  # noqa: F401
     deterministic,
     point_ci,
     relative,
     slope_text,
 )
-from .summaries import HittingTime, final_value, first_crossing, hitting_rounds, settled_crossing, tail_average
+from .summaries import (
+    Abscissa,
+    FinalDistance,
+    HittingTime,
+    LogRates,
+    RoundsToLevel,
+    final_value,
+    first_crossing,
+    hitting_rounds,
+    settled_crossing,
+    tail_average,
+)
 from .values import BoundClaim, ExactValueClaim, IntervalClaim, LimitClaim, RateClaim, ThresholdClaim, ValueClaim
 
 __all__ = [
@@ -67,4 +95,10 @@ __all__ = [
     "ThresholdClaim", "ValueClaim", "Verdict", "deterministic", "exact_evidence", "exact_state",
     "final_value", "hitting_rounds", "monte_carlo_twin", "observe", "point_ci", "relative", "slope_text",
     "tail_average", "term_negligible", "check_invariants", "negative_control", "with_gates", "first_crossing", "settled_crossing",
+    # the pieces of a decision (ratecheck.claims.compose)
+    "Decision", "Estimator", "Points", "Reading", "Rule", "Summary",
+    "Abscissa", "FinalDistance", "LogRates", "RoundsToLevel",
+    "LogLogSlope", "MeanIntervals", "OneSidedMeans", "SlopeDifference",
+    "BetweenBounds", "BoundCeiling", "DifferenceBelow", "EXACT_BAND", "ExactOrMonteCarlo", "ExponentInBand",
+    "RateAgreement", "RelativeBand", "StrictlyDecreasing", "ThresholdCeiling", "WithinTolerance",
 ]

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..theory import Derived, Source, Theorem
 from ..trace import RunConfig, Trace
+from .compose import Decision, Estimator, Points, Reading, Rule, Summary, Undecided
 from .model import Bindings, PointResult, Profile, Verdict, _first_divergence, _fmt, _jsonable, exact_evidence, exact_state
 from .views import NoRule, Piece, Statistic, View, view_of
 
@@ -136,6 +137,11 @@ class Claim:
     level: float = 0.95
     kind: str = "claim"
 
+    # the decision's pieces (ratecheck.claims.compose): what to read from each run, the statistic, the rule;
+    # a kind names its own as defaults, a claim may name others
+    reading: Reading = Summary()
+    statistic: Estimator = Points()
+    rule: Rule = Undecided()
     # extra gates, applied in order after the kind's own decision (e.g. FedBiO's after-run ball check):
     # gate(claim, points, verdict, reason, evidence) -> (verdict, reason, evidence); see with_gates
     gates: tuple[Gate, ...] = ()
@@ -204,19 +210,24 @@ class Claim:
         return own + self.controls.runs(profile) if self.controls is not None else own
 
     def points(self, profile: Profile, traces: Mapping[str, Trace]) -> list[PointResult]:
+        """The grid points: each run's theorem evaluation, then what the claim's reading takes from it."""
         out = []
+        reading = self._reading()
         for value, config in zip(self.values(profile), self.own_runs(profile)):
             trace = traces[config.key()]
-            samples = self.summary(config, trace) if self.summary else trace.at_end(self.measure)
             evaluation = None
             if self.theorem is not None and self.bindings is not None:
                 # at the run's own step sizes, not the schedule: the run is what is being judged
                 evaluation = self.theorem.evaluate(self.bindings(config, trace), use_schedule=False)
-            out.append(
-                PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count, evaluation,
-                            first_divergence=_first_divergence(trace), trace=trace)
-            )
+            point = PointResult(value, config, np.empty(0), trace.diverged_count, evaluation,
+                                first_divergence=_first_divergence(trace), trace=trace)
+            reading(self, point)
+            out.append(point)
         return out
+
+    def _reading(self) -> Reading:
+        """The reading the points are taken with (a kind may derive it from its fields)."""
+        return self.reading
 
     def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
         points = self.points(profile, traces)
@@ -242,7 +253,10 @@ class Claim:
         return verdict, reason, evidence
 
     def _precheck(self, points: Sequence[PointResult]) -> str:
-        """Reasons that make any verdict premature, in words."""
+        """Reasons that make any verdict premature, in words: the reading's, then the shared ones."""
+        why = self._reading().precheck(self, points)
+        if why:
+            return why
         # an exact point is one row of expectations: it needs that row, not min_replicas (issue #8)
         few = [p for p in points if p.samples.size < (1 if p.exact else self.min_replicas)]
         if few and all(p.exact for p in few):
@@ -267,8 +281,9 @@ class Claim:
                 return "theorem conditions violated: " + "; ".join(broken)
         return ""
 
-    def _decide(self, points: Sequence[PointResult]) -> tuple[Verdict, str, dict[str, Any]]:
-        raise NotImplementedError  # pragma: no cover - abstract
+    def _decide(self, points: Sequence[PointResult]) -> Decision:
+        """The composition: ``rule(statistic(points))`` (the gates come after it, in ``judge``)."""
+        return self.rule(self, points, self.statistic(self, points))
 
 
 @dataclass(frozen=True)

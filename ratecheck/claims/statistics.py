@@ -1,13 +1,18 @@
-"""Statistics of grid points: confidence intervals of means, bootstrap distances, and their text."""
+"""Statistics of grid points: confidence intervals of means, bootstrap distances, fitted slopes and their
+text, and the statistic pieces of a claim's decision (ratecheck.claims.compose): one- and two-sided CIs of
+the replica means, a log-log slope, the difference of two series' slopes."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ..model.fit import MeanCI, SlopeFit, mean_ci
+from ..model.fit import MeanCI, SlopeFit, fit_slope, mean_ci
+from .compose import Estimator
 from .model import PointResult
 
 
@@ -63,3 +68,64 @@ def _ratio(ratio: float, tolerance: float) -> str:
 def relative(tolerance: float) -> str:
     """A relative tolerance in words: '10%', or '1e-09 (relative)' for the tiny ones exact values allow."""
     return f"{tolerance:.0%}" if tolerance >= 0.01 else f"{tolerance:.1g} (relative)"
+
+
+@dataclass(frozen=True)
+class OneSidedMeans(Estimator):
+    """Per grid point: the replica mean and its one-sided confidence bounds at the claim's level (rows of
+    value, mean, ucb, lcb), for a one-sided rule (a ceiling)."""
+
+    def __call__(self, claim: Any, points: Sequence[PointResult]) -> list[dict[str, Any]]:
+        rows = []
+        for p in points:
+            upper = point_ci(p, level=claim.level, side="upper")
+            lower = point_ci(p, level=claim.level, side="lower")
+            rows.append({"value": p.value, "mean": upper.mean, "ucb": upper.high, "lcb": lower.low})
+        return rows
+
+
+@dataclass(frozen=True)
+class MeanIntervals(Estimator):
+    """Per grid point: the two-sided CI of the replica mean at the claim's level."""
+
+    def __call__(self, claim: Any, points: Sequence[PointResult]) -> list[MeanCI]:
+        return [point_ci(p, level=claim.level) for p in points]
+
+
+def _fit(points: Sequence[PointResult], level: float) -> SlopeFit:
+    return fit_slope([p.value for p in points], [p.samples for p in points], level=level,
+                     exact=[p.exact for p in points])
+
+
+@dataclass(frozen=True)
+class LogLogSlope(Estimator):
+    """The log-log slope of the replica means against the grid (x: each point's value), its CI from a
+    bootstrap over replicas (none on exact points), R^2 and the local slope's change (SlopeFit)."""
+
+    def __call__(self, claim: Any, points: Sequence[PointResult]) -> SlopeFit:
+        return _fit(points, claim.level)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Two series' fitted slopes and the CI of slope A - slope B."""
+
+    fits: tuple[SlopeFit, SlopeFit]
+    value: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class SlopeDifference(Estimator):
+    """Each series' log-log slope (points tagged ``stats["series"]`` with the claim's ``labels``) and the
+    difference A - B, its CI combining the two bootstrap standard errors (independent runs)."""
+
+    def __call__(self, claim: Any, points: Sequence[PointResult]) -> Difference:
+        from scipy.special import ndtri  # norm.ppf's own function, without scipy.stats's import (startup time)
+
+        z = float(ndtri(0.5 + claim.level / 2))
+        a, b = (_fit([p for p in points if p.stats["series"] == label], claim.level) for label in claim.labels)
+        diff = a.slope - b.slope
+        se = math.hypot(a.stderr, b.stderr)
+        return Difference((a, b), diff, diff - z * se, diff + z * se)

@@ -1,14 +1,21 @@
-"""What a claim reads from each run: per-replica summaries of a trace."""
+"""What a claim reads from each run: per-replica summaries of a trace, and the reading pieces of a claim's
+decision (ratecheck.claims.compose): hitting times, log-rates over a window, distances of the final iterate
+to a target, another abscissa."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ..model.fit import log_rate
 from ..trace import RunConfig, Trace
+from .compose import Reading
+from .model import PointResult, _fmt
+from .statistics import _bootstrap_distance
 
 
 def tail_average(measure: str, start_fraction: float = 0.25) -> Callable[[RunConfig, Trace], np.ndarray]:
@@ -110,10 +117,11 @@ Crossing = Callable[[Trace, str, float], np.ndarray]
 
 
 @dataclass(frozen=True)
-class HittingTime:
+class HittingTime(Reading):
     """What to read from a run: the per-replica time at which ``measure`` reaches ``level(grid value)``,
     by a crossing rule: ``first_crossing`` (the first checkpoint at or below it) or ``settled_crossing``
-    (when the smoothed measure stays below it, jackknifed over replicas)."""
+    (when the smoothed measure stays below it, jackknifed over replicas). As a reading, each point's
+    samples become the finite hitting times and its stats the level."""
 
     level: Callable[[float], float]
     crossing: Crossing = first_crossing
@@ -122,3 +130,102 @@ class HittingTime:
         """(the level at this grid value, the per-replica hitting times; NaN where never reached)."""
         level = float(self.level(value))
         return level, self.crossing(trace, measure, level)
+
+    def __call__(self, claim: Any, point: PointResult) -> None:
+        assert point.trace is not None  # a reading reads a run
+        level, times = self.read(point.trace, claim.measure, point.value)
+        point.stats = {**point.stats, "level": level}
+        point.samples = times[np.isfinite(times)]
+
+
+@dataclass(frozen=True)
+class RoundsToLevel(Reading):
+    """HittingTimeClaim's reading: the hitting times of ``HittingTime(claim.threshold, claim.crossing)`` against
+    ``claim.abscissa(grid value)`` (default the grid value), with the level, the replicas that missed it, the
+    grid value and the rounds run; a miss makes the claim INCONCLUSIVE ("level not reached")."""
+
+    def __call__(self, claim: Any, point: PointResult) -> None:
+        trace = point.trace
+        assert trace is not None  # a reading reads a run
+        value = point.value
+        level, rounds = HittingTime(claim.threshold, claim.crossing).read(trace, claim.measure, value)
+        point.value = float(claim.abscissa(value)) if claim.abscissa is not None else float(value)
+        point.samples = rounds[np.isfinite(rounds)]
+        point.stats = {"level": level, "not_reached": int(np.sum(np.isnan(rounds) & trace.valid)),
+                       "grid_value": float(value), "rounds_run": int(point.config.rounds)}
+
+    def precheck(self, claim: Any, points: Sequence[PointResult]) -> str:
+        missed = [p for p in points if p.stats.get("not_reached")]
+        if not missed:
+            return ""
+        where = ", ".join(f"{claim.vary}={_fmt(p.value)} ({p.stats['not_reached']} replicas above {p.stats['level']:.3g} "
+                          f"after {p.stats['rounds_run']} rounds)" for p in missed)
+        return f"level not reached within the run: {where}"
+
+
+@dataclass(frozen=True)
+class Abscissa(Reading):
+    """The ``inner`` reading, fitted against ``claim.abscissa(config)`` instead of the grid value (kept in the
+    stats) and on the absolute per-replica values when ``claim.magnitude`` (signed measures of known sign)."""
+
+    inner: Reading
+
+    def __call__(self, claim: Any, point: PointResult) -> None:
+        self.inner(claim, point)
+        if claim.abscissa is not None:
+            point.stats = {**point.stats, "grid_value": float(point.value)}
+            point.value = float(claim.abscissa(point.config))
+        if claim.magnitude:
+            point.samples = np.abs(point.samples)
+
+    def precheck(self, claim: Any, points: Sequence[PointResult]) -> str:
+        return self.inner.precheck(claim, points)
+
+
+@dataclass(frozen=True)
+class LogRates(Reading):
+    """RateClaim's reading: per replica, the fitted log-contraction per round of ``claim.measure`` over the
+    rounds [start_fraction T, T]; the stats hold the window, the exact value over it and, when the claim
+    gives them, the theorem's guaranteed rate, the paper's asymptotic one and the eigenvalue's (issue #21)."""
+
+    def __call__(self, claim: Any, point: PointResult) -> None:
+        trace = point.trace
+        assert trace is not None  # a reading reads a run
+        marks = np.asarray(trace.checkpoints, dtype=float)
+        window = marks >= claim.start_fraction * marks[-1]
+        rates = log_rate(marks[window], trace.measures[claim.measure][window])
+        point.samples = rates[np.isfinite(rates)]
+        point.stats = {"window": [float(marks[window][0]), float(marks[-1])],
+                       "window_points": int(window.sum()),
+                       "exact": float(claim.exact(point.config, marks[window]))}
+        if claim.guaranteed is not None:
+            point.stats["guaranteed"] = float(claim.guaranteed(point))
+        if claim.asymptotic is not None:
+            point.stats["asymptotic"] = float(claim.asymptotic(point.config))
+        if claim.spectral is not None:
+            try:
+                point.stats["spectral"] = float(claim.spectral(point.config))
+            except ValueError as exc:  # e.g. NotExact: a round not vouched time-invariant (a broken variant)
+                point.stats["spectral_unavailable"] = str(exc)
+
+
+@dataclass(frozen=True)
+class FinalDistance(Reading):
+    """LimitClaim's reading: per replica, the distance of the final ``claim.point`` to ``claim.target(config)``
+    (or ``claim.target_of_run(config, trace)``, its offset from the nominal target in the stats), and the
+    distance of the replica mean with its bootstrap CI (the mean itself on an exact run)."""
+
+    def __call__(self, claim: Any, point: PointResult) -> None:
+        trace, config = point.trace, point.config
+        assert trace is not None  # a reading reads a run
+        final = trace.final[claim.point]
+        final = final[np.isfinite(final).all(axis=1)]
+        nominal = claim.target(config)
+        target = nominal if claim.target_of_run is None else claim.target_of_run(config, trace)
+        est, low, high = _bootstrap_distance(final, target, claim.level)
+        if trace.exact and final.shape[0] == 1:  # issue #8: the mean itself, no bootstrap
+            est = low = high = float(np.linalg.norm(final[0] - target))
+        point.samples = np.linalg.norm(final - target, axis=1)
+        point.stats = {"distance": est, "low": low, "high": high}
+        if claim.target_of_run is not None:
+            point.stats["target_offset"] = float(np.linalg.norm(target - nominal))

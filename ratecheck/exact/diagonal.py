@@ -168,7 +168,7 @@ class DiagonalFedAvgModel:
         eye = np.eye(d) if self.Q is None else self.Q.T
         check = max(1.0, float(np.max(np.abs(self.y0)))) * np.random.default_rng(0).standard_normal((3, d))
         points = np.vstack([np.zeros(d), eye, -eye, self.from_eigen(check)])
-        values = self.problem.measures(points)
+        values = self.problem.all_measures(points)
         names, rows = [], []
         for name, v in values.items():
             v = np.asarray(v, dtype=float)

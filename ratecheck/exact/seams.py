@@ -235,7 +235,7 @@ class QuadraticMeasure:
 
 def probe_measures(problem: Problem, to_output: Callable[[np.ndarray], Any], dim: int, scale: float = 1.0,
                    seed: int = 0, omitted: dict[str, str] | None = None) -> dict[str, QuadraticMeasure]:
-    """Every measure of ``problem.measures(to_output(V))`` as a quadratic form of V (R, dim), read off
+    """Every measure of ``problem.all_measures(to_output(V))`` as a quadratic form of V (R, dim), read off
     the origin, +-unit vectors and pair sums, and checked on random points of size ``scale``.
 
     A measure that is not a quadratic form (a norm, not its square) has no exact expectation from
@@ -263,7 +263,7 @@ def probe_measures(problem: Problem, to_output: Callable[[np.ndarray], Any], dim
         return points
 
     step = max(1, PROBE_ELEMENTS // max(d, 1) // 4)  # a measure may hold a few arrays of the points' size
-    parts = [problem.measures(to_output(rows(lo, min(lo + step, total)))) for lo in range(0, total, step)]
+    parts = [problem.all_measures(to_output(rows(lo, min(lo + step, total)))) for lo in range(0, total, step)]
     values = {name: np.concatenate([np.asarray(part[name], dtype=float).reshape(-1) for part in parts])
               for name in parts[0]}
     out = {}

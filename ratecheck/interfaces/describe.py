@@ -24,6 +24,7 @@ from typing import Any
 
 from ..assumptions import admissible_families, declared_by, family_assumptions
 from ..claims import PROFILES, Claim
+from ..claims.compose import pieces_of
 from ..paper import Paper
 from ..params import Param, declarations
 from ..theory import Theorem
@@ -100,6 +101,7 @@ def _family(name: str, item: Any, registry: Any, build: bool) -> Record:
         certified = family_assumptions(registry).get(name, ())
         record["certifies"] = [str(a) for a in certified]
         record["theorems"] = [t.id for t in registry.theorems() if name in admissible_families(t, {name: certified})]
+        record["paper_measures"] = _paper_measures(name, registry)
         return record
     try:
         problem = factory()
@@ -114,7 +116,14 @@ def _family(name: str, item: Any, registry: Any, build: bool) -> Record:
         record["certifies"] = [str(a) for a in certified]
         record["theorems"] = [t.id for t in registry.theorems()
                               if name in admissible_families(t, {name: certified})]
+    record["paper_measures"] = _paper_measures(name, registry)
     return record
+
+
+def _paper_measures(family: str, registry: Any) -> list[str]:
+    """The measures papers register for a family (ratecheck.problem.Measures), with where they come from."""
+    return [f"{', '.join(m.names)}: {m.source or 'no source given'} ({m.compute.__module__})"
+            for m in registry.measures(family)]
 
 
 def _theorem(theorem: Theorem, registry: Any, with_orders: bool) -> Record:
@@ -160,6 +169,8 @@ def _claim(claim: Claim, registry: Any) -> Record:
                           if f.name not in shown and _is_setting(getattr(claim, f.name))}
     record["settings"].update({f.name: getattr(claim, f.name).describe() for f in dataclasses.fields(claim)
                                if callable(getattr(getattr(claim, f.name), "describe", None))})
+    if hasattr(claim, "rule"):  # the pieces its decision is composed of (ratecheck.claims.compose)
+        record["settings"].update(pieces_of(claim))
     derivations = [_derivation(getattr(claim, f.name)) for f in dataclasses.fields(claim)]
     if any(derivations):  # the expected exponent, derived in the claim's regime, step by step (issue #22)
         record["derivation"] = [line for d in derivations if d for line in d]
@@ -255,6 +266,7 @@ def render(record: Record) -> str:
     for key, title in (("assumptions", "the paper assumes"), ("requires", "a family must certify"),
                        ("certifies", "certifies"), ("families", "families that satisfy it"),
                        ("theorems", "theorems whose assumptions it satisfies"), ("paper_theorems", "theorems"),
+                       ("paper_measures", "measures papers register for it"),
                        ("expected_fail", "claims expected to FAIL (errata)")):
         if isinstance(record.get(key), list) and record[key]:
             lines += ["", f"{title}:"] + [f"  - {v}" for v in record[key]]

@@ -1,7 +1,8 @@
 """The identity of the code behind a run, read from the import graph.
 
 A run's numbers depend on its algorithm's class (and every base class), on its problem family's
-factory and on the engine, and on every project module these import, directly or through helpers
+factory and the measures papers registered for the family (ratecheck.problem.Measures), on the
+engine, and on every project module these import, directly or through helpers
 (an event timeline, a STORM estimator, a Neumann hypergradient). ``code_identity`` digests the
 source of every module in that import closure, found by parsing each module's imports with ``ast``
 (module level and inside functions, since a function may run during the run; never the imports
@@ -60,15 +61,20 @@ def code_identity(config: RunConfig) -> dict[str, Any]:
         factory = names.problem(config.problem)
     except Exception:
         factory = None
-    return _identity(cls, factory, config.mode != "monte_carlo")  # type: ignore[arg-type]  # a class hashes by id; mypy reads its instances' __hash__
+    try:  # the measures papers registered for the family are recorded by the run too
+        extra = tuple(sorted({m.compute.__module__ for m in names.measures(config.problem)}))
+    except Exception:
+        extra = ()
+    return _identity(cls, factory, config.mode != "monte_carlo", extra)  # type: ignore[arg-type]  # a class hashes by id; mypy reads its instances' __hash__
 
 
 @functools.cache
-def _identity(cls: type | None, factory: Any, exact: bool) -> dict[str, Any]:
+def _identity(cls: type | None, factory: Any, exact: bool, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     classes = [c for c in getattr(cls, "__mro__", ()) if c.__module__ not in ("builtins", "abc", "typing")]
     roots = [c.__module__ for c in classes]
     if factory is not None and getattr(factory, "__module__", None):
         roots.append(factory.__module__)
+    roots += extra
     roots += ENGINE + STORAGE + (EXACT if exact else ())
     modules = {name: module_digest(name) for name in import_closure(roots)}
     # the classes too: two test doubles defined in one module must not share their runs

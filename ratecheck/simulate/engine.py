@@ -252,7 +252,7 @@ def _local_work(algorithm: Algorithm) -> int:
 
 
 def _measure(algorithm: Algorithm, problem: Problem, state, diverged: np.ndarray) -> dict[str, np.ndarray]:
-    values = problem.measures(algorithm.output(state))
+    values = problem.all_measures(algorithm.output(state))
     if (diverged >= 0).any():
         values = {k: np.where(diverged >= 0, np.nan, v) for k, v in values.items()}
     return values

@@ -1,0 +1,154 @@
+"""Claims composed from pieces (issue #20 item 1) and assumptions matched by problem class (item 4)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ratecheck.assumptions import BILEVEL, FEDERATED, admissible_families, family_assumptions, missing, smooth
+from ratecheck.claims import (
+    PROFILES,
+    BoundCeiling,
+    ExpectedOrder,
+    ExponentInBand,
+    IntervalClaim,
+    LogLogSlope,
+    OneSidedMeans,
+    Rule,
+    SlopeClaim,
+    StrictlyDecreasing,
+    ThresholdClaim,
+    Verdict,
+    negative_control,
+)
+from ratecheck.registry import default
+from ratecheck.theory import Source
+from ratecheck.trace import RunConfig, Trace
+
+PROFILE = PROFILES["quick"]
+GRID = (1, 2, 4, 8, 16)
+SRC = Source("synthetic", "test")
+
+
+def _config(value, profile):
+    return RunConfig("fedavg", {"v": value}, "quadratic", {}, rounds=10, replicas=profile.replicas)
+
+
+def _traces(exponent, noise=0.05, replicas=16):
+    rng = np.random.default_rng(0)
+    out = {}
+    for value in GRID:
+        config = _config(value, PROFILE)
+        m = value**exponent * np.exp(noise * rng.standard_normal(replicas))
+        out[config.key()] = Trace(config=config, replica_ids=np.arange(replicas), checkpoints=np.array([0, 10]),
+                                  measures={"m": np.vstack([np.full(replicas, np.nan), m])}, counters={},
+                                  final={"x": np.zeros((replicas, 2))}, diverged_round=np.full(replicas, -1))
+    return out
+
+
+def _slope(**kw):
+    return SlopeClaim(id="t.slope", paper="t", title="t", statement="s", source=SRC, vary="x", grid={"quick": GRID},
+                      configure=_config, measure="m", expected=ExpectedOrder(value=-0.5, why="test"), **kw)
+
+
+def test_a_kind_is_a_named_composition_and_decides_as_rule_of_statistic():
+    claim = _slope()
+    assert isinstance(claim.statistic, LogLogSlope) and isinstance(claim.rule, ExponentInBand)
+    traces = _traces(-0.5)
+    points = claim.points(PROFILE, traces)
+    by_hand = claim.rule(claim, points, claim.statistic(claim, points))
+    assert claim._decide(points)[:2] == by_hand[:2]
+    assert claim.decide(PROFILE, traces).verdict == Verdict.PASS
+
+
+def test_a_papers_own_kind_is_the_kind_with_another_rule():
+    # the direction alone decides; the band's verdict is only reported (FedBiO S14's rule)
+    monotone = _slope(rule=StrictlyDecreasing(reported=ExponentInBand()))
+    out = monotone.decide(PROFILE, _traces(-1.0))  # outside the band, but strictly decreasing
+    assert out.verdict == Verdict.PASS and "strictly decreasing" in out.reason and "entirely outside" in out.reason
+    rising = monotone.decide(PROFILE, _traces(0.5))
+    assert rising.verdict == Verdict.FAIL and "not monotone" in rising.reason
+
+
+def test_a_rule_wrapper_sees_the_inner_decision():
+    @dataclasses.dataclass(frozen=True)
+    class Never(Rule):
+        inner: Rule
+
+        def __call__(self, claim, points, estimate):
+            verdict, reason, evidence = self.inner(claim, points, estimate)
+            return Verdict.FAIL, f"never: {reason}", {**evidence, "wrapped": str(verdict)}
+
+    out = _slope(rule=Never(ExponentInBand())).decide(PROFILE, _traces(-0.5))
+    assert out.verdict == Verdict.FAIL and out.evidence["wrapped"] == "PASS"
+
+
+def test_the_pieces_of_a_threshold_and_no_bypass_of_the_invariants():
+    claim = ThresholdClaim(id="t.thr", paper="t", title="t", statement="s", source=SRC, vary="x", grid={"quick": GRID},
+                           configure=_config, measure="m", threshold=2.0)
+    assert isinstance(claim.statistic, OneSidedMeans)
+    assert claim.decide(PROFILE, _traces(-0.5)).verdict == Verdict.PASS
+    # every kind, whatever its pieces, is checked by check_invariants (IntervalClaim once skipped them)
+    with pytest.raises(ValueError, match="INCONCLUSIVE"):
+        dataclasses.replace(claim, expect=Verdict.INCONCLUSIVE)
+    with pytest.raises(ValueError, match="theorem"):
+        IntervalClaim(id="t.int", paper="t", title="t", statement="s", source=SRC, vary="x", grid={"quick": GRID},
+                      configure=_config, measure="m", lower="a", upper="b", expect=Verdict.INCONCLUSIVE)
+    control = negative_control(claim, id="t.thr.control", title="c", statement="s", expect_reason="r",
+                               rule=BoundCeiling())
+    assert control.controls is claim and isinstance(control.rule, BoundCeiling)
+
+
+def test_assumptions_match_by_problem_class_not_by_constant_names():
+    assert smooth("L").of == FEDERATED
+    bilevel_l = BILEVEL.assume(smooth("L", "L_xy"))
+    assert missing((smooth("L"),), bilevel_l) == [smooth("L")]  # same name, another class
+    assert not missing(BILEVEL.assume(smooth("L")), bilevel_l)
+    assert "[bilevel]" in str(bilevel_l[0])
+
+
+def test_list_shows_the_admissible_families_by_class():
+    registry = default()
+    families = family_assumptions(registry)
+    theorems = {t.id: t for t in registry.theorems()}
+    # fedbio_bilevel names its constants L, sigma, Delta too, but they quantify a bilevel problem
+    assert "fedbio_bilevel" not in admissible_families(theorems["defedavg.theorem2"], families)
+    assert "quadratic" in admissible_families(theorems["defedavg.theorem2"], families)
+    # quadratic_bilevel's L_f is the upper level's smoothness, not StR-FedAvg's selection f
+    assert "quadratic_bilevel" not in admissible_families(theorems["strfedavg.theorem3_descent"], families)
+    assert admissible_families(theorems["fedbio.theorem5"], families) == ["fedbio_bilevel"]
+
+
+@pytest.fixture
+def fresh_registry():
+    """A fresh process-wide registry, the previous one restored afterwards."""
+    import ratecheck.registry as registry
+
+    registry.default().ensure("algorithm", "problem")
+    previous = registry.reset(None)
+    yield registry
+    registry.reset(previous)
+
+
+def test_a_paper_registers_measures_of_a_family_and_runs_record_them(fresh_registry, tmp_path):
+    from ratecheck.simulate.engine import run_config
+
+    source = tmp_path / "plug_measures.py"
+    source.write_text(
+        "import numpy as np\n"
+        "from ratecheck.problem import Measures\n"
+        "def norms(problem, point):\n"
+        "    return {'x_norm_sq': np.einsum('ri,ri->r', point, point)}\n"
+        "MEASURES = {'quadratic': Measures(compute=norms, names=('x_norm_sq',), source='a test')}\n")
+    fresh_registry.add_source(str(source))
+    (extra,) = fresh_registry.default().measures("quadratic")
+    problem = fresh_registry.make_problem("quadratic", {"dim": 3, "clients": 4})
+    assert problem.extra_measures == (extra,)
+    assert "x_norm_sq" in problem.all_measures(np.ones((2, 3))) and "x_norm_sq" not in problem.measures(np.ones((2, 3)))
+    trace = run_config(RunConfig("fedavg", {}, "quadratic", {"dim": 3, "clients": 4}, rounds=3, replicas=2))
+    assert np.all(trace.measures["x_norm_sq"] >= 0)
+    # the FedBiO paper's Lemma 8 measures are registered the same way (pyproject's ratecheck.measures group)
+    assert [m.names for m in fresh_registry.default().measures("fedbio_bilevel")] == [
+        ("hg_bias", "x_drift", "y_drift", "u_disp")]
