@@ -4,11 +4,16 @@ registered claims' runs (``registered_traces``), the modules that decide claims 
 counterexample searches or fuzz a thousand inputs, and the Monte-Carlo sweeps that check exact values
 against their CI. ``pytest -m "not claims"`` is the unit layer (see the README for its time)."""
 
+from collections.abc import Iterator
+
 import pytest
 
-# modules whose every test decides registered claims (sensitivity to broken variants), runs hunts
+from ratecheck.runner.executors import DaskExecutor, ProcessExecutor
+
+# modules whose every test decides registered claims (sensitivity to broken variants: test_sensitivity_*.py,
+# and the trajectory oracles on the code and on plausible bugs: test_oracles_*.py), runs hunts
 # (test_hunt.py, test_hunts_*.py) or fuzzes the inputs (about 1,300 generated runs and CLI calls)
-CLAIM_MODULES = ("test_sensitivity_", "test_hunt", "test_fuzz")
+CLAIM_MODULES = ("test_sensitivity_", "test_oracles_", "test_hunt", "test_fuzz")
 # tests that sweep Monte-Carlo replicas to check an exact value inside their CI (test_exact.py), or an
 # exact minibatch variance with 20,000 replicas (test_quadratic_bilevel.py)
 SWEEP_TESTS = ("inside_monte_carlo_ci", "test_n3_finite_sum_minibatch_variance_is_exact")
@@ -26,3 +31,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _runs_claims_or_sweeps(item):
             item.add_marker(pytest.mark.claims)
+
+
+@pytest.fixture(scope="session")
+def process_executor() -> Iterator[ProcessExecutor]:
+    """One pool of two worker processes for the session's executor tests (starting one costs a second)."""
+    with ProcessExecutor(2) as executor:
+        yield executor
+
+
+@pytest.fixture(scope="session")
+def dask_executor() -> Iterator[DaskExecutor]:
+    """One local Dask cluster of two workers for the session's executor tests (starting one takes seconds)."""
+    pytest.importorskip("distributed")
+    with DaskExecutor(local_workers=2) as executor:
+        yield executor

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 import pytest
-from test_executors import dask_executor, process_executor  # noqa: F401  (fixtures: one pool, one cluster)
 
 from ratecheck import registry as registry_module
 from ratecheck.exact import NotExact
