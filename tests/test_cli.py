@@ -50,6 +50,7 @@ def test_run_bad_input_exits_2_with_the_rule(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.claims  # `check bound_main_text` end to end, its report written, twice
 def test_check_json_and_exit_status(tmp_path, capsys):
     args = ["check", "bound_main_text", "--cache-dir", str(tmp_path / "cache"), "--json",
             "--report-dir", str(tmp_path / "reports")]
@@ -74,6 +75,7 @@ def test_check_unknown_pattern_is_a_usage_error(capsys):
     assert "no claim matches" in capsys.readouterr().err
 
 
+@pytest.mark.claims  # `check` then `report` end to end on registered claims
 def test_report_writes_pages_from_the_cache(tmp_path, capsys):
     cache, out = str(tmp_path / "cache"), tmp_path / "rep"
     assert main(["check", "defedavg.fedavg.drift*", "--cache-dir", cache, "--no-report"]) == 0

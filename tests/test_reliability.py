@@ -492,6 +492,7 @@ def _without_seconds(evidence: dict) -> str:
     return json.dumps({**evidence, "hunt": hunt}, sort_keys=True, default=str)
 
 
+@pytest.mark.claims  # runs the registered search HUNT_CORRECTED three times
 def test_an_interrupted_hunt_resumes_from_its_stored_runs_with_the_same_numbers(tmp_path, monkeypatch):
     """Ctrl-C after the k-th run of a search: the rerun reads those k runs from the store (each is
     stored as it finishes), computes only the rest, and decides exactly as an uninterrupted check."""
