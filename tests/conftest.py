@@ -2,7 +2,23 @@
 fixtures, are parametrized over claims or are marked ``full``): here also every test that reads the
 registered claims' runs (``registered_traces``), the modules that decide claims on broken variants, run
 counterexample searches or fuzz a thousand inputs, and the Monte-Carlo sweeps that check exact values
-against their CI. ``pytest -m "not claims"`` is the unit layer (see the README for its time)."""
+against their CI. ``pytest -m "not claims"`` is the unit layer (see the README for its time).
+
+The rule for a new test. The unit layer's budget is one minute on two idle cores for about a thousand
+tests, so a unit test takes well under 0.3 s. Mark a test ``@pytest.mark.claims`` (with a comment saying
+which of these it does), or name its module to match CLAIM_MODULES, when it
+- decides a registered claim on its own runs: ``check_claims``, ``claim.decide`` on ``claim.runs(profile)``,
+  ``ratecheck check`` / ``report`` / ``mutate`` through the CLI, on the code or on a broken variant
+  (trajectory oracles, sensitivity tests, goldens that run the claim);
+- runs a search (hunt) or fuzzes many inputs;
+- sweeps Monte-Carlo replicas to check an exact value inside their CI;
+- starts new processes that import ratecheck to decide claims.
+A golden that evaluates a theorem's formula at fixed constants, a recursion on a small instance, or a
+property of a small instance (a few clients, dimension up to about 8, tens of rounds) is a unit test.
+Prefer making a test cheap to marking it: the smallest instance on which every factor under test is
+non-trivial; expensive setup shared by a module- or session-scoped fixture (``process_executor``,
+``dask_executor`` below); pytest sessions in this process (tests/test_pytest_plugin.py: a new registry per
+session). Measure: ``python -m pytest -m "not claims" -q --durations=20``."""
 
 from collections.abc import Iterator
 
