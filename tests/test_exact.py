@@ -632,6 +632,7 @@ def _defedavg_doubles():
     return DeFedAvgNIID, DelayOffByOne, DistinctClients
 
 
+@pytest.mark.claims  # 1,024 Monte-Carlo replicas: the exact values inside their simultaneous 99% band
 def test_overridden_schedule_delays_change_exact_values():
     """A delay off by one inside schedule() changes the exact values (they follow the double's own
     delays: inside the double's simultaneous 99% Monte-Carlo band, lambda_used included); a schedule
