@@ -49,45 +49,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.claims)
 
 
-# the shared executors, closed after the last test that uses them (an idle Dask cluster costs about 0.1
-# CPU-s a second in heartbeats); a test after that would restart one (both start lazily)
-_OPEN: dict[str, ProcessExecutor | DaskExecutor] = {}
-_LAST_USER: dict[str, str] = {}
-
-
 @pytest.fixture(scope="session")
 def process_executor() -> Iterator[ProcessExecutor]:
-    """One pool of two worker processes for the session's executor tests (starting one costs a second)."""
+    """One pool of two worker processes for the session's executor tests (starting one costs a second; an
+    idle pool costs nothing)."""
     with ProcessExecutor(2) as executor:
-        _OPEN["process_executor"] = executor
         yield executor
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dask_executor() -> Iterator[DaskExecutor]:
-    """One local Dask cluster of two workers for the session's executor tests (starting one takes seconds)."""
+    """One local Dask cluster of two workers for a module's tests (starting one takes seconds; an idle
+    cluster costs about 0.1 CPU-s a second in heartbeats, so it does not outlive the module)."""
     pytest.importorskip("distributed")
     with DaskExecutor(local_workers=2) as executor:
-        _OPEN["dask_executor"] = executor
         yield executor
-
-
-def _uses(item: pytest.Item, fixture: str) -> bool:
-    """The test requests the fixture, or a parameter names it (tests that call request.getfixturevalue)."""
-    params = getattr(getattr(item, "callspec", None), "params", {}).values()
-    names = (fixture, fixture.removesuffix("_executor"))
-    return fixture in getattr(item, "fixturenames", ()) or any(isinstance(v, str) and v in names for v in params)
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    for item in session.items:
-        for fixture in ("process_executor", "dask_executor"):
-            if _uses(item, fixture):
-                _LAST_USER[fixture] = item.nodeid
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_runtest_teardown(item: pytest.Item) -> None:
-    for fixture, nodeid in _LAST_USER.items():
-        if item.nodeid == nodeid and fixture in _OPEN:
-            _OPEN.pop(fixture).close()
