@@ -142,9 +142,14 @@ def test_a_file_as_cache_dir_is_a_usage_error(tmp_path, capsys):
     assert main(["cache", "info", "--cache-dir", str(path)]) == 2
 
 
-def test_an_unreachable_dask_scheduler_fails_fast_with_exit_3(tmp_path, capsys):
+def test_an_unreachable_dask_scheduler_fails_fast_with_exit_3(tmp_path, capsys, monkeypatch):
     pytest.importorskip("distributed")
     import time
+
+    from ratecheck.runner.executors import DaskExecutor
+
+    # a 1 s connect timeout instead of the default 5 s: distributed's own 30 s would still exceed the bound
+    monkeypatch.setattr(DaskExecutor.__init__, "__defaults__", (None, 2, 1.0))
 
     started = time.perf_counter()
     assert main(["check", "defedavg.fedavg.drift*", "--dask", "127.0.0.1:1", "--no-cache", "--no-report"]) == 3
