@@ -2,13 +2,34 @@
 fixtures, are parametrized over claims or are marked ``full``): here also every test that reads the
 registered claims' runs (``registered_traces``), the modules that decide claims on broken variants, run
 counterexample searches or fuzz a thousand inputs, and the Monte-Carlo sweeps that check exact values
-against their CI. ``pytest -m "not claims"`` is the unit layer (see the README for its time)."""
+against their CI. ``pytest -m "not claims"`` is the unit layer (see the README for its time).
+
+The rule for a new test. The unit layer's budget is one minute on two idle cores for about a thousand
+tests, so a unit test takes well under 0.3 s. Mark a test ``@pytest.mark.claims`` (with a comment saying
+which of these it does), or name its module to match CLAIM_MODULES, when it
+- decides a registered claim on its own runs: ``check_claims``, ``claim.decide`` on ``claim.runs(profile)``,
+  ``ratecheck check`` / ``report`` / ``mutate`` through the CLI, on the code or on a broken variant
+  (trajectory oracles, sensitivity tests, goldens that run the claim);
+- runs a search (hunt) or fuzzes many inputs;
+- sweeps Monte-Carlo replicas to check an exact value inside their CI;
+- starts new processes that import ratecheck to decide claims.
+A golden that evaluates a theorem's formula at fixed constants, a recursion on a small instance, or a
+property of a small instance (a few clients, dimension up to about 8, tens of rounds) is a unit test.
+Prefer making a test cheap to marking it: the smallest instance on which every factor under test is
+non-trivial; expensive setup shared by a module- or session-scoped fixture (``process_executor``,
+``dask_executor`` below); pytest sessions in this process (tests/test_pytest_plugin.py: a new registry per
+session). Measure: ``python -m pytest -m "not claims" -q --durations=20``."""
+
+from collections.abc import Iterator
 
 import pytest
 
-# modules whose every test decides registered claims (sensitivity to broken variants), runs hunts
+from ratecheck.runner.executors import DaskExecutor, ProcessExecutor
+
+# modules whose every test decides registered claims (sensitivity to broken variants: test_sensitivity_*.py,
+# and the trajectory oracles on the code and on plausible bugs: test_oracles_*.py), runs hunts
 # (test_hunt.py, test_hunts_*.py) or fuzzes the inputs (about 1,300 generated runs and CLI calls)
-CLAIM_MODULES = ("test_sensitivity_", "test_hunt", "test_fuzz")
+CLAIM_MODULES = ("test_sensitivity_", "test_oracles_", "test_hunt", "test_fuzz")
 # tests that sweep Monte-Carlo replicas to check an exact value inside their CI (test_exact.py), or an
 # exact minibatch variance with 20,000 replicas (test_quadratic_bilevel.py)
 SWEEP_TESTS = ("inside_monte_carlo_ci", "test_n3_finite_sum_minibatch_variance_is_exact")
@@ -26,3 +47,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _runs_claims_or_sweeps(item):
             item.add_marker(pytest.mark.claims)
+
+
+@pytest.fixture(scope="session")
+def process_executor() -> Iterator[ProcessExecutor]:
+    """One pool of two worker processes for the session's executor tests (starting one costs a second; an
+    idle pool costs nothing)."""
+    with ProcessExecutor(2) as executor:
+        yield executor
+
+
+@pytest.fixture(scope="module")
+def dask_executor() -> Iterator[DaskExecutor]:
+    """One local Dask cluster of two workers for a module's tests (starting one takes seconds; an idle
+    cluster costs about 0.1 CPU-s a second in heartbeats, so it does not outlive the module)."""
+    pytest.importorskip("distributed")
+    with DaskExecutor(local_workers=2) as executor:
+        yield executor

@@ -9,7 +9,7 @@ from ratecheck.params import ParamError
 from ratecheck.problems import make_problem
 from ratecheck.problems.quadratic import p2
 from ratecheck.registry import make_algorithm
-from ratecheck.runner.executors import ProcessExecutor, SerialExecutor
+from ratecheck.runner.executors import SerialExecutor
 from ratecheck.runner.sweep import run_configs
 from ratecheck.trace import RunConfig
 
@@ -161,13 +161,12 @@ def test_event_run_matches_a_hand_recursion_without_noise():
     np.testing.assert_allclose(trace.final["x"][0], w[-1], rtol=1e-10)
 
 
-def test_same_numbers_in_every_executor():
+def test_same_numbers_in_every_executor(process_executor):
     config = RunConfig("defedavg_iid_events", {"eta_global": 0.5, "eta_local": 0.05, "local_steps": 3,
                                                "participation": "without_replacement:3"},
                        "quadratic", p2(clients=12), rounds=80, replicas=4, seed=2)
     serial = run_configs([config], executor=SerialExecutor(), progress=False)[config.key()]
-    with ProcessExecutor(2) as pool:
-        pooled = run_configs([config], executor=pool, progress=False)[config.key()]
+    pooled = run_configs([config], executor=process_executor, progress=False)[config.key()]
     np.testing.assert_array_equal(serial.final["x"], pooled.final["x"])
     assert serial.info["timeline"] == pooled.info["timeline"]
 

@@ -50,6 +50,7 @@ def test_run_bad_input_exits_2_with_the_rule(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.claims  # `check bound_main_text` end to end, its report written, twice
 def test_check_json_and_exit_status(tmp_path, capsys):
     args = ["check", "bound_main_text", "--cache-dir", str(tmp_path / "cache"), "--json",
             "--report-dir", str(tmp_path / "reports")]
@@ -74,6 +75,7 @@ def test_check_unknown_pattern_is_a_usage_error(capsys):
     assert "no claim matches" in capsys.readouterr().err
 
 
+@pytest.mark.claims  # `check` then `report` end to end on registered claims
 def test_report_writes_pages_from_the_cache(tmp_path, capsys):
     cache, out = str(tmp_path / "cache"), tmp_path / "rep"
     assert main(["check", "defedavg.fedavg.drift*", "--cache-dir", cache, "--no-report"]) == 0
@@ -140,9 +142,14 @@ def test_a_file_as_cache_dir_is_a_usage_error(tmp_path, capsys):
     assert main(["cache", "info", "--cache-dir", str(path)]) == 2
 
 
-def test_an_unreachable_dask_scheduler_fails_fast_with_exit_3(tmp_path, capsys):
+def test_an_unreachable_dask_scheduler_fails_fast_with_exit_3(tmp_path, capsys, monkeypatch):
     pytest.importorskip("distributed")
     import time
+
+    from ratecheck.runner.executors import DaskExecutor
+
+    # a 1 s connect timeout instead of the default 5 s: distributed's own 30 s would still exceed the bound
+    monkeypatch.setattr(DaskExecutor.__init__, "__defaults__", (None, 2, 1.0))
 
     started = time.perf_counter()
     assert main(["check", "defedavg.fedavg.drift*", "--dask", "127.0.0.1:1", "--no-cache", "--no-report"]) == 3

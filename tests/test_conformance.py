@@ -106,6 +106,21 @@ def test_a_wrong_smoothness_constant_is_caught():
         testing.constants_match_finite_differences(wrong)
 
 
+@pytest.mark.parametrize("factor", [0.8, 1.25])
+def test_a_wrong_noise_constant_is_caught(factor):
+    """sigma 20-25 % off (sigma^2 36-56 % off) is outside the sampled mean square's 10 % band."""
+    problem = testing.small_problem("quadratic")
+    constants = problem.constants()
+
+    class Misstated(type(problem)):
+        def constants(self):
+            return {**constants, "sigma": dataclasses.replace(constants["sigma"], value=constants["sigma"].value * factor)}
+
+    wrong = Misstated(**{f.name: getattr(problem, f.name) for f in dataclasses.fields(problem) if f.init})
+    with pytest.raises(AssertionError, match="sampled E"):
+        testing.constants_match_finite_differences(wrong)
+
+
 def test_a_replica_that_depends_on_the_count_is_caught():
     algorithm, problem = _home("fedavg")
     import numpy as np

@@ -2,6 +2,8 @@
 
 import dataclasses
 
+import pytest
+
 from ratecheck.claims import PROFILES, Verdict
 from ratecheck.proofs.defedavg.interpolation import P4_NO_SPEEDUP, NoiseDominated
 from ratecheck.runner.sweep import run_configs
@@ -9,6 +11,7 @@ from ratecheck.runner.sweep import run_configs
 QUICK = PROFILES["quick"]
 
 
+@pytest.mark.claims  # decides the registered claim P4_NO_SPEEDUP on its quick-profile runs
 def test_p4_says_not_noise_dominated_and_never_passes():
     traces = run_configs(P4_NO_SPEEDUP.runs(QUICK), progress=False)
     outcome = P4_NO_SPEEDUP.decide(QUICK, traces)

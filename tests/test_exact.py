@@ -347,7 +347,7 @@ ROUND_MODEL_SETTINGS = [
     ("shrofbo", dict(gamma_x=0.1, gamma_y=0.4, gamma_v=0.4, participation="full", radius="off", local_steps=[1, 2, 3, 1]),
      "quadratic_bilevel", dict(dim_x=2, dim_y=2, clients=4, sigma_f=0.5, sigma_g=0.5, zeta=1.0)),
     ("strfedavg", dict(horizon=40, schedule="strongly_convex", local_steps=2, participation="full"),
-     "least_squares", dict(outer="tp1", mu=0.5, delta=0.1, rho=0.5, sigma_f=0.5, sigma_h=0.5)),
+     "least_squares", dict(dim=8, rank=4, outer="tp1", mu=0.5, delta=0.1, rho=0.5, sigma_f=0.5, sigma_h=0.5)),
 ]
 
 
@@ -632,6 +632,7 @@ def _defedavg_doubles():
     return DeFedAvgNIID, DelayOffByOne, DistinctClients
 
 
+@pytest.mark.claims  # 1,024 Monte-Carlo replicas: the exact values inside their simultaneous 99% band
 def test_overridden_schedule_delays_change_exact_values():
     """A delay off by one inside schedule() changes the exact values (they follow the double's own
     delays: inside the double's simultaneous 99% Monte-Carlo band, lambda_used included); a schedule

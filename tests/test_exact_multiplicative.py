@@ -57,6 +57,7 @@ def test_exact_run_equals_the_dense_kronecker_recursion(n, batch):
     assert trace.measures["gap"][-1, 0] == pytest.approx(kronecker_gap(config), rel=1e-11)
 
 
+@pytest.mark.claims  # a Monte-Carlo sweep of 2,000 replicas against the exact values
 def test_exact_run_agrees_with_monte_carlo_and_the_dropped_term_does_not(monkeypatch):
     problem = _p4()
     algorithm = make_algorithm("fedavg", {"local_steps": 3, "eta_local": 1.5,

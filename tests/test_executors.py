@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -39,20 +38,6 @@ def failing_job(item: int) -> int:
 
 def expected() -> list[np.ndarray]:
     return [rng_job(i) for i in ITEMS]
-
-
-@pytest.fixture(scope="module")
-def process_executor() -> Iterator[ProcessExecutor]:
-    with ProcessExecutor(2) as ex:
-        yield ex
-
-
-@pytest.fixture(scope="module")
-def dask_executor() -> Iterator[DaskExecutor]:
-    pytest.importorskip("distributed")
-    # One local cluster for the whole module: startup takes seconds.
-    with DaskExecutor(local_workers=2) as ex:
-        yield ex
 
 
 @pytest.fixture(params=["serial", "process", "dask"])

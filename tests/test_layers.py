@@ -7,6 +7,7 @@ other in a cycle. The graph is read from the sources: module-level and function-
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def _typing_only(tree: ast.AST) -> set[int]:
             for sub in ast.walk(node)}
 
 
+@functools.cache  # read once for the module's tests (they only read it)
 def import_graph() -> dict[str, dict[str, int]]:
     """module -> {imported module of the project: line of the first such import}."""
     sources = _sources()

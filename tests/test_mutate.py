@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ratecheck.mutate.command import classify, resolve, score, text
 from ratecheck.mutate.mutants import mutants, select
 
@@ -102,6 +104,7 @@ def test_a_plugin_module_is_resolved_from_its_path():
     assert target.module == "fedavg_momentum.algorithm" and target.root == EXAMPLE
 
 
+@pytest.mark.claims  # decides the example's claim three times in new processes (the baseline, two mutants)
 def test_mutate_a_plugin_module_end_to_end(tmp_path):
     """The command on the worked example's algorithm (loaded from its path, not installed), two mutants
     on its cheapest claim: a verdict per mutant, the user's file untouched, the JSON complete."""
@@ -131,6 +134,7 @@ def test_usage_errors(tmp_path):
     assert main(["mutate", "ratecheck.algorithms.local", "--max-mutants", "0", "--cache-dir", str(tmp_path)]) == 2
 
 
+@pytest.mark.claims  # decides the example's claim on the unmutated code before the first mutant exists
 def test_an_interrupt_leaves_no_mutant_behind(tmp_path):
     """Ctrl-C while a mutant's check runs: the child ends, the mutant's folder goes, exit 130, the file as it was."""
     import signal

@@ -6,7 +6,7 @@ import pytest
 import ratecheck.runner.sweep as sweep
 from ratecheck.model.store import Store
 from ratecheck.problems.quadratic import p2
-from ratecheck.runner.executors import DaskExecutor, ProcessExecutor, SerialExecutor
+from ratecheck.runner.executors import SerialExecutor
 from ratecheck.runner.identity import stored_key
 from ratecheck.trace import RunConfig
 
@@ -28,13 +28,11 @@ def _assert_same(a, b):
         np.testing.assert_array_equal(a[key].final["x"], b[key].final["x"])
 
 
-def test_serial_process_pool_and_dask_give_identical_arrays():
+def test_serial_process_pool_and_dask_give_identical_arrays(process_executor, dask_executor):
     serial = sweep.run_configs(_configs(), executor=SerialExecutor(), progress=False)
-    with ProcessExecutor(2) as pool:
-        pooled = sweep.run_configs(_configs(), executor=pool, progress=False)
+    pooled = sweep.run_configs(_configs(), executor=process_executor, progress=False)
     _assert_same(serial, pooled)
-    with DaskExecutor(local_workers=2) as dask:
-        distributed = sweep.run_configs(_configs(), executor=dask, progress=False)
+    distributed = sweep.run_configs(_configs(), executor=dask_executor, progress=False)
     _assert_same(serial, distributed)
 
 

@@ -193,10 +193,10 @@ def constants_match_finite_differences(problem: Any, points: int = 8, h: float =
                 f"{problem.family}: the global curvature {curv.min():.6g} is below mu = {c['mu']:.6g}")
             checked.append("mu")
         if "sigma" in c:
-            draws = 4000
-            streams = Streams(0, "5e" * 32, range(draws))
-            w = np.broadcast_to(problem.initial_point(), (draws, 1, d)).copy()
-            one = problem.gather(np.zeros((draws, 1), dtype=int))
+            draws = 4000  # client 0 drawn 4000 times in one replica (a replica's stream refills in chunks of 16k)
+            streams = Streams(0, "5e" * 32, range(1))
+            w = np.broadcast_to(problem.initial_point(), (1, draws, d)).copy()
+            one = problem.gather(np.zeros((1, draws), dtype=int))
             noise = problem.stochastic_grad(one, w, streams["noise"]) - problem.local_grad(one, w)
             sq = float(np.mean(np.sum(noise**2, axis=-1)))
             assert abs(sq - c["sigma"] ** 2) <= 0.1 * c["sigma"] ** 2 + 1e-12, (
