@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .model.entry_points import GROUPS
 from .problem import Measures
 
-GROUP = "ratecheck.measures"
+GROUP = GROUPS["measures"]
 
 
 def checked(family: str, extra: Any) -> Measures:
