@@ -101,7 +101,7 @@ class NotebookOutcome(Outcome):
 
     def plot(self) -> Any:
         """The claim's figure as in the report (a matplotlib Figure, drawn through its views)."""
-        from .report.plots import _figure
+        from .report.plots import _figure  # start-up time: matplotlib loads only when a figure is asked for
 
         figure = _figure(self)
         if figure is None:

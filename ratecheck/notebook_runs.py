@@ -30,7 +30,7 @@ class RunTrace(Trace):
     def plot(self, measure: str | None = None, *, log_y: bool = True) -> Any:
         """The replica mean of ``measure`` (default: the first recorded) against the round, with the
         replicas' 5-95% band (none for an exact run: one row of expectations)."""
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # start-up time: only when a figure is asked for
 
         measure = measure or next(iter(self.measures))
         self.at_end(measure)  # an unknown measure: a KeyError naming the recorded ones
@@ -75,7 +75,7 @@ def shown(figure: Any) -> Any:
     import matplotlib.pyplot as plt
 
     plt.close(figure)
-    try:
+    try:  # IPython is optional: present only inside Jupyter
         from IPython import get_ipython
         from IPython.core.pylabtools import select_figure_formats
     except ImportError:  # no IPython: nothing to display in

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from .params import check_run
+
 _CHUNK = 1 << 14  # floats per replica and refill (what is left unused at the end of a run is drawn for nothing)
 
 
@@ -44,8 +46,7 @@ def _words(hex_digest: str, count: int = 4) -> tuple[int, ...]:
 
 def replica_generator(seed: int, run_key: str, replica: int, purpose: str) -> np.random.Generator:
     """The generator of one (run, replica, purpose): independent of everything else that runs."""
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
+    check_run("replica_generator", "seed", seed)
     purpose_word = _words(hashlib.sha256(purpose.encode()).hexdigest(), 1)
     seq = np.random.SeedSequence(seed, spawn_key=(*_words(run_key), int(replica), *purpose_word))
     return np.random.Generator(np.random.PCG64(seq))
@@ -61,8 +62,7 @@ class ReplicaStream:
     """
 
     def __init__(self, seed: int, run_key: str, replicas: Sequence[int], purpose: str):
-        if seed < 0:
-            raise ValueError(f"seed must be >= 0, got {seed}")
+        check_run("ReplicaStream", "seed", seed)
         self.replicas = tuple(int(r) for r in replicas)
         self._key = (seed, run_key, purpose)
         self._generators: list[np.random.Generator] | None = None  # made at the first draw: a stream

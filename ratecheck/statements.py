@@ -14,6 +14,8 @@ import numpy as np
 import sympy as sp
 from sympy.core.relational import Relational
 
+from .model.extrema import alternatives
+
 __all__ = ["Bound", "Condition", "ConditionResult", "Evaluation", "Source", "at_least", "at_most"]
 
 
@@ -111,7 +113,6 @@ class Condition:
         factors and powers (``c / Max(a, b)`` is ``Min(c / a, c / b)``). Each is named ``names[k]`` or
         ``"<name> (k)"`` (from 1), with this condition's source and printed LaTeX. A min on the larger
         side of a ``Max`` (a disjunction) is kept whole."""
-        from .model.extrema import alternatives
 
         pairs = [(low, high) for low in alternatives(self.lhs, "max") for high in alternatives(self.rhs, "min")]
         if len(pairs) == 1:

@@ -36,6 +36,7 @@ from ratecheck.claims import Profile
 from ratecheck.claims.trajectory import Oracle, moment_trajectory, trajectory_oracle
 from ratecheck.claims.values import ThresholdClaim
 from ratecheck.inspection import problem_of
+from ratecheck.seeding import Streams
 from ratecheck.trace import RunConfig
 
 from .oracles import ORACLE_PROBLEM, output_average
@@ -232,9 +233,11 @@ def exact_projection_trajectory(config: RunConfig, marks: np.ndarray) -> dict[st
 
 
 def ipir_replay(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
-    """Per replica (C, R): a noise-free IPIR-FedAvg run replayed from Algorithm 2 with the run's own client draws."""
-    from ratecheck.seeding import Streams
+    """Per replica (C, R): a noise-free IPIR-FedAvg run replayed from Algorithm 2 with the run's own client draws.
 
+    The one thing shared with the code is the primitive draw of the sampling stream (N uniform keys per inner
+    round, the S smallest chosen: a uniform S-subset without replacement, as the paper samples). A replay
+    needs the same subsets; everything computed from them is written from Algorithm 2 here."""
     geo, p, pp = Geometry.of(config), dict(config.params), config.problem_params
     if float(pp.get("sigma_h", 0.0)):
         raise ValueError("the IPIR replay is noise-free (sigma_h = 0; the proximal term has no xi)")

@@ -7,8 +7,8 @@
     local gradient SVRG-style, grad g_i(y_i; B_nu) - grad g_i(y; B_nu) + (aggregated grad g)(y), ONE
     minibatch B_nu at both points (Algorithm 2 line 7; the authors' SVRGClient evaluates one batch on the
     local and the snapshot model), which costs one extra communication per round (2 per FedInn round);
-    LFedNest uses plain local SGD (1 per round). ``svrg_sample='anchor'`` is the deviation of earlier
-    versions: the anchor's own sample subtracted at every local step (it adds the noise of two samples).
+    LFedNest uses plain local SGD (1 per round). ``svrg_sample='anchor'`` is a named deviation: the
+    anchor's own sample subtracted at every local step (it adds the noise of two samples).
   - FedIHGP: ``neumann_terms`` N terms of the Neumann series for [grad_yy G]^-1 grad_y F, written as
     N gradient steps of size ``neumann_step`` (1/l) on the LS loss R from v = 0, which equals
     sum_{j<N} (I - H/l)^j grad_y F / l exactly. FedNest aggregates every term (one communication per

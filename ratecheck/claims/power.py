@@ -11,8 +11,8 @@ The measured quantity moves by a *scale* (every sample times s = 1 + delta: a va
 distance, a rate; the interval scales with it, its bands do not) or a *shift* (an exponent + delta: a
 log-log slope's interval shifts, its band does not). The verdict is then piecewise constant in delta,
 changing only where an interval end meets a band end, so the smallest change is found exactly by
-testing those breakpoints in order (no search tolerance). Each kind builds its ``Constraint`` list from
-its own rule in its ``_decide`` and writes ``power(...)`` to its evidence under ``"power"``.
+testing those breakpoints in order (no search tolerance). Each rule piece (ratecheck.claims.rules,
+rules_fit) builds its ``Constraint`` list and writes ``power(...)`` to its evidence under ``"power"``.
 
 A constraint that does not move with the measured quantity (``moves=False``: e.g. the other series of
 an exponent comparison) keeps its status. Gates, design and regime checks are not part of the power:

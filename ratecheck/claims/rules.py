@@ -160,7 +160,7 @@ class RelativeBand(Rule):
         tol = claim.rel_tolerance
         for p, ci in zip(points, estimate):
             pred = float(claim.predict(p.config))
-            lo, hi = pred * (1 - tol), pred * (1 + tol)
+            lo, hi = sorted((pred * (1 - tol), pred * (1 + tol)))  # a negative prediction flips the ends
             rows.append({"value": p.value, "mean": ci.mean, "low": ci.low, "high": ci.high,
                          "predicted": pred, "ratio": ci.mean / pred})
             if ci.high < lo or ci.low > hi:
@@ -177,7 +177,8 @@ class RelativeBand(Rule):
             verdict, reason = Verdict.INCONCLUSIVE, f"CI straddles the band of {tag}: more replicas needed"
         else:
             verdict, reason = Verdict.PASS, f"CI inside {tag}"
-        bands = [Constraint(r["low"], r["high"], r["predicted"] * (1 - tol), r["predicted"] * (1 + tol)) for r in rows]
+        bands = [Constraint(r["low"], r["high"], *sorted((r["predicted"] * (1 - tol), r["predicted"] * (1 + tol))))
+                 for r in rows]
         return verdict, reason, {**evidence, "power": power(bands, SCALE, "relative change of the mean "
                                                             "(and of mean/predicted)", verdict)}
 

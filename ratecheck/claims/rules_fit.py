@@ -9,14 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ..model.fit import MeanCI, SlopeFit
 from .compose import Decision, Rule
 from .evidence import BandEvidence, DifferenceEvidence
 from .model import PointResult, Verdict, _fmt
 from .power import SCALE, SHIFT, Constraint, power
-from .statistics import Difference, deterministic, relative, slope_text
+from .statistics import Difference, deterministic, point_ci, relative, slope_text
 
 
 def _design(claim: Any, fit: SlopeFit) -> str:
@@ -218,18 +216,26 @@ def _rate_verdict(claim: Any, spectral_off: list[float], bound_broken: list[floa
 
 @dataclass(frozen=True)
 class StrictlyDecreasing(Rule):
-    """Judges only the direction: the replica means fall strictly along the grid (else FAIL naming the first
-    rises); the ``reported`` rule (e.g. a slope band) is applied for its reason and evidence, not judged."""
+    """Judges only the direction: E[measure] falls strictly along the grid. Between neighbours, a confident
+    rise (the later CI entirely above the earlier one) is a FAIL, a confident fall (entirely below) counts
+    towards a PASS, overlapping CIs make it INCONCLUSIVE; exact points have zero-width CIs, so there the
+    means decide. The ``reported`` rule (e.g. a slope band) is applied for its reason and evidence only."""
 
     reported: Rule
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         _, reason, evidence = self.reported(claim, points, estimate)
         ordered = sorted(points, key=lambda p: p.value)
-        means = [float(np.mean(p.samples)) for p in ordered]
-        rises = [f"{a.value:g} -> {b.value:g} ({m0:.4g} -> {m1:.4g})" for a, b, m0, m1
-                 in zip(ordered, ordered[1:], means, means[1:]) if not m1 < m0]
-        evidence = {**evidence, "means": means, "monotone": not rises}
+        cis = [point_ci(p, level=claim.level) for p in ordered]
+        means = [ci.mean for ci in cis]
+        pairs = list(zip(ordered, ordered[1:], cis, cis[1:]))
+        rises = [f"{a.value:g} -> {b.value:g} ({c0.mean:.4g} -> {c1.mean:.4g})" for a, b, c0, c1 in pairs
+                 if c1.low >= c0.high and not c1.mean < c0.mean]
+        unsure = [f"{a.value:g} -> {b.value:g}" for a, b, c0, c1 in pairs if not c1.high < c0.low]
+        evidence = {**evidence, "means": means, "monotone": not rises and not unsure}
         if rises:
             return Verdict.FAIL, f"not monotone in {claim.vary}: {'; '.join(rises)}; {reason}", evidence
+        if unsure:
+            return (Verdict.INCONCLUSIVE, f"CIs overlap between neighbours in {claim.vary} ({'; '.join(unsure)}): "
+                    f"more replicas needed; {reason}", evidence)
         return Verdict.PASS, f"strictly decreasing in {claim.vary}; slope reported, not judged: {reason}", evidence

@@ -97,7 +97,7 @@ class MaskedTerm:
         """The term under test over the theorem's declared symbols (LaTeX parsed once)."""
         if theorem not in self._parsed:
             if isinstance(self.term, str):
-                from ..model.latex import expression
+                from ..model.latex import expression  # start-up time: the LaTeX grammar loads only for a LaTeX term
 
                 term = expression(self.term, theorem.symbols, "term under test")
             else:

@@ -341,7 +341,7 @@ def _unit(text: str, i: int) -> tuple[str, int]:
 def _grammar_commands() -> frozenset[str]:
     """The commands sympy's lark grammar reads (its own grammar files; empty if they are not found,
     and then the parser's error says what it could not read)."""
-    from importlib import resources
+    from importlib import resources  # start-up time: only the length-limit message reads the package data
 
     try:
         folder = resources.files("sympy.parsing.latex.lark") / "grammar"

@@ -63,7 +63,7 @@ def code_identity(config: RunConfig) -> dict[str, Any]:
         factory = None
     try:  # the measures papers registered for the family are recorded by the run too
         extra = tuple(sorted({m.compute.__module__ for m in names.measures(config.problem)}))
-    except Exception:
+    except Exception:  # as for an unknown name: make_problem fails the same way, so no run is stored under this key
         extra = ()
     return _identity(cls, factory, config.mode != "monte_carlo", extra)  # type: ignore[arg-type]  # a class hashes by id; mypy reads its instances' __hash__
 
@@ -182,7 +182,9 @@ def _imports(name: str) -> tuple[str, ...]:
 # kept in the run cache (``keep_parsed_imports``), since parsing ~150 modules is half a second of every check.
 PARSED: dict[str, list[Any]] = {}
 _HELD: dict[str, set[str]] = {}  # store root -> the digests its record holds (as read or written)
-PARSED_KEY = hashlib.sha256(f"ratecheck parsed imports, Python {sys.version_info[:2]}".encode()).hexdigest()
+# keyed on the parser too (this file): a change of what counts as executed never reads old import lists
+PARSED_KEY = hashlib.sha256(f"ratecheck parsed imports, Python {sys.version_info[:2]}, "
+                            f"{_file_digest(Path(__file__).resolve())}".encode()).hexdigest()
 
 
 def _statements(path: Path) -> list[Any]:
