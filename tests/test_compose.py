@@ -72,6 +72,15 @@ def test_a_papers_own_kind_is_the_kind_with_another_rule():
     assert rising.verdict == Verdict.FAIL and "not monotone" in rising.reason
 
 
+def test_strictly_decreasing_on_monte_carlo_points_judges_by_confidence_intervals():
+    monotone = _slope(rule=StrictlyDecreasing(reported=ExponentInBand()))
+    # noise of 5 (log scale) on a decade: neighbours' CIs overlap, so the direction is not decided
+    noisy = monotone.decide(PROFILE, _traces(-1.0, noise=5.0))
+    assert noisy.verdict == Verdict.INCONCLUSIVE and "CIs overlap" in noisy.reason
+    flat = monotone.decide(PROFILE, _traces(0.0, noise=1e-3))  # no confident fall, no confident rise
+    assert flat.verdict in (Verdict.INCONCLUSIVE, Verdict.FAIL) and flat.verdict != Verdict.PASS
+
+
 def test_a_rule_wrapper_sees_the_inner_decision():
     @dataclasses.dataclass(frozen=True)
     class Never(Rule):
