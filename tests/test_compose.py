@@ -81,6 +81,32 @@ def test_strictly_decreasing_on_monte_carlo_points_judges_by_confidence_interval
     assert flat.verdict in (Verdict.INCONCLUSIVE, Verdict.FAIL) and flat.verdict != Verdict.PASS
 
 
+def test_a_piece_that_does_not_fit_the_claim_is_refused_when_the_claim_is_made():
+    from ratecheck.claims import RelativeBand
+
+    with pytest.raises(ValueError, match="RelativeBand reads rel_tolerance"):
+        _slope(rule=StrictlyDecreasing(reported=RelativeBand()))
+
+
+def test_each_pieces_declared_reads_cover_the_claim_fields_its_code_reads():
+    import ast
+    import inspect
+
+    from ratecheck.claims import compose, rules, rules_fit, statistics, summaries
+    from ratecheck.claims.base import Claim
+
+    for module in (rules, rules_fit, statistics, summaries):
+        for node in ast.parse(inspect.getsource(module)).body:
+            cls = getattr(module, getattr(node, "name", ""), None)
+            if not (isinstance(node, ast.ClassDef) and isinstance(cls, type)
+                    and issubclass(cls, (compose.Reading, compose.Estimator, compose.Rule))):
+                continue
+            read = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+                    and isinstance(n.value, ast.Name) and n.value.id == "claim"}
+            base = {f.name for f in dataclasses.fields(Claim)} | set(dir(Claim))  # every claim has these
+            assert read - base <= set(cls.reads), f"{cls.__name__} reads {sorted(read - base - set(cls.reads))}"
+
+
 def test_a_rule_wrapper_sees_the_inner_decision():
     @dataclasses.dataclass(frozen=True)
     class Never(Rule):
@@ -106,8 +132,11 @@ def test_the_pieces_of_a_threshold_and_no_bypass_of_the_invariants():
         IntervalClaim(id="t.int", paper="t", title="t", statement="s", source=SRC, vary="x", grid={"quick": GRID},
                       configure=_config, measure="m", lower="a", upper="b", expect=Verdict.INCONCLUSIVE)
     control = negative_control(claim, id="t.thr.control", title="c", statement="s", expect_reason="r",
-                               rule=BoundCeiling())
-    assert control.controls is claim and isinstance(control.rule, BoundCeiling)
+                               threshold=0.5)
+    assert control.controls is claim and control.rule == claim.rule
+    with pytest.raises(ValueError, match="BoundCeiling reads version"):  # a ceiling from a theorem needs one
+        negative_control(claim, id="t.thr.control2", title="c", statement="s", expect_reason="r",
+                         rule=BoundCeiling())
 
 
 def test_assumptions_match_by_problem_class_not_by_constant_names():

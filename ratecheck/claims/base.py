@@ -12,7 +12,7 @@ import numpy as np
 
 from ..theory import Derived, Source, Theorem
 from ..trace import RunConfig, Trace
-from .compose import Decision, Estimator, Points, Reading, Rule, Summary, Undecided
+from .compose import Decision, Estimator, Points, Reading, Rule, Summary, Undecided, unread_fields
 from .model import Bindings, PointResult, Profile, Verdict, _first_divergence, _fmt, _jsonable, exact_evidence, exact_state
 from .views import NoRule, Piece, Statistic, View, view_of
 
@@ -82,6 +82,9 @@ def check_invariants(claim: Claim) -> None:
     """The rules every claim meets, whatever its kind or pieces (run after each kind's own checks)."""
     if claim.expect == Verdict.INCONCLUSIVE:
         raise ValueError(f"claim {claim.id}: no claim may expect INCONCLUSIVE (it cannot tell a bug from noise)")
+    unread = unread_fields(claim)
+    if unread:
+        raise ValueError(f"claim {claim.id}: its pieces read fields it does not have ({'; '.join(unread)})")
     if (claim.expect == Verdict.OBSERVED) != type(claim).observes:
         raise ValueError(f"claim {claim.id}: only an Observation expects OBSERVED, and it always does")
     if claim.controls is not None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,6 +39,8 @@ Decision = tuple[Verdict, str, dict[str, Any]]
 class Reading:
     """What a claim reads from a run: fills ``point.samples`` (finite per-replica values) and may add
     ``point.stats`` or move ``point.value`` (another abscissa). ``point.trace`` is the run."""
+
+    reads: ClassVar[tuple[str, ...]] = ()  # the claim fields it reads (checked when the claim is made)
 
     def __call__(self, claim: Any, point: PointResult) -> None:
         raise NotImplementedError  # pragma: no cover - abstract
@@ -62,6 +64,8 @@ class Summary(Reading):
 class Estimator:
     """A statistic: what the grid points say, as the estimate a rule judges."""
 
+    reads: ClassVar[tuple[str, ...]] = ()  # the claim fields it reads (checked when the claim is made)
+
     def __call__(self, claim: Any, points: Sequence[PointResult]) -> Any:
         raise NotImplementedError  # pragma: no cover - abstract
 
@@ -77,6 +81,8 @@ class Points(Estimator):
 class Rule:
     """How an estimate decides: ``rule(claim, points, estimate) -> (verdict, reason, evidence)``."""
 
+    reads: ClassVar[tuple[str, ...]] = ()  # the claim fields it reads (checked when the claim is made)
+
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         raise NotImplementedError  # pragma: no cover - abstract
 
@@ -87,6 +93,20 @@ class Undecided(Rule):
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         raise NotImplementedError(f"claim {claim.id} ({type(claim).__name__}) names no rule")
+
+
+def _pieces(piece: Any) -> list[Any]:
+    """A piece and every piece it wraps (a rule's inner rule, ...)."""
+    inner = [getattr(piece, f.name) for f in dataclasses.fields(piece)] if dataclasses.is_dataclass(piece) else []
+    return [piece] + [q for p in inner if isinstance(p, (Reading, Estimator, Rule)) for q in _pieces(p)]
+
+
+def unread_fields(claim: Any) -> list[str]:
+    """The fields a claim's pieces read that the claim does not have ('RelativeBand reads rel_tolerance'):
+    a rule put on a kind it does not fit is refused when the claim is made, not when it decides."""
+    reading = claim._reading() if hasattr(claim, "_reading") else None
+    pieces = [q for p in (reading, claim.statistic, claim.rule) if p is not None for q in _pieces(p)]
+    return [f"{type(p).__name__} reads {name}" for p in pieces for name in p.reads if not hasattr(claim, name)]
 
 
 def piece_text(piece: Any) -> str:

@@ -9,7 +9,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import sympy as sp
@@ -108,6 +108,8 @@ class BoundCeiling(Rule):
     """E[measure] <= the theorem's bound ``claim.version`` at every grid point (one-sided means): PASS when
     every upper confidence bound is below it, FAIL when a lower one exceeds it, else INCONCLUSIVE."""
 
+    reads: ClassVar[tuple[str, ...]] = ("version",)  # the claim fields it reads
+
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         version = claim.version
         rows, above, unsure = _ceiling(claim, estimate, lambda p: _evaluation(p).bounds[version], points, "bound")
@@ -134,6 +136,8 @@ class BoundCeiling(Rule):
 class ThresholdCeiling(Rule):
     """E[measure] <= ``claim.threshold`` at every grid point (one-sided means), no theorem needed."""
 
+    reads: ClassVar[tuple[str, ...]] = ("threshold",)  # the claim fields it reads
+
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         rows, above, unsure = _ceiling(claim, estimate, lambda p: claim.threshold, points, "threshold")
         evidence = {"threshold": claim.threshold, "rows": rows}
@@ -154,6 +158,8 @@ class ThresholdCeiling(Rule):
 class RelativeBand(Rule):
     """E[measure] = ``claim.predict(config)`` within ``claim.rel_tolerance`` (two-sided CIs): PASS when every CI
     lies inside the band, FAIL when one lies entirely outside, else INCONCLUSIVE."""
+
+    reads: ClassVar[tuple[str, ...]] = ("predict", "prediction", "rel_tolerance")  # the claim fields it reads
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Sequence[MeanCI]) -> Decision:
         rows, outside, unsure = [], [], []
@@ -187,6 +193,8 @@ class RelativeBand(Rule):
 class BetweenBounds(Rule):
     """``claim.lower`` <= E[measure] <= ``claim.upper`` (two bound versions of the theorem; two-sided CIs)."""
 
+    reads: ClassVar[tuple[str, ...]] = ("lower", "upper")  # the claim fields it reads
+
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Sequence[MeanCI]) -> Decision:
         rows, outside, unsure = [], [], []
         for p, ci in zip(points, estimate):
@@ -216,6 +224,8 @@ class BetweenBounds(Rule):
 class WithinTolerance(Rule):
     """A distance to ``claim.target_name`` at most ``claim.tolerance`` at every grid point: PASS when every
     CI (``point.stats``: distance, low, high) lies below it, FAIL when one lies above, else INCONCLUSIVE."""
+
+    reads: ClassVar[tuple[str, ...]] = ("target_name", "tolerance")  # the claim fields it reads
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         rows = [{"value": p.value, **p.stats} for p in points]

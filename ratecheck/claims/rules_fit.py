@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..model.fit import MeanCI, SlopeFit
 from .compose import Decision, Rule
@@ -50,6 +50,8 @@ class ExponentInBand(Rule):
     ``min_decades`` unless ``design_reason``) and a regime change (R^2 below ``r2_floor``, a local slope
     changing by more than ``max_curvature``), each INCONCLUSIVE with its reason."""
 
+    reads: ClassVar[tuple[str, ...]] = ("design_reason", "expected", "regime", "side", "tolerance")  # the claim fields it reads
+
     def __call__(self, claim: Any, points: Sequence[PointResult], fit: SlopeFit) -> Decision:
         if claim.regime is not None:
             why = claim.regime(points)
@@ -88,6 +90,8 @@ class DifferenceBelow(Rule):
     """slope A - slope B < -``claim.margin`` with confidence, each series inside its own band
     ``claim.expected[i] +- claim.tolerance`` when given: PASS when the difference's whole CI is below and
     every band holds, FAIL when the CI lies above or a slope lies entirely outside its band."""
+
+    reads: ClassVar[tuple[str, ...]] = ("expected", "labels", "margin", "tolerance")  # the claim fields it reads
 
     def __call__(self, claim: Any, points: Sequence[PointResult], d: Difference) -> Decision:
         bands, expectations = [], {}
@@ -130,6 +134,9 @@ class RateAgreement(Rule):
     ``claim.rel_tolerance`` of the exact value over the window, never confidently slower than the theorem's
     guaranteed rate, and (issue #21) the moment map's eigenvalue equal to the paper's recursion and no
     slower than the guarantee (RateClaim's docstring)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("exact_name", "guaranteed_name", "min_window_points", "rel_tolerance",
+                                        "spectral_rtol", "start_fraction")
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Sequence[MeanCI]) -> Decision:
         rows, outside, unsure, slower, slower_unsure = [], [], [], [], []

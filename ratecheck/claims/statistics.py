@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -120,6 +120,8 @@ class Difference:
 class SlopeDifference(Estimator):
     """Each series' log-log slope (points tagged ``stats["series"]`` with the claim's ``labels``) and the
     difference A - B, its CI combining the two bootstrap standard errors (independent runs)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("labels",)  # the claim fields it reads
 
     def __call__(self, claim: Any, points: Sequence[PointResult]) -> Difference:
         from scipy.special import ndtri  # norm.ppf's own function, without scipy.stats's import (startup time)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -144,6 +144,8 @@ class RoundsToLevel(Reading):
     ``claim.abscissa(grid value)`` (default the grid value), with the level, the replicas that missed it, the
     grid value and the rounds run; a miss makes the claim INCONCLUSIVE ("level not reached")."""
 
+    reads: ClassVar[tuple[str, ...]] = ("abscissa", "crossing", "threshold")  # the claim fields it reads
+
     def __call__(self, claim: Any, point: PointResult) -> None:
         trace = point.trace
         assert trace is not None  # a reading reads a run
@@ -168,6 +170,8 @@ class Abscissa(Reading):
     """The ``inner`` reading, fitted against ``claim.abscissa(config)`` instead of the grid value (kept in the
     stats) and on the absolute per-replica values when ``claim.magnitude`` (signed measures of known sign)."""
 
+    reads: ClassVar[tuple[str, ...]] = ("abscissa", "magnitude")  # the claim fields it reads
+
     inner: Reading
 
     def __call__(self, claim: Any, point: PointResult) -> None:
@@ -187,6 +191,8 @@ class LogRates(Reading):
     """RateClaim's reading: per replica, the fitted log-contraction per round of ``claim.measure`` over the
     rounds [start_fraction T, T]; the stats hold the window, the exact value over it and, when the claim
     gives them, the theorem's guaranteed rate, the paper's asymptotic one and the eigenvalue's (issue #21)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("asymptotic", "exact", "guaranteed", "spectral", "start_fraction")  # the claim fields it reads
 
     def __call__(self, claim: Any, point: PointResult) -> None:
         trace = point.trace
@@ -214,6 +220,8 @@ class FinalDistance(Reading):
     """LimitClaim's reading: per replica, the distance of the final ``claim.point`` to ``claim.target(config)``
     (or ``claim.target_of_run(config, trace)``, its offset from the nominal target in the stats), and the
     distance of the replica mean with its bootstrap CI (the mean itself on an exact run)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("point", "target", "target_of_run")  # the claim fields it reads
 
     def __call__(self, claim: Any, point: PointResult) -> None:
         trace, config = point.trace, point.config
