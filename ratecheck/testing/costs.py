@@ -37,3 +37,24 @@ def count_off(monkeypatch: Any, claim: CostClaim, counter: str, by: float = 1.0)
         return new, ({**costs, counter: costs[counter] + by} if t == 0 else costs)
 
     monkeypatch.setattr(cls, "round", round)
+
+
+def cost_tests(claims: tuple[CostClaim, ...]) -> tuple[Any, Any]:
+    """The two tests of a paper's cost claims, parametrized (assign them to test_* names in a test module):
+    each claim PASSes on the code, and one count off in any counter it checks makes it FAIL."""
+    import pytest
+
+    from ..claims import Verdict
+
+    @pytest.mark.parametrize("claim", claims, ids=lambda c: c.id)
+    def passes_on_the_code(claim: CostClaim) -> None:
+        outcome = decide(claim)
+        assert outcome.verdict == Verdict.PASS, outcome.reason
+
+    @pytest.mark.parametrize("claim, counter", list(mutants(claims)), ids=lambda x: getattr(x, "id", x))
+    def one_count_off_fails(monkeypatch: Any, claim: CostClaim, counter: str) -> None:
+        count_off(monkeypatch, claim, counter)
+        outcome = decide(claim)
+        assert outcome.verdict == Verdict.FAIL, outcome.reason
+
+    return passes_on_the_code, one_count_off_fails
