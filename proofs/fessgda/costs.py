@@ -6,7 +6,8 @@ against the per-round costs of their algorithm boxes (ratecheck.claims.costs).
 * FedGDA-GT (Sun & Wei 2022, Algorithm 1): every client evaluates its gradient at the server point once for
   the tracking correction, then K corrected local steps: K + 1 gradient pairs; two rounds of communication
   per round (the global gradient is averaged, then the local models), so 2 m vectors each way.
-Run on 4 clients with P = 2 (FESS-GDA), K = 3, Monte Carlo with 3 replicas (the costs do not depend on draws).
+FSGDA (p = 0) and Local SGDA (unit global steps) cost the same as FESS-GDA.
+Run on 4 clients with P = 2 or 3, K = 3, Monte Carlo with 3 replicas (the costs do not depend on draws).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from .oracles import ORACLE_PROBLEM, ORACLE_STEPS
 from .theorems import KEY, src
 
 COST_T = 7
-RUNS = {"fess_gda": ORACLE_STEPS,
+RUNS = {"fess_gda": ORACLE_STEPS, "fsgda": {**ORACLE_STEPS, "p": 0.0},
+        "local_sgda": {**ORACLE_STEPS, "p": 0.0, "eta_x_global": 1.0, "eta_y_global": 1.0,
+                       "participation": "without_replacement:3"},
         "fedgda_gt": {"eta_x_local": 0.12, "eta_y_local": 0.09, "local_steps": 3, "participation": "full"}}
 
 
@@ -43,6 +46,10 @@ def _configure(name: str):
 CASES = {
     "fess_gda": (fess_gda_round, "P = 2 of 4 clients, K = 3: P K gradient pairs, P models up and P down a round",
                  src("Algorithm 1 (lines 4-9)", "spec §2.4")),
+    "fsgda": (fess_gda_round, "FSGDA (p = 0), P = 2 of 4, K = 3: the same costs", src("Algorithm 1 with p = 0",
+              "spec §2.4")),
+    "local_sgda": (fess_gda_round, "Local SGDA, P = 3 of 4, K = 3: the same costs", src("baseline Local SGDA",
+                   "spec §7")),
     "fedgda_gt": (fedgda_gt_round, "all 4 clients, K = 3: m (K + 1) gradient pairs (the tracking gradient at the "
                   "server point and K local steps), 2 m vectors each way a round",
                   src("baseline FedGDA-GT: Sun & Wei 2022, Algorithm 1", "spec §2.5")),

@@ -13,6 +13,7 @@ baselines, round by round, against per-round costs written from each algorithm b
   both ways. Oracle calls per client: each FedInn round and FedOut evaluate the snapshot gradient once and
   then, per local step, the SVRG difference at one minibatch on two points (2 K + 1), and one HVP per Neumann
   term: (I + 1)(2 K + 1) + N.
+* The naive local-hypergradient average (spec §7.2): one communication, one message each way per client.
 * LFedNest (§4): plain local SGD in FedInn and FedOut (one communication each: I + 1), the Neumann terms on the
   client (none); oracle calls (I + 1) K + N.
 P = 2 or 3 of n = 4 clients without replacement (so the counts are the same in every draw), K = 3, I = 2,
@@ -51,6 +52,10 @@ def simfbo_full_round(config: RunConfig, t: int) -> dict[str, float]:
     return {"oracle_calls": sum(tau), **one_message_round(config, t)}
 
 
+def naive_round(config: RunConfig, t: int) -> dict[str, float]:
+    return {"communication_rounds": 1, **one_message_round(config, t)}
+
+
 def fednest_round(config: RunConfig, t: int) -> dict[str, float]:
     q, P = config.params, _sampled(config)
     I, K, N = int(q["inner_rounds"]), int(q["local_steps"]), int(q["neumann_terms"])
@@ -71,6 +76,7 @@ RUNS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "simfbo": ("simfbo", dict(ORACLE_STEPS), dict(ORACLE_PROBLEM)),
     "simfbo_full": ("simfbo", {**ORACLE_STEPS, "participation": "full"}, dict(ORACLE_PROBLEM)),
     "fednova": ("fednova", dict(ORACLE_CASES["fednova"]["steps"]), {**BASE_PROBLEM, **ORACLE_CASES["fednova"]["problem"]}),
+    "naive_hypergrad": ("naive_hypergrad", {"gamma_x": 0.3, "participation": "without_replacement:3"}, dict(BASE_PROBLEM)),
     "fednest": ("fednest", {**NEST, "participation": "without_replacement:3"}, dict(BASE_PROBLEM)),
     "lfednest": ("lfednest", {**NEST, "participation": "without_replacement:2"}, dict(BASE_PROBLEM)),
 }
@@ -81,6 +87,9 @@ CASES = {
                     "tau_i oracle calls, one message each way per client", src("Algorithm 1, §2.5", "spec simfbo §2.5")),
     "fednova": (one_message_round, VECTORS, "P = 2 of 4 clients: one message each way per sampled client",
                 src("FedNova: Wang et al. NeurIPS 2020, eq. (8)", "spec simfbo §7.2")),
+    "naive_hypergrad": (naive_round, ("communication_rounds",) + VECTORS, "P = 3 of 4: one communication, each "
+                        "sampled client's hypergradient up and the model down", src("naive local-hypergradient "
+                        "average", "spec simfbo §7.2, §1.2")),
     "fednest": (fednest_round, ("communication_rounds", "oracle_calls") + VECTORS, "P = 3 of 4, I = 2, K = 3, N = 4: "
                 "2 I + N + 2 communications with every sampled client, (I + 1)(2 K + 1) + N oracle calls per client",
                 src("FedNest: Tarzanagh et al. ICML 2022, Algorithms 1-4", "spec simfbo §7.2")),

@@ -4,6 +4,7 @@ round by round, against the per-round costs of their algorithm boxes (ratecheck.
 * StR-FedAvg (Algorithm 1, spec strfedavg §2 "communication per round"): x-bar to each of the S sampled
   clients, one Delta y_i back from each; K local steps, one stochastic gradient of f_eta each: S K oracle
   calls, S vectors up, S down.
+* Tikhonov FedAvg (fixed eta) costs the same.
 * SCAFFOLD (Karimireddy et al. 2020, Algorithm 1): the server sends (x, c) to each sampled client, which sends
   (Delta y_i, Delta c_i) back: 2 S vectors each way; K local steps of one gradient each (option II reuses them
   for c_i+): S K oracle calls.
@@ -19,13 +20,16 @@ from ratecheck.claims.costs import cost_claim, participants
 from ratecheck.trace import RunConfig
 
 from .oracles import ORACLE_PROBLEM, ORACLE_STEPS
+from .oracles import RUNS as ORACLE_RUNS
 from .oracles_baselines import RUNS as BASELINE_RUNS
 from .theorems import src
 
 KEY = "strfedavg"
 COST_T = 6
+TIKHONOV = ORACLE_RUNS["tikhonov_fedavg"]
 COUNTERS = ("oracle_calls", "vectors_up", "vectors_down")
-RUNS: dict[str, dict[str, Any]] = {"strfedavg": ORACLE_STEPS, "scaffold": BASELINE_RUNS["scaffold"]}
+RUNS: dict[str, dict[str, Any]] = {"strfedavg": ORACLE_STEPS, "scaffold": BASELINE_RUNS["scaffold"],
+                                   "tikhonov_fedavg": TIKHONOV}
 
 
 def _work(config: RunConfig) -> tuple[int, int]:
@@ -53,6 +57,8 @@ def _configure(name: str):
 CASES = {
     "strfedavg": (strfedavg_round, "S = 2 of N = 4, K = 3: S K gradients, S vectors each way",
                   src("Algorithm 1", "spec strfedavg §2, communication per round")),
+    "tikhonov_fedavg": (strfedavg_round, "FedAvg on f_eta with a fixed eta, S = 2 of N = 4, K = 3: S K gradients, S "
+                        "vectors each way", src("Tikhonov FedAvg baseline", "spec strfedavg §7")),
     "scaffold": (scaffold_round, "S = 2 of N = 4, K = 3: S K gradients, 2 S vectors each way (model and control "
                  "variate)", src("SCAFFOLD: Karimireddy et al. ICML 2020, Algorithm 1", "spec strfedavg §7")),
 }
