@@ -22,6 +22,7 @@ from ratecheck.paper import Paper
 
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS
+from .costs import CLAIMS as COSTS  # recorded costs against the algorithm boxes (issue #23)
 from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracle (issue #23)
@@ -37,7 +38,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + STEP_SIZE_CLAIMS + HUNTS + VARIANT_ORACLES,  # #13: registered hunts; #21: rate against eta; #23: oracle
+    claims=CLAIMS + ORACLES + STEP_SIZE_CLAIMS + HUNTS + VARIANT_ORACLES + COSTS,  # #13: hunts; #21: rate against eta; #23: oracles, costs
     spec="../shared/spec/fessgda.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,

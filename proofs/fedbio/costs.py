@@ -1,0 +1,99 @@
+"""Cost claims (issue #23): FedBiO's and FedBiOAcc's recorded oracle calls, communication rounds and floats
+sent, iteration by iteration, against the costs of the paper's algorithm boxes (ratecheck.claims.costs),
+summarized in spec fedbio §2.5:
+
+* FedBiO (Algorithm 1): per client and iteration one grad_y g on b_y samples and grad_x f, grad_y f, a JVP and
+  an HVP on b_x samples each: b_y + 4 b_x oracle calls; every I-th iteration (t + 1 = 0 mod I) the clients
+  average x, y, u: one communication round, p + 2d floats up per client.
+* FedBiOAcc (Algorithm 2): the same oracles at two points (STORM) with one batch size b: 2 (b + 4 b) = 10 b
+  per client and iteration; at a sync x, y, u and the momenta omega, nu, q: 2 (p + 2d) floats up per client.
+  The first batch (b1 samples) is initialization, not an iteration's cost.
+* FedBiOAcc-Local (Algorithm 4, spec §2.5): one grad_y g on b_y = bM samples and b times (grad_x f, grad_y f, Q
+  HVPs, a JVP), at two points: 2 (b M + b (Q + 3)) per client and iteration; x and nu at a sync: 2p floats up.
+* StocBiO (Ji, Yang, Liang 2021, Algorithms 1-2; M = 1): D inner steps on b_y samples, then grad_x f, grad_y f,
+  a JVP and Q HVPs on b samples each: D b_y + b (Q + 3) oracle calls; no communication.
+Test B with M = 3 clients, I = 3, T = 8 (not a multiple of I), b_x = 2 != b_y = 3; Monte Carlo, 3 replicas.
+"""
+
+from __future__ import annotations
+
+from ratecheck.claims import Profile
+from ratecheck.claims.costs import cost_claim
+from ratecheck.inspection import problem_of
+from ratecheck.trace import RunConfig
+
+from .oracles import FAMILY, ORACLE_PROBLEM, ORACLE_STEPS, acc_oracle_config
+from .oracles_baselines import CASES as BASELINES
+from .oracles_baselines import PROBLEM
+from .theorems import src
+
+KEY = "fedbio"
+COST_T = 8
+COUNTERS = ("oracle_calls", "communication_rounds", "floats_up")
+
+
+def fedbio_round(config: RunConfig, t: int) -> dict[str, float]:
+    prob, q = problem_of(config), config.params
+    M, p, d = int(config.problem_params["clients"]), prob.dim_x, prob.dim_y
+    sync = float((t + 1) % int(q["I"]) == 0)
+    return {"oracle_calls": M * (int(q["by"]) + 4 * int(q["bx"])), "communication_rounds": sync,
+            "floats_up": sync * M * (p + 2 * d)}
+
+
+def fedbioacc_round(config: RunConfig, t: int) -> dict[str, float]:
+    prob, q = problem_of(config), config.params
+    M, p, d = int(config.problem_params["clients"]), prob.dim_x, prob.dim_y
+    sync = float((t + 1) % int(q["I"]) == 0)
+    return {"oracle_calls": M * 2 * 5 * int(q["b"]), "communication_rounds": sync,
+            "floats_up": sync * M * 2 * (p + 2 * d)}
+
+
+def fedbioacc_local_round(config: RunConfig, t: int) -> dict[str, float]:
+    q, M, p = config.params, int(config.problem_params["clients"]), problem_of(config).dim_x
+    b, Q, sync = int(q["b"]), int(q["Q"]), float((t + 1) % int(q["I"]) == 0)
+    return {"oracle_calls": M * 2 * (b * M + b * (Q + 3)), "communication_rounds": sync, "floats_up": sync * M * 2 * p}
+
+
+def stocbio_round(config: RunConfig, t: int) -> dict[str, float]:
+    q = config.params
+    return {"oracle_calls": int(q["D"]) * int(q["by"]) + int(q["b"]) * (int(q["Q"]) + 3), "communication_rounds": 0,
+            "floats_up": 0}
+
+
+def _baseline_config(name: str):
+    case = BASELINES[name]
+
+    def configure(value: float, profile: Profile) -> RunConfig:
+        return RunConfig(name, dict(case["steps"]), FAMILY, {**PROBLEM, **case["problem"]}, int(value), replicas=3,
+                         checkpoints=int(value))
+    return configure
+
+
+def _fedbio_config(value: float, profile: Profile) -> RunConfig:
+    return RunConfig("fedbio", dict(ORACLE_STEPS), FAMILY, dict(ORACLE_PROBLEM), int(value), replicas=3,
+                     checkpoints=int(value))
+
+
+def _fedbioacc_config(value: float, profile: Profile) -> RunConfig:
+    return acc_oracle_config(value, profile).with_(mode="monte_carlo", replicas=3)
+
+
+CASES = {
+    "fedbio": (fedbio_round, _fedbio_config, "b_y + 4 b_x oracle calls per client and iteration, one "
+               "communication round of p + 2d floats per client every I-th iteration", src("Algorithm 1", "spec §2.1, §2.5")),
+    "fedbioacc": (fedbioacc_round, _fedbioacc_config, "10 b oracle calls per client and iteration (FedBiO's five "
+                  "oracles at two points), one communication round of 2 (p + 2d) floats per client every I-th "
+                  "iteration", src("Algorithm 2", "spec §2.2, §2.5")),
+    "fedbioacc_local": (fedbioacc_local_round, _baseline_config("fedbioacc_local"), "2 (b M + b (Q + 3)) oracle calls "
+                        "per client and iteration (b = 2, Q = 3), 2p floats per client every I-th iteration",
+                        src("Algorithm 4", "spec §2.4, §2.5")),
+    "stocbio": (stocbio_round, _baseline_config("stocbio"), "M = 1, D b_y + b (Q + 3) oracle calls an iteration (D = 3, "
+                "b_y = 3, b = 2, Q = 2), no communication", src("StocBiO: Ji, Yang, Liang 2021, Algorithms 1-2", "spec §7")),
+}
+
+CLAIMS = tuple(
+    cost_claim(id=f"fedbio.cost.{name}", paper=KEY, title=f"{name}: recorded costs equal its algorithm box's",
+               statement=f"{name} on test B or C2 (M = 3, I = 3): {what}.", source=source, configure=configure,
+               per_round=per_round, counters=COUNTERS, measure="grad_norm_sq",
+               grid={"quick": (COST_T,), "full": (COST_T,)})
+    for name, (per_round, configure, what, source) in CASES.items())
