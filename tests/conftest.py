@@ -30,9 +30,10 @@ from ratecheck.runner.executors import DaskExecutor, ProcessExecutor
 # and the trajectory oracles on the code and on plausible bugs: test_oracles_*.py), runs hunts
 # (test_hunt.py, test_hunts_*.py) or fuzzes the inputs (about 1,300 generated runs and CLI calls)
 CLAIM_MODULES = ("test_sensitivity_", "test_oracles_", "test_hunt", "test_fuzz")
-# tests that sweep Monte-Carlo replicas to check an exact value inside their CI (test_exact.py), or an
-# exact minibatch variance with 20,000 replicas (test_quadratic_bilevel.py)
-SWEEP_TESTS = ("inside_monte_carlo_ci", "test_n3_finite_sum_minibatch_variance_is_exact")
+# tests that sweep Monte-Carlo replicas to check an exact value inside their CI (test_exact.py; exact runs
+# that agree "_with_monte_carlo" at 4 SE over 2,000-3,000 replicas: test_exact_multiplicative.py,
+# test_stochastic_hessian.py), or an exact minibatch variance with 20,000 replicas (test_quadratic_bilevel.py)
+SWEEP_TESTS = ("inside_monte_carlo_ci", "_with_monte_carlo", "test_n3_finite_sum_minibatch_variance_is_exact")
 
 
 def _runs_claims_or_sweeps(item: pytest.Item) -> bool:

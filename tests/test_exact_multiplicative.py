@@ -75,6 +75,7 @@ def test_exact_run_agrees_with_monte_carlo_and_the_dropped_term_does_not(monkeyp
         assert np.max(np.abs(z_dropped)) > 3 * SE_BAND, (name, z_dropped)
 
 
+@pytest.mark.claims  # decides the registered claim with check_claims, on the code and on a broken variant
 def test_the_claim_passes_and_fails_without_the_multiplicative_term(monkeypatch):
     good = check_claims([P4_EXACT_GAP], PROFILES["quick"], progress=False)[0]
     assert good.verdict == Verdict.PASS, good.reason

@@ -224,6 +224,7 @@ def test_a_quadratic_draw_term_is_refused():
         gaussian_steps(Squared(local_steps=1), _problem())
 
 
+@pytest.mark.claims  # decides the registered claim with check_claims, on the code and on a broken variant
 def test_the_claim_passes_its_control_fails_and_dropping_the_term_fails_it(monkeypatch):
     good, control = check_claims([LOCAL_STEPS_EXACT, LOCAL_STEPS_MATTER], PROFILES["quick"], progress=False)
     assert good.verdict == Verdict.PASS, good.reason
