@@ -23,9 +23,6 @@ import numpy as np
 from .params import check_run
 
 _CHUNK = 1 << 14  # floats per replica and refill (what is left unused at the end of a run is drawn for nothing)
-# floats per refill over all replicas: thousands of replicas refill in smaller chunks (the draws are the same
-# numbers, a generator's stream does not depend on how it is cut; 4,000 replicas x 2^14 drew 0.5 GB at once)
-_REFILL_FLOATS = 1 << 22
 
 
 def stable_hash(obj: Any) -> str:
@@ -89,7 +86,7 @@ class ReplicaStream:
         pos = self._pos.get(kind, 0)
         if buf is None or pos + size > buf.shape[1]:
             rest = buf.shape[1] - pos if buf is not None else 0
-            fresh = np.empty((self.count, max(min(_CHUNK, _REFILL_FLOATS // self.count), 2 * size)))
+            fresh = np.empty((self.count, max(_CHUNK, 2 * size)))
             if rest:
                 assert buf is not None
                 fresh[:, :rest] = buf[:, pos:]

@@ -96,3 +96,17 @@ def test_parse_errors_name_the_option():
     assert DelaySchedule.parse("none") == DelaySchedule()
     with pytest.raises(ValueError, match="delay must be a string like 'constant:2'"):
         DelaySchedule.parse(2)
+
+
+def test_a_replicas_mixed_normal_and_uniform_draws_do_not_depend_on_how_many_replicas_run():
+    # normal and uniform buffers refill from one generator per replica: a refill size that depended on the
+    # number of replicas would interleave them differently (replica 0 of 1 vs of 4,000)
+    def draws(replicas):
+        stream = ReplicaStream(1, "ab" * 32, range(replicas), "noise")
+        first = stream.normal((10,))[0].copy(), stream.uniform((3,))[0].copy()
+        for _ in range(2000):
+            stream.normal((10,))
+        return (*first, stream.uniform((3,))[0].copy())
+
+    for one, many in zip(draws(1), draws(4000)):
+        np.testing.assert_array_equal(one, many)
