@@ -100,7 +100,7 @@ def test_parse_errors_name_the_option():
 
 def test_a_replicas_mixed_normal_and_uniform_draws_do_not_depend_on_how_many_replicas_run():
     # normal and uniform buffers refill from one generator per replica: a refill size that depended on the
-    # number of replicas would interleave them differently (replica 0 of 1 vs of 4,000)
+    # number of replicas would interleave them differently (replica 0 of 1 vs of 300)
     def draws(replicas):
         stream = ReplicaStream(1, "ab" * 32, range(replicas), "noise")
         first = stream.normal((10,))[0].copy(), stream.uniform((3,))[0].copy()
@@ -108,5 +108,5 @@ def test_a_replicas_mixed_normal_and_uniform_draws_do_not_depend_on_how_many_rep
             stream.normal((10,))
         return (*first, stream.uniform((3,))[0].copy())
 
-    for one, many in zip(draws(1), draws(4000)):
+    for one, many in zip(draws(1), draws(300)):
         np.testing.assert_array_equal(one, many)
