@@ -144,7 +144,7 @@ def _execute(
 
     bar = tqdm(total=rounds, desc=f"{config.algorithm}", disable=not progress, leave=False)
     with np.errstate(all="ignore"):  # a diverging replica must not flood the log or crash
-        values = _measure(algorithm, problem, state, diverged)
+        values = _measure(problem, algorithm.output(state), diverged)
         for t in range(rounds):
             if t in mark_index:  # before adding round t: avg at t is the mean over rounds < t
                 record(t, values)
@@ -152,10 +152,15 @@ def _execute(
                 sums[name] = sums.get(name, 0.0) + value
             state, costs = algorithm.round(state, problem, t, streams)
             for name, cost in costs.items():
-                costs_total[name] = costs_total.get(name, 0.0) + np.broadcast_to(cost, (R,))
-            newly = _blown_up(algorithm.output(state), R, scales) & (diverged < 0)
+                total = costs_total.get(name)
+                if total is None or (np.ndim(cost) != 0 and np.shape(cost) != (R,)):
+                    costs_total[name] = (0.0 if total is None else total) + np.broadcast_to(cost, (R,))
+                else:  # the same sum without broadcast_to's cost, paid every round (issue #19)
+                    costs_total[name] = total + cost
+            output = algorithm.output(state)  # once a round: the divergence rule and the measures read it
+            newly = _blown_up(output, R, scales) & (diverged < 0)
             diverged[newly] = t + 1
-            values = _measure(algorithm, problem, state, diverged)
+            values = _measure(problem, output, diverged)
             bar.update(1)
             if (diverged >= 0).all():  # nothing left to learn; the remaining checkpoints stay NaN
                 # ... but the counters say what was spent: the totals of the t + 1 rounds that ran
@@ -251,8 +256,8 @@ def _local_work(algorithm: Algorithm) -> int:
     return int(steps) if isinstance(steps, (int, np.integer)) and not isinstance(steps, bool) and steps >= 1 else 1
 
 
-def _measure(algorithm: Algorithm, problem: Problem, state, diverged: np.ndarray) -> dict[str, np.ndarray]:
-    values = problem.all_measures(algorithm.output(state))
+def _measure(problem: Problem, output: Any, diverged: np.ndarray) -> dict[str, np.ndarray]:
+    values = problem.all_measures(output)
     if (diverged >= 0).any():
         values = {k: np.where(diverged >= 0, np.nan, v) for k, v in values.items()}
     return values
