@@ -144,7 +144,8 @@ def _execute(
 
     bar = tqdm(total=rounds, desc=f"{config.algorithm}", disable=not progress, leave=False)
     with np.errstate(all="ignore"):  # a diverging replica must not flood the log or crash
-        values = _measure(problem, algorithm.output(state), diverged)
+        values = _measure(problem, algorithm.output(state), None)
+        any_diverged = R == 0  # kept as a flag, not recomputed from ``diverged`` every round (R = 0: vacuously all)
         for t in range(rounds):
             if t in mark_index:  # before adding round t: avg at t is the mean over rounds < t
                 record(t, values)
@@ -159,10 +160,12 @@ def _execute(
                     costs_total[name] = total + cost
             output = algorithm.output(state)  # once a round: the divergence rule and the measures read it
             newly = _blown_up(output, R, scales) & (diverged < 0)
-            diverged[newly] = t + 1
-            values = _measure(problem, output, diverged)
+            if newly.any():
+                diverged[newly] = t + 1
+                any_diverged = True
+            values = _measure(problem, output, diverged if any_diverged else None)
             bar.update(1)
-            if (diverged >= 0).all():  # nothing left to learn; the remaining checkpoints stay NaN
+            if any_diverged and (diverged >= 0).all():  # nothing left to learn; the remaining checkpoints stay NaN
                 # ... but the counters say what was spent: the totals of the t + 1 rounds that ran
                 for c in range(int(np.searchsorted(marks, t + 1)), marks.size):
                     for name, total in costs_total.items():
@@ -256,8 +259,9 @@ def _local_work(algorithm: Algorithm) -> int:
     return int(steps) if isinstance(steps, (int, np.integer)) and not isinstance(steps, bool) and steps >= 1 else 1
 
 
-def _measure(problem: Problem, output: Any, diverged: np.ndarray) -> dict[str, np.ndarray]:
+def _measure(problem: Problem, output: Any, diverged: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The output's measures, NaN for replicas that diverged (``diverged``: None when none has)."""
     values = problem.all_measures(output)
-    if (diverged >= 0).any():
+    if diverged is not None:
         values = {k: np.where(diverged >= 0, np.nan, v) for k, v in values.items()}
     return values
