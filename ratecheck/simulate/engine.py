@@ -144,7 +144,8 @@ def _execute(
 
     bar = tqdm(total=rounds, desc=f"{config.algorithm}", disable=not progress, leave=False)
     with np.errstate(all="ignore"):  # a diverging replica must not flood the log or crash
-        values = _measure(algorithm, problem, state, diverged)
+        values = _measure(problem, algorithm.output(state), None)
+        any_diverged = R == 0  # kept as a flag, not recomputed from ``diverged`` every round (R = 0: vacuously all)
         for t in range(rounds):
             if t in mark_index:  # before adding round t: avg at t is the mean over rounds < t
                 record(t, values)
@@ -152,12 +153,19 @@ def _execute(
                 sums[name] = sums.get(name, 0.0) + value
             state, costs = algorithm.round(state, problem, t, streams)
             for name, cost in costs.items():
-                costs_total[name] = costs_total.get(name, 0.0) + np.broadcast_to(cost, (R,))
-            newly = _blown_up(algorithm.output(state), R, scales) & (diverged < 0)
-            diverged[newly] = t + 1
-            values = _measure(algorithm, problem, state, diverged)
+                total = costs_total.get(name)
+                if total is None or (np.ndim(cost) != 0 and np.shape(cost) != (R,)):
+                    costs_total[name] = (0.0 if total is None else total) + np.broadcast_to(cost, (R,))
+                else:  # the same sum without broadcast_to's cost, paid every round (issue #19)
+                    costs_total[name] = total + cost
+            output = algorithm.output(state)  # once a round: the divergence rule and the measures read it
+            newly = _blown_up(output, R, scales) & (diverged < 0)
+            if newly.any():
+                diverged[newly] = t + 1
+                any_diverged = True
+            values = _measure(problem, output, diverged if any_diverged else None)
             bar.update(1)
-            if (diverged >= 0).all():  # nothing left to learn; the remaining checkpoints stay NaN
+            if any_diverged and (diverged >= 0).all():  # nothing left to learn; the remaining checkpoints stay NaN
                 # ... but the counters say what was spent: the totals of the t + 1 rounds that ran
                 for c in range(int(np.searchsorted(marks, t + 1)), marks.size):
                     for name, total in costs_total.items():
@@ -251,8 +259,9 @@ def _local_work(algorithm: Algorithm) -> int:
     return int(steps) if isinstance(steps, (int, np.integer)) and not isinstance(steps, bool) and steps >= 1 else 1
 
 
-def _measure(algorithm: Algorithm, problem: Problem, state, diverged: np.ndarray) -> dict[str, np.ndarray]:
-    values = problem.all_measures(algorithm.output(state))
-    if (diverged >= 0).any():
+def _measure(problem: Problem, output: Any, diverged: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The output's measures, NaN for replicas that diverged (``diverged``: None when none has)."""
+    values = problem.all_measures(output)
+    if diverged is not None:
         values = {k: np.where(diverged >= 0, np.nan, v) for k, v in values.items()}
     return values
