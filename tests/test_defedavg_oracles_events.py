@@ -56,3 +56,15 @@ def test_a_run_that_leaves_the_finite_numbers_is_a_deviation_not_a_divergence(mo
     monkeypatch.setattr(FedBuff, "aggregate", flipped)
     with np.errstate(all="ignore"):
         assert _deviation("fedbuff") == oe.UNBOUNDED
+
+
+def test_the_registered_claims_decide_on_the_timeline_too():
+    # each replay claim reads combined_deviation (measures, wall times, delay histogram), not only the measures
+    import dataclasses
+
+    claims = [c for c in oe.CLAIMS if c.id.endswith("_replay")]
+    assert claims and all(c.summary is oe.combined_deviation for c in claims)
+    claim = claims[0]
+    config = claim.own_runs(SMALL)[0]
+    off = dataclasses.replace(claim, summary=lambda config, trace: np.full(trace.replica_ids.size, 0.5))
+    assert off.points(SMALL, {config.key(): run_config(config)})[0].samples.max() == 0.5

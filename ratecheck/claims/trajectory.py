@@ -83,7 +83,10 @@ class TrajectoryClaim(ThresholdClaim):
                                         "checkpoints": [int(t) for t in np.asarray(trace.checkpoints)]})
 
     def requests(self, profile: Profile, results: Mapping[str, Any]) -> list[Task]:
-        """The recursions of the runs already made and not yet in ``results`` (the runs are planned)."""
+        """The recursions of the runs already made and not yet in ``results`` (the runs are planned); none
+        when the claim reads a deviation of its own (``summary``)."""
+        if self.summary is not None:
+            return []
         return [task for config in self.own_runs(profile) if config.key() in results
                 for task in [self.oracle_task(config, results[config.key()])] if task.key() not in results]
 
@@ -95,10 +98,13 @@ class TrajectoryClaim(ThresholdClaim):
         out = []
         for value, config in zip(self.values(profile), self.own_runs(profile)):
             trace = traces[config.key()]
-            stored = traces.get(self.oracle_task(config, trace).key())  # absent outside a sweep: computed here
-            expected = stored["expected"] if stored is not None else oracle_values(self.oracle, config,
-                                                                                   trace.checkpoints)
-            samples = deviation(expected, trace, self.atol_fraction)
+            if self.summary is not None:  # a deviation of the claim's own (e.g. measures and event timeline)
+                samples = self.summary(config, trace)
+            else:
+                stored = traces.get(self.oracle_task(config, trace).key())  # absent outside a sweep: computed here
+                expected = stored["expected"] if stored is not None else oracle_values(self.oracle, config,
+                                                                                       trace.checkpoints)
+                samples = deviation(expected, trace, self.atol_fraction)
             out.append(PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count,
                                    first_divergence=_first_divergence(trace), trace=trace))
         return out
@@ -119,7 +125,7 @@ def trajectory_oracle(*, id: str, paper: str, title: str, statement: str, source
         statement=f"{statement} Measures compared at every checkpoint: {', '.join(measures)}. Tolerance "
                   f"{rtol:g} (relative): {tolerance_reason}",
         source=source, vary=vary, grid=grid, configure=configure, measure=measures[0],
-        summary=trajectory_deviation(oracle, atol_fraction), threshold=rtol, min_replicas=1,
+        threshold=rtol, min_replicas=1,
         require_conditions=False, expect=expect, expect_reason=expect_reason, negative_control=negative_control,
         oracle=oracle, atol_fraction=atol_fraction)
 
