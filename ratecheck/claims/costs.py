@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.participation import Participation
 from ..theory import Source
 from ..trace import RunConfig, Trace
 from .model import Profile, Verdict
@@ -90,9 +91,8 @@ def cost_claim(*, id: str, paper: str, title: str, statement: str, source: Sourc
 def participants(spec: str, clients: int) -> int:
     """P, the clients one round samples, from a participation spec ("full", "without_replacement:P"): the
     counts a cost claim can predict exactly (with replacement, the distinct clients are random)."""
-    if spec == "full":
-        return clients
-    kind, _, count = spec.partition(":")
-    if kind != "without_replacement" or not count.isdigit():
-        raise ValueError(f"participation {spec!r}: a cost claim needs 'full' or 'without_replacement:P'")
-    return int(count)
+    participation = Participation.parse(spec)
+    if participation.mode == "with_replacement":
+        raise ValueError(f"participation {spec!r}: a cost claim needs 'full' or 'without_replacement:P' (with "
+                         "replacement, the distinct clients a round touches are random)")
+    return participation.per_round(clients)
