@@ -28,7 +28,7 @@ import numpy as np
 from ratecheck import run
 from ratecheck.model.asynchrony import SystemModel, Timelines, simulate
 from ratecheck.problems import make_problem
-from ratecheck.problems.quadratic import p1
+from ratecheck.proofs.defedavg.presets import p1
 from ratecheck.registry import make_algorithm
 
 K, N_PER_ROUND, SEED = 5, 10, 0

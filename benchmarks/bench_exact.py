@@ -155,7 +155,7 @@ def main() -> None:
 def sampled_round(rounds: int, repeats: int) -> None:
     """SimFBO with sampling inside its round: exact vs 16 Monte-Carlo replicas (informational)."""
     from ratecheck.exact import RoundModel
-    from ratecheck.problems.quadratic_bilevel import p1
+    from ratecheck.proofs.simfbo.presets import p1
 
     problem = make_problem("quadratic_bilevel", p1(clients=32))
     print(f"\nSimFBO on P1 (n = 32, d_x = d_y = 4, sigma = 1), sampling inside round(); T={rounds}")

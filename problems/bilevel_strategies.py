@@ -1,30 +1,20 @@
-"""Hypothesis strategies of the bilevel families (issue #13): SimFBO-family and fedbio_bilevel instances for hunts and
-property tests."""
+"""Hypothesis strategies of the two bilevel families (issue #13): quadratic_bilevel (SimFBO's test problems) and
+fedbio_bilevel instances over the ranges each family builds well-posed, for the papers' hunts (proofs/simfbo/hunts.py,
+proofs/fedbio/hunts.py fix what their theorem needs) and property tests."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .fedbio_bilevel import (
-    FEDBIO_TESTS,
-    SETTINGS,  # noqa: F401  (re-exported)
-    FedBilevel,  # noqa: F401  (re-exported)
-    OracleSample,  # noqa: F401  (re-exported)
-    _matvec,  # noqa: F401  (re-exported)
-    _pseudo_huber_prime,  # noqa: F401  (re-exported)
-    _pseudo_huber_second,  # noqa: F401  (re-exported)
-    _rows,  # noqa: F401  (re-exported)
-    _zero_sum,  # noqa: F401  (re-exported)
-    joint_hessian_norm,  # noqa: F401  (re-exported)
-)
+from .fedbio_bilevel import FEDBIO_TESTS
 from .quadratic_bilevel import UPPERS
 
 # =============================================================================================
-# Search space of the SimFBO family (issue #13): hypothesis strategies for hunts and property tests.
+# Search space of the quadratic_bilevel family (issue #13): hypothesis strategies for hunts and property tests.
 
 
 def simfbo_strategy(**fixed: Any):
-    """A hypothesis strategy of SimFBO-family instances (parameters of ``make``), for hunts and property
+    """A hypothesis strategy of quadratic_bilevel instances (parameters of ``make``), for hunts and property
     tests; keyword arguments fix a parameter (a value) or replace its strategy.
 
     Ranges are those the family builds quickly and well-posed: d_x, d_y <= 3, 1..8 clients, mu_g in

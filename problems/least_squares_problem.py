@@ -454,55 +454,6 @@ class LeastSquares(CompositeFederatedProblem):
             out["F_lambda_star"] = Constant(float(self.smoothed_value(self.y_stat)), "F_lambda at its stationary point")
         return out
 
-    def bgd_constants(self, eta: float, eta_hat: float | None = None) -> dict[str, float]:
-        """Lemma 2 (paper, with eta_hat^2 factors when eta_hat > 1) and the rigorous G^2, B^2 (spec §3.5)."""
-        c = self.constants()
-        L_f = c["L_f"].value
-        eh = eta if eta_hat is None else eta_hat
-        scale = max(eh, 1.0) ** 2
-        G2 = scale * (2 * c["G_f2"].value + 4 * L_f * c["M"].value) + 2 * c["G_h2"].value
-        return {"G2": G2, "B2": self.lemma2_B2(eh), **self.rigorous_bgd(eta)}
-
-    def lemma2_B2(self, eta_hat: float) -> float:
-        """B^2 of Lemma 2: max(4 eta_hat L_f, 4 L_h); it does not depend on the run's eta (only on eta_hat)."""
-        c = self.constants()
-        return max(4 * eta_hat * c["L_f"].value, 4 * c["L_h"].value)
-
-    def rigorous_bgd(self, eta: float) -> dict[str, float]:
-        """G^2_rig = 2(L_h + eta L_f)(f*_eta - mean_i min f_eta,i), B^2_rig = 2(L_h + eta L_f) (quadratic f)."""
-        outer = self.outer
-        c = self.constants()
-        Lsum = c["L_h"].value + eta * c["L_f"].value
-        s = self.row_scale
-        x_eta = self.regularized_solution(eta)
-        f_eta_star = float(self.h_value(x_eta) + eta * outer.value(x_eta))
-        mins = []
-        for i in range(self.num_clients):
-            Hi = s * self.A[i].T @ self.A[i] + eta * outer.P
-            gi = s * self.A[i].T @ self.b[i] + eta * outer.q[i]
-            xi = np.linalg.lstsq(Hi, gi, rcond=None)[0]
-            ri = self.A[i] @ xi - self.b[i]
-            mins.append(0.5 * s * ri @ ri + eta * (0.5 * xi @ outer.P @ xi - outer.q[i] @ xi + outer.k[i]))
-        return {"G2_rig": 2 * Lsum * (f_eta_star - float(np.mean(mins))), "B2_rig": 2 * Lsum,
-                "f_eta_star": f_eta_star}
-
-    def fixed_point(self, eta: float, gamma_local: float, local_steps: int) -> np.ndarray:
-        """The deterministic full-participation round map's fixed point (spec TP4.3), quadratic f:
-        x_FP = (sum_i P_i H~_i)^{-1} sum_i P_i g~_i, P_i = sum_{j<K} (I - gamma_l H~_i)^j."""
-        n = self.dim
-        lhs, rhs = np.zeros((n, n)), np.zeros(n)
-        for i in range(self.num_clients):
-            Hi = self.row_scale * self.A[i].T @ self.A[i] + eta * self.outer.P
-            gi = self.row_scale * self.A[i].T @ self.b[i] + eta * self.outer.q[i]
-            step = np.eye(n) - gamma_local * Hi
-            Pi, power = np.zeros((n, n)), np.eye(n)
-            for _ in range(local_steps):
-                Pi += power
-                power = power @ step
-            lhs += Pi @ Hi
-            rhs += Pi @ gi
-        return np.linalg.solve(lhs, rhs)
-
 
 def _quadratic_min(P: np.ndarray, q: np.ndarray, k: float) -> float:
     x = np.linalg.lstsq(P, q, rcond=None)[0]

@@ -5,7 +5,8 @@ grad F_i(x) + xi with xi ~ N(0, sigma^2/d I), so E||xi||^2 = sigma^2 exactly (sp
 
 Knobs: conditioning (spectrum h_j = mu (L/mu)^((j-1)/(d-1)), log-spaced from mu to L), heterogeneity
 zeta (client centres c_i = c_bar + zeta u_i with sum_i u_i = 0), noise sigma, shared or per-client
-curvature. The spec's P1 (IID, ill-conditioned) and P2 (non-IID, alternating +-e_d) are presets.
+curvature. DeFedAvg's P1 (IID, ill-conditioned) and P2 (non-IID, alternating +-e_d) are parameters of this
+family, P3 of ``cosine_quadratic`` below (ratecheck.proofs.defedavg.presets).
 """
 
 from __future__ import annotations
@@ -277,18 +278,8 @@ def _orthogonal(rng: np.random.Generator, dim: int) -> np.ndarray:
     return q * np.sign(np.diag(r))
 
 
-def p1(**overrides: Any) -> dict[str, Any]:
-    """Spec defedavg P1: IID ill-conditioned quadratic, d=10, mu=0.1, L=1, sigma=1, x0 = x* + 1."""
-    return {"dim": 10, "mu": 0.1, "L": 1.0, "zeta": 0.0, "sigma": 1.0, "heterogeneity": "none", **overrides}
-
-
-def p2(**overrides: Any) -> dict[str, Any]:
-    """Spec defedavg P2: non-IID, c_i = x* +- zeta e_d alternating, zeta = 1."""
-    return {"dim": 10, "mu": 0.1, "L": 1.0, "zeta": 1.0, "sigma": 1.0, "heterogeneity": "alternating", **overrides}
-
-
 # ------------------------------------------------------------------------------------------------
-# Spec defedavg P3: the smooth nonconvex separable "cosine-perturbed quadratic".
+# The smooth nonconvex separable "cosine-perturbed quadratic" (spec defedavg P3).
 
 
 @dataclass(frozen=True, eq=False)
@@ -409,9 +400,6 @@ def make_cosine(dim: int = 10, clients: int = 16, alpha: float = 3.0, zeta: floa
                            x0=np.full(dim, float(x0_offset)), spec_params=params)
 
 
-def p3(**overrides: Any) -> dict[str, Any]:
-    """Spec defedavg P3: alpha = 3, d = 10, start next to the local maximum."""
-    return {"dim": 10, "alpha": 3.0, "zeta": 0.0, "sigma": 1.0, "x0_offset": 0.01, **overrides}
 def strategy(**fixed: Any):
     """A hypothesis strategy of quadratic instances (parameters of ``make``), for hunts and property
     tests; keyword arguments fix a parameter (a value) or replace its strategy.

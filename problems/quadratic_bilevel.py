@@ -1,7 +1,8 @@
 """Federated bilevel problems with a quadratic lower level: exact oracles, y*(x), v*(x), hypergradient.
 
 Source: ../shared/seeds/000_66e1ccf0a50396e9.txt (SimFBO, arXiv 2023), eq. (1)-(3); test problems of
-../shared/spec/simfbo.md §6.1-6.3. This is the package's one federated bilevel family (FedBiO reuses it).
+../shared/spec/simfbo.md §6.1-6.3 (its instances P1-P3: ratecheck.proofs.simfbo.presets). This is the
+package's one federated bilevel family (FedBiO reuses it).
 
 Client i (weights p_i, sum 1) holds
 
@@ -571,21 +572,3 @@ def make(
         tilde_weights=None if tilde_weights is None else tuple(float(t) for t in tilde_weights),
         rows=rows, batch_size=int(batch_size),
     )
-
-
-def p1(**overrides: Any) -> dict[str, Any]:
-    """Spec §6.6 P1 instance: d = 4, A = diag(1, 4/3, 5/3, 2), Gaussian B, lam = 0.5, zeta = 1, sigma = 1."""
-    return {"upper": "quadratic", "dim_x": 4, "dim_y": 4, "a_min": 1.0, "a_max": 2.0, "lam": 0.5, "zeta": 1.0,
-            "sigma_f": 1.0, "sigma_g": 1.0, **overrides}
-
-
-def p2(**overrides: Any) -> dict[str, Any]:
-    """Spec §6.2: pseudo-Huber upper level, B = I, delta = 1, zeta = 1."""
-    return {"upper": "pseudo_huber", "dim_x": 4, "dim_y": 4, "b": 1.0, "delta": 1.0, "zeta": 1.0, **overrides}
-
-
-def p3(**overrides: Any) -> dict[str, Any]:
-    """Spec §6.6 P3: d = 4, a = linspace(1, 2, 4), b = 1, zeta = 0."""
-    return {"upper": "nonconvex", "dim_x": 4, "dim_y": 4, "b": 1.0, "zeta": 0.0, **overrides}
-
-

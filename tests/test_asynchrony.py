@@ -7,7 +7,7 @@ from ratecheck import run
 from ratecheck.model.asynchrony import Simulation, SystemModel, TimelineError, Timelines, simulate, simulate_replicas
 from ratecheck.params import ParamError
 from ratecheck.problems import make_problem
-from ratecheck.problems.quadratic import p2
+from ratecheck.proofs.defedavg.presets import p2
 from ratecheck.registry import make_algorithm
 from ratecheck.runner.executors import SerialExecutor
 from ratecheck.runner.sweep import run_configs

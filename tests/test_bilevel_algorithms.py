@@ -8,7 +8,8 @@ import pytest
 
 from ratecheck.algorithms.bilevel import LocalSteps
 from ratecheck.model.participation import Participation
-from ratecheck.problems.quadratic_bilevel import make, p1, p2
+from ratecheck.problems.quadratic_bilevel import make
+from ratecheck.proofs.simfbo.presets import p1, p2
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
 from ratecheck.simulate.engine import run

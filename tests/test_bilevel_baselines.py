@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from ratecheck.problems.quadratic_bilevel import make, p1
+from ratecheck.problems.quadratic_bilevel import make
+from ratecheck.proofs.simfbo.presets import p1
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import Streams
 from ratecheck.simulate.engine import run

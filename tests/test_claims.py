@@ -202,7 +202,7 @@ def test_tail_average_is_the_exact_mean_over_the_tail():
     from ratecheck import run
     from ratecheck.claims import tail_average
     from ratecheck.problems import make_problem
-    from ratecheck.problems.quadratic import p1
+    from ratecheck.proofs.defedavg.presets import p1
     from ratecheck.registry import make_algorithm
 
     alg = make_algorithm("fedavg", dict(eta_local=0.05, local_steps=2))

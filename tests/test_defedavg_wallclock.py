@@ -7,8 +7,8 @@ import pytest
 
 from ratecheck.claims import PROFILES
 from ratecheck.model.asynchrony import SystemModel, simulate
-from ratecheck.problems.quadratic import p1, p2
 from ratecheck.proofs.defedavg import wallclock as a
+from ratecheck.proofs.defedavg.presets import p1, p2
 
 QUICK = PROFILES["quick"]
 

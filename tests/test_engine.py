@@ -10,7 +10,7 @@ from ratecheck import RunConfig, run, run_config
 from ratecheck.algorithms.base import Algorithm
 from ratecheck.problem import Problem
 from ratecheck.problems import make_problem
-from ratecheck.problems.quadratic import p1
+from ratecheck.proofs.defedavg.presets import p1
 from ratecheck.registry import make_algorithm
 from ratecheck.trace import Trace
 

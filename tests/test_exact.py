@@ -17,7 +17,7 @@ from ratecheck.claims import PROFILES
 from ratecheck.exact import NotExact, delay_table, probe_client_update, slot_moments
 from ratecheck.model.participation import Participation
 from ratecheck.problems import make_problem
-from ratecheck.problems.quadratic import p2
+from ratecheck.proofs.defedavg.presets import p2
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import stable_hash
 from ratecheck.simulate.engine import run, run_config

@@ -23,7 +23,7 @@ from ratecheck.claims import (
 )
 from ratecheck.inspection import problem_of
 from ratecheck.model.fit import fit_slope
-from ratecheck.problems.quadratic import p1
+from ratecheck.proofs.defedavg.presets import p1
 from ratecheck.runner.sweep import check_claims
 from ratecheck.theory import Source
 from ratecheck.trace import RunConfig
@@ -141,7 +141,7 @@ def test_monte_carlo_run_is_not_exact():
 
 
 def test_auto_fallback_is_judged_as_monte_carlo_with_the_reason():
-    from ratecheck.problems.quadratic import p3
+    from ratecheck.proofs.defedavg.presets import p3
 
     claim = ThresholdClaim(id="t.thr", paper="t", title="t", statement="s", source=SRC, vary="n",
                            grid={"quick": (2,)}, measure="grad_norm_sq", threshold=1e3,

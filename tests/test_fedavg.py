@@ -6,7 +6,7 @@ import pytest
 from ratecheck import run
 from ratecheck.model.participation import Participation
 from ratecheck.problems import make_problem
-from ratecheck.problems.quadratic import p2
+from ratecheck.proofs.defedavg.presets import p2
 from ratecheck.registry import make_algorithm
 from ratecheck.seeding import ReplicaStream
 

@@ -6,7 +6,7 @@ import pytest
 
 from ratecheck import inspection
 from ratecheck.algorithms.bilevel import LocalSteps
-from ratecheck.problems.quadratic import p2
+from ratecheck.proofs.defedavg.presets import p2
 from ratecheck.registry import make_problem
 from ratecheck.trace import RunConfig
 

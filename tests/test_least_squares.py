@@ -6,6 +6,7 @@ import pytest
 from ratecheck.params import ParamError
 from ratecheck.problems import least_squares as ls
 from ratecheck.problems import make_problem
+from ratecheck.proofs.strfedavg.lemmas import bgd_constants, fixed_point
 from ratecheck.seeding import Streams
 
 
@@ -27,7 +28,7 @@ def test_tp0_every_constant_by_hand():
     assert c["mu_f"] == pytest.approx(1.0) and c["L_f"] == pytest.approx(1.0)
     assert c["G_f2"] == pytest.approx(0.0, abs=1e-14)
     assert c["G_h2"] == pytest.approx(1 / 3)
-    bgd = p.bgd_constants(eta)
+    bgd = bgd_constants(p, eta)
     assert bgd["G2"] == pytest.approx(5 / 3)  # 2*0 + 4*1*1/4 + 2*1/3 (eta <= 1)
     assert bgd["B2"] == pytest.approx(4.0)  # max(4 eta, 4 L_h)
     z = 1 / (2 + 3 * eta)
@@ -43,7 +44,7 @@ def test_tp0_every_constant_by_hand():
 @pytest.mark.parametrize("eta", [1.0, 0.3, 0.05])
 def test_tp0_bgd_inequalities_hold_on_samples(eta):
     p = ls.tp0()
-    bgd = p.bgd_constants(eta)
+    bgd = bgd_constants(p, eta)
     x_eta = p.regularized_solution(eta)
     f_eta_star = p.h_value(x_eta) + eta * p.outer.value(x_eta)
     rng = np.random.default_rng(1)
@@ -101,8 +102,8 @@ def test_regularized_solution_and_fixed_point():
     p = make_problem("least_squares", {"mu": 1.0, "lam_min": 0.5, "lam_max": 1.0, "eta_ref": 0.5})
     x = p.x_eta
     np.testing.assert_allclose(p.h_grad(x) + 0.5 * p.outer.grad(x), 0.0, atol=1e-12)
-    np.testing.assert_allclose(p.fixed_point(0.5, 0.1, 1), x, atol=1e-12)  # K = 1: no drift (TP0 test 2)
-    assert np.linalg.norm(p.fixed_point(0.5, 0.02, 5) - x) > 1e-6
+    np.testing.assert_allclose(fixed_point(p, 0.5, 0.1, 1), x, atol=1e-12)  # K = 1: no drift (TP0 test 2)
+    assert np.linalg.norm(fixed_point(p, 0.5, 0.02, 5) - x) > 1e-6
 
 
 def test_additive_noise_has_the_declared_variance():

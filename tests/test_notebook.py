@@ -16,7 +16,7 @@ from ratecheck.claims.base import Outcome  # noqa: E402
 from ratecheck.notebook import Evidence, NotebookOutcome, Outcomes, Row  # noqa: E402
 from ratecheck.notebook_runs import RunTrace  # noqa: E402
 from ratecheck.problems import make_problem  # noqa: E402
-from ratecheck.problems.quadratic import p2  # noqa: E402
+from ratecheck.proofs.defedavg.presets import p2  # noqa: E402
 from ratecheck.registry import make_algorithm  # noqa: E402
 from ratecheck.runner import checking  # noqa: E402
 from tests.test_masked_term import claim, points  # noqa: E402

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ratecheck.problems import make_problem
-from ratecheck.problems.quadratic import Quadratic, make, p1, p2, spectrum
+from ratecheck.problems.quadratic import Quadratic, make, spectrum
+from ratecheck.proofs.defedavg.presets import p1, p2
 
 instances = st.fixed_dictionaries(
     {
@@ -163,7 +164,7 @@ def test_unknown_problem_parameter_lists_the_accepted_ones():
 
 def test_cosine_problem_p3_gradients_minimum_and_constants():
     """Spec P3: grad F_i by finite differences, F* = 0.645509 d (roots +-2.278863), nu exact."""
-    from ratecheck.problems.quadratic import p3
+    from ratecheck.proofs.defedavg.presets import p3
 
     prob = make_problem("cosine_quadratic", p3(clients=4, zeta=1.0, dim=3))
     rng = np.random.default_rng(0)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from ratecheck.problems import make_problem
-from ratecheck.problems.quadratic_bilevel import PH_THIRD, PSI_THIRD, make, p1, p2, p3
+from ratecheck.problems.quadratic_bilevel import PH_THIRD, PSI_THIRD, make
+from ratecheck.proofs.simfbo.presets import p1, p2, p3
 from ratecheck.seeding import ReplicaStream
 
 INSTANCES = {

@@ -5,7 +5,7 @@ import pytest
 
 import ratecheck.runner.sweep as sweep
 from ratecheck.model.store import Store
-from ratecheck.problems.quadratic import p2
+from ratecheck.proofs.defedavg.presets import p2
 from ratecheck.runner.executors import SerialExecutor
 from ratecheck.runner.identity import stored_key
 from ratecheck.trace import RunConfig

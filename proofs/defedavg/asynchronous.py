@@ -34,7 +34,6 @@ from ratecheck.claims import (
 from ratecheck.claims.views import Statistic
 from ratecheck.inspection import problem_of, view
 from ratecheck.model.fit import log_spaced_checkpoints
-from ratecheck.problems.quadratic import p1, p2
 from ratecheck.trace import RunConfig
 
 from .asynchronous_events import (
@@ -71,6 +70,7 @@ from .claims import (
 )
 from .claims_floors import lyapunov_noise_floor, solve_discrete_lyapunov
 from .modes import EXACT
+from .presets import p1, p2
 from .theorems import KEY, src
 from .views import ChangeOverRun
 from .wallclock import WALL_IID, WALL_NIID

@@ -16,7 +16,6 @@ from ratecheck.claims import (
     negative_control,
 )
 from ratecheck.inspection import problem_of
-from ratecheck.problems.quadratic import p2, p3
 from ratecheck.trace import RunConfig, Trace
 
 from .claims import (
@@ -27,6 +26,7 @@ from .claims import (
     bindings,
     scheduled_config,
 )
+from .presets import p2, p3
 from .theorems import KEY, THEOREM_2, src
 
 # --------------------------------------------------------------------------------------------

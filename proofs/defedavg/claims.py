@@ -21,7 +21,6 @@ from ratecheck.claims import (
     term_negligible,
 )
 from ratecheck.inspection import RunView, view
-from ratecheck.problems.quadratic import p1, p2
 from ratecheck.theory import Derived, Theorem  # Derived: split-proofs (issue #7 startup)
 from ratecheck.trace import RunConfig, Trace
 
@@ -52,6 +51,7 @@ from .claims_floors import (
     solve_discrete_lyapunov,  # noqa: F401  (re-exported)
 )
 from .modes import EXACT, exact_when_quick
+from .presets import p1, p2
 from .theorems import KEY, THEOREM_1, THEOREM_2, K, L, T, etabar, nu, sigma, src
 
 # --------------------------------------------------------------------------------------------

@@ -18,11 +18,11 @@ from ratecheck.claims import (
     tail_average,
 )
 from ratecheck.inspection import problem_of, view
-from ratecheck.problems.quadratic import p1, p2
 from ratecheck.theory import Derived  # Derived: split-proofs (issue #7 startup)
 from ratecheck.trace import RunConfig
 
 from .modes import EXACT, exact_when_quick
+from .presets import p1, p2
 from .theorems import KEY, src
 
 # Client drift of synchronous FedAvg (spec §6 P2 "watch out"): with client-specific curvature H_i and

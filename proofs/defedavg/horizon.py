@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 from ratecheck.claims import ExpectedOrder, PointResult, Profile
 from ratecheck.inspection import constants_of
-from ratecheck.problems.quadratic import p1
 from ratecheck.runner.horizon import HorizonSlopeClaim
 from ratecheck.runner.hunt import smallest_admissible
 from ratecheck.theory import Derived
@@ -23,6 +22,7 @@ from ratecheck.trace import RunConfig
 
 from .claims import bindings, scheduled_config
 from .modes import EXACT
+from .presets import p1
 from .theorems import KEY, THEOREM_2, T, n, src
 
 # Instance: spec P1 rescaled as for the other Theorem 2 claims (L = 4, condition number 10), at d = 4

@@ -14,9 +14,9 @@ from ratecheck.claims import Claim, Outcome, PointResult, Profile, Verdict, hitt
 from ratecheck.claims.views import Statistic
 from ratecheck.inspection import view
 from ratecheck.model.fit import mean_ci
-from ratecheck.problems.quadratic import p1, p2
 from ratecheck.trace import RunConfig, Trace
 
+from .presets import p1, p2
 from .theorems import KEY, src
 from .views import TimeRatio
 

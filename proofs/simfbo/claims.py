@@ -20,10 +20,10 @@ from ratecheck.claims import (
     negative_control,
     observe,
 )
-from ratecheck.problems.quadratic_bilevel import p1
 from ratecheck.theory import Derived
 from ratecheck.trace import RunConfig, Trace
 
+from .presets import p1
 from .runs import (
     AUTO,
     C_ETA,  # noqa: F401  (re-exported)

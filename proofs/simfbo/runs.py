@@ -18,9 +18,9 @@ from ratecheck.claims import (
 )
 from ratecheck.claims import monte_carlo_twin as shared_monte_carlo_twin
 from ratecheck.inspection import RunView, problem_of, view
-from ratecheck.problems.quadratic_bilevel import p1, p3
 from ratecheck.trace import RunConfig, Trace
 
+from .presets import p1, p3
 from .theorems import (
     CONSTANTS,
     L_1,

@@ -70,6 +70,7 @@ from .claims_ipir import (
     ipir_tp3a_config,  # noqa: F401  (re-exported)
     theorem3_descent_bindings,  # noqa: F401  (re-exported)
 )
+from .lemmas import bgd_constants, fixed_point, lemma2_B2
 from .runs import (
     KEY,
     schedule_of,
@@ -103,7 +104,7 @@ def eta_hat(config: RunConfig) -> float:
 def theorem1_run(run: RunView, trace: Trace | None, bound: Mapping[str, float]) -> dict[str, float]:
     """Lemma 2's B^2 at the run's eta_hat and the run's K, S, gamma_g, a, b, p."""
     config, par = run.config, run.config.params
-    return {"B2": run.problem.lemma2_B2(eta_hat(config)), "K": float(par["local_steps"]), "S": float(run.participating),
+    return {"B2": lemma2_B2(run.problem, eta_hat(config)), "K": float(par["local_steps"]), "S": float(run.participating),
             "gamma_g": float(par["gamma_g"]), "a": float(par["a"]), "b": float(par["b"]), "p": float(par["p"])}
 
 
@@ -118,7 +119,7 @@ def theorem1_bindings(config: RunConfig, trace: Trace | None = None) -> dict[str
     eta = schedule_of(config)["eta"]
     Q = float(np.linalg.norm(problem.x0 - problem.regularized_solution(eta)))
     return {**theorem1_constants(config), "R": float(config.params["horizon"]), "Q": Q,
-            "G2": problem.bgd_constants(eta, eta_hat(config))["G2"]}
+            "G2": bgd_constants(problem, eta, eta_hat(config))["G2"]}
 
 
 _TP1: dict[str, Any] = dict(paper=KEY, vary="R", grid=TP1_GRID, configure=tp1_config, theorem=th.THEOREM_1,
@@ -428,7 +429,7 @@ def drift_prediction(config: RunConfig) -> float:
     """||x_FP - x*_eta||^2 from the closed-form fixed point of the round map (spec TP4.3)."""
     problem = problem_of(config)
     K, gg = int(config.params["local_steps"]), float(config.params["gamma_g"])
-    x_fp = problem.fixed_point(TP4_ETA, TP4_GT / (gg * K), K)
+    x_fp = fixed_point(problem, TP4_ETA, TP4_GT / (gg * K), K)
     return float(np.sum((x_fp - problem.x_eta) ** 2))
 
 
