@@ -19,6 +19,7 @@ import numpy as np
 
 from ratecheck.assumptions import (
     DIST0,
+    FEDERATED,
     Assumption,
     bounded_gradient,
     bounded_variance,
@@ -45,7 +46,7 @@ class QuadraticBatch:
 @dataclass(frozen=True, eq=False)
 class Quadratic(SmoothFederatedProblem):
     family: ClassVar[str] = "quadratic"
-    assumptions: ClassVar[tuple[Assumption, ...]] = (
+    assumptions: ClassVar[tuple[Assumption, ...]] = FEDERATED.assume(
         smooth("L"), strongly_convex("mu", "kappa"), bounded_variance("sigma"), heterogeneity("nu", "zeta"),
         bounded_gradient("G"), initial_gap("Delta", "F_star"), initial_distance(DIST0))
 
@@ -298,7 +299,7 @@ class CosineQuadratic(SmoothFederatedProblem):
     """
 
     family: ClassVar[str] = "cosine_quadratic"
-    assumptions: ClassVar[tuple[Assumption, ...]] = (
+    assumptions: ClassVar[tuple[Assumption, ...]] = FEDERATED.assume(
         smooth("L"), bounded_variance("sigma"), heterogeneity("nu", "zeta"), bounded_gradient("G"),
         initial_gap("Delta", "F_star"), initial_distance(DIST0))
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from ratecheck.assumptions import (
     DIST0,
+    FEDERATED,
     Assumption,
     bounded_gradient,
     heterogeneity,
@@ -48,7 +49,7 @@ from .quadratic import Quadratic, QuadraticBatch
 @dataclass(frozen=True, eq=False)
 class StochasticHessianQuadratic(Quadratic):
     family: ClassVar[str] = "stochastic_hessian_quadratic"
-    assumptions: ClassVar[tuple[Assumption, ...]] = (
+    assumptions: ClassVar[tuple[Assumption, ...]] = FEDERATED.assume(
         smooth("L"), strongly_convex("mu", "kappa"), heterogeneity("nu", "zeta"), bounded_gradient("G"),
         initial_gap("Delta", "F_star"), initial_distance(DIST0),
         other("sigma", "rho", "sigma_ball", text="stochastic Hessian: E||g_i - grad F_i||^2 = sigma^2 + "

@@ -4,10 +4,14 @@ and one binder that connects them.
 An assumption is of a problem class (``ProblemClass``: a federated objective, a bilevel problem, a
 minimax problem, a selection problem): "L-smooth" of a federated F and of a bilevel pair (f, g) are
 different classes, whatever their constants are called, so a family certifies, and a theorem needs,
-assumptions of its class (``FEDERATED``, ``BILEVEL``, ``MINIMAX``, ``SELECTION``; the makers below default
-to ``FEDERATED``, ``BILEVEL.assume(...)`` puts assumptions in another class). A family is admissible for
-a theorem when, for every assumption the theorem needs, it certifies one of the same class and kind
-quantified by the constants the theorem's symbols name.
+assumptions of its class. The makers below (``smooth("L")``, ...) build an assumption of no class yet;
+a declaration names its class, ``FEDERATED.assume(smooth("L"), ...)`` (or ``BILEVEL``, ``MINIMAX``,
+``SELECTION``; one assumption: ``smooth("L", of=FEDERATED)``). There is no default: a bilevel family
+that forgot ``BILEVEL.assume`` would otherwise pass for a federated one, so a family (at class
+definition), a theorem (when built) and the matching below refuse an assumption without a class with
+an ``AssumptionError`` naming it. A family is admissible for a theorem when, for every assumption the
+theorem needs, it certifies one of the same class and kind quantified by the constants the theorem's
+symbols name.
 
 A family declares the assumptions it certifies (``Problem.assumptions``), each naming the constants
 of ``constants()`` that quantify it: smooth (L), strongly convex (mu), PL, bounded variance (sigma),
@@ -22,6 +26,7 @@ PL flags).
 This module is a leaf (the problem and theory layers import it); the binder lives in
 ratecheck.binding, above the run inspection it reads. Example (DeFedAvg, proofs/defedavg/claims.py)::
 
+    THEOREM_1 = Theorem(..., requires=FEDERATED.assume(smooth("L"), bounded_variance("sigma"), ...))
     bindings = Binder(THEOREM_1, THEOREM_2, reads={"n": participating, "K": local_steps, "T": rounds,
                                                    "lam": lambda_used, "eta": param("eta_global"),
                                                    "etabar": param("eta_local")})
@@ -65,23 +70,51 @@ class Assumption:
     kind: str
     constants: tuple[str, ...]
     text: str = ""
-    of: ProblemClass = FEDERATED
+    of: ProblemClass | None = None  # None: no class yet, not a declaration (see the module docstring)
 
     def __str__(self) -> str:
         text = self.text or f"{self.kind} ({', '.join(self.constants)})"
-        return f"{text} [{self.of}]"
+        return f"{text} [{self.of or 'no problem class'}]"
 
     def covers(self, other: Assumption) -> bool:
         """This (certified) assumption is of the class and kind ``other`` needs and quantifies its constants."""
+        classed((self, other), "covers")
         return self.of == other.of and self.kind == other.kind and set(other.constants) <= set(self.constants)
 
 
+class AssumptionError(ValueError):
+    """An assumption declared without its problem class (or something that is not an Assumption)."""
+
+
+CLASSES = (FEDERATED, BILEVEL, MINIMAX, SELECTION)
+
+
+def classed(assumptions: Iterable[Any], where: str) -> tuple[Assumption, ...]:
+    """``assumptions`` as a tuple, each an Assumption of a problem class; AssumptionError naming each one
+    that is not, and the rule, otherwise (``where``: the declaration, e.g. "theorem defedavg.theorem1")."""
+    out = tuple(assumptions)
+    for a in out:
+        if not isinstance(a, Assumption):
+            raise AssumptionError(f"{where}: {a!r} is not an Assumption (build one with ratecheck.assumptions' "
+                                  "makers: smooth(...), bounded_variance(...), ...)")
+    loose = [a for a in out if a.of is None]
+    if loose:
+        names = "; ".join(f"'{a.kind} ({', '.join(a.constants)})'" for a in loose)
+        classes = ", ".join(f"{c.name.upper()}.assume(...)" for c in CLASSES)
+        raise AssumptionError(
+            f"{where}: no problem class for {names}. An assumption is of a problem class, and there is no "
+            f"default: declare it through its class ({classes}, or the maker's of=...), since 'L-smooth' "
+            f"of a federated objective never covers 'L-smooth' of a bilevel or minimax problem")
+    return out
+
+
 def _maker(kind: str, meaning: str) -> Callable[..., Assumption]:
-    def make(*constants: str, text: str = "", of: ProblemClass = FEDERATED) -> Assumption:
+    def make(*constants: str, text: str = "", of: ProblemClass | None = None) -> Assumption:
         return Assumption(kind, tuple(constants), text or f"{meaning} ({', '.join(constants)})", of)
 
     make.__name__ = kind.replace(" ", "_")
-    make.__doc__ = f"The '{kind}' assumption: {meaning}, quantified by the named constants."
+    make.__doc__ = (f"The '{kind}' assumption: {meaning}, quantified by the named constants; of no problem "
+                    "class until declared through one (``FEDERATED.assume(...)``, ..., or ``of=``).")
     return make
 
 
@@ -108,7 +141,7 @@ def certified(declared: Iterable[Assumption], constants: Iterable[str]) -> tuple
     (none: not certified)."""
     have = set(constants)
     out = []
-    for a in declared:
+    for a in classed(declared, "certified assumptions"):
         present = tuple(c for c in a.constants if c in have)
         if present:
             out.append(Assumption(a.kind, present, a.text, a.of))
@@ -117,8 +150,8 @@ def certified(declared: Iterable[Assumption], constants: Iterable[str]) -> tuple
 
 def missing(needed: Iterable[Assumption], have: Iterable[Assumption]) -> list[Assumption]:
     """The needed assumptions nothing in ``have`` covers."""
-    have = tuple(have)
-    return [a for a in needed if not any(h.covers(a) for h in have)]
+    have = classed(have, "certified assumptions")
+    return [a for a in classed(needed, "needed assumptions") if not any(h.covers(a) for h in have)]
 
 
 def declared_by(problem: Any) -> tuple[Assumption, ...]:

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .assumptions import Assumption
+from .assumptions import Assumption, classed
 from .seeding import ReplicaStream
 
 
@@ -68,6 +68,12 @@ class Problem:
     extra_measures: tuple[Measures, ...] = ()
     num_clients: int
     dim: int
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "assumptions" in cls.__dict__:  # a family's declaration, checked where it is written
+            where = f"problem family {cls.family!r} ({cls.__module__}.{cls.__name__}.assumptions)"
+            cls.assumptions = classed(cls.assumptions, where)
 
     @property
     def spec(self) -> dict[str, Any]:

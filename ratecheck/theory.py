@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from .assumptions import Assumption
+from .assumptions import Assumption, classed
 from .asymptotics import (
     Derived,
     OrderDerivation,
@@ -96,6 +96,7 @@ class Theorem:
     def __post_init__(self) -> None:
         for name in ("constants", "parameters", "conditions", "bounds", "assumptions", "requires"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "requires", classed(self.requires, f"theorem {self.id}: requires"))
         declared: dict[str, sp.Symbol] = {}
         for sym in (*self.constants, *self.parameters):
             if not isinstance(sym, sp.Symbol):

@@ -6,8 +6,18 @@ import dataclasses
 
 import numpy as np
 import pytest
+import sympy as sp
 
-from ratecheck.assumptions import BILEVEL, FEDERATED, admissible_families, family_assumptions, missing, smooth
+from ratecheck.assumptions import (
+    BILEVEL,
+    FEDERATED,
+    AssumptionError,
+    admissible_families,
+    bounded_variance,
+    family_assumptions,
+    missing,
+    smooth,
+)
 from ratecheck.claims import (
     PROFILES,
     BoundCeiling,
@@ -23,8 +33,9 @@ from ratecheck.claims import (
     Verdict,
     negative_control,
 )
+from ratecheck.problem import Problem
 from ratecheck.registry import default
-from ratecheck.theory import Source
+from ratecheck.theory import Bound, Source, Theorem
 from ratecheck.trace import RunConfig, Trace
 
 PROFILE = PROFILES["quick"]
@@ -140,11 +151,30 @@ def test_the_pieces_of_a_threshold_and_no_bypass_of_the_invariants():
 
 
 def test_assumptions_match_by_problem_class_not_by_constant_names():
-    assert smooth("L").of == FEDERATED
+    federated_l = smooth("L", of=FEDERATED)
+    assert FEDERATED.assume(smooth("L")) == (federated_l,)
     bilevel_l = BILEVEL.assume(smooth("L", "L_xy"))
-    assert missing((smooth("L"),), bilevel_l) == [smooth("L")]  # same name, another class
+    assert missing((federated_l,), bilevel_l) == [federated_l]  # same name, another class
     assert not missing(BILEVEL.assume(smooth("L")), bilevel_l)
     assert "[bilevel]" in str(bilevel_l[0])
+
+
+def test_an_assumption_without_its_problem_class_is_refused_where_it_is_declared():
+    # no default class: a bilevel family that forgot BILEVEL.assume would pass for a federated one
+    assert smooth("L").of is None
+    with pytest.raises(AssumptionError, match=r"problem family 'forgetful' \(\S*Forgetful.assumptions\): no problem "
+                                              r"class for 'smooth \(L_f\)'.*BILEVEL.assume"):
+        class Forgetful(Problem):
+            family = "forgetful"
+            assumptions = (smooth("L_f"), *FEDERATED.assume(bounded_variance("sigma")))
+    x = sp.Symbol("x", positive=True)
+    with pytest.raises(AssumptionError, match=r"theorem t.forgetful: requires: no problem class for 'bounded variance \(sigma\)'"):
+        Theorem(id="t.forgetful", title="t", source=SRC, measure="m", constants=(x,), parameters=(),
+                conditions=(), bounds=(Bound("stated", x, SRC),), requires=(bounded_variance("sigma"),))
+    with pytest.raises(AssumptionError, match="no problem class"):
+        missing((smooth("L"),), FEDERATED.assume(smooth("L")))
+    with pytest.raises(AssumptionError, match="'L' is not an Assumption"):
+        missing(("L",), ())  # type: ignore[arg-type]
 
 
 def test_list_shows_the_admissible_families_by_class():

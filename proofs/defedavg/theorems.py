@@ -12,6 +12,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ratecheck.assumptions import (
+    FEDERATED,
     bounded_gradient,
     bounded_variance,
     heterogeneity,
@@ -37,7 +38,8 @@ eta, etabar = sp.symbols("eta etabar", positive=True)
 
 A1 = 4 * sigma**2 * L + 2 * L * K * G**2
 THEOREM_1 = Theorem(
-    requires=(smooth("L"), bounded_variance("sigma"), heterogeneity("nu"), bounded_gradient("G"), initial_gap("Delta")),
+    requires=FEDERATED.assume(smooth("L"), bounded_variance("sigma"), heterogeneity("nu"), bounded_gradient("G"),
+                              initial_gap("Delta")),
     id="defedavg.theorem1",
     title="Theorem 1: DeFedAvg-nIID, non-IID, uniform sampling with replacement",
     source=src("Theorem 1, eqs. (11)-(12)"),
@@ -82,7 +84,7 @@ THEOREM_1 = Theorem(
 # Theorem 2 (DeFedAvg-IID), eqs. (13)-(14) and Appendix A.2.2.
 
 THEOREM_2 = Theorem(
-    requires=(smooth("L"), bounded_variance("sigma"), initial_gap("Delta")),
+    requires=FEDERATED.assume(smooth("L"), bounded_variance("sigma"), initial_gap("Delta")),
     id="defedavg.theorem2",
     title="Theorem 2: DeFedAvg-IID, first-n arrivals",
     source=src("Theorem 2, eqs. (13)-(14)"),

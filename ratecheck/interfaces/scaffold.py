@@ -103,7 +103,7 @@ floor (1 - a L)^(2T), and the floor is the limit.
 
 import sympy as sp
 
-from ratecheck.assumptions import DIST0, bounded_variance, initial_distance, smooth
+from ratecheck.assumptions import DIST0, FEDERATED, bounded_variance, initial_distance, smooth
 from ratecheck.binding import Binder, param, participating, rounds
 from ratecheck.claims import (BoundClaim, ExpectedOrder, SlopeClaim, ValueClaim, negative_control,
                               tail_average)
@@ -119,7 +119,7 @@ THEOREM = Theorem(
     id="NAME.floor", title="Transient and noise floor of FedAvg (K = 1) on an isotropic quadratic",
     source=src("the recursion e' = (1 - a L) e - a xi"), measure="dist_sq",
     constants=(L, sigma, D), parameters=(n, T, eta, etabar),
-    requires=(smooth("L"), bounded_variance("sigma"), initial_distance(DIST0)),  # what a family certifies
+    requires=FEDERATED.assume(smooth("L"), bounded_variance("sigma"), initial_distance(DIST0)),  # what a family certifies
     conditions=(Condition.from_latex("step", r"\\eta \\bar{\\eta} L \\le 1", src("contraction"), SYMBOLS),),
     bounds=(
         Bound.from_latex("transient", r"(1 - \\eta \\bar{\\eta} L)^{2 T} D + "

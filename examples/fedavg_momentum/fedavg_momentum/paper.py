@@ -9,7 +9,7 @@ coordinate is an AR(2) recursion whose stationary variance gives, when alpha L <
 
 import sympy as sp
 
-from ratecheck.assumptions import bounded_variance, smooth
+from ratecheck.assumptions import FEDERATED, bounded_variance, smooth
 from ratecheck.binding import Binder, param, participating
 from ratecheck.claims import ExpectedOrder, SlopeClaim, ValueClaim, tail_average
 from ratecheck.paper import Paper
@@ -27,7 +27,7 @@ FLOOR = Theorem(
     id="fedavgm.floor", title="Stationary distance to w* of FedAvgM (K = 1, isotropic quadratic)",
     source=src("heavy-ball AR(2) stationary variance, derived in this module's docstring"),
     measure="dist_sq", constants=(L, sigma), parameters=(n, eta, etabar, beta),
-    requires=(smooth("L"), bounded_variance("sigma")),  # what a problem family must certify
+    requires=FEDERATED.assume(smooth("L"), bounded_variance("sigma")),  # what a federated family must certify
     conditions=(
         Condition.from_latex("stability", r"\eta \bar{\eta} L < 2 (1 + \beta)", src("Polyak 1964, heavy ball"), SYMBOLS),
         Condition.from_latex("momentum < 1", r"\beta < 1", src("Polyak 1964, heavy ball"), SYMBOLS),
