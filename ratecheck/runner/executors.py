@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from tqdm import tqdm  # plain tqdm: the bar goes to stderr even inside notebooks
 
+from ..model.blas import limit_blas_for_process, one_blas_thread
+
 if TYPE_CHECKING:  # typing.Self is 3.11+, the package supports 3.10
     from typing_extensions import Self
 
@@ -87,7 +89,8 @@ class _Guarded:
 
     def __call__(self, item: Any) -> Any:
         try:
-            return self.fn(item)
+            with one_blas_thread():  # a Dask worker's job as a pool worker's (ratecheck.model.blas)
+                return self.fn(item)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
@@ -151,7 +154,8 @@ class SerialExecutor(Executor):
         failed = _FirstFailure()
         for index, item in enumerate(items):
             try:
-                result = fn(item)
+                with one_blas_thread():  # a job here as in a pool worker (ratecheck.model.blas)
+                    result = fn(item)
             except (Exception, SystemExit) as exc:  # a plugin's sys.exit() must not end ratecheck
                 failed.add(index, exc)
                 continue
@@ -167,11 +171,8 @@ class SerialExecutor(Executor):
 
 def single_threaded_blas() -> None:
     """One BLAS thread per worker: the pool already runs one job per core, and our matrices are
-    small, so BLAS threads only oversubscribe the cores (an exact run measured 10x slower on a loaded
-    2-core machine with OpenBLAS's default pool)."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=1, user_api="blas")
+    small, so BLAS threads only oversubscribe the cores (ratecheck.model.blas)."""
+    limit_blas_for_process()
 
 
 PARENT_POLL_SECONDS = 0.5

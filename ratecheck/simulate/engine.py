@@ -19,6 +19,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..algorithms.base import Algorithm
+from ..model.blas import one_blas_thread
 from ..model.diagnostics import check as check_diagnostics
 from ..model.points import as_points
 from ..params import ParamError, check_run, check_size, replica_ids
@@ -63,7 +64,8 @@ def run(
         checkpoints=checkpoints,
         mode=mode,
     )
-    return _execute(config, algorithm, problem, ids, progress)
+    with one_blas_thread():  # as in a pool worker, wherever the run is called from (ratecheck.model.blas)
+        return _execute(config, algorithm, problem, ids, progress)
 
 
 def run_config(
@@ -73,7 +75,8 @@ def run_config(
     algorithm = make_algorithm(config.algorithm, config.params)
     problem = make_problem(config.problem, config.problem_params)
     ids = _replica_ids(config.replicas if replica_ids is None else replica_ids)
-    return _execute(config, algorithm, problem, ids, progress)
+    with one_blas_thread():  # as in a pool worker, wherever the run is called from (ratecheck.model.blas)
+        return _execute(config, algorithm, problem, ids, progress)
 
 
 def _replica_ids(replicas: int | Sequence[int]) -> np.ndarray:
