@@ -51,7 +51,9 @@ class EventTiming:
     notify_delay: float | None = real(None, "nIID: delay of the selection notice (s); None: it rides on the "
                                       "broadcast (t_down, spec §2.6(5))", low=0.0, nullable=True)
     rx_consume: bool = flag(True, "taking a model empties the receive buffer (spec §2.6(1))")
-    carry_over: bool = flag(True, "first-n rounds: late arrivals queue for the next round (spec §2.6(7))")
+    carry_over: bool = flag(True, "first-n rounds: an update arriving at a round's close or while the server "
+                            "aggregates (t_server) waits for the next round (spec §2.6(7)); False: it is "
+                            "discarded (not in the paper)")
     tau_cap: int | None = integer(None, "optional cap on the delay (Assumption 4), None: no cap", low=0,
                                   nullable=True)
     tau_cap_mode: str = choice("assert", "above tau_cap: 'assert' stops with an error, 'drop' discards the "
