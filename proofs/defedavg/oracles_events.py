@@ -286,7 +286,8 @@ def event_oracle(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
 
 def timeline_deviation(config: RunConfig, trace: Trace) -> np.ndarray:
     """The worst relative gap of the recorded timeline from the replay: each replica's wall time at the last
-    round, the delay histogram (counts over replicas) and, nIID, the mean number of overwritten updates."""
+    round, the delay histogram (counts over replicas) and its largest delay, and, nIID or with drops, the mean
+    number of overwritten or dropped updates."""
     replays = _replay_rounds(config)[0]
     T = int(config.rounds)
     recorded = trace.info["timeline"]
@@ -294,7 +295,7 @@ def timeline_deviation(config: RunConfig, trace: Trace) -> np.ndarray:
     got_wall = np.asarray(recorded["wall_time_total"], dtype=float)
     delays = np.concatenate([[t - b for b in rep.rounds[t][2]] for rep in replays for t in range(T)])
     hist, got_hist = np.bincount(delays), np.asarray(recorded["delay_histogram"], dtype=float)
-    if hist.size != got_hist.size:
+    if hist.size != got_hist.size or recorded["max_delay"] != hist.size - 1:
         return np.full(len(replays), np.inf)
     gaps = [np.abs(got_wall - wall) / wall, np.abs(got_hist - hist) / np.maximum(hist, 1)]
     timing = _timing(config.params)
