@@ -97,6 +97,7 @@ class _Replay:
     selection: list[int] = field(default_factory=list)
     delivered: dict[int, int] = field(default_factory=dict)
     discarded: int = 0
+    jobs: list[tuple[float, float]] = field(default_factory=list)  # every job's (start, end), for the busy time
 
     def __post_init__(self) -> None:
         self.clients = [_Client() for _ in self.slowdown]
@@ -138,6 +139,7 @@ class _Replay:
         if self.timing["jitter"] > 0:
             assert self.timing_rng is not None
             duration *= np.exp(self.timing["jitter"] * self.timing_rng.standard_normal())
+        self.jobs.append((now, now + duration))
         self.push(now + duration, DONE, "done", i, c.rx)
 
     def notify(self, i: int, now: float) -> None:
@@ -209,6 +211,11 @@ class _Replay:
     def close(self, now: float, clients: list[int], bases: list[int]) -> None:
         self.rounds.append((now, clients, bases))
         self.broadcast(now)
+
+    def busy_fraction(self, rounds: int) -> float:
+        """The clients' mean share of [0, close of round `rounds`] spent in jobs (a running job up to the close)."""
+        end = self.rounds[rounds - 1][0]
+        return sum(min(stop, end) - start for start, stop in self.jobs if start < end) / (len(self.clients) * end)
 
     def run(self, rounds: int) -> _Replay:
         while len(self.rounds) < rounds:
@@ -286,8 +293,8 @@ def event_oracle(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
 
 def timeline_deviation(config: RunConfig, trace: Trace) -> np.ndarray:
     """The worst relative gap of the recorded timeline from the replay: each replica's wall time at the last
-    round, the delay histogram (counts over replicas) and its largest delay, and, nIID or with drops, the mean
-    number of overwritten or dropped updates."""
+    round, the delay histogram (counts over replicas) and its largest delay, the clients' mean busy fraction, and,
+    nIID or with drops, the mean number of overwritten or dropped updates."""
     replays = _replay_rounds(config)[0]
     T = int(config.rounds)
     recorded = trace.info["timeline"]
@@ -297,7 +304,9 @@ def timeline_deviation(config: RunConfig, trace: Trace) -> np.ndarray:
     hist, got_hist = np.bincount(delays), np.asarray(recorded["delay_histogram"], dtype=float)
     if hist.size != got_hist.size or recorded["max_delay"] != hist.size - 1:
         return np.full(len(replays), np.inf)
-    gaps = [np.abs(got_wall - wall) / wall, np.abs(got_hist - hist) / np.maximum(hist, 1)]
+    busy = np.mean([rep.busy_fraction(T) for rep in replays])
+    gaps = [np.abs(got_wall - wall) / wall, np.abs(got_hist - hist) / np.maximum(hist, 1),
+            np.array([abs(float(recorded["busy_fraction"]) - busy) / busy])]
     timing = _timing(config.params)
     if POLICY[config.algorithm] == "niid" or not timing["carry_over"] or timing["tau_cap"] is not None:
         want = np.mean([rep.discarded for rep in replays])
