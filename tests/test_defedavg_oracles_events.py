@@ -68,3 +68,10 @@ def test_the_registered_claims_decide_on_the_timeline_too():
     config = claim.own_runs(SMALL)[0]
     off = dataclasses.replace(claim, summary=lambda config, trace: np.full(trace.replica_ids.size, 0.5))
     assert off.points(SMALL, {config.key(): run_config(config)})[0].samples.max() == 0.5
+
+
+def test_replay_sees_the_options_jitter(monkeypatch):
+    """The options run (speed redraws, jitter, carry_over off, tau_cap drop): the simulator without its jitter
+    leaves the replay (its drops are mutated in the README's mutation figures)."""
+    monkeypatch.setattr(asynchrony.math, "exp", lambda x: 1.0)
+    assert _deviation("defedavg_iid_events_options") > 1e-3

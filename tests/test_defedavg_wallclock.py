@@ -68,7 +68,8 @@ def test_niid_band_is_the_predicted_ratio_times_its_tolerance_and_sees_a_factor_
     low, high = a.niid_ratio_band(config, baseline, np.array([20.0, 25.0]), np.array([25.0, 28.0]))
     close = a.niid_close_times(config, 25)
     predicted = np.array([close[19] / 25, close[24] / 28]) / a.sync_round_time(baseline)
-    assert np.allclose(low, predicted / 1.4, rtol=1e-12) and np.allclose(high, predicted * 1.4, rtol=1e-12)
+    factor = math.exp(a.WALL_NIID_TOLERANCE)
+    assert np.allclose(low, predicted / factor, rtol=1e-12) and np.allclose(high, predicted * factor, rtol=1e-12)
     # a factor 2 in the timing model's times leaves the band by more than the 8-run intervals' 0.17 in log
     assert math.log(2) - a.WALL_NIID_TOLERANCE - 0.06 > 0.17
 

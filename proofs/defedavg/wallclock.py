@@ -68,11 +68,19 @@ def time_to_target(trace: Trace, fraction: float) -> np.ndarray:
 #   (niid_close_times: a mean-field recursion over rounds, below).
 # Both times the ratio of rounds to target (measured per replica, in rounds: the iterates' part).
 
-WALL_IID_TOLERANCE = math.log(1.25)
-WALL_IID_TOLERANCE_WHY = ("the fluid renewal model neglects waits for a newer model and the per-run spread of the "
-                          "speeds: the simulator's round-25 close times exceed it by 1.3% (n = 4) and 7% (n = 8) "
-                          "over 32 runs (tests/test_defedavg_wallclock.py); x/1.25 still fails a slowdown or "
-                          "speedup by a factor 1.6 or more")
+# Both band tolerances are what a pool of runs says a block of the claim's runs needs to be decided
+# (proofs/defedavg/wallclock_band.py; `python tools/wallclock_band.py --pool 1024`): per run x = log(measured /
+# predicted ratio), cut into disjoint blocks of the claim's size (8 quick, 24 full); a block PASSes the band when
+# tol > |mean| + its t-interval's half-width, and the tolerance is that need's 99% quantile over the blocks, the
+# largest over the grid values of both profiles, rounded up to 0.01 in log. The same blocks check the intervals'
+# coverage of the pool mean (0.94-0.98 at 8 runs: the t-interval holds its level; excess kurtosis of x within
+# +-0.25, no heavy tail on the log scale the claims judge).
+WALL_IID_TOLERANCE = 0.35
+WALL_IID_TOLERANCE_WHY = ("x/ exp(0.35) = 1.42, the 99% quantile over 8- and 24-run blocks of a 1024-run pool of the "
+                          "tolerance a block needs (|mean| + half-width of log measured / predicted): 0.235 (n = 4) "
+                          "and 0.232 (n = 8) at 8 runs, 0.343 at n = 16 (full profile), where the renewal model is "
+                          "27% below the simulator (it neglects waits for a newer model, many with n/N = 0.8); a "
+                          "timing model off by a factor 2.0 or more fails in 99% of blocks")
 
 
 def _distinct_draws(n: int, clients: int) -> np.ndarray:
@@ -119,14 +127,15 @@ def iid_ratio_band(config: RunConfig, baseline: RunConfig, rounds: np.ndarray, b
     return predicted * math.exp(-WALL_IID_TOLERANCE), predicted * math.exp(WALL_IID_TOLERANCE)
 
 
-WALL_NIID_TOLERANCE = math.log(1.4)
-WALL_NIID_TOLERANCE_WHY = ("the mean-field recursion (independent clients, a continuum of slowdowns, the next "
-                           "completion after a buffered upload uniform over a job) is below the simulator's round-25 "
-                           "close times by 3.7% (n = 4) and 5.9% (n = 8) over 32 runs, the measured time ratio above "
-                           "it by 3.5% and 5.7% over 48 (tests/test_defedavg_wallclock.py); the per-run ratio is "
-                           "heavy-tailed (0.23..0.44 at n = 4), its 8-run interval reaching +-0.17 in log, and x/1.4 "
-                           "(0.34 in log) keeps every block of 8 of those 48 runs decided; a timing model off by a "
-                           "factor 2 (0.69 in log) leaves the band by more than any such interval: a FAIL")
+WALL_NIID_TOLERANCE = 0.29  # derived as WALL_IID_TOLERANCE is (above)
+WALL_NIID_TOLERANCE_WHY = ("x/ exp(0.29) = 1.34, the 99% quantile over 8- and 24-run blocks of a 1024-run pool of the "
+                           "tolerance a block needs (|mean| + half-width of log measured / predicted): 0.289 (n = 4) "
+                           "and 0.272 (n = 8) at 8 runs, 0.170..0.150 at 24 (n = 4, 8, 16); the mean-field recursion "
+                           "is 5-7% below the simulator's ratio (it neglects the clients' dependence through the "
+                           "rounds), the per-run spread 0.09-0.13 in log, the 8-run t-intervals cover the pool mean "
+                           "in 0.90 (n = 4) and 0.95 (n = 8) of 128 blocks, so the tolerance is read off the blocks' "
+                           "needs rather than from the nominal level; a timing model off by a factor 1.8 or more "
+                           "fails in 99% of blocks")
 
 
 def niid_close_times(config: RunConfig, rounds: int, grid: int = 64) -> np.ndarray:
@@ -260,7 +269,8 @@ WALL_IID = WallClockClaim(
     title="DeFedAvg-IID reaches the target sooner than synchronous FedAvg (wall clock)",
     statement="On the paper's system model, first-n arrivals remove the wait for stragglers: time to 5% of the "
               "initial ||grad F||^2 is shorter than FedAvg's (Table I: 54.41 vs 302.12 s on CIFAR-10, n = 10), by "
-              "the factor the timing model predicts (first-arrival throughput against E[longest drawn job]) x/1.25.",
+              "the factor the timing model predicts (first-arrival throughput against E[longest drawn job]) "
+              f"x/{math.exp(WALL_IID_TOLERANCE):.2f}.",
     algorithm="defedavg_iid_events",
     baseline="fedavg_events",
     problem=p1(clients=WALL_CLIENTS),
@@ -276,7 +286,7 @@ WALL_NIID = WallClockClaim(
     statement="Selected clients upload buffered updates instead of training on demand: time to 5% of the "
               "initial ||grad F||^2 is shorter than FedAvg's (Table I: 103.25 vs 437.57 s on FMNIST, n = 10), "
               "by the factor the timing model predicts (a round waits for the selected clients whose send buffer "
-              "is empty, against E[longest drawn job]) x/1.4.",
+              f"is empty, against E[longest drawn job]) x/{math.exp(WALL_NIID_TOLERANCE):.2f}.",
     algorithm="defedavg_niid_events",
     baseline="fedavg_events",
     problem=p2(clients=WALL_CLIENTS),

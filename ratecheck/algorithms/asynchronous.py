@@ -21,13 +21,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..model.asynchrony import SystemModel, live_timelines
+from ..model.asynchrony import SPEEDS, TAU_CAP_MODES, SystemModel, live_timelines
 from ..model.participation import Participation
 from ..oracles import SmoothFederatedOracles
 from ..params import ParamError, choice, flag, integer, option, real
 from ..seeding import Streams
 from .base import register
 from .fedavg import DeFedAvgIID, DeFedAvgNIID, FedAvg, FedAvgState
+
+_D = SystemModel()  # the system model's defaults, declared once there
 
 
 @dataclass(frozen=True)
@@ -36,29 +38,32 @@ class EventTiming:
 
     policy: ClassVar[str] = "iid"
 
-    step_time: float = real(1.7e-3, "seconds per local step on the fastest client (N_MAC / C_MAC)", positive=True)
-    speeds: str = choice("uniform", "client slowdowns: 'uniform' s ~ U[speed_low, speed_high] (paper); "
+    step_time: float = real(_D.step_time, "seconds per local step on the fastest client (N_MAC / C_MAC)",
+                            positive=True)
+    speeds: str = choice(_D.speeds, "client slowdowns: 'uniform' s ~ U[speed_low, speed_high] (paper); "
                          "'uniform_speed' speed ~ U[low, high], time ~ high/speed; 'by_parity' even clients "
-                         "fast, odd slow (spec P2-e)", ("uniform", "uniform_speed", "by_parity"))
-    speed_low: float = real(1.0, "lower end of the slowdown range", positive=True)
-    speed_high: float = real(5.0, "upper end of the slowdown range", positive=True)
-    parity_width: float = real(0.5, "'by_parity': width of each group's slowdown range", low=0.0)
-    speed_redraw: bool = flag(False, "redraw each client's slowdown for every job")
-    jitter: float = real(0.0, "sigma of a lognormal(0, sigma) factor on each job's duration", low=0.0)
-    t_down: float = real(0.044, "model download time (s): 2.2 MB at 400 Mbit/s", low=0.0)
-    t_up: float = real(0.044, "update upload time (s)", low=0.0)
-    t_server: float = real(0.0, "server aggregation time (s)", low=0.0)
-    notify_delay: float | None = real(None, "nIID: delay of the selection notice (s); None: it rides on the "
+                         "fast, odd slow (spec P2-e)", SPEEDS)
+    speed_low: float = real(_D.speed_low, "lower end of the slowdown range", positive=True)
+    speed_high: float = real(_D.speed_high, "upper end of the slowdown range", positive=True)
+    parity_width: float = real(_D.parity_width, "'by_parity': width of each group's slowdown range", low=0.0)
+    speed_redraw: bool = flag(_D.speed_redraw, "redraw each client's slowdown for every job")
+    jitter: float = real(_D.jitter, "sigma of a lognormal(0, sigma) factor on each job's duration", low=0.0)
+    t_down: float = real(_D.t_down, "model download time (s): 2.2 MB at 400 Mbit/s", low=0.0)
+    t_up: float = real(_D.t_up, "update upload time (s)", low=0.0)
+    t_server: float = real(_D.t_server, "server aggregation time (s)", low=0.0)
+    notify_delay: float | None = real(_D.notify_delay, "nIID: delay of the selection notice (s); None: it rides on the "
                                       "broadcast (t_down, spec §2.6(5))", low=0.0, nullable=True)
-    rx_consume: bool = flag(True, "taking a model empties the receive buffer (spec §2.6(1))")
-    carry_over: bool = flag(True, "first-n rounds: late arrivals queue for the next round (spec §2.6(7))")
-    tau_cap: int | None = integer(None, "optional cap on the delay (Assumption 4), None: no cap", low=0,
+    rx_consume: bool = flag(_D.rx_consume, "taking a model empties the receive buffer (spec §2.6(1))")
+    carry_over: bool = flag(_D.carry_over, "first-n rounds: an update arriving at a round's close or while the server "
+                            "aggregates (t_server) waits for the next round (spec §2.6(7)); False: it is "
+                            "discarded (not in the paper)")
+    tau_cap: int | None = integer(_D.tau_cap, "optional cap on the delay (Assumption 4), None: no cap", low=0,
                                   nullable=True)
-    tau_cap_mode: str = choice("assert", "above tau_cap: 'assert' stops with an error, 'drop' discards the "
-                               "update (not in the paper)", ("assert", "drop"))
-    wall_budget: float = real(1e7, "virtual seconds after which an unfinished run stops with an error",
+    tau_cap_mode: str = choice(_D.tau_cap_mode, "above tau_cap: 'assert' stops with an error, 'drop' discards the "
+                               "update (not in the paper)", TAU_CAP_MODES)
+    wall_budget: float = real(_D.wall_budget, "virtual seconds after which an unfinished run stops with an error",
                               positive=True)
-    niid_variant: str = choice("A", "DeFedAvg-nIID clients: 'A' train continuously (paper default), 'B' "
+    niid_variant: str = choice(_D.niid_variant, "DeFedAvg-nIID clients: 'A' train continuously (paper default), 'B' "
                                "train again only after an upload", ("A", "B"))
 
     def system(self) -> SystemModel:

@@ -70,7 +70,7 @@ class SystemModel:
     notify_delay: float | None = None  # nIID selection notice; None: rides on the broadcast (t_down)
     rx_consume: bool = True  # taking a model empties the receive buffer (spec §2.6(1))
     niid_variant: str = "A"
-    carry_over: bool = True  # IID: late arrivals queue for the next round (spec §2.6(7))
+    carry_over: bool = True  # IID: late arrivals queue for the next round (spec §2.6(7)); False: they are dropped
     tau_cap: int | None = None
     tau_cap_mode: str = "assert"
     wall_budget: float = 1e7  # virtual seconds; a run that has not finished by then stops with an error
@@ -178,7 +178,8 @@ class _Client:
     job_base: list[int]
     send: list[int]  # nIID send buffer: base version of the buffered update, -1 if empty
     requested: list[bool]  # nIID: selected and owing an upload
-    busy_time: list[float]
+    busy_time: list[float]  # total length of the jobs started so far (the running one whole)
+    job_end: list[float]  # when the running (or last) job ends
     discarded: list[int]
 
 
@@ -226,7 +227,7 @@ class Simulation:
         self.slowdown_list = self.slowdown.tolist()
         N = self.N
         self.c = _Client(taken=[-1] * N, busy=[False] * N, job_base=[0] * N, send=[-1] * N,
-                         requested=[False] * N, busy_time=[0.0] * N, discarded=[0] * N)
+                         requested=[False] * N, busy_time=[0.0] * N, job_end=[0.0] * N, discarded=[0] * N)
         self.idle: set[int] = set(range(N))
         self.latest = -1  # newest version that has reached the clients
         self.heap: list = []
@@ -236,6 +237,7 @@ class Simulation:
         self.out_base: list[list[int]] = []
         self.out_wall: list[float] = []
         self.out_discarded: list[list[int]] = []  # per client, at each round's close
+        self.out_busy: list[list[float]] = []  # per client, seconds spent computing by each round's close
         self.fifo: list[tuple[int, int]] = []
         self.selection: list[int] | None = None  # nIID/sync: the multiset of round t
         self.pending: dict[int, int] = {}  # nIID/sync: distinct selected client -> base, once delivered
@@ -279,12 +281,13 @@ class Simulation:
         base = np.array(self.out_base[:rounds], dtype=np.int64).reshape(rounds, self.n)
         wall = np.array(self.out_wall[:rounds])
         end = wall[-1] if rounds else 0.0
-        busy_time = np.array(self.c.busy_time)
+        # both by round `rounds`' close: a live timeline simulates ahead, and its later jobs and discards are not
+        # these rounds'
+        busy_time = np.array(self.out_busy[rounds - 1]) if rounds else np.zeros(self.N)
         busy = np.minimum(busy_time / end, 1.0) if end > 0 else np.zeros(self.N)
         counts = np.bincount(clients.ravel(), minlength=self.N)
         used = int((np.arange(rounds)[:, None] - base).max(initial=0))
         lam_virtual = max(self.lambda_virtual, used)  # the aggregated updates are among the N clients
-        # discarded by round `rounds`' close: a live timeline simulates ahead, and its later discards are not these rounds'
         discarded = np.array(self.out_discarded[rounds - 1] if rounds else [0] * self.N)
         return Timeline(clients, base, wall, self.policy != "iid", counts, busy, discarded,
                         max(1, lam_virtual), self.events)
@@ -308,6 +311,8 @@ class Simulation:
         self.out_base.append([b for _, b in slots])
         self.out_wall.append(self.now)
         self.out_discarded.append(list(self.c.discarded))
+        c, now = self.c, self.now  # a running job counts up to now, not to its end
+        self.out_busy.append([b - (e - now if busy else 0.0) for b, e, busy in zip(c.busy_time, c.job_end, c.busy)])
         if self.sys.tau_cap is not None and self.sys.tau_cap_mode == "assert":
             worst = max(t - b for _, b in slots)
             if worst > self.sys.tau_cap:
@@ -344,6 +349,7 @@ class Simulation:
         if self.sys.jitter > 0:
             duration *= math.exp(self.sys.jitter * self.timing.standard_normal())
         c.busy_time[i] += duration
+        c.job_end[i] = self.now + duration
         self.push(self.now + duration, JOB_DONE, "done", i, version)
 
     def upload(self, i: int, base: int) -> None:
@@ -402,14 +408,14 @@ class Simulation:
             if cap is not None and self.sys.tau_cap_mode == "drop" and self.t - base > cap:
                 self.c.discarded[i] += 1  # not in the paper: an option
                 return
+            if not self.sys.carry_over and self.out_wall and (
+                    self.now == self.out_wall[-1] or self.now - self.out_wall[-1] < self.sys.t_server):
+                self.c.discarded[i] += 1  # late for the round just closed, and the server takes none while it aggregates
+                return
             self.fifo.append((i, base))
-            while len(self.fifo) >= self.n:
-                taken, self.fifo = self.fifo[: self.n], self.fifo[self.n:]
+            if len(self.fifo) == self.n:  # arrivals come one at a time: the n-th closes the round
+                taken, self.fifo = self.fifo, []
                 self.close_round(taken)
-                if not self.sys.carry_over:
-                    for j, _ in self.fifo:
-                        self.c.discarded[j] += 1
-                    self.fifo = []
             return
         self.pending[i] = base
         self.waiting.discard(i)
