@@ -11,14 +11,17 @@ which of these it does), or name its module to match CLAIM_MODULES, when it
   ``ratecheck check`` / ``report`` / ``mutate`` through the CLI, on the code or on a broken variant
   (trajectory oracles, sensitivity tests, goldens that run the claim);
 - runs a search (hunt) or fuzzes many inputs;
-- sweeps Monte-Carlo replicas to check an exact value inside their CI;
+- sweeps Monte-Carlo replicas to check an exact value inside their CI (name it ``..._inside_monte_carlo_ci``:
+  SWEEP_TESTS; split such a check out of a unit test rather than mark the whole test);
 - starts new processes that import ratecheck to decide claims.
 A golden that evaluates a theorem's formula at fixed constants, a recursion on a small instance, or a
 property of a small instance (a few clients, dimension up to about 8, tens of rounds) is a unit test.
 Prefer making a test cheap to marking it: the smallest instance on which every factor under test is
 non-trivial; expensive setup shared by a module- or session-scoped fixture (``process_executor``,
-``dask_executor`` below); pytest sessions in this process (tests/test_pytest_plugin.py: a new registry per
-session). Measure: ``python -m pytest -m "not claims" -q --durations=20``."""
+``dask_executor`` below: the tests on the Dask cluster run last, together); pytest sessions in this process
+(tests/test_pytest_plugin.py: a new registry per session). A module of claims tests alone is not imported by
+the unit layer. Measure CPU, not wall time, on a shared machine: ``/usr/bin/time -v python -m pytest -m "not
+claims" -q --durations=20`` (user + sys counts the worker processes and the Dask cluster too)."""
 
 import itertools
 import re
