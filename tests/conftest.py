@@ -11,16 +11,22 @@ which of these it does), or name its module to match CLAIM_MODULES, when it
   ``ratecheck check`` / ``report`` / ``mutate`` through the CLI, on the code or on a broken variant
   (trajectory oracles, sensitivity tests, goldens that run the claim);
 - runs a search (hunt) or fuzzes many inputs;
-- sweeps Monte-Carlo replicas to check an exact value inside their CI;
+- sweeps Monte-Carlo replicas to check an exact value inside their CI (name it ``..._inside_monte_carlo_ci``:
+  SWEEP_TESTS; split such a check out of a unit test rather than mark the whole test);
 - starts new processes that import ratecheck to decide claims.
 A golden that evaluates a theorem's formula at fixed constants, a recursion on a small instance, or a
 property of a small instance (a few clients, dimension up to about 8, tens of rounds) is a unit test.
 Prefer making a test cheap to marking it: the smallest instance on which every factor under test is
 non-trivial; expensive setup shared by a module- or session-scoped fixture (``process_executor``,
-``dask_executor`` below); pytest sessions in this process (tests/test_pytest_plugin.py: a new registry per
-session). Measure: ``python -m pytest -m "not claims" -q --durations=20``."""
+``dask_executor`` below: the tests on the Dask cluster run last, together); pytest sessions in this process
+(tests/test_pytest_plugin.py: a new registry per session). A module of claims tests alone is not imported by
+the unit layer. Measure CPU, not wall time, on a shared machine: ``/usr/bin/time -v python -m pytest -m "not
+claims" -q --durations=20`` (user + sys counts the worker processes and the Dask cluster too)."""
 
+import itertools
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +38,8 @@ from ratecheck.runner.executors import DaskExecutor, ProcessExecutor
 CLAIM_MODULES = ("test_sensitivity_", "test_oracles_", "test_hunt", "test_fuzz")
 # tests that sweep Monte-Carlo replicas to check an exact value inside their CI (test_exact.py; exact runs
 # that agree "_with_monte_carlo" at 4 SE over 2,000-3,000 replicas: test_exact_multiplicative.py,
-# test_stochastic_hessian.py), or an exact minibatch variance with 20,000 replicas (test_quadratic_bilevel.py)
+# test_stochastic_hessian.py; its noise's moments over 100,000 draws a slot), or an exact minibatch variance
+# with 20,000 replicas (test_quadratic_bilevel.py)
 SWEEP_TESTS = ("inside_monte_carlo_ci", "_with_monte_carlo", "test_n3_finite_sum_minibatch_variance_is_exact")
 
 
@@ -43,11 +50,55 @@ def _runs_claims_or_sweeps(item: pytest.Item) -> bool:
             or any(pattern in name for pattern in SWEEP_TESTS))
 
 
+def _deselects_claims(markexpr: str) -> bool:
+    """True when ``-m markexpr`` deselects every test marked ``claims``, whatever its other markers: the
+    expression is false for each set of the names it mentions that holds ``claims``."""
+    if not markexpr:
+        return False
+    try:
+        from _pytest.mark.expression import Expression
+
+        expression = Expression.compile(markexpr)
+    except Exception:  # pytest's parser moved, or the expression is bad (pytest says so itself)
+        return False
+    names = sorted(set(re.findall(r"[\w.+-]+", markexpr)) - {"and", "or", "not", "True", "False", "claims"})
+    if len(names) > 10:
+        return False
+    for chosen in itertools.chain.from_iterable(itertools.combinations(names, k) for k in range(len(names) + 1)):
+        present = {"claims", *chosen}
+        try:
+            if expression.evaluate(lambda name, /, **kwargs: not kwargs and name in present):
+                return False
+        except Exception:  # a marker with arguments (name(key=value)): do not guess
+            return False
+    return True
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A module whose every test is marked ``claims`` (CLAIM_MODULES) is not even imported when ``-m``
+    deselects those tests: the unit layer does not pay for importing and rewriting them."""
+    if collection_path.suffix == ".py" and collection_path.name.startswith(CLAIM_MODULES) \
+            and _deselects_claims(config.getoption("markexpr", "")):
+        return True
+    return None
+
+
+def _uses_dask_cluster(item: pytest.Item) -> bool:
+    """The test takes ``dask_executor``, by name or as the value of a parameter that names the executor."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return "dask_executor" in getattr(item, "fixturenames", ()) or any(
+        isinstance(value, str) and value in ("dask", "dask_executor") for value in params.values())
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m reads the markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if _runs_claims_or_sweeps(item):
             item.add_marker(pytest.mark.claims)
+    # the tests on the Dask cluster run last, together: the session's one cluster starts once and idles
+    # (heartbeats, about 0.1 CPU-s a second) for no other test; the order is otherwise kept
+    items[:] = [item for item in items if not _uses_dask_cluster(item)] + \
+        [item for item in items if _uses_dask_cluster(item)]
 
 
 @pytest.fixture(scope="session")
@@ -58,10 +109,10 @@ def process_executor() -> Iterator[ProcessExecutor]:
         yield executor
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def dask_executor() -> Iterator[DaskExecutor]:
-    """One local Dask cluster of two workers for a module's tests (starting one takes seconds; an idle
-    cluster costs about 0.1 CPU-s a second in heartbeats, so it does not outlive the module)."""
+    """One local Dask cluster of two workers for the session (starting one costs about 3 CPU-s in this
+    process and its workers); the tests that use it run last (pytest_collection_modifyitems above)."""
     pytest.importorskip("distributed")
     with DaskExecutor(local_workers=2) as executor:
         yield executor

@@ -158,6 +158,7 @@ def test_an_unreachable_dask_scheduler_fails_fast_with_exit_3(tmp_path, capsys, 
     assert "Dask scheduler at 127.0.0.1:1" in err and "Traceback" not in err
 
 
+@pytest.mark.claims  # `ratecheck check` of registered claim fessgda.A5.drift_bias through the CLI
 def test_ctrl_c_says_how_many_runs_are_stored(monkeypatch, tmp_path, capsys):
     import ratecheck.runner.sweep as sweep
 
@@ -208,6 +209,7 @@ def test_the_verdict_table_fits_100_columns_and_elides_visibly():
     assert text.splitlines()[-1].endswith("\u2026")
 
 
+@pytest.mark.claims  # `ratecheck check fedbio.S6*` (registered claims) through the CLI
 def test_one_failing_run_gives_its_claims_an_error_and_the_others_are_decided(monkeypatch, tmp_path, capsys):
     """Issue #23 item 5: a run that fails costs only the claims that read it (ERROR, exit 1)."""
     import json

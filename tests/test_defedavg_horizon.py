@@ -26,6 +26,7 @@ def test_search_reports_the_limits():
         smallest_horizon(lambda t: 1.0, 0.0, 1)
 
 
+@pytest.mark.claims  # decides registered claim T2_ROUNDS_TO_EPS on its own runs
 def test_rounds_to_eps_fall_like_one_over_n_until_t2_min_dominates():
     outcome = T2_ROUNDS_TO_EPS.decide(PROFILES["quick"], {})
     assert outcome.verdict == Verdict.PASS, outcome.reason
@@ -45,6 +46,7 @@ def _one_update(n, t, profile):
     return config.with_(params={**config.params, "participation": "without_replacement:1"})  # ... one used
 
 
+@pytest.mark.claims  # decides registered claim T2_ROUNDS_TO_EPS on a broken variant
 def test_a_speedup_that_is_not_there_fails():
     """A server that steps with the n-scaled eta on one update only: its noise is not averaged, the
     rounds to eps stop falling like 1/n (flat here), and the claim turns unexpected: an exact flat curve
@@ -57,6 +59,7 @@ def test_a_speedup_that_is_not_there_fails():
     assert abs(outcome.evidence["fit"]["slope"] + 1) > 0.5
 
 
+@pytest.mark.claims  # check_claims on registered claim T2_ROUNDS_TO_EPS, twice
 def test_the_bisection_runs_through_the_store_and_a_rerun_reuses_every_run(tmp_path):
     """Issue #19: the search yields its next horizon to the sweep; decide reads stored runs only."""
     from ratecheck.model.store import Store

@@ -42,6 +42,7 @@ def test_tolerances_exact_tighter_than_monte_carlo():
     assert c.T2_FLOOR_VALUE.rel_tolerance == 1e-9 < c.T2_FLOOR_VALUE.mc_rel_tolerance
 
 
+@pytest.mark.claims  # check_claims on registered claim SAMPLING_FLOOR_VALUE (one grid point) in each mode
 @pytest.mark.parametrize("mode", ["exact", "monte_carlo"])
 def test_the_sampling_floor_in_both_modes(mode):
     """The same claim on one point, exact and Monte Carlo: both PASS, each with its own tolerance."""
@@ -55,6 +56,7 @@ def test_the_sampling_floor_in_both_modes(mode):
     assert outcome.evidence["exact"] is (mode == "exact")
 
 
+@pytest.mark.claims  # check_claims on a broken variant of registered claim SAMPLING_FLOOR_VALUE
 def test_exact_floor_catches_a_wrong_factor():
     """A prediction 1e-6 off (far below any Monte-Carlo resolution) FAILS on the exact run."""
     claim = dataclasses.replace(a.SAMPLING_FLOOR_VALUE, grid={"quick": (4,)},
@@ -88,10 +90,14 @@ def _forward_schedule_floor(config) -> float:
         q = 1.0 - etabar * h
         beta = eta * (1.0 - q**K)
         noise = (eta * etabar) ** 2 / n * (problem.sigma**2 / problem.dim) * np.sum(q ** (2 * np.arange(K)))
-        s, acc = np.zeros((lam + 1) ** 2), 0.0
+        s, acc, operators = np.zeros((lam + 1) ** 2), 0.0, {}
         for t in range(total):
             acc += s[0] if t >= t0 else 0.0
-            s = a._round_operator(beta, *a.delay_fractions(delay.kind, lam, N, n, part.mode, t)) @ s
+            p, cov = a.delay_fractions(delay.kind, lam, N, n, part.mode, t)
+            key = (p.tobytes(), cov.tobytes())  # rounds with the same fractions share one operator (speed only)
+            if key not in operators:
+                operators[key] = a._round_operator(beta, p, cov)
+            s = operators[key] @ s
             s[0] += noise
         floor += h**2 * acc / (total - t0)
     return floor

@@ -121,6 +121,7 @@ def test_p2c_band_covers_the_finite_grid_departures_from_minus_one_half():
     assert T1_K_REGIMES.expected[0].exponent() == -0.5 and T1_K_REGIMES.expected[1].exponent() == 0.0
 
 
+@pytest.mark.claims  # check_claims on registered claims T1_BOUND_EDGE and T1_BOUND_TIGHTNESS, and on a broken variant
 def test_theorem1_general_form_is_decided_where_it_can_be_tight():
     """At the schedule no quadratic run gets within 10x of (46) (the ceiling is computed); at the edge
     of (11) a transient-dominated run sits within the bound's factor 4, and an algorithm that runs one
@@ -151,6 +152,7 @@ def test_theorem1_general_form_is_decided_where_it_can_be_tight():
     assert outcome.verdict == Verdict.FAIL, outcome.reason
 
 
+@pytest.mark.claims  # check_claims on a broken variant of registered claim P2C
 def test_p2c_fails_when_the_local_steps_are_ignored():
     """The claim's comment says a K that is ignored FAILS: the runs take one local step whatever the
     schedule was computed for, so both series leave their bands."""

@@ -12,6 +12,9 @@ from ratecheck.exact.rates import config_log_rate
 from ratecheck.proofs.fessgda.claims import A6_SMOOTHED_RATE, spectral_log_rate
 from ratecheck.runner.sweep import check_claims
 
+# every test decides registered claim A6_SMOOTHED_RATE or A1_RATE_VS_STEP on its own runs, on the code or on
+# a broken variant
+pytestmark = pytest.mark.claims
 PROFILE = PROFILES["quick"]
 
 

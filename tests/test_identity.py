@@ -26,14 +26,23 @@ print(json.dumps({name: stored_key(RunConfig(alg, {}, fam, {}, 5)) for name, (al
 """
 
 
-@pytest.fixture(scope="module")
-def copy(tmp_path_factory):
-    """The package's source tree copied aside, so its files can be edited."""
-    root = tmp_path_factory.mktemp("checkout")
+def _copy(root: Path) -> Path:
+    """The package's source tree copied to ``root``, so its files can be edited."""
     for name in ("ratecheck", "problems", "proofs"):
         shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
     return root
+
+
+@pytest.fixture(scope="module")
+def before(tmp_path_factory):
+    """The keys of the unedited tree (one interpreter for the module's tests)."""
+    return keys(_copy(tmp_path_factory.mktemp("unedited")))
+
+
+@pytest.fixture
+def copy(tmp_path):
+    return _copy(tmp_path / "checkout")
 
 
 def keys(root: Path) -> dict[str, str]:
@@ -47,9 +56,8 @@ def edit(path: Path) -> None:
     path.write_text(path.read_text() + "\n# an edit\n")
 
 
-def test_an_edit_to_an_indirectly_imported_helper_recomputes_the_run(copy):
-    before = keys(copy)
-    assert keys(copy) == before  # the identity is a function of the sources
+def test_an_edit_to_an_indirectly_imported_helper_recomputes_the_run(copy, before):
+    assert keys(copy) == before  # the identity is a function of the sources (another copy, interpreter)
     edit(copy / "ratecheck" / "model" / "asynchrony.py")
     after = keys(copy)
     assert after["events"] != before["events"]
@@ -57,8 +65,7 @@ def test_an_edit_to_an_indirectly_imported_helper_recomputes_the_run(copy):
     assert keys(copy)["storm"] != after["storm"]
 
 
-def test_an_edit_to_an_unrelated_paper_keeps_the_run(copy):
-    before = keys(copy)
+def test_an_edit_to_an_unrelated_paper_keeps_the_run(copy, before):
     edit(copy / "proofs" / "strfedavg" / "claims.py")
     edit(copy / "problems" / "least_squares.py")
     assert keys(copy) == before

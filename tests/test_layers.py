@@ -55,8 +55,9 @@ def import_graph() -> dict[str, dict[str, int]]:
     sources = _sources()
     graph: dict[str, dict[str, int]] = {}
     for module, (path, is_pkg) in sources.items():
-        tree = ast.parse(path.read_text())
-        skip = _typing_only(tree)
+        text = path.read_text()
+        tree = ast.parse(text)
+        skip = _typing_only(tree) if "TYPE_CHECKING" in text else set()  # a second walk only where it can matter
         edges: dict[str, int] = {}
         for node in ast.walk(tree):
             if id(node) in skip or not isinstance(node, ast.Import | ast.ImportFrom):

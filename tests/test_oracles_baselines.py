@@ -3,26 +3,15 @@ bugs (fresh samples in FedNest's SVRG difference, a rescaled model average, a re
 tau_eff over the sampled clients) turn them into a FAIL (monkeypatched)."""
 
 import numpy as np
-import pytest
 
 from ratecheck.algorithms import bilevel, bilevel_baselines
-from ratecheck.claims import PROFILES, Verdict
 from ratecheck.proofs.simfbo import oracles_baselines
-from ratecheck.runner.sweep import check_claims
+from ratecheck.testing import oracles as kit
+from ratecheck.testing.oracles import PROFILE
 
-PROFILE = PROFILES["quick"]
-BY_NAME = {c.id.split(".")[2].removesuffix("_trajectory"): c for c in oracles_baselines.CLAIMS}
+BY_NAME = kit.by_name(oracles_baselines.CLAIMS)
 
-
-def _decide(claim):
-    return check_claims([claim], PROFILE, progress=False)[0]
-
-
-@pytest.mark.parametrize("name", sorted(BY_NAME))
-def test_oracles_pass_on_the_code(name):
-    outcome = _decide(BY_NAME[name])
-    assert outcome.verdict == Verdict.PASS, outcome.reason
-    assert outcome.evidence["exact"] is True
+test_oracles_pass_on_the_code = kit.passes_on_the_code(oracles_baselines.CLAIMS)
 
 
 def test_client_sets_enumerate_the_samplers():
@@ -47,13 +36,9 @@ def _patch(monkeypatch, mutation):
                             (weights * norms_c).sum(axis=1)[:, None] / norms_c)
 
 
-@pytest.mark.parametrize("mutation, name", [
+test_plausible_bugs_fail = kit.bugs_fail(oracles_baselines.CLAIMS, _patch, [
     ("fresh_sample", "fednest"), ("weighted_model_sum", "lfednest"), ("renormalized_weights", "naive_hypergrad"),
     ("tau_eff_sampled", "fednova")])
-def test_plausible_bugs_fail(monkeypatch, mutation, name):
-    _patch(monkeypatch, mutation)
-    outcome = _decide(BY_NAME[name])
-    assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)
 
 
 def test_svrg_sample_anchor_is_the_named_deviation():

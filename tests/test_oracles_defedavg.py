@@ -2,27 +2,17 @@
 bugs in sampling, duplicates, delays, local steps or the noise scale turn them into a FAIL (monkeypatched)."""
 
 import numpy as np
-import pytest
 
 from ratecheck.algorithms import fedavg as fedavg_mod
-from ratecheck.claims import PROFILES, Verdict
 from ratecheck.problem import SmoothFederatedProblem
 from ratecheck.proofs.defedavg import oracles
-from ratecheck.runner.sweep import check_claims
+from ratecheck.testing import oracles as kit
+from ratecheck.testing.oracles import PROFILE
 
-PROFILE = PROFILES["quick"]
-BY_NAME = {c.id.split(".")[2].removesuffix("_trajectory"): c for c in oracles.CLAIMS}  # + "defedavg_niid_replay"
+BY_NAME = kit.by_name(oracles.CLAIMS)  # + "defedavg_niid_replay"
 
-
-def _decide(claim):
-    return check_claims([claim], PROFILE, progress=False)[0]
-
-
-@pytest.mark.parametrize("name", sorted(BY_NAME))
-def test_oracles_pass_on_the_code(name):
-    outcome = _decide(BY_NAME[name])
-    assert outcome.verdict == Verdict.PASS, outcome.reason
-    assert outcome.evidence["exact"] is (name != "defedavg_niid_replay")
+# the replay is decided on Monte-Carlo replicas of the event timeline, the others on their exact recursions
+test_oracles_pass_on_the_code = kit.passes_on_the_code(oracles.CLAIMS, inexact={"defedavg_niid_replay"})
 
 
 def test_the_instance_has_every_factor_non_trivial():
@@ -63,11 +53,7 @@ def _patch(monkeypatch, mutation):
         monkeypatch.setattr(fedavg_mod.DelaySchedule, "sample", sample)
 
 
-@pytest.mark.parametrize("mutation, name", [
+test_plausible_bugs_fail = kit.bugs_fail(oracles.CLAIMS, _patch, [
     ("duplicates_independent", "defedavg_niid_replay"), ("delay_range", "defedavg_niid_replay"), ("local_steps_off_by_one", "defedavg_iid"),
     ("delay_range", "defedavg_niid"), ("delay_range", "defedavg_iid"), ("noise_scale", "fedavg"),
     ("cyclic_phase", "fedavg")])
-def test_plausible_bugs_fail(monkeypatch, mutation, name):
-    _patch(monkeypatch, mutation)
-    outcome = _decide(BY_NAME[name])
-    assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)

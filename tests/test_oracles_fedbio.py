@@ -3,26 +3,14 @@ single bugs in the algorithm or the problem's oracles turn them into a FAIL (the
 monkeypatching, the claims decided on the mutated runs)."""
 
 import numpy as np
-import pytest
 
 from ratecheck.algorithms import fedbio as fedbio_alg
-from ratecheck.claims import PROFILES, Verdict
 from ratecheck.problems.quadratic_bilevel import FedBilevel
 from ratecheck.proofs.fedbio import oracles
-from ratecheck.runner.sweep import check_claims
+from ratecheck.testing import oracles as kit
+from ratecheck.testing.oracles import PROFILE
 
-PROFILE = PROFILES["quick"]
-
-
-def _decide(claim):
-    return check_claims([claim], PROFILE, progress=False)[0]
-
-
-def test_oracle_and_floor_pass_on_the_code():
-    for claim in oracles.CLAIMS:
-        outcome = _decide(claim)
-        assert outcome.verdict == Verdict.PASS, outcome.reason
-        assert outcome.evidence["exact"] is True
+test_oracle_and_floor_pass_on_the_code = kit.passes_on_the_code(oracles.CLAIMS)
 
 
 def test_the_instance_has_every_factor_non_trivial():
@@ -40,8 +28,7 @@ def _unscaled_draw(original):
     return draw
 
 
-@pytest.mark.parametrize("mutation", ["batch_scale", "gauss_seidel", "no_u_average", "jacobian_sign"])
-def test_plausible_bugs_fail(monkeypatch, mutation):
+def _patch(monkeypatch, mutation):
     if mutation == "batch_scale":
         monkeypatch.setattr(FedBilevel, "draw", _unscaled_draw(FedBilevel.draw))
     elif mutation == "gauss_seidel":  # u's direction read at the NEW y (sequential, not Jacobi: pitfall 1)
@@ -52,41 +39,37 @@ def test_plausible_bugs_fail(monkeypatch, mutation):
         monkeypatch.setattr(fedbio_alg.FedBiO, "u_direction", u_direction)
     elif mutation == "no_u_average":  # a sync that averages x and y but forgets u
         calls = {"n": 0}
-        original = fedbio_alg.average
+        average = fedbio_alg.average
 
-        def average(z):
+        def forgetful(z):
             calls["n"] += 1
-            return z.copy() if calls["n"] % 3 == 0 else original(z)
-        monkeypatch.setattr(fedbio_alg, "average", average)
-    else:  # grad_xy g = +B^T instead of -B^T
-        original = FedBilevel.jvp
-
-        def jvp(self, x, y, u, s):
-            return -original(self, x, y, u, s)
-        monkeypatch.setattr(FedBilevel, "jvp", jvp)
-    outcome = _decide(oracles.ORACLE)
-    assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)
-    if mutation == "batch_scale":  # the absolute floor sees a noise-scale bug that keeps every slope
-        floor = _decide(oracles.FLOOR)
-        assert floor.verdict == Verdict.FAIL, floor.reason
-
-
-@pytest.mark.parametrize("mutation", ["fresh_second_sample", "weight_linear_in_alpha", "batch_scale"])
-def test_fedbioacc_bugs_fail(monkeypatch, mutation):
-    if mutation == "fresh_second_sample":  # STORM's old point evaluated on another sample (pitfall 2)
+            return z.copy() if calls["n"] % 3 == 0 else average(z)
+        monkeypatch.setattr(fedbio_alg, "average", forgetful)
+    elif mutation == "jacobian_sign":  # grad_xy g = +B^T instead of -B^T
+        jvp = FedBilevel.jvp
+        monkeypatch.setattr(FedBilevel, "jvp", lambda self, x, y, u, s: -jvp(self, x, y, u, s))
+    elif mutation == "fresh_second_sample":  # STORM's old point evaluated on another sample (pitfall 2)
         def sample_pair(self, problem, noise, shape, batch, **kw):
             return problem.draw(noise, shape, batch, **kw), problem.draw(noise, shape, batch, **kw)
         monkeypatch.setattr(fedbio_alg.StormFields, "sample_pair", sample_pair)
     elif mutation == "weight_linear_in_alpha":  # 1 - c alpha_t instead of 1 - c alpha_t^2
-        original = fedbio_alg.storm
+        storm = fedbio_alg.storm
+        monkeypatch.setattr(fedbio_alg, "storm", lambda new, old, momentum, weight:
+                            storm(new, old, momentum, 1 - np.sqrt(1 - weight) * 0.5))
+    elif mutation == "one_neumann_term_less":
+        hypergrad = fedbio_alg.neumann_hypergrad
+        monkeypatch.setattr(fedbio_alg, "neumann_hypergrad",
+                            lambda problem, x, y, sample, Q, tau_N: hypergrad(problem, x, y, sample, Q - 1, tau_N))
 
-        def storm(new, old, momentum, weight):
-            return original(new, old, momentum, 1 - np.sqrt(1 - weight) * 0.5)
-        monkeypatch.setattr(fedbio_alg, "storm", storm)
-    else:
-        monkeypatch.setattr(FedBilevel, "draw", _unscaled_draw(FedBilevel.draw))
-    outcome = _decide(oracles.ACC_ORACLE)
-    assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)
+
+# the absolute floor sees a noise-scale bug that keeps every slope
+test_plausible_bugs_fail = kit.bugs_fail(oracles.CLAIMS, _patch, [
+    *[(mutation, "fedbio") for mutation in ("batch_scale", "gauss_seidel", "no_u_average", "jacobian_sign")],
+    ("batch_scale", "noise_floor_value")])
+test_fedbioacc_bugs_fail = kit.bugs_fail(oracles.CLAIMS, _patch, [
+    (mutation, "fedbioacc") for mutation in ("fresh_second_sample", "weight_linear_in_alpha", "batch_scale")])
+test_fedbio_local_oracle = kit.bugs_fail(oracles.CLAIMS, _patch, [
+    (mutation, "fedbio_local") for mutation in ("one_neumann_term_less", "batch_scale")])
 
 
 def test_s14_fails_on_a_noise_scale_bug_that_keeps_the_decrease(monkeypatch):
@@ -94,19 +77,6 @@ def test_s14_fails_on_a_noise_scale_bug_that_keeps_the_decrease(monkeypatch):
     against Algorithm 2's recursion do not."""
     from ratecheck.proofs.fedbio.acceleration import S14
 
-    monkeypatch.setattr(FedBilevel, "draw", _unscaled_draw(FedBilevel.draw))
-    outcome = _decide(S14)
-    assert outcome.verdict == Verdict.FAIL, outcome.reason
+    _patch(monkeypatch, "batch_scale")
+    outcome = kit.assert_fails(S14, "batch_scale")
     assert outcome.evidence["monotone"] and "recursion" in outcome.reason
-
-
-@pytest.mark.parametrize("mutation", ["none", "one_neumann_term_less", "batch_scale"])
-def test_fedbio_local_oracle(monkeypatch, mutation):
-    if mutation == "one_neumann_term_less":
-        original = fedbio_alg.neumann_hypergrad
-        monkeypatch.setattr(fedbio_alg, "neumann_hypergrad",
-                            lambda problem, x, y, sample, Q, tau_N: original(problem, x, y, sample, Q - 1, tau_N))
-    elif mutation == "batch_scale":
-        monkeypatch.setattr(FedBilevel, "draw", _unscaled_draw(FedBilevel.draw))
-    outcome = _decide(oracles.LOCAL_ORACLE)
-    assert outcome.verdict == (Verdict.PASS if mutation == "none" else Verdict.FAIL), (mutation, outcome.reason)

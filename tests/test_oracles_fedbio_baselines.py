@@ -3,26 +3,15 @@ single bugs (fresh samples at the two STORM points, omega averaged at a sync, b_
 StocBiO's inner loop, the first batch's size ignored) turn them into a FAIL (monkeypatched)."""
 
 import numpy as np
-import pytest
 
 from ratecheck.algorithms import fedbio as fedbio_alg
-from ratecheck.claims import PROFILES, Verdict
 from ratecheck.proofs.fedbio import oracles_baselines
-from ratecheck.runner.sweep import check_claims
+from ratecheck.testing import oracles as kit
+from ratecheck.testing.oracles import PROFILE
 
-PROFILE = PROFILES["quick"]
-BY_NAME = {c.id.split(".")[2].removesuffix("_trajectory"): c for c in oracles_baselines.CLAIMS}
+BY_NAME = kit.by_name(oracles_baselines.CLAIMS)
 
-
-def _decide(claim):
-    return check_claims([claim], PROFILE, progress=False)[0]
-
-
-@pytest.mark.parametrize("name", sorted(BY_NAME))
-def test_oracles_pass_on_the_code(name):
-    outcome = _decide(BY_NAME[name])
-    assert outcome.verdict == Verdict.PASS, outcome.reason
-    assert outcome.evidence["exact"] is True
+test_oracles_pass_on_the_code = kit.passes_on_the_code(oracles_baselines.CLAIMS)
 
 
 def test_the_instance_has_every_factor_non_trivial():
@@ -62,10 +51,6 @@ def _patch(monkeypatch, mutation):
         monkeypatch.setattr(fedbio_alg.FedBiOAccLocal, "init", init)
 
 
-@pytest.mark.parametrize("mutation, name", [
+test_plausible_bugs_fail = kit.bugs_fail(oracles_baselines.CLAIMS, _patch, [
     ("fresh_pair", "fedbioacc_local"), ("omega_averaged", "fedbioacc_local"), ("cold_inner_start", "stocbio"),
     ("first_batch_b", "mrbo_like")])
-def test_plausible_bugs_fail(monkeypatch, mutation, name):
-    _patch(monkeypatch, mutation)
-    outcome = _decide(BY_NAME[name])
-    assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)

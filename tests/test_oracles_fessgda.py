@@ -2,33 +2,14 @@
 steps' order, their count or the noise scale turn it into a FAIL (monkeypatched)."""
 
 import numpy as np
-import pytest
 
 from ratecheck.algorithms import minimax
-from ratecheck.claims import PROFILES, Verdict
 from ratecheck.problems.minimax.base import MinimaxProblem
 from ratecheck.proofs.fessgda import oracles
-from ratecheck.runner.sweep import check_claims
+from ratecheck.testing import oracles as kit
+from ratecheck.testing.oracles import PROFILE
 
-PROFILE = PROFILES["quick"]
-
-
-def _decide(claim):
-    return check_claims([claim], PROFILE, progress=False)[0]
-
-
-@pytest.mark.parametrize("claim", oracles.CLAIMS, ids=lambda c: c.id)
-def test_oracles_pass_on_the_code(claim):
-    outcome = _decide(claim)
-    assert outcome.verdict == Verdict.PASS, outcome.reason
-    assert outcome.evidence["exact"] is True
-
-
-@pytest.mark.parametrize("claim", oracles.CLAIMS[1:], ids=lambda c: c.id)
-def test_special_cases_fail_on_a_noise_scale_bug(monkeypatch, claim):
-    _patch(monkeypatch, "noise_per_block")
-    outcome = _decide(claim)
-    assert outcome.verdict == Verdict.FAIL, outcome.reason
+test_oracles_pass_on_the_code = kit.passes_on_the_code(oracles.CLAIMS)
 
 
 def test_the_instance_has_every_factor_non_trivial():
@@ -55,8 +36,8 @@ def _patch(monkeypatch, mutation):
         monkeypatch.setattr(MinimaxProblem, "stochastic_grads", stochastic_grads)
 
 
-@pytest.mark.parametrize("mutation", ["alternating", "one_step_less", "noise_per_block"])
-def test_plausible_bugs_fail(monkeypatch, mutation):
-    _patch(monkeypatch, mutation)
-    outcome = _decide(oracles.ORACLE)
-    assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)
+test_plausible_bugs_fail = kit.bugs_fail(oracles.CLAIMS, _patch, [
+    (mutation, kit.short_name(oracles.ORACLE)) for mutation in ("alternating", "one_step_less", "noise_per_block")])
+# the special cases (FSGDA, Local SGDA, SGDA) see the noise-scale bug too
+test_special_cases_fail_on_a_noise_scale_bug = kit.bugs_fail(oracles.CLAIMS, _patch, [
+    ("noise_per_block", kit.short_name(claim)) for claim in oracles.CLAIMS[1:]])

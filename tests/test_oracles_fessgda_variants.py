@@ -3,26 +3,15 @@ plausible single bug in the role swap's start, the anchor's gradient, FedGDA-GT'
 order turns it into a FAIL (monkeypatched)."""
 
 import numpy as np
-import pytest
 
 from ratecheck.algorithms import minimax
-from ratecheck.claims import PROFILES, Verdict
 from ratecheck.proofs.fessgda import oracles_variants as ov
-from ratecheck.runner.sweep import check_claims
+from ratecheck.testing import oracles as kit
+from ratecheck.testing.oracles import PROFILE
 
-PROFILE = PROFILES["quick"]
-CLAIM = {c.id.split(".")[-1].removesuffix("_trajectory"): c for c in ov.CLAIMS}
+CLAIM = kit.by_name(ov.CLAIMS)
 
-
-def _decide(claim):
-    return check_claims([claim], PROFILE, progress=False)[0]
-
-
-@pytest.mark.parametrize("claim", ov.CLAIMS, ids=lambda c: c.id)
-def test_oracles_pass_on_the_code(claim):
-    outcome = _decide(claim)
-    assert outcome.verdict == Verdict.PASS, outcome.reason
-    assert outcome.evidence["exact"] is True
+test_oracles_pass_on_the_code = kit.passes_on_the_code(ov.CLAIMS)
 
 
 def test_the_instances_have_every_factor_non_trivial():
@@ -52,10 +41,6 @@ def _patch(monkeypatch, mutation):
         monkeypatch.setattr(minimax, "local_gda", lambda *a, **kw: original(*a[:8], "simultaneous", **kw))
 
 
-@pytest.mark.parametrize("name, mutation", [
-    ("fess_gda_swapped", "swap_keeps_z0_at_x0"), ("fess_gda_two_phase", "anchor_gradient_halved"),
-    ("fedgda_gt", "tracking_sign"), ("smoothed_agda", "simultaneous")])
-def test_plausible_bugs_fail(monkeypatch, name, mutation):
-    _patch(monkeypatch, mutation)
-    outcome = _decide(CLAIM[name])
-    assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)
+test_plausible_bugs_fail = kit.bugs_fail(ov.CLAIMS, _patch, [
+    ("swap_keeps_z0_at_x0", "fess_gda_swapped"), ("anchor_gradient_halved", "fess_gda_two_phase"),
+    ("tracking_sign", "fedgda_gt"), ("simultaneous", "smoothed_agda")])

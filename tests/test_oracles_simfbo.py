@@ -2,26 +2,15 @@
 in the weights, rho, the local coefficients or the Jacobi steps turn them into a FAIL (monkeypatched)."""
 
 import numpy as np
-import pytest
 
 from ratecheck.algorithms import bilevel
-from ratecheck.claims import PROFILES, Verdict
 from ratecheck.proofs.simfbo import oracles
-from ratecheck.runner.sweep import check_claims
+from ratecheck.testing import oracles as kit
+from ratecheck.testing.oracles import PROFILE
 
-PROFILE = PROFILES["quick"]
-BY_NAME = {c.id.split(".")[2].removesuffix("_trajectory"): c for c in oracles.CLAIMS}
+BY_NAME = kit.by_name(oracles.CLAIMS)
 
-
-def _decide(claim):
-    return check_claims([claim], PROFILE, progress=False)[0]
-
-
-@pytest.mark.parametrize("name", ["simfbo", "shrofbo"])
-def test_oracles_pass_on_the_code(name):
-    outcome = _decide(BY_NAME[name])
-    assert outcome.verdict == Verdict.PASS, outcome.reason
-    assert outcome.evidence["exact"] is True
+test_oracles_pass_on_the_code = kit.passes_on_the_code(oracles.CLAIMS)
 
 
 def test_the_instance_has_every_factor_non_trivial():
@@ -50,10 +39,6 @@ def _patch(monkeypatch, mutation):
         monkeypatch.setattr(bilevel.LocalSteps, "sample", lambda self, n, s: np.maximum(original(self, n, s) - 1, 1))
 
 
-@pytest.mark.parametrize("mutation, name", [
+test_plausible_bugs_fail = kit.bugs_fail(oracles.CLAIMS, _patch, [
     ("renormalized_weights", "simfbo"), ("rho_over_sampled", "shrofbo"), ("harmonic_off_by_one", "shrofbo"),
     ("one_local_step_less", "simfbo")])
-def test_plausible_bugs_fail(monkeypatch, mutation, name):
-    _patch(monkeypatch, mutation)
-    outcome = _decide(BY_NAME[name])
-    assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)

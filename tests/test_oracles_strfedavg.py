@@ -4,29 +4,18 @@ weights, Theorem 1's schedule or the server step turn it into a FAIL (monkeypatc
 import math
 
 import numpy as np
-import pytest
 
 from ratecheck.algorithms import strfedavg as alg
-from ratecheck.claims import PROFILES, Verdict
+from ratecheck.claims import Verdict
 from ratecheck.proofs.strfedavg import oracles
-from ratecheck.runner.sweep import check_claims
+from ratecheck.testing import oracles as kit
+from ratecheck.testing.oracles import PROFILE
 
-PROFILE = PROFILES["quick"]
-
-
-def _decide(claim):
-    return check_claims([claim], PROFILE, progress=False)[0]
-
-
-@pytest.mark.parametrize("claim", [oracles.ORACLE, oracles.TIKHONOV], ids=lambda c: c.id)
-def test_oracles_pass_on_the_code(claim):
-    outcome = _decide(claim)
-    assert outcome.verdict == Verdict.PASS, outcome.reason
-    assert outcome.evidence["exact"] is True
+test_oracles_pass_on_the_code = kit.passes_on_the_code([oracles.ORACLE, oracles.TIKHONOV])
 
 
 def test_selection_margin_is_observed_with_its_numbers():
-    outcome = _decide(oracles.SELECTION_MARGIN)
+    outcome = kit.decide(oracles.SELECTION_MARGIN)
     assert outcome.verdict == Verdict.OBSERVED
     observed = outcome.evidence["observed"]
     assert 0 < observed["distance_over_gap"] < observed["allowance"] / observed["gap_Pi_x0_to_x_star"]
@@ -34,7 +23,7 @@ def test_selection_margin_is_observed_with_its_numbers():
 
 def test_tikhonov_fails_on_uniform_output_weights(monkeypatch):
     _patch(monkeypatch, "uniform_output")
-    assert _decide(oracles.TIKHONOV).verdict == Verdict.FAIL
+    kit.assert_fails(oracles.TIKHONOV, "uniform_output")
 
 
 def test_the_instance_has_every_factor_non_trivial():
@@ -63,8 +52,5 @@ def _patch(monkeypatch, mutation):
         monkeypatch.setattr(alg, "federated_round", lambda *a, **kw: original(*a, **{**kw, "gamma_global": 1.0}))
 
 
-@pytest.mark.parametrize("mutation", ["uniform_output", "eta_without_log", "no_server_step"])
-def test_plausible_bugs_fail(monkeypatch, mutation):
-    _patch(monkeypatch, mutation)
-    outcome = _decide(oracles.ORACLE)
-    assert outcome.verdict == Verdict.FAIL, (mutation, outcome.reason)
+test_plausible_bugs_fail = kit.bugs_fail(oracles.CLAIMS, _patch, [
+    (mutation, kit.short_name(oracles.ORACLE)) for mutation in ("uniform_output", "eta_without_log", "no_server_step")])

@@ -312,6 +312,7 @@ def test_jobs_beyond_the_cores_are_capped_unless_forced(monkeypatch):
     assert cli._check_run_options(args) is None and args.jobs == 1000
 
 
+@pytest.mark.claims  # runs a search: `ratecheck hunt` through the CLI
 def test_a_hunt_whose_budget_runs_out_says_so(tmp_path):
     code, out, err = _cli(["hunt", "defedavg.theorem2", "--budget", "1e-9", "--cache-dir", str(tmp_path)])
     if code == 2 and "no search space" in err:

@@ -143,7 +143,7 @@ def outcomes() -> list[Outcome]:
     return [slope, early, bound_ok, bound_bad, limit_outcome(rng)]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module")  # drawn by forked workers (jobs = cores); the tests' other reports draw here (jobs=1)
 def report(outcomes, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
     module = Paper(key=PAPER, title="Toy paper", seed="toy.txt", theorems=(THEOREM,))
@@ -272,7 +272,7 @@ def test_html_is_escaped_and_coloured(report):
 
 
 def test_without_paper_modules_uses_the_claims_theorems(outcomes, tmp_path):
-    path = write_report(outcomes[2:4], tmp_path, profile=PROFILE, figures=("png",))
+    path = write_report(outcomes[2:4], tmp_path, profile=PROFILE, figures=("png",), jobs=1)
     md = (tmp_path / f"{PAPER}.md").read_text()
     assert path == tmp_path / "index.html"
     assert "### `toy.theorem1`" in md
@@ -286,7 +286,7 @@ def test_negative_control_is_not_listed_as_erratum(tmp_path):
                                   tolerance=1e-4, expect_reason="a property of the algorithm")
     outcome = decided(control, limit_outcome(np.random.default_rng(7)).points)
     assert outcome.verdict == Verdict.FAIL and outcome.ok and not outcome.erratum
-    write_report([outcome], tmp_path, profile=PROFILE)
+    write_report([outcome], tmp_path, profile=PROFILE, jobs=1)
     md = (tmp_path / f"{PAPER}.md").read_text()
     assert "negative control" in section(md, "Verdicts")
     assert "toy.control" not in section(md, "Errata confirmed by a claim (0)")
@@ -344,7 +344,7 @@ def test_observations_rates_and_deterministic_points_are_shown(tmp_path):
                       quantity="a ratio", compute=lambda points, ev: {"ratio": 1.5e-7})
     o_obs = Outcome(obs, Verdict.OBSERVED, "observed a ratio: ratio = 1.5e-07",
                     {"observed": {"ratio": 1.5e-7}, "quantity": "a ratio"}, base.points)
-    write_report([base, o_obs], tmp_path, profile=PROFILE)
+    write_report([base, o_obs], tmp_path, profile=PROFILE, jobs=1)
     md = (tmp_path / f"{PAPER}.md").read_text()
     assert "toy.obs" in section(md, "Observations") and "ratio = 1.5e-07" in section(md, "Observations")
     assert "observation (no verdict)" in section(md, "Verdicts")
@@ -354,7 +354,7 @@ def test_single_file_and_latex_export(outcomes, tmp_path):
     from ratecheck.report.latex_export import write_latex
 
     module = Paper(key=PAPER, title="Toy paper", seed="toy.txt", theorems=(THEOREM,))
-    write_report(outcomes, tmp_path / "rc", profile=PROFILE, papers={PAPER: module}, single_file=True)
+    write_report(outcomes, tmp_path / "rc", profile=PROFILE, papers={PAPER: module}, single_file=True, jobs=1)
     single = (tmp_path / "rc" / "report.html").read_text()
     assert single.count("<section") == 2 and 'src="data:image/svg+xml;base64,' in single  # figures inlined
     assert f'href="#{PAPER}--claim-toy_bound_printed"' in single and f'id="{PAPER}--claim-toy_bound_printed"' in single
@@ -370,7 +370,7 @@ def test_unchecked_errata_are_rows_of_the_errata_table_not_claims(outcomes, tmp_
     unchecked = (Erratum("eq. (3)", "the server step has the wrong sign", "a typo in a formula no claim runs",
                          "§4.7 item 1"),)
     module = Paper(key=PAPER, title="Toy paper", seed="toy.txt", theorems=(THEOREM,), unchecked_errata=unchecked)
-    out = write_report(outcomes, tmp_path / "rc", profile=PROFILE, papers={PAPER: module}, figures=("svg",))
+    out = write_report(outcomes, tmp_path / "rc", profile=PROFILE, papers={PAPER: module}, figures=("svg",), jobs=1)
     md = (out.parent / f"{PAPER}.md").read_text()
     errata = section(md, "Errata confirmed by a claim (1) and not checkable (1)")
     assert "`toy.bound_printed`" in errata  # the confirmed one first

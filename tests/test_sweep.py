@@ -135,6 +135,7 @@ def test_a_log_fit_of_a_zero_mean_is_a_reasoned_inconclusive():
     assert outcome.verdict == Verdict.INCONCLUSIVE and "<= 0" in outcome.reason
 
 
+@pytest.mark.claims  # check_claims on registered claim defedavg.fedavg.drift_limit, twice
 def test_a_cached_check_plans_nothing(tmp_path):
     """Issue #19: a claim's planned runs (theory step sizes, ...) are stored like a task."""
     import dataclasses

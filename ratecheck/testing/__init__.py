@@ -16,6 +16,9 @@ For an algorithm and a problem family, registered by entry points or ``@register
 
 ``assert_flags`` runs ``ratecheck.check(claim, algorithms=...)`` with the variant in place of the
 registered class and requires the claim to come out other than expected.
+
+A paper's trajectory oracles are tested with ``ratecheck.testing.oracles`` (each passes on the code, each
+plausible bug monkeypatched in makes one fail) and its cost claims with ``ratecheck.testing.costs``.
 """
 
 from __future__ import annotations
