@@ -23,12 +23,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..assumptions import certified, declared_by, missing
 from ..claims import Claim, Outcome, PointResult, Profile, Verdict
+from ..claims.compose import Plan
 from ..inspection import view
 from ..model.fit import mean_ci
 from ..model.strategies import finite_floats, fixed_draws
@@ -459,6 +460,34 @@ def _no_grid_runs(value: float, profile: Profile) -> RunConfig:
     raise ValueError("a hunt claim plans no grid runs: its searches are stored tasks")
 
 
+@dataclass(frozen=True)
+class Searches(Plan):
+    """A hunt's plan: no grid runs; its restarts (``HuntClaim.searches``) are stored tasks, asked for in turn
+    until one finds a counterexample, each computed on the executor."""
+
+    reads: ClassVar[tuple[str, ...]] = ("searches", "space")  # the claim fields it reads
+    adaptive: ClassVar[bool] = True
+
+    def runs(self, claim: Any, profile: Profile) -> list[RunConfig]:
+        return []  # the search decides what to run as it goes
+
+    def requests(self, claim: Any, profile: Profile, results: Mapping[str, Any]) -> list[Any]:
+        """The next restart not yet in ``results``, unless an earlier one found a counterexample."""
+        for task in claim.searches(profile):
+            if task.key() not in results:
+                return [task]
+            if results[task.key()]["found"]:
+                return []
+        return []
+
+    def compute_task(self, claim: Any, task: Task) -> dict[str, Any]:
+        spec = task.spec
+        result = hunt(claim.space, spec["version"], examples=int(spec["examples"]), seed=int(spec["seed"]),
+                      replicas=int(spec["replicas"]), level=float(spec["level"]), run=task_runner())
+        return {**result.to_dict(), "history": [_num(r) for r in result.history],
+                "runs": [c.to_dict() for c in result.runs]}
+
+
 @dataclass(frozen=True, kw_only=True)
 class HuntClaim(Claim):
     """A hunt registered as a claim: it plans no grid runs; its searches are stored tasks.
@@ -488,13 +517,11 @@ class HuntClaim(Claim):
     configure: Callable[[float, Profile], RunConfig] = field(default=_no_grid_runs)
     measure: str = ""
     expects_counterexample: bool = False
+    plan: Plan = Searches()
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.space.theorem.bound(self.version)  # an unknown version fails at registration
-
-    def own_runs(self, profile: Profile) -> list[RunConfig]:
-        return []  # the search decides what to run as it goes
 
     def searches(self, profile: Profile) -> list[Task]:
         """One task per restart: the space, the bound version, the seed and the example count."""
@@ -503,22 +530,6 @@ class HuntClaim(Claim):
                                        "examples": examples, "replicas": self.replicas, "level": self.level,
                                        "roundoff": self.space.roundoff})
                 for r in range(max(1, int(self.restarts)))]
-
-    def requests(self, profile: Profile, results: Mapping[str, Any]) -> list[Task]:
-        """The next restart not yet in ``results``, unless an earlier one found a counterexample."""
-        for task in self.searches(profile):
-            if task.key() not in results:
-                return [task]
-            if results[task.key()]["found"]:
-                return []
-        return []
-
-    def compute_task(self, task: Task) -> dict[str, Any]:
-        spec = task.spec
-        result = hunt(self.space, spec["version"], examples=int(spec["examples"]), seed=int(spec["seed"]),
-                      replicas=int(spec["replicas"]), level=float(spec["level"]), run=task_runner())
-        return {**result.to_dict(), "history": [_num(r) for r in result.history],
-                "runs": [c.to_dict() for c in result.runs]}
 
     def decide(self, profile: Profile, traces: Mapping[str, Any]) -> Outcome:
         if self.requests(profile, traces):  # asked outside a sweep: search here, uncached
