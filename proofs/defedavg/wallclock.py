@@ -287,7 +287,7 @@ class WallClockClaim(Claim):
     rule: Rule = FasterInBand()
 
     def runs_at(self, value: float, profile: Profile) -> list[tuple[dict[str, Any], RunConfig]]:
-        return [({"role": a}, wall_config(a, value, self.problem, profile)) for a in (self.algorithm, self.baseline)]
+        return [({"role": a}, wall_config(a, int(value), self.problem, profile)) for a in (self.algorithm, self.baseline)]
 
 
 _WALL_COMMON: dict[str, Any] = dict(paper=KEY, vary="n", grid=WALL_GRID, measure="grad_norm_sq",

@@ -184,7 +184,8 @@ class Claim:
     def view(self) -> View:
         """How the report shows this claim, asked of its decision's pieces: the plan's, reading's or
         statistic's plot layer and axes, the rule's yardstick, their captions, table columns and facts
-        (ratecheck.claims.views); a claim that draws itself (``draw_plot``, e.g. a hunt) is shown through that."""
+        (ratecheck.claims.views); a claim that draws itself (``draw_plot``, e.g. FESS-GDA's rate across step
+        sizes) is shown through that."""
         return view_of(self)
 
     def in_profile(self, profile: Profile) -> bool:

@@ -50,7 +50,7 @@ class Plan:
     view: ClassVar[Any] = None  # how the points are shown, when the plan decides that (ratecheck.claims.views)
 
     def display(self) -> Any:
-        return self.view
+        return shown(self)
 
     def runs(self, claim: Any, profile: Profile) -> list[RunConfig]:
         """The runs planned up front (the claim memoizes them: ``Claim.own_runs``)."""
@@ -112,6 +112,22 @@ class Grid(Plan):
         return out
 
 
+def shown(piece: Any) -> Any:
+    """A piece's view: its own, else that of the first piece it wraps that has one (a rule that gates or
+    reports an inner rule is shown as the inner rule, unless it says how it is shown)."""
+    if piece.view is not None:
+        return piece.view
+    wrapped = [getattr(piece, f.name) for f in dataclasses.fields(piece)] if dataclasses.is_dataclass(piece) else []
+    return next((v for p in wrapped if isinstance(p, (Plan, Reading, Estimator, Rule))
+                 for v in [p.display()] if v is not None), None)
+
+
+def named(summary: Any, quantity: str) -> Any:
+    """A claim summary with the quantity it computes, in words (the report's y axis)."""
+    summary.quantity = quantity
+    return summary
+
+
 class Reading:
     """What a claim reads from a run: fills ``point.samples`` (finite per-replica values) and may add
     ``point.stats`` or move ``point.value`` (another abscissa). ``point.trace`` is the run, ``point.inputs``
@@ -126,7 +142,7 @@ class Reading:
 
     def display(self) -> Any:
         """Its view (a wrapper shows the reading it wraps)."""
-        return self.view
+        return shown(self)
 
     def __call__(self, claim: Any, point: PointResult) -> None:
         raise NotImplementedError  # pragma: no cover - abstract
@@ -144,8 +160,10 @@ class Summary(Reading):
     def label(self, claim: Any) -> str:
         if claim.summary is None:
             return f"{claim.measure} after the last round"
-        # a summary is the claim's own quantity: its declared name, else the summary function's
-        quantity = getattr(claim, "quantity", "") or getattr(claim.summary, "__name__", "").replace("_", " ")
+        # a summary is the claim's own quantity: its declared name, the summary's (``named``), else its function's
+        name = getattr(claim.summary, "__name__", "")
+        quantity = (getattr(claim, "quantity", "") or getattr(claim.summary, "quantity", "")
+                    or ("" if name in ("summary", "<lambda>") else name.replace("_", " ")))
         return quantity or f"per-replica summary of {claim.measure}"
 
     def __call__(self, claim: Any, point: PointResult) -> None:
@@ -161,7 +179,7 @@ class Estimator:
     view: ClassVar[Any] = None  # its plot layer, caption and columns (ratecheck.claims.views); None: the means
 
     def display(self) -> Any:
-        return self.view
+        return shown(self)
 
     def __call__(self, claim: Any, points: Sequence[PointResult]) -> Any:
         raise NotImplementedError  # pragma: no cover - abstract
@@ -182,8 +200,8 @@ class Rule:
     view: ClassVar[Any] = None  # what it draws the data against, its caption and columns (views); None: nothing
 
     def display(self) -> Any:
-        """The view of what decides (a wrapper that only reports its inner rule shows its own view)."""
-        return self.view
+        """The view of what decides (a wrapper shows the rule it wraps unless it has its own view)."""
+        return shown(self)
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         raise NotImplementedError  # pragma: no cover - abstract

@@ -67,9 +67,6 @@ class ExactOrMonteCarlo(Rule):
     why: str
     mc_why: str
 
-    def display(self) -> Any:
-        return self.inner.display()  # the inner rule decides, at one tolerance or the other
-
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         if points and all(p.exact for p in points):
             verdict, reason, evidence = self.inner(claim, points, estimate)

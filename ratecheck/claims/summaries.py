@@ -13,7 +13,7 @@ import numpy as np
 
 from ..model.fit import log_rate
 from ..trace import RunConfig, Trace
-from .compose import Reading
+from .compose import Reading, named
 from .model import PointResult, _fmt
 from .statistics import _bootstrap_distance
 from .views_slopes import HittingTimes
@@ -36,7 +36,7 @@ def tail_average(measure: str, start_fraction: float = 0.25) -> Callable[[RunCon
         head = avg[c] * t0 if t0 > 0 else 0.0
         return (avg[-1] * total - head) / (total - t0)
 
-    return summary
+    return named(summary, f"time average of {measure} over rounds [{start_fraction:g} T, T]")
 
 
 def final_value(measure: str) -> Callable[[RunConfig, Trace], np.ndarray]:
@@ -46,7 +46,7 @@ def final_value(measure: str) -> Callable[[RunConfig, Trace], np.ndarray]:
     def summary(config: RunConfig, trace: Trace) -> np.ndarray:
         return trace.at_end(measure)
 
-    return summary
+    return named(summary, f"{measure} after the last round")
 
 
 def hitting_rounds(checkpoints: np.ndarray, values: np.ndarray, level: float) -> np.ndarray:
@@ -193,9 +193,6 @@ class Abscissa(Reading):
 
     def label(self, claim: Any) -> str:
         return ("|" + self.inner.label(claim) + "|") if claim.magnitude else self.inner.label(claim)
-
-    def display(self) -> Any:
-        return self.inner.display()
 
     def __call__(self, claim: Any, point: PointResult) -> None:
         self.inner(claim, point)

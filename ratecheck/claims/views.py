@@ -4,8 +4,8 @@ the statistic (the first that declares one, ``piece.display()``: a plan or a rea
 something else than means of the measure, e.g. distances, rates, rounds found by a search, shows them); the
 reading names the y axis (``Reading.label``); the rule owns what the data are judged against (a band, a cap,
 a threshold, bound curves, a direction). Each adds its plot layer, caption, table columns and facts. The
-report draws any claim through ``claim.view()``; a claim that draws itself (``draw_plot``, e.g. a hunt) is
-shown through that.
+report draws any claim through ``claim.view()``; a claim that draws itself (``draw_plot``, a paper's own
+figure) is shown through that.
 
 Pieces draw on a matplotlib Axes they are given and import no plotting library. An outcome is typed
 ``Any`` here: ``Outcome`` lives with the Claim base, which imports this module.

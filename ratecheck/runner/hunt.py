@@ -37,6 +37,7 @@ from ..params import check_option
 from ..simulate.engine import run_config
 from ..theory import Evaluation, Source, Theorem
 from ..trace import RunConfig, Trace
+from .hunt_view import SearchHistory
 from .tasks import Task, complete, task_runner
 
 __all__ = ["Counterexample", "HuntClaim", "HuntResult", "HuntSpace", "NoCounterexample", "finite_floats",
@@ -467,6 +468,7 @@ class Searches(Plan):
 
     reads: ClassVar[tuple[str, ...]] = ("searches", "space")  # the claim fields it reads
     adaptive: ClassVar[bool] = True
+    view: ClassVar[Any] = SearchHistory()  # measure/bound of every instance tried, against 1
 
     def runs(self, claim: Any, profile: Profile) -> list[RunConfig]:
         return []  # the search decides what to run as it goes
@@ -566,24 +568,6 @@ class HuntClaim(Claim):
         reason = f"no counterexample to bound '{self.version}' of {self.space.id}: {best_text}; {searched}"
         verdict = Verdict.FAIL if self.expects_counterexample else Verdict.PASS
         return Outcome(self, verdict, reason, evidence, points)
-
-    # the report draws the search: measure/bound of every instance tried, the line at 1
-    plot_label = "measure / bound of each instance tried"
-
-    def draw_plot(self, ax: Any, outcome: Outcome, log_y: bool) -> None:
-        history = outcome.evidence.get("history", [])
-        ratios = np.array([float(r) for r in history], dtype=float)
-        ax.set_xscale("linear")
-        ax.plot(np.arange(1, ratios.size + 1), ratios, "o", ms=4, color="C0", label="instance tried (in order)")
-        ax.axhline(1.0, color="C3", ls="--", lw=1.5, label=f"bound '{self.version}' (ratio 1)")
-        if np.isfinite(ratios).any():  # where the search peaked, and the instance the verdict reports
-            best, h = int(np.nanargmax(np.where(np.isfinite(ratios), ratios, np.nan))), outcome.evidence.get("hunt", {})
-            ax.plot(best + 1, ratios[best], "*", ms=14, color="C1", zorder=5, label=f"largest ratio found: {ratios[best]:.3g}")
-            at = np.flatnonzero(np.isclose(ratios, float(h.get("ratio", np.nan)), rtol=1e-9))
-            if at.size:
-                ax.plot(at[-1] + 1, ratios[at[-1]], "s", ms=11, mfc="none", mew=2, color="C3", zorder=6, label=(
-                    "counterexample reported (shrunk)" if h.get("found") else "instance reported") + f": ratio {h['ratio']:.3g}")
-        ax.set_xlabel("instance (search order; shrinking last)")
 
 
 def _merged(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
