@@ -161,9 +161,11 @@ def test_the_invariants_are_checked_for_every_registered_claim_and_no_kind_decid
         assert post_init is Claim.__post_init__ or getattr(post_init, "_checks_invariants", False)
     # the kinds no longer own their decision: only a hunt (a search, not grid points) and an observation (no
     # verdict) still write decide; none writes points
-    own = {type(c).__name__ for c in claims for name in ("decide", "points")
-           if any(name in vars(k) for k in type(c).__mro__[: type(c).__mro__.index(Claim)])}
-    assert own <= {"HuntClaim", "Observation", "LimitObservation"}, own
+    def written(name):
+        return {type(c).__name__ for c in claims if any(name in vars(k) for k in type(c).__mro__[: type(c).__mro__.index(Claim)])}
+
+    assert written("decide") <= {"HuntClaim", "Observation", "LimitObservation"}, written("decide")
+    assert not written("points") and not written("runs") and not written("own_runs")
 
 
 def test_every_registered_claims_plot_is_drawn_by_its_decision_pieces():
