@@ -56,8 +56,11 @@ class ExponentBand(Piece):
     region below / above the cap."""
 
     def draw(self, ax: Any, o: Any, log_y: bool) -> None:
-        x, m, _, _ = mean_series(o.points, o.claim.level)
         ev = BandEvidence.read(o.evidence)
+        # through the points the statistic fitted (a plan may keep some out of the fit), else every point's mean
+        judged = ev.fit if ev is not None and ev.fit.get("x") and ev.fit.get("means") else None
+        x, m = ((np.asarray(judged["x"], dtype=float), np.asarray(judged["means"], dtype=float)) if judged
+                else mean_series(o.points, o.claim.level)[:2])
         if not x.size or ev is None or not (positive(x) and positive(m)):
             return
         xx = grid_line(x)
