@@ -85,11 +85,11 @@ class Plan:
         return exact_evidence(points) if decided else {}
 
 
-def grid_point(claim: Any, value: float, config: RunConfig, trace: Any, evaluate: bool = True) -> PointResult:
+def grid_point(claim: Any, value: float, config: RunConfig, trace: Any) -> PointResult:
     """A grid point of one run, before it is read: its theorem evaluated at the run's own step sizes (the run
-    is what is judged, not the schedule) when the claim has a theorem and bindings and ``evaluate``."""
+    is what is judged, not the schedule) when the claim has a theorem and bindings."""
     evaluation = None
-    if evaluate and claim.theorem is not None and claim.bindings is not None:
+    if claim.theorem is not None and claim.bindings is not None:
         evaluation = claim.theorem.evaluate(claim.bindings(config, trace), use_schedule=False)
     return PointResult(value, config, np.empty(0), trace.diverged_count, evaluation,
                        first_divergence=_first_divergence(trace), trace=trace)
