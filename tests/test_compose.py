@@ -103,14 +103,17 @@ def test_each_pieces_declared_reads_cover_the_claim_fields_its_code_reads():
     import ast
     import inspect
 
-    from ratecheck.claims import compose, rules, rules_fit, statistics, summaries
+    from ratecheck.claims import compose, plans, rules, rules_fit, statistics, summaries, trajectory
     from ratecheck.claims.base import Claim
+    from ratecheck.proofs.defedavg import asynchronous, wallclock
+    from ratecheck.runner import horizon, hunt
 
-    for module in (rules, rules_fit, statistics, summaries):
+    for module in (compose, plans, rules, rules_fit, statistics, summaries, trajectory, horizon, hunt, asynchronous,
+                   wallclock):
         for node in ast.parse(inspect.getsource(module)).body:
             cls = getattr(module, getattr(node, "name", ""), None)
             if not (isinstance(node, ast.ClassDef) and isinstance(cls, type)
-                    and issubclass(cls, (compose.Reading, compose.Estimator, compose.Rule))):
+                    and issubclass(cls, (compose.Plan, compose.Reading, compose.Estimator, compose.Rule))):
                 continue
             read = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
                     and isinstance(n.value, ast.Name) and n.value.id == "claim"}

@@ -21,17 +21,20 @@ import numpy as np
 
 from ratecheck.claims import (
     Claim,
+    Estimator,
     ExactSlopeClaim,
     ExactValueClaim,
     ExpectedOrder,
-    Outcome,
     PointResult,
     Profile,
+    Reading,
+    Rule,
     Verdict,
     monte_carlo_twin,
     tail_average,
 )
-from ratecheck.claims.views import Statistic
+from ratecheck.claims.compose import Plan
+from ratecheck.claims.plans import RunsPerValue
 from ratecheck.inspection import problem_of, view
 from ratecheck.model.fit import log_spaced_checkpoints
 from ratecheck.trace import RunConfig
@@ -130,6 +133,66 @@ def _stability_betas(delay: int) -> dict[str, float]:
     return out
 
 
+@dataclass(frozen=True)
+class RunEnd(Reading):
+    """Each run's measure after its last round, per replica, diverged replicas kept (a run that blows up
+    below a threshold is the failure this claim looks for, not a missing sample)."""
+
+    def __call__(self, claim: Any, point: PointResult) -> None:
+        assert point.trace is not None  # a reading reads a run
+        point.samples = np.asarray(point.trace.at_end(claim.measure))
+
+
+@dataclass(frozen=True)
+class RunChanges(Estimator):
+    """Per run (``stats``: its step name and beta): the measure's change over the run (end / start; inf when a
+    replica diverged), with the way it must go ('below', 'paper': contracts; 'above': grows), and the runs
+    that went the other way by ``claim.factor`` or changed by less than it."""
+
+    reads: ClassVar[tuple[str, ...]] = ("factor",)  # the claim fields it reads
+    view: ClassVar[Any] = ChangeOverRun()
+
+    def __call__(self, claim: Any, points: Any) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+        rows, wrong, unsure = [], [], []
+        for p in points:
+            trace, name, beta, value = p.trace, p.stats["run"], p.stats["beta"], p.value
+            start = float(np.nanmean(trace.measures[claim.measure][0]))
+            end_values = p.samples
+            grew = trace.diverged_count > 0 or float(np.nanmax(end_values)) > claim.factor * start
+            shrank = trace.diverged_count == 0 and float(np.nanmax(end_values)) < start / claim.factor
+            want_shrink = name != "above"
+            ratio = float(np.nanmax(end_values)) / start if trace.diverged_count == 0 else math.inf
+            rows.append({"value": value, "run": name, "beta": beta, "change": ratio,
+                         "expected": "contracts" if want_shrink else "grows"})
+            if (want_shrink and grew) or (not want_shrink and shrank):
+                wrong.append(f"{claim.vary}={value:g} {name} (beta {beta:.4g}, x{ratio:.3g})")
+            elif not (shrank if want_shrink else grew):
+                unsure.append(f"{claim.vary}={value:g} {name} (x{ratio:.3g})")
+        return rows, wrong, unsure
+
+
+@dataclass(frozen=True)
+class PredictedDirection(Rule):
+    """PASS when every run went the predicted way by the factor, FAIL when one went the other way, else
+    INCONCLUSIVE; the Levin-May thresholds' slope in 2d + 1 is reported."""
+
+    reads: ClassVar[tuple[str, ...]] = ("factor",)  # the claim fields it reads
+
+    def __call__(self, claim: Any, points: Any, estimate: Any) -> tuple[Verdict, str, dict[str, Any]]:
+        rows, wrong, unsure = estimate
+        lm = [(v, levin_may(int(v))) for v in dict.fromkeys(p.value for p in points)]
+        slope = float(np.polyfit(np.log([2 * v + 1 for v, _ in lm]), np.log([b for _, b in lm]), 1)[0])
+        evidence = {"rows": rows, "factor": claim.factor, "deterministic": True,
+                    "threshold_slope_in_2d_plus_1": slope}
+        if wrong:
+            return Verdict.FAIL, "against the prediction: " + "; ".join(wrong), evidence
+        if unsure:
+            return Verdict.INCONCLUSIVE, f"changed by less than the factor {claim.factor:g}: " + "; ".join(unsure), evidence
+        return (Verdict.PASS, f"deterministic: every run at 0.9x the Levin-May threshold and at the paper's condition "
+                f"contracts by > {claim.factor:g}, every run at 1.1x grows by > {claim.factor:g} (thresholds fall "
+                f"like (2d+1)^{slope:+.2f})", evidence)
+
+
 @dataclass(frozen=True, kw_only=True)
 class StabilityClaim(Claim):
     """Runs just below a stability threshold contract and runs just above it grow (deterministic).
@@ -143,43 +206,15 @@ class StabilityClaim(Claim):
     make: Callable[[float, float, Profile], RunConfig]
     factor: float = 1e3
     kind: str = "stability"
-    statistic_view: ClassVar[Statistic] = ChangeOverRun()
+    min_replicas: int = 2  # deterministic runs: two replicas show the spread is nil
+    # a grid value's runs at each beta (ratecheck.claims.compose: the plan, reading, statistic and rule)
+    plan: Plan = RunsPerValue(exactness=False)
+    reading: Reading = RunEnd()
+    statistic: Estimator = RunChanges()
+    rule: Rule = PredictedDirection()
 
-    def runs(self, profile):
-        return [self.make(v, beta, profile) for v in self.values(profile) for beta in self.betas(v).values()]
-
-    def decide(self, profile, traces):
-        rows, wrong, unsure, points = [], [], [], []
-        for value in self.values(profile):
-            for name, beta in self.betas(value).items():
-                config = self.make(value, beta, profile)
-                trace = traces[config.key()]
-                start = float(np.nanmean(trace.measures[self.measure][0]))
-                end_values = trace.at_end(self.measure)
-                grew = trace.diverged_count > 0 or float(np.nanmax(end_values)) > self.factor * start
-                shrank = trace.diverged_count == 0 and float(np.nanmax(end_values)) < start / self.factor
-                want_shrink = name != "above"
-                ratio = float(np.nanmax(end_values)) / start if trace.diverged_count == 0 else math.inf
-                rows.append({"value": value, "run": name, "beta": beta, "change": ratio,
-                             "expected": "contracts" if want_shrink else "grows"})
-                if (want_shrink and grew) or (not want_shrink and shrank):
-                    wrong.append(f"{self.vary}={value:g} {name} (beta {beta:.4g}, x{ratio:.3g})")
-                elif not (shrank if want_shrink else grew):
-                    unsure.append(f"{self.vary}={value:g} {name} (x{ratio:.3g})")
-                points.append(PointResult(value, config, np.asarray(end_values), trace.diverged_count,
-                                          stats={"run": name, "beta": beta}, trace=trace))
-        lm = [(v, levin_may(int(v))) for v in self.values(profile)]
-        slope = float(np.polyfit(np.log([2 * v + 1 for v, _ in lm]), np.log([b for _, b in lm]), 1)[0])
-        evidence = {"rows": rows, "factor": self.factor, "deterministic": True,
-                    "threshold_slope_in_2d_plus_1": slope}
-        if wrong:
-            return Outcome(self, Verdict.FAIL, "against the prediction: " + "; ".join(wrong), evidence, points)
-        if unsure:
-            return Outcome(self, Verdict.INCONCLUSIVE, "changed by less than the factor " f"{self.factor:g}: "
-                           + "; ".join(unsure), evidence, points)
-        return Outcome(self, Verdict.PASS, f"deterministic: every run at 0.9x the Levin-May threshold and at the "
-                       f"paper's condition contracts by > {self.factor:g}, every run at 1.1x grows by > "
-                       f"{self.factor:g} (thresholds fall like (2d+1)^{slope:+.2f})", evidence, points)
+    def runs_at(self, value: float, profile: Profile) -> list[tuple[dict[str, Any], RunConfig]]:
+        return [({"run": name, "beta": beta}, self.make(value, beta, profile)) for name, beta in self.betas(value).items()]
 
 
 DELAY_STABILITY = StabilityClaim(

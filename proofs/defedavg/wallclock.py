@@ -10,8 +10,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ratecheck.claims import Claim, Outcome, PointResult, Profile, Verdict, hitting_rounds
-from ratecheck.claims.views import Statistic
+from ratecheck.claims import Claim, Estimator, PointResult, Profile, Reading, Rule, Verdict, hitting_rounds
+from ratecheck.claims.compose import Plan
+from ratecheck.claims.plans import RunsPerValue
 from ratecheck.inspection import view
 from ratecheck.model.fit import mean_ci
 from ratecheck.trace import RunConfig, Trace
@@ -190,6 +191,88 @@ def niid_ratio_band(config: RunConfig, baseline: RunConfig, rounds: np.ndarray, 
     return predicted * math.exp(-WALL_NIID_TOLERANCE), predicted * math.exp(WALL_NIID_TOLERANCE)
 
 
+@dataclass(frozen=True)
+class LogTimeRatio(Reading):
+    """Per replica, log(time to target of ``claim.algorithm`` / ``claim.baseline``'s) from the grid value's two
+    runs (``point.inputs["runs"]`` by role); the baseline's point carries its negative."""
+
+    reads: ClassVar[tuple[str, ...]] = ("algorithm", "baseline", "fraction")  # the claim fields it reads
+
+    def label(self, claim: Any) -> str:
+        return f"log time to target: {claim.algorithm} / {claim.baseline}"
+
+    def __call__(self, claim: Any, point: PointResult) -> None:
+        runs = point.inputs["runs"]
+        log_ratio = np.log(time_to_target(runs[claim.algorithm], claim.fraction)
+                           / time_to_target(runs[claim.baseline], claim.fraction))
+        point.samples = log_ratio if point.stats["role"] == claim.algorithm else -log_ratio
+
+    def precheck(self, claim: Any, points: Any) -> str:
+        missed = [p.value for p in points if np.isnan(p.samples).any()]
+        return f"target not reached within {WALL_ROUNDS} rounds at n={missed[0]:g}" if missed else ""
+
+
+@dataclass(frozen=True)
+class TimeRatios(Estimator):
+    """Per grid value (the algorithm's points): the CI of the mean log time ratio, and of its distance to the
+    timing model's band ``claim.band(...)`` per replica (above its bottom, below its top), with the row the
+    report shows (times, ratio and band as geometric means over replicas)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("algorithm", "band", "baseline", "fraction")  # the claim fields it reads
+    view: ClassVar[Any] = TimeRatio()
+
+    def __call__(self, claim: Any, points: Any) -> list[tuple[dict[str, float], Any, Any, Any]]:
+        out = []
+        for p in points:
+            if p.stats["role"] != claim.algorithm:
+                continue
+            mine, base = p.inputs["runs"][claim.algorithm], p.inputs["runs"][claim.baseline]
+            t_mine, t_base = time_to_target(mine, claim.fraction), time_to_target(base, claim.fraction)
+            log_ratio = p.samples
+            low, high = claim.band(p.config, base.config, rounds_to_target(mine, claim.fraction),
+                                   rounds_to_target(base, claim.fraction))
+            ci = mean_ci(log_ratio, level=claim.level)
+            above = mean_ci(log_ratio - np.log(high), level=claim.level)  # < 0: below the band's top
+            below = mean_ci(log_ratio - np.log(low), level=claim.level)  # > 0: above its bottom
+            row = {"value": p.value, "time": float(t_mine.mean()), "baseline_time": float(t_base.mean()),
+                   "ratio": float(np.exp(ci.mean)), "ratio_low": float(np.exp(ci.low)),
+                   "ratio_high": float(np.exp(ci.high)), "band_low": float(np.exp(np.mean(np.log(low)))),
+                   "band_high": float(np.exp(np.mean(np.log(high))))}
+            out.append((row, ci, above, below))
+        return out
+
+
+@dataclass(frozen=True)
+class FasterInBand(Rule):
+    """FAIL when the algorithm is confidently slower than the baseline or its ratio confidently outside the
+    timing model's band; PASS when confidently faster and inside; else INCONCLUSIVE."""
+
+    reads: ClassVar[tuple[str, ...]] = ("band_reason", "baseline", "fraction")  # the claim fields it reads
+
+    def __call__(self, claim: Any, points: Any, estimate: Any) -> tuple[Verdict, str, dict[str, Any]]:
+        worse, outside, unsure = [], [], []
+        for row, ci, above, below in estimate:
+            if ci.low > 0:
+                worse.append(row["value"])
+            elif above.low > 0 or below.high < 0:
+                outside.append(row["value"])
+            elif ci.high > 0 or above.high > 0 or below.low < 0:
+                unsure.append(row["value"])
+        rows = [row for row, *_ in estimate]
+        evidence = {"rows": rows, "baseline": claim.baseline, "target_fraction": claim.fraction,
+                    "band_reason": claim.band_reason}
+        tag = ", ".join(f"n={r['value']:g}: {r['ratio']:.3g} [{r['ratio_low']:.3g}, {r['ratio_high']:.3g}] in "
+                        f"model band [{r['band_low']:.3g}, {r['band_high']:.3g}]" for r in rows)
+        if worse:
+            return Verdict.FAIL, f"slower than {claim.baseline} (time ratio {tag})", evidence
+        if outside:
+            return Verdict.FAIL, f"time ratio outside the timing model's band ({tag})", evidence
+        if unsure:
+            return Verdict.INCONCLUSIVE, f"time ratio CI crosses 1 or a band edge ({tag})", evidence
+        return (Verdict.PASS, f"faster than {claim.baseline}, as the timing model predicts: time-to-target ratio "
+                f"{tag}", evidence)
+
+
 @dataclass(frozen=True, kw_only=True)
 class WallClockClaim(Claim):
     """Per replica, the time to target of `algorithm` over `baseline`'s, inside the timing model's band.
@@ -206,57 +289,14 @@ class WallClockClaim(Claim):
     band_reason: str
     fraction: float = WALL_TARGET
     kind: str = "wall_clock"
-    statistic_view: ClassVar[Statistic] = TimeRatio()
+    # both runs of a grid value (ratecheck.claims.compose: the plan, reading, statistic and rule)
+    plan: Plan = RunsPerValue(exactness=False)
+    reading: Reading = LogTimeRatio()
+    statistic: Estimator = TimeRatios()
+    rule: Rule = FasterInBand()
 
-    def runs(self, profile):
-        return [wall_config(a, v, self.problem, profile) for v in self.values(profile)
-                for a in (self.algorithm, self.baseline)]
-
-    def decide(self, profile, traces):
-        rows, points, worse, outside, unsure = [], [], [], [], []
-        for value in self.values(profile):
-            mine_config = wall_config(self.algorithm, value, self.problem, profile)
-            base_config = wall_config(self.baseline, value, self.problem, profile)
-            mine, base = traces[mine_config.key()], traces[base_config.key()]
-            t_mine, t_base = time_to_target(mine, self.fraction), time_to_target(base, self.fraction)
-            if np.isnan(t_mine).any() or np.isnan(t_base).any():
-                return Outcome(self, Verdict.INCONCLUSIVE, f"target not reached within {WALL_ROUNDS} rounds at "
-                               f"n={value:g}", {"rows": rows}, points)
-            log_ratio = np.log(t_mine / t_base)
-            low, high = self.band(mine_config, base_config, rounds_to_target(mine, self.fraction),
-                                  rounds_to_target(base, self.fraction))
-            ci = mean_ci(log_ratio, level=self.level)
-            above = mean_ci(log_ratio - np.log(high), level=self.level)  # < 0: below the band's top
-            below = mean_ci(log_ratio - np.log(low), level=self.level)  # > 0: above its bottom
-            row = {"value": value, "time": float(t_mine.mean()), "baseline_time": float(t_base.mean()),
-                   "ratio": float(np.exp(ci.mean)), "ratio_low": float(np.exp(ci.low)),
-                   "ratio_high": float(np.exp(ci.high)), "band_low": float(np.exp(np.mean(np.log(low)))),
-                   "band_high": float(np.exp(np.mean(np.log(high))))}
-            rows.append(row)
-            points.append(PointResult(value, mine.config, log_ratio, mine.diverged_count,
-                                      stats={"role": self.algorithm}, trace=mine))
-            points.append(PointResult(value, base.config, -log_ratio, base.diverged_count,
-                                      stats={"role": self.baseline}, trace=base))
-            if ci.low > 0:
-                worse.append(value)
-            elif above.low > 0 or below.high < 0:
-                outside.append(value)
-            elif ci.high > 0 or above.high > 0 or below.low < 0:
-                unsure.append(value)
-        evidence = {"rows": rows, "baseline": self.baseline, "target_fraction": self.fraction,
-                    "band_reason": self.band_reason}
-        tag = ", ".join(f"n={r['value']:g}: {r['ratio']:.3g} [{r['ratio_low']:.3g}, {r['ratio_high']:.3g}] in "
-                        f"model band [{r['band_low']:.3g}, {r['band_high']:.3g}]" for r in rows)
-        if worse:
-            return Outcome(self, Verdict.FAIL, f"slower than {self.baseline} (time ratio {tag})", evidence, points)
-        if outside:
-            return Outcome(self, Verdict.FAIL, f"time ratio outside the timing model's band ({tag})", evidence,
-                           points)
-        if unsure:
-            return Outcome(self, Verdict.INCONCLUSIVE, f"time ratio CI crosses 1 or a band edge ({tag})", evidence,
-                           points)
-        return Outcome(self, Verdict.PASS, f"faster than {self.baseline}, as the timing model predicts: time-to-target "
-                       f"ratio {tag}", evidence, points)
+    def runs_at(self, value: float, profile: Profile) -> list[tuple[dict[str, Any], RunConfig]]:
+        return [({"role": a}, wall_config(a, int(value), self.problem, profile)) for a in (self.algorithm, self.baseline)]
 
 
 _WALL_COMMON: dict[str, Any] = dict(paper=KEY, vary="n", grid=WALL_GRID, measure="grad_norm_sq",

@@ -1,11 +1,13 @@
 """Claims and verdicts: what a paper says, what to run, and how the data decide.
 
 The package, by responsibility: ``model`` (verdicts, profiles, outcomes, grid points), ``base`` (the
-Claim base and ExpectedOrder), ``compose`` (a decision from pieces: reading, statistic, rule), ``summaries``
-(what to read from a run: the reading pieces), ``statistics`` (confidence intervals, fits and their text:
-the statistic pieces), ``rules`` and ``rules_fit`` (ceilings, bands, intervals, exponent bands, rates: the
-rule pieces), and the claim kinds, each a named composition of pieces: ``slopes``, ``values``,
-``observation``. Every public name is importable from ``ratecheck.claims``.
+Claim base and ExpectedOrder), ``compose`` (a decision from pieces: plan, reading, statistic, rule; the
+``Grid`` plan), ``plans`` (what to run beyond one run per grid value: two series, a stored recursion beside
+each run, several runs per grid value), ``summaries`` (what to read from a run: the reading pieces),
+``statistics`` (confidence intervals, fits and their text: the statistic pieces), ``rules`` and
+``rules_fit`` (ceilings, bands, intervals, exponent bands, rates: the rule pieces), ``views*`` (how each
+piece is shown), and the claim kinds, each a named composition of pieces: ``slopes``, ``values``,
+``observation``, ``trajectory``. Every public name is importable from ``ratecheck.claims``.
 
 Verdict semantics (the rules every claim follows; README-ready):
 
@@ -46,11 +48,12 @@ Verdict semantics (the rules every claim follows; README-ready):
 """
 
 from .base import Claim, ExpectedOrder, Gate, Outcome, check_invariants, negative_control, with_gates
-from .compose import Decision, Estimator, Points, Reading, Rule, Summary
+from .compose import Decision, Estimator, Grid, Plan, Points, Reading, Rule, Summary
 
 # helpers other modules of the project read (underscored: not part of the public API)
 from .model import PROFILES, Bindings, PointResult, Profile, Verdict, _first_divergence, _fmt, _jsonable, _num, exact_evidence, exact_state  # noqa: F401
 from .observation import Observation, monte_carlo_twin, observe
+from .plans import RunsPerValue, SeriesPair, StoredRecursion
 from .rules import (
     SIDES,
     BetweenBounds,
@@ -96,7 +99,8 @@ __all__ = [
     "final_value", "hitting_rounds", "monte_carlo_twin", "observe", "point_ci", "relative", "slope_text",
     "tail_average", "term_negligible", "check_invariants", "negative_control", "with_gates", "first_crossing", "settled_crossing",
     # the pieces of a decision (ratecheck.claims.compose)
-    "Decision", "Estimator", "Points", "Reading", "Rule", "Summary",
+    "Decision", "Estimator", "Grid", "Plan", "Points", "Reading", "Rule", "Summary",
+    "RunsPerValue", "SeriesPair", "StoredRecursion",
     "Abscissa", "FinalDistance", "LogRates", "RoundsToLevel",
     "LogLogSlope", "MeanIntervals", "OneSidedMeans", "SlopeDifference",
     "BetweenBounds", "BoundCeiling", "DifferenceBelow", "EXACT_BAND", "ExactOrMonteCarlo", "ExponentInBand",

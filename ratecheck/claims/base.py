@@ -12,9 +12,9 @@ import numpy as np
 
 from ..theory import Derived, Source, Theorem
 from ..trace import RunConfig, Trace
-from .compose import Decision, Estimator, Points, Reading, Rule, Summary, Undecided, unread_fields
-from .model import Bindings, PointResult, Profile, Verdict, _first_divergence, _fmt, _jsonable, exact_evidence, exact_state
-from .views import NoRule, Piece, Statistic, View, view_of
+from .compose import Decision, Estimator, Grid, Plan, Points, Reading, Rule, Summary, Undecided, unread_fields
+from .model import Bindings, PointResult, Profile, Verdict, _fmt, _jsonable, exact_state
+from .views import View, view_of
 
 
 @dataclass
@@ -140,8 +140,9 @@ class Claim:
     level: float = 0.95
     kind: str = "claim"
 
-    # the decision's pieces (ratecheck.claims.compose): what to read from each run, the statistic, the rule;
-    # a kind names its own as defaults, a claim may name others
+    # the decision's pieces (ratecheck.claims.compose): what to run, what to read from each run, the statistic,
+    # the rule; a kind names its own as defaults, a claim may name others
+    plan: Plan = Grid()
     reading: Reading = Summary()
     statistic: Estimator = Points()
     rule: Rule = Undecided()
@@ -150,9 +151,6 @@ class Claim:
     gates: tuple[Gate, ...] = ()
     # a claim that reports a number and never a verdict (an Observation) expects OBSERVED, and only it
     observes: ClassVar[bool] = False
-    # how the report shows it (ratecheck.claims.views): replica means with their CI, no yardstick drawn
-    statistic_view: ClassVar[Statistic] = Statistic()
-    rule_view: ClassVar[Piece] = NoRule()
 
     def __post_init__(self) -> None:
         self._validate()
@@ -184,9 +182,10 @@ class Claim:
         """A kind's own checks of its fields (the invariants every claim meets are checked after it)."""
 
     def view(self) -> View:
-        """How the report shows this claim: its statistic's and rule's plot layers, captions, table
-        columns and facts (ratecheck.claims.views). A kind names its pieces in ``statistic_view`` and
-        ``rule_view``; a claim that draws itself (``draw_plot``, e.g. a hunt) is shown through that."""
+        """How the report shows this claim, asked of its decision's pieces: the plan's, reading's or
+        statistic's plot layer and axes, the rule's yardstick, their captions, table columns and facts
+        (ratecheck.claims.views); a claim that draws itself (``draw_plot``, e.g. FESS-GDA's rate across step
+        sizes) is shown through that."""
         return view_of(self)
 
     def in_profile(self, profile: Profile) -> bool:
@@ -200,46 +199,51 @@ class Claim:
         return list(self.grid[profile.name])
 
     def own_runs(self, profile: Profile) -> list[RunConfig]:
-        """The runs behind this claim's own grid points (one per grid value), planned once per
-        profile (issue #9): configure may take seconds, and a check asks when it plans and decides."""
+        """The runs the claim's plan makes up front (none for an adaptive plan), planned once per profile
+        (issue #9): configure may take seconds, and a check asks when it plans and decides."""
         planned = self.__dict__.setdefault("_planned", {})
         if profile not in planned:
-            planned[profile] = [self.configure(v, profile) for v in self.values(profile)]
+            planned[profile] = self.plan.runs(self, profile)
         return list(planned[profile])
 
     def runs(self, profile: Profile) -> list[RunConfig]:
-        """Every run the decision reads: its own, and a negative control's controlled claim's."""
+        """Every run the decision reads up front: its own, and a negative control's controlled claim's."""
         own = self.own_runs(profile)
         return own + self.controls.runs(profile) if self.controls is not None else own
 
+    @property
+    def plans_runs(self) -> bool:
+        """Its runs are planned (and the plan stored) before any request (ratecheck.runner.sweep)."""
+        return not self.plan.adaptive
+
+    def requests(self, profile: Profile, results: Mapping[str, Any]) -> list[Any]:
+        """What the plan still needs beyond the planned runs (runs or stored tasks; ratecheck.runner.tasks)."""
+        return self.plan.requests(self, profile, results)
+
+    def compute_task(self, task: Any) -> dict[str, Any]:
+        """A stored task the plan asked for (a recursion beside a run), computed on the executor."""
+        return self.plan.compute_task(self, task)
+
     def points(self, profile: Profile, traces: Mapping[str, Trace]) -> list[PointResult]:
-        """The grid points: each run's theorem evaluation, then what the claim's reading takes from it."""
-        out = []
-        reading = self._reading()
-        for value, config in zip(self.values(profile), self.own_runs(profile)):
-            trace = traces[config.key()]
-            evaluation = None
-            if self.theorem is not None and self.bindings is not None:
-                # at the run's own step sizes, not the schedule: the run is what is being judged
-                evaluation = self.theorem.evaluate(self.bindings(config, trace), use_schedule=False)
-            point = PointResult(value, config, np.empty(0), trace.diverged_count, evaluation,
-                                first_divergence=_first_divergence(trace), trace=trace)
-            reading(self, point)
-            out.append(point)
-        return out
+        """The grid points, as the claim's plan makes them from the runs (each read by the claim's reading)."""
+        return self.plan.points(self, profile, traces)
 
     def _reading(self) -> Reading:
         """The reading the points are taken with (a kind may derive it from its fields)."""
         return self.reading
 
     def decide(self, profile: Profile, traces: Mapping[str, Trace]) -> Outcome:
+        """The composition: the plan's points, its and the shared prechecks, ``rule(statistic(points))`` on the
+        points it judges, the gates, what the plan adds; then the invariants of a negative control."""
         points = self.points(profile, traces)
-        reason = self._precheck(points)
+        judged = self.plan.judged(self, points)
+        reason = self.plan.precheck(self, points) or self._precheck(judged)
         if reason:
-            return Outcome(self, Verdict.INCONCLUSIVE, reason, {}, points, premature=True)
-        verdict, reason, evidence = self.judge(points)
-        evidence = {**evidence, **exact_evidence(points)}  # issue #8
-        if evidence["exact"] is True and "exact" not in reason:
+            return Outcome(self, Verdict.INCONCLUSIVE, reason, self.plan.evidence(self, points, decided=False), points,
+                           premature=True)
+        verdict, reason, evidence = self.plan.finish(self, points, self.judge(judged))
+        evidence = {**evidence, **self.plan.evidence(self, points, decided=True)}  # issue #8: the exact state
+        if evidence.get("exact") is True and "exact" not in reason:
             reason = f"{reason} (exact expectations)"
         return controlled(self, Outcome(self, verdict, reason, evidence, points), profile, traces)
 

@@ -19,6 +19,7 @@ import numpy as np
 from ..model.participation import Participation
 from ..theory import Source
 from ..trace import RunConfig, Trace
+from .compose import named
 from .model import Profile, Verdict
 from .values import ThresholdClaim
 
@@ -59,7 +60,7 @@ def cost_deviation(per_round: PerRound, counters: Sequence[str]) -> Callable[[Ru
             worst = max(worst, float(np.max(np.abs(np.asarray(got, float) - expected[name]))))
         return np.full(trace.replicas, worst)
 
-    return summary
+    return named(summary, f"largest |recorded - paper| of {', '.join(counters)} over the checkpoints")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -51,6 +51,9 @@ class PointResult:
     stats: dict[str, Any] = field(default_factory=dict)  # claim-specific summaries
     first_divergence: int | None = None  # earliest round at which a replica diverged
     trace: Trace | None = field(default=None, repr=False)  # the run itself, for paper-specific figures
+    # what the claim's plan fetched beside the run for its reading (a stored recursion, the grid value's other
+    # runs by role); never written to the outcome's JSON
+    inputs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def exact(self) -> bool:

@@ -9,8 +9,23 @@ from typing import Any, ClassVar
 
 from ..trace import RunConfig, Trace
 from .base import Claim, Outcome
+from .compose import Grid, Plan
 from .model import PointResult, Profile, Verdict, _num
 from .views import View
+
+
+@dataclass(frozen=True)
+class Borrowed(Grid):
+    """An observation's plan: the runs and grid points of the claim it reads (``claim.of``, its controlled
+    claim's runs included), else one run per grid value of its own."""
+
+    reads: ClassVar[tuple[str, ...]] = ("of",)  # the claim fields it reads
+
+    def runs(self, claim: Any, profile: Profile) -> list[RunConfig]:
+        return claim.of.runs(profile) if claim.of is not None else super().runs(claim, profile)
+
+    def points(self, claim: Any, profile: Profile, traces: Mapping[str, Any]) -> list[PointResult]:
+        return claim.of.points(profile, traces) if claim.of is not None else super().points(claim, profile, traces)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,15 +41,10 @@ class Observation(Claim):
     quantity: str
     compute: Callable[[Sequence[PointResult], Mapping[str, Any]], Mapping[str, float]]
     of: Claim | None = None
+    plan: Plan = Borrowed()
     expect: Verdict = Verdict.OBSERVED
     kind: str = "observation"
     observes: ClassVar[bool] = True
-
-    def points(self, profile, traces):
-        return self.of.points(profile, traces) if self.of is not None else super().points(profile, traces)
-
-    def runs(self, profile):
-        return self.of.runs(profile) if self.of is not None else super().runs(profile)
 
     def view(self) -> View:
         """An observation is shown as the claim whose runs it reads."""

@@ -20,6 +20,7 @@ from .compose import Decision, Rule
 from .model import PointResult, Verdict, _fmt
 from .power import SCALE, Constraint, power
 from .statistics import _deterministic_note, _ratio, relative
+from .views_values import BoundCurves, DistanceTolerance, IntervalSides, PredictionBand, ThresholdLine
 
 SIDES = ("two-sided", "at_most", "at_least")
 
@@ -109,6 +110,7 @@ class BoundCeiling(Rule):
     every upper confidence bound is below it, FAIL when a lower one exceeds it, else INCONCLUSIVE."""
 
     reads: ClassVar[tuple[str, ...]] = ("version",)  # the claim fields it reads
+    view: ClassVar[Any] = BoundCurves()  # every bound version along the grid, the claimed one bold
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         version = claim.version
@@ -137,6 +139,7 @@ class ThresholdCeiling(Rule):
     """E[measure] <= ``claim.threshold`` at every grid point (one-sided means), no theorem needed."""
 
     reads: ClassVar[tuple[str, ...]] = ("threshold",)  # the claim fields it reads
+    view: ClassVar[Any] = ThresholdLine()
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         rows, above, unsure = _ceiling(claim, estimate, lambda p: claim.threshold, points, "threshold")
@@ -160,6 +163,7 @@ class RelativeBand(Rule):
     lies inside the band, FAIL when one lies entirely outside, else INCONCLUSIVE."""
 
     reads: ClassVar[tuple[str, ...]] = ("predict", "prediction", "rel_tolerance")  # the claim fields it reads
+    view: ClassVar[Any] = PredictionBand()
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Sequence[MeanCI]) -> Decision:
         rows, outside, unsure = [], [], []
@@ -194,6 +198,7 @@ class BetweenBounds(Rule):
     """``claim.lower`` <= E[measure] <= ``claim.upper`` (two bound versions of the theorem; two-sided CIs)."""
 
     reads: ClassVar[tuple[str, ...]] = ("lower", "upper")  # the claim fields it reads
+    view: ClassVar[Any] = IntervalSides()
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Sequence[MeanCI]) -> Decision:
         rows, outside, unsure = [], [], []
@@ -226,6 +231,7 @@ class WithinTolerance(Rule):
     CI (``point.stats``: distance, low, high) lies below it, FAIL when one lies above, else INCONCLUSIVE."""
 
     reads: ClassVar[tuple[str, ...]] = ("target_name", "tolerance")  # the claim fields it reads
+    view: ClassVar[Any] = DistanceTolerance()
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         rows = [{"value": p.value, **p.stats} for p in points]

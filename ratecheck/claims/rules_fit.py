@@ -15,6 +15,7 @@ from .evidence import BandEvidence, DifferenceEvidence
 from .model import PointResult, Verdict, _fmt
 from .power import SCALE, SHIFT, Constraint, power
 from .statistics import Difference, deterministic, point_ci, relative, slope_text
+from .views_slopes import ExponentBand, Monotone
 
 
 def _design(claim: Any, fit: SlopeFit) -> str:
@@ -51,6 +52,7 @@ class ExponentInBand(Rule):
     changing by more than ``max_curvature``), each INCONCLUSIVE with its reason."""
 
     reads: ClassVar[tuple[str, ...]] = ("design_reason", "expected", "regime", "side", "tolerance")  # the claim fields it reads
+    view: ClassVar[Any] = ExponentBand()  # the tolerance band of the expected exponent
 
     def __call__(self, claim: Any, points: Sequence[PointResult], fit: SlopeFit) -> Decision:
         if claim.regime is not None:
@@ -229,6 +231,9 @@ class StrictlyDecreasing(Rule):
     means decide. The ``reported`` rule (e.g. a slope band) is applied for its reason and evidence only."""
 
     reported: Rule
+
+    def display(self) -> Any:
+        return Monotone(reported=self.reported.display())  # the direction, the reported rule named only
 
     def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
         _, reason, evidence = self.reported(claim, points, estimate)

@@ -5,20 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
-
-import numpy as np
 
 from ..trace import RunConfig
 from .base import Claim, ExpectedOrder
-from .compose import Estimator, Reading, Rule
-from .model import PointResult, Profile, _first_divergence
+from .compose import Estimator, Plan, Reading, Rule
+from .model import PointResult, Profile
+from .plans import SeriesPair
 from .rules import SIDES, ExactOrMonteCarlo
 from .rules_fit import DifferenceBelow, ExponentInBand
 from .statistics import LogLogSlope, SlopeDifference
 from .summaries import Abscissa, Crossing, HittingTime, RoundsToLevel, first_crossing
-from .views import NoRule, Piece, Statistic
-from .views_slopes import ExponentBand, FittedSlope, HittingTimes, TwoSeries
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,8 +44,6 @@ class SlopeClaim(Claim):
     kind: str = "slope"
     statistic: Estimator = LogLogSlope()
     rule: Rule = ExponentInBand()
-    statistic_view: ClassVar[Statistic] = FittedSlope()
-    rule_view: ClassVar[Piece] = ExponentBand()
 
     def _validate(self) -> None:
         if self.side not in SIDES:
@@ -78,8 +72,6 @@ class HittingTimeClaim(SlopeClaim):
     abscissa: Callable[[float], float] | None = None
     kind: str = "hitting_time"
     reading: Reading = RoundsToLevel()
-    statistic_view: ClassVar[Statistic] = HittingTimes()
-    rule_view: ClassVar[Piece] = ExponentBand()
 
 
 # the exponent band at the exact or the Monte-Carlo tolerance (ExactSlopeClaim's rule, for wrappers of it)
@@ -116,27 +108,9 @@ class ExponentComparisonClaim(Claim):
     expected: tuple[ExpectedOrder | None, ExpectedOrder | None] = (None, None)
     tolerance: float = 0.3
     kind: str = "exponent_comparison"
+    plan: Plan = SeriesPair()
     statistic: Estimator = SlopeDifference()
     rule: Rule = DifferenceBelow()
-    statistic_view: ClassVar[Statistic] = TwoSeries()
-    rule_view: ClassVar[Piece] = NoRule()
-
-    def runs(self, profile: Profile) -> list[RunConfig]:
-        values = self.values(profile)
-        return [self.configure(v, profile) for v in values] + [self.configure_other(v, profile) for v in values]
-
-    def points(self, profile, traces):
-        values = self.values(profile)
-        out = []
-        for series, configs in ((0, self.runs(profile)[: len(values)]), (1, self.runs(profile)[len(values):])):
-            for value, config in zip(values, configs):
-                trace = traces[config.key()]
-                point = PointResult(value, config, np.empty(0), trace.diverged_count,
-                                    first_divergence=_first_divergence(trace), trace=trace)
-                self._reading()(self, point)
-                point.stats = {**point.stats, "series": self.labels[series]}
-                out.append(point)
-        return out
 
 
 @dataclass(frozen=True, kw_only=True)

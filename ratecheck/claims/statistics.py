@@ -14,6 +14,7 @@ import numpy as np
 from ..model.fit import MeanCI, SlopeFit, fit_slope, mean_ci
 from .compose import Estimator
 from .model import PointResult
+from .views_slopes import FittedSlope, TwoSeries
 
 
 def point_ci(point: PointResult, *, level: float = 0.95, side: str = "two-sided") -> MeanCI:
@@ -102,6 +103,8 @@ class LogLogSlope(Estimator):
     """The log-log slope of the replica means against the grid (x: each point's value), its CI from a
     bootstrap over replicas (none on exact points), R^2 and the local slope's change (SlopeFit)."""
 
+    view: ClassVar[Any] = FittedSlope()  # the means and the fitted power law
+
     def __call__(self, claim: Any, points: Sequence[PointResult]) -> SlopeFit:
         return _fit(points, claim.level)
 
@@ -122,6 +125,7 @@ class SlopeDifference(Estimator):
     difference A - B, its CI combining the two bootstrap standard errors (independent runs)."""
 
     reads: ClassVar[tuple[str, ...]] = ("labels",)  # the claim fields it reads
+    view: ClassVar[Any] = TwoSeries()  # each series' means and fitted power law
 
     def __call__(self, claim: Any, points: Sequence[PointResult]) -> Difference:
         from scipy.special import ndtri  # norm.ppf's own function, without scipy.stats's import (startup time)

@@ -13,9 +13,11 @@ import numpy as np
 
 from ..model.fit import log_rate
 from ..trace import RunConfig, Trace
-from .compose import Reading
+from .compose import Reading, named
 from .model import PointResult, _fmt
 from .statistics import _bootstrap_distance
+from .views_slopes import HittingTimes
+from .views_values import Distance, LogRate
 
 
 def tail_average(measure: str, start_fraction: float = 0.25) -> Callable[[RunConfig, Trace], np.ndarray]:
@@ -34,7 +36,7 @@ def tail_average(measure: str, start_fraction: float = 0.25) -> Callable[[RunCon
         head = avg[c] * t0 if t0 > 0 else 0.0
         return (avg[-1] * total - head) / (total - t0)
 
-    return summary
+    return named(summary, f"time average of {measure} over rounds [{start_fraction:g} T, T]")
 
 
 def final_value(measure: str) -> Callable[[RunConfig, Trace], np.ndarray]:
@@ -44,7 +46,7 @@ def final_value(measure: str) -> Callable[[RunConfig, Trace], np.ndarray]:
     def summary(config: RunConfig, trace: Trace) -> np.ndarray:
         return trace.at_end(measure)
 
-    return summary
+    return named(summary, f"{measure} after the last round")
 
 
 def hitting_rounds(checkpoints: np.ndarray, values: np.ndarray, level: float) -> np.ndarray:
@@ -116,6 +118,13 @@ def settled_crossing(trace: Trace, measure: str, level: float) -> np.ndarray:
 Crossing = Callable[[Trace, str, float], np.ndarray]
 
 
+def hitting_label(measure: str, crossing: Crossing) -> str:
+    """What a hitting time is, by its crossing rule (the report's y axis)."""
+    if crossing is first_crossing:
+        return f"rounds until {measure} first reaches the threshold"
+    return f"rounds until {measure} ({getattr(crossing, '__name__', 'crossing').replace('_', ' ')}) reaches the threshold"
+
+
 @dataclass(frozen=True)
 class HittingTime(Reading):
     """What to read from a run: the per-replica time at which ``measure`` reaches ``level(grid value)``,
@@ -125,6 +134,10 @@ class HittingTime(Reading):
 
     level: Callable[[float], float]
     crossing: Crossing = first_crossing
+    view: ClassVar[Any] = HittingTimes()  # hitting times and their fitted power law
+
+    def label(self, claim: Any) -> str:
+        return hitting_label(claim.measure, self.crossing)
 
     def read(self, trace: Trace, measure: str, value: float) -> tuple[float, np.ndarray]:
         """(the level at this grid value, the per-replica hitting times; NaN where never reached)."""
@@ -145,6 +158,10 @@ class RoundsToLevel(Reading):
     grid value and the rounds run; a miss makes the claim INCONCLUSIVE ("level not reached")."""
 
     reads: ClassVar[tuple[str, ...]] = ("abscissa", "crossing", "threshold")  # the claim fields it reads
+    view: ClassVar[Any] = HittingTimes()  # hitting times and their fitted power law
+
+    def label(self, claim: Any) -> str:
+        return hitting_label(claim.measure, claim.crossing)
 
     def __call__(self, claim: Any, point: PointResult) -> None:
         trace = point.trace
@@ -174,6 +191,9 @@ class Abscissa(Reading):
 
     inner: Reading
 
+    def label(self, claim: Any) -> str:
+        return ("|" + self.inner.label(claim) + "|") if claim.magnitude else self.inner.label(claim)
+
     def __call__(self, claim: Any, point: PointResult) -> None:
         self.inner(claim, point)
         if claim.abscissa is not None:
@@ -193,6 +213,10 @@ class LogRates(Reading):
     gives them, the theorem's guaranteed rate, the paper's asymptotic one and the eigenvalue's (issue #21)."""
 
     reads: ClassVar[tuple[str, ...]] = ("asymptotic", "exact", "guaranteed", "spectral", "start_fraction")  # the claim fields it reads
+    view: ClassVar[Any] = LogRate()  # the measure against the round, the fitted and the exact rates
+
+    def label(self, claim: Any) -> str:
+        return f"{claim.measure} (replica mean)"
 
     def __call__(self, claim: Any, point: PointResult) -> None:
         trace = point.trace
@@ -221,7 +245,11 @@ class FinalDistance(Reading):
     (or ``claim.target_of_run(config, trace)``, its offset from the nominal target in the stats), and the
     distance of the replica mean with its bootstrap CI (the mean itself on an exact run)."""
 
-    reads: ClassVar[tuple[str, ...]] = ("point", "target", "target_of_run")  # the claim fields it reads
+    reads: ClassVar[tuple[str, ...]] = ("point", "target", "target_name", "target_of_run")  # the claim fields it reads
+    view: ClassVar[Any] = Distance()  # the distance of the mean with its bootstrap CI
+
+    def label(self, claim: Any) -> str:
+        return f"||mean final {claim.point} - {claim.target_name}||"
 
     def __call__(self, claim: Any, point: PointResult) -> None:
         trace, config = point.trace, point.config

@@ -8,9 +8,10 @@ zero. An exact run is one row of expectations, so the verdict is deterministic; 
 replicas (its CI has zero width). The tolerance is the caller's, stated with its reason (round-off of the
 recursion over the run's rounds, not noise).
 
-The recursion is a stored computation (a ``Task`` of kind "oracle", one per run, issue #19): the sweep
-computes it on the executor once the run is there and stores it under a key that covers the oracle's own
-module and its imports, so a cached check decides without recomputing it.
+The recursion is a stored computation (a ``Task`` of kind "oracle", one per run, issue #19; the claim's plan
+``StoredRecursion``): the sweep computes it on the executor once the run is there and stores it under a key
+that covers the oracle's own module and its imports, so a cached check decides without recomputing it; the
+reading ``OracleDeviation`` turns it and the run into the per-replica deviation.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import numpy as np
 from ..model.tasks import Task
 from ..theory import Source
 from ..trace import RunConfig, Trace
-from .model import PointResult, Profile, Verdict, _first_divergence
+from .compose import Plan, Reading, Summary
+from .model import PointResult, Profile, Verdict
+from .plans import StoredRecursion
 from .values import ThresholdClaim
 
 # oracle(config, checkpoints) -> {measure: expected values at the checkpoints (C,), or per replica (C, R) for
@@ -69,45 +72,50 @@ def deviation(expected: Mapping[str, Any], trace: Trace, atol_fraction: float) -
     return worst
 
 
+@dataclass(frozen=True)
+class OracleDeviation(Reading):
+    """Per replica, the largest relative deviation of the run's measures from the oracle's recursion (the
+    stored one the plan put beside the run, ``point.inputs["recursion"]``, else computed here), or the claim's
+    own deviation when it gives one (``summary``, e.g. measures and event timeline)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("atol_fraction", "oracle", "summary")  # the claim fields it reads
+
+    def label(self, claim: Any) -> str:
+        if claim.summary is not None:
+            return Summary().label(claim)
+        return "largest relative deviation from the oracle's recursion (checkpoints, measures)"
+
+    def __call__(self, claim: Any, point: PointResult) -> None:
+        trace = point.trace
+        assert trace is not None  # a reading reads a run
+        if claim.summary is not None:
+            samples = claim.summary(point.config, trace)
+        else:
+            stored = point.inputs.get("recursion")  # absent outside a sweep: computed here
+            expected = stored["expected"] if stored is not None else oracle_values(claim.oracle, point.config,
+                                                                                   trace.checkpoints)
+            samples = deviation(expected, trace, claim.atol_fraction)
+        point.samples = samples[np.isfinite(samples)]
+
+
 @dataclass(frozen=True, kw_only=True)
 class TrajectoryClaim(ThresholdClaim):
-    """A threshold on the deviation from ``oracle``, whose recursion is a stored task per run (requests)."""
+    """A threshold on the deviation from ``oracle``, whose recursion is a stored task per run beside it (the
+    plan ``StoredRecursion``); a claim with its own deviation (``summary``) requests none."""
 
     oracle: Oracle
     atol_fraction: float = 1e-12
-    plans_runs: ClassVar[bool] = True  # its runs are planned (and the plan stored); only the recursions follow
+    plan: Plan = StoredRecursion()
+    reading: Reading = OracleDeviation()
 
     def oracle_task(self, config: RunConfig, trace: Trace) -> Task:
         """The recursion for one run: its configuration and the checkpoints it recorded."""
         return Task("oracle", self.id, {"config": config.to_dict(),
                                         "checkpoints": [int(t) for t in np.asarray(trace.checkpoints)]})
 
-    def requests(self, profile: Profile, results: Mapping[str, Any]) -> list[Task]:
-        """The recursions of the runs already made and not yet in ``results`` (the runs are planned); none
-        when the claim reads a deviation of its own (``summary``)."""
-        if self.summary is not None:
-            return []
-        return [task for config in self.own_runs(profile) if config.key() in results
-                for task in [self.oracle_task(config, results[config.key()])] if task.key() not in results]
-
-    def compute_task(self, task: Task) -> dict[str, Any]:
+    def compute_recursion(self, task: Task) -> dict[str, Any]:
         config = RunConfig.from_dict(task.spec["config"])
         return {"expected": oracle_values(self.oracle, config, task.spec["checkpoints"])}
-
-    def points(self, profile: Profile, traces: Mapping[str, Any]) -> list[PointResult]:
-        out = []
-        for value, config in zip(self.values(profile), self.own_runs(profile)):
-            trace = traces[config.key()]
-            if self.summary is not None:  # a deviation of the claim's own (e.g. measures and event timeline)
-                samples = self.summary(config, trace)
-            else:
-                stored = traces.get(self.oracle_task(config, trace).key())  # absent outside a sweep: computed here
-                expected = stored["expected"] if stored is not None else oracle_values(self.oracle, config,
-                                                                                       trace.checkpoints)
-                samples = deviation(expected, trace, self.atol_fraction)
-            out.append(PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count,
-                                   first_divergence=_first_divergence(trace), trace=trace))
-        return out
 
 
 def trajectory_oracle(*, id: str, paper: str, title: str, statement: str, source: Source,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
@@ -17,8 +16,6 @@ from .rules import BetweenBounds, BoundCeiling, ExactOrMonteCarlo, RelativeBand,
 from .rules_fit import RateAgreement
 from .statistics import MeanIntervals, OneSidedMeans
 from .summaries import FinalDistance, LogRates
-from .views import NoRule, Piece, Statistic
-from .views_values import BoundCurves, Distance, DistanceTolerance, IntervalSides, LogRate, PredictionBand, ThresholdLine
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,8 +30,6 @@ class BoundClaim(Claim):
     kind: str = "bound"
     statistic: Estimator = OneSidedMeans()
     rule: Rule = BoundCeiling()
-    statistic_view: ClassVar[Statistic] = Statistic()
-    rule_view: ClassVar[Piece] = BoundCurves()
 
     def _validate(self) -> None:
         if self.theorem is None or self.bindings is None:
@@ -56,8 +51,6 @@ class ValueClaim(Claim):
     kind: str = "value"
     statistic: Estimator = MeanIntervals()
     rule: Rule = RelativeBand()
-    statistic_view: ClassVar[Statistic] = Statistic()
-    rule_view: ClassVar[Piece] = PredictionBand()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,8 +72,6 @@ class LimitClaim(Claim):
     reading: Reading = FinalDistance()
     statistic: Estimator = Points()
     rule: Rule = WithinTolerance()
-    statistic_view: ClassVar[Statistic] = Distance()
-    rule_view: ClassVar[Piece] = DistanceTolerance()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,8 +86,6 @@ class ThresholdClaim(Claim):
     kind: str = "threshold"
     statistic: Estimator = OneSidedMeans()
     rule: Rule = ThresholdCeiling()
-    statistic_view: ClassVar[Statistic] = Statistic()
-    rule_view: ClassVar[Piece] = ThresholdLine()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,8 +101,6 @@ class IntervalClaim(Claim):
     kind: str = "interval"
     statistic: Estimator = MeanIntervals()
     rule: Rule = BetweenBounds()
-    statistic_view: ClassVar[Statistic] = Statistic()
-    rule_view: ClassVar[Piece] = IntervalSides()
 
     def _validate(self) -> None:
         if self.theorem is None or self.bindings is None:
@@ -169,8 +156,6 @@ class RateClaim(Claim):
     reading: Reading = LogRates()
     statistic: Estimator = MeanIntervals()
     rule: Rule = RateAgreement()
-    statistic_view: ClassVar[Statistic] = LogRate()
-    rule_view: ClassVar[Piece] = NoRule()
 
     def _validate(self) -> None:
         if not 0 <= self.start_fraction < 1:

@@ -1,8 +1,11 @@
-"""How a claim is shown, asked of its pieces: the statistic owns the axes (what is on y, its label and
-units, the points and their CI), the rule owns what the data are judged against (a band, a cap, a
-threshold, bound curves); each adds its plot layer, caption, table columns and facts. The report draws any
-claim through ``claim.view()`` and never branches on a kind: a kind names its pieces (``statistic_view``,
-``rule_view``), a claim that draws itself (``draw_plot``, e.g. a hunt) is shown through that.
+"""How a claim is shown, asked of its decision's pieces (ratecheck.claims.compose), never of its kind: the
+points' side (the axes, the points and their CI, a fit) is the view of the plan, else of the reading, else of
+the statistic (the first that declares one, ``piece.display()``: a plan or a reading that makes the points
+something else than means of the measure, e.g. distances, rates, rounds found by a search, shows them); the
+reading names the y axis (``Reading.label``); the rule owns what the data are judged against (a band, a cap,
+a threshold, bound curves, a direction). Each adds its plot layer, caption, table columns and facts. The
+report draws any claim through ``claim.view()``; a claim that draws itself (``draw_plot``, a paper's own
+figure) is shown through that.
 
 Pieces draw on a matplotlib Axes they are given and import no plotting library. An outcome is typed
 ``Any`` here: ``Outcome`` lives with the Claim base, which imports this module.
@@ -143,11 +146,7 @@ class Statistic(Piece):
     caption_text = "Points: replica means; band: {pct} Student-t CI of the mean per grid point (none when deterministic)."
 
     def ylabel(self, claim: Any) -> str:
-        if claim.summary is None:
-            return f"{claim.measure} after the last round"
-        # a summary is the claim's own quantity: its declared name, else the summary function's
-        quantity = getattr(claim, "quantity", "") or getattr(claim.summary, "__name__", "").replace("_", " ")
-        return quantity or f"per-replica summary of {claim.measure}"
+        return claim._reading().label(claim)  # the reading says what a point's samples are
 
     def xlabel(self, claim: Any) -> str:
         return claim.vary
@@ -297,8 +296,10 @@ class Undrawn(_Delegated, Piece):
 
 
 def view_of(claim: Any) -> View:
-    """The view of a claim from the pieces its kind names (see the module docstring)."""
-    statistic, rule = type(claim).statistic_view, type(claim).rule_view
+    """The view of a claim from its decision's pieces (see the module docstring)."""
+    shown = [piece.display() for piece in (claim.plan, claim._reading(), claim.statistic)]
+    statistic = next((v for v in shown if v is not None), None) or Statistic()
+    rule = claim.rule.display() or NoRule()
     if callable(getattr(claim, "draw_plot", None)):
         # the claim draws the whole figure: the rule's layer is part of its drawing
         return View(OwnDrawing(statistic), Undrawn(rule))

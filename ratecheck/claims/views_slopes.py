@@ -1,15 +1,16 @@
-"""The display pieces of slope claims: a fitted power law (one series, hitting times, two series) and
-the tolerance band of the expected exponent (ratecheck.claims.views)."""
+"""The display pieces of slope claims: a fitted power law (one series, hitting times, two series), the
+tolerance band of the expected exponent, and the direction a monotonicity rule judges (ratecheck.claims.views)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .evidence import BandEvidence, DifferenceEvidence
-from .views import Fact, Piece, Statistic, draw_fit, draw_means, grid_line, mean_series, pct, positive
+from .views import Fact, Piece, Statistic, draw_fit, draw_means, grid_line, mean_series, pct, point_mean_ci, positive
 
 
 class FittedSlope(Statistic):
@@ -36,10 +37,7 @@ class FittedSlope(Statistic):
 
 
 class HittingTimes(FittedSlope):
-    """Rounds until the measure first reaches a threshold, fitted as a power law."""
-
-    def ylabel(self, claim: Any) -> str:
-        return f"rounds until {claim.measure} first reaches the threshold"
+    """Rounds until the measure reaches a threshold (the reading names the crossing), fitted as a power law."""
 
     def annotate(self, ax: Any, o: Any, log_y: bool) -> None:
         levels = sorted({p.stats.get("level") for p in o.points if p.stats.get("level") is not None})
@@ -58,8 +56,11 @@ class ExponentBand(Piece):
     region below / above the cap."""
 
     def draw(self, ax: Any, o: Any, log_y: bool) -> None:
-        x, m, _, _ = mean_series(o.points, o.claim.level)
         ev = BandEvidence.read(o.evidence)
+        # through the points the statistic fitted (a plan may keep some out of the fit), else every point's mean
+        judged = ev.fit if ev is not None and ev.fit.get("x") and ev.fit.get("means") else None
+        x, m = ((np.asarray(judged["x"], dtype=float), np.asarray(judged["means"], dtype=float)) if judged
+                else mean_series(o.points, o.claim.level)[:2])
         if not x.size or ev is None or not (positive(x) and positive(m)):
             return
         xx = grid_line(x)
@@ -131,3 +132,39 @@ class TwoSeries(Statistic):
                 out.append((f"Expected exponent of {lab}: ", (f"{band['exponent']:+.4f} ({band['from']}); band "
                                                               f"[{band['band'][0]:+.3f}, {band['band'][1]:+.3f}]",)))
         return out
+
+
+@dataclass(frozen=True)
+class Monotone(Piece):
+    """What a direction rule judges (StrictlyDecreasing): the means joined in grid order, each step between
+    neighbours drawn as a confident fall or not; the rule it only reports (e.g. an exponent band) is not
+    drawn, its facts are shown as reported."""
+
+    reported: Piece | None = None
+
+    def draw(self, ax: Any, o: Any, log_y: bool) -> None:
+        pts = sorted((p for p in o.points if p.samples.size), key=lambda p: p.value)
+        if len(pts) < 2:
+            return
+        # as the rule: an exact point is its expectation (a zero-width CI), a Monte-Carlo one a Student-t CI
+        x = np.array([p.value for p in pts], dtype=float)
+        m, lo, hi = np.array([(float(p.samples[0]),) * 3 if p.exact and p.samples.size == 1
+                              else point_mean_ci(p, o.claim.level) for p in pts], dtype=float).T
+        falls = hi[1:] < lo[:-1]  # the later CI entirely below the earlier one
+        labelled: set[str] = set()
+        for i, fall in enumerate(falls):
+            label = "judged: a confident fall between neighbours" if fall else "judged: no confident fall"
+            ax.plot(x[i: i + 2], m[i: i + 2], "-" if fall else ":", color="C2" if fall else "C3", lw=1.6,
+                    label=None if label in labelled else label, zorder=3)
+            labelled.add(label)
+
+    def caption(self, o: Any) -> str:
+        return (f" Lines: the means in grid order; the claim judges only the direction (strictly decreasing: each "
+                f"{o.claim.vary}'s CI entirely below the previous one's); the fit is reported, not judged.")
+
+    def facts(self, o: Any) -> list[Fact]:
+        monotone = o.evidence.get("monotone")
+        judged: list[Fact] = [("Judged: ", (f"strictly decreasing in {o.claim.vary}" + (
+            "" if monotone is None else (": yes" if monotone else ": not shown")),))]
+        reported = self.reported.facts(o) if self.reported is not None else []
+        return judged + [(f"Reported, not judged: {label}", parts) for label, parts in reported]

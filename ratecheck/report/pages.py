@@ -10,6 +10,7 @@ from typing import Any
 import sympy as sp
 
 from ..claims import Outcome, Profile
+from ..claims.compose import pieces_of
 from ..claims.views import Fact
 from ..paper import Paper
 from ..theory import Theorem
@@ -161,6 +162,8 @@ def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
         [Span("Kind: ", bold=True), claim.kind, *(("; measure ", Span(claim.measure, code=True)) if claim.measure else ()),
          f"; varied parameter {claim.vary} over ", _values(o)],
     ]
+    if hasattr(claim, "plan"):  # the pieces its decision is composed of (ratecheck.claims.compose)
+        facts.append([Span("Decided by: ", bold=True), "; ".join(f"{k} {v}" for k, v in pieces_of(claim).items())])
     if claim.theorem is not None:
         facts.append([Span("Theorem: ", bold=True),
                       Span(claim.theorem.id, code=True, fragment=_anchor("theorem", claim.theorem.id)),

@@ -8,27 +8,31 @@ bracket, else the plain midpoint; the round next to it is tried too), down to on
 of T: exact expectations (ratecheck.exact), not Monte Carlo, whose noise would make the predicate
 flicker near eps.
 
-``HorizonSlopeClaim`` runs its bisections through the sweep: ``requests`` replays them on the runs
-found so far and yields the next horizon, so every run is stored, reused by a rerun and run on the
-executor, and ``decide`` reads the stored runs only. It fits log(rounds to eps) against log(grid value), keeping only the grid points
-where the theorem's conditions hold at the rounds found (its own formula decides the regime, e.g.
-T >= T_min), and shows the excluded points with the smallest admissible T in its evidence.
+``HorizonSlopeClaim`` runs its bisections through the sweep (its plan, ``Bisection``): ``requests`` replays
+them on the runs found so far and yields the next horizon, so every run is stored, reused by a rerun and run
+on the executor, and the decision reads the stored runs only. It fits log(rounds to eps) against log(grid
+value), keeping only the grid points where the theorem's conditions hold at the rounds found (its own formula
+decides the regime, e.g. T >= T_min), and shows the excluded points with the smallest admissible T in its
+evidence.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from ..claims import Outcome, PointResult, Profile, SlopeClaim, Verdict, _first_divergence, exact_evidence
+from ..claims import Decision, PointResult, Profile, Reading, SlopeClaim, Verdict, exact_evidence
+from ..claims.compose import Plan, grid_point
+from ..claims.views import draw_fit
+from ..claims.views_slopes import FittedSlope
 from ..trace import RunConfig, Trace
 from .tasks import Pending, complete
 
-__all__ = ["HorizonSearch", "HorizonSlopeClaim", "smallest_horizon"]
+__all__ = ["Bisection", "HorizonSearch", "HorizonSlopeClaim", "RoundsFound", "smallest_horizon"]
 
 
 @dataclass
@@ -125,10 +129,159 @@ def _next_bracket(tried: list[tuple[int, float]], target: float, t: int, *, up: 
     return min(high, max(step, t + 1)) if up else max(low, min(step, t - 1))
 
 
+class RoundsToTarget(FittedSlope):
+    """The rounds found per grid value (in the fit, or excluded where the theorem's conditions fail), the
+    smallest admissible T, and the fit over the points kept (the plan's evidence ``rows``)."""
+
+    def x_values(self, o: Any) -> list[float]:
+        return [r["value"] for r in o.evidence.get("rows", [])] or super().x_values(o)
+
+    def y_values(self, o: Any) -> list[float]:
+        return [float(r["rounds"]) for r in o.evidence.get("rows", [])] or super().y_values(o)
+
+    def draw(self, ax: Any, o: Any, log_y: bool) -> None:
+        rows = o.evidence.get("rows", [])
+        x = np.array([r["value"] for r in rows], dtype=float)
+        t = np.array([r["rounds"] for r in rows], dtype=float)
+        keep = np.array([bool(r["in_fit"]) for r in rows], dtype=bool)
+        ax.plot(x[keep], t[keep], "o", color="C0", ms=6, label="rounds to target (in the fit)", zorder=4)
+        if (~keep).any():
+            ax.plot(x[~keep], t[~keep], "x", color="C3", ms=8, mew=2,
+                    label="rounds to target where the theorem's conditions fail (excluded)", zorder=4)
+        t_min = [(r["value"], r["smallest_admissible"]) for r in rows if r.get("smallest_admissible")]
+        if t_min:
+            ax.plot(*zip(*t_min), "--", color="C7", lw=1.4, label="smallest T meeting the theorem's conditions")
+        fit = o.evidence.get("fit")
+        if fit and keep.any():
+            draw_fit(ax, np.geomspace(x[keep].min(), x[keep].max(), 32), fit)
+
+    def caption(self, o: Any) -> str:
+        return ("Points: the smallest horizon T whose exact run reaches the target (bisection on T); crosses: "
+                "grid values where the theorem's conditions fail at the rounds found (not fitted); line: the fit "
+                "over the points kept.")
+
+
+@dataclass(frozen=True)
+class RoundsFound(Reading):
+    """The smallest horizon the plan's search found at a grid value (``point.inputs["search"]``): one number,
+    exact (the search runs on exact expectations)."""
+
+    def label(self, claim: Any) -> str:
+        return "rounds to the target (bisection on T)"
+
+    def __call__(self, claim: Any, point: PointResult) -> None:
+        point.samples = np.array([float(point.inputs["search"]["rounds"])])
+
+
+@dataclass(frozen=True)
+class Bisection(Plan):
+    """An adaptive plan: per grid value, the smallest horizon T whose run's ``measure`` (after its last round)
+    reaches ``claim.target``, by ``smallest_horizon`` on exact runs ``configure_at(value, T, profile)``. It
+    plans no run: ``requests`` replays the bisections on the runs found so far and yields the next horizon,
+    so every run is stored, reused and run on the executor. A point per grid value at the horizon found (its
+    run, the theorem evaluated there); the statistic sees the points where the theorem's conditions hold at
+    the rounds found (``in_fit``), the others are shown with ``smallest_admissible``. No verdict when a search
+    reaches ``high`` or no point is left; the evidence has every search (rows, runs, rounds run)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("configure_at", "expected", "first_guess", "high", "smallest_admissible",
+                                        "target")  # the claim fields it reads
+    adaptive: ClassVar[bool] = True
+    view: ClassVar[Any] = RoundsToTarget()
+
+    def runs(self, claim: Any, profile: Profile) -> list[RunConfig]:
+        return []  # the search decides what to run: ``requests`` yields its next horizon
+
+    def requests(self, claim: Any, profile: Profile, results: Mapping[str, Any]) -> list[Any]:
+        """The next run the bisection needs, given the runs in ``results`` (none once every grid
+        value's search has ended): the sweep runs it through the store and asks again."""
+        try:
+            self.search(claim, profile, results)
+        except Pending as pending:
+            assert isinstance(pending.item, RunConfig)  # search pends runs only
+            return [pending.item]
+        return []
+
+    def search(self, claim: Any, profile: Profile, traces: Mapping[str, Any]
+               ) -> list[tuple[float, HorizonSearch, RunConfig, Trace]]:
+        """The bisections replayed on the stored runs; Pending names the first run not yet there."""
+        out, previous = [], None
+
+        def measure_at(value: float, rounds: int) -> float:
+            config = claim.configure_at(value, rounds, profile)
+            if config.mode != "exact":
+                raise ValueError(f"claim {claim.id}: the horizon search needs exact runs (noise-free in T), "
+                                 f"got mode {config.mode!r}")
+            trace = traces.get(config.key())
+            if trace is None:
+                raise Pending(config)
+            values = trace.at_end(claim.measure)
+            return float(values[0]) if values.size else math.inf
+
+        e = claim.expected.exponent()
+        for value in claim.values(profile):
+            guess = (claim.first_guess(value, profile) if previous is None
+                     else max(1, int(round(previous[1] * (value / previous[0]) ** e))))
+            found = smallest_horizon(lambda t: measure_at(value, t), claim.target, guess, high=claim.high)
+            config = claim.configure_at(value, found.rounds, profile)
+            out.append((value, found, config, traces[config.key()]))
+            previous = (value, found.rounds)
+        return out
+
+    def points(self, claim: Any, profile: Profile, traces: Mapping[str, Any]) -> list[PointResult]:
+        if self.requests(claim, profile, traces):  # asked outside a sweep: run the bisection here, uncached
+            traces = complete(claim, profile, traces)
+        reading, out = claim._reading(), []
+        for value, found, config, trace in self.search(claim, profile, traces):
+            point = grid_point(claim, value, config, trace)
+            t_min = claim.smallest_admissible(value, profile) if claim.smallest_admissible else None
+            holds = point.evaluation is None or point.evaluation.all_hold
+            row: dict[str, Any] = {"value": value, "rounds": found.rounds, "measure": found.value,
+                                   "measure_before": found.below, "capped": found.capped, "runs": found.runs,
+                                   "rounds_run": found.rounds_run, "conditions_hold": holds,
+                                   "smallest_admissible": t_min, "in_fit": holds and not found.capped}
+            if point.evaluation is not None:
+                row["broken"] = [c.name for c in point.evaluation.conditions if not c.holds]
+            point.stats = {k: row[k] for k in ("smallest_admissible", "in_fit", "runs")}
+            point.inputs["search"] = row
+            reading(claim, point)
+            out.append(point)
+        return out
+
+    def judged(self, claim: Any, points: Sequence[PointResult]) -> Sequence[PointResult]:
+        return [p for p in points if p.stats["in_fit"]]
+
+    def precheck(self, claim: Any, points: Sequence[PointResult]) -> str:
+        capped = [p.value for p in points if p.inputs["search"]["capped"]]
+        if capped:
+            where = ", ".join(f"{claim.vary}={v:g}" for v in capped)
+            return f"target {claim.target:g} not reached within {claim.high} rounds at {where}"
+        if not self.judged(claim, points):
+            return self.finish(claim, points, (Verdict.INCONCLUSIVE, "no grid point inside the theorem's conditions",
+                                               {}))[1]
+        return ""
+
+    def finish(self, claim: Any, points: Sequence[PointResult], decision: Decision) -> Decision:
+        verdict, reason, evidence = decision
+        excluded = [p.inputs["search"] for p in points if not p.stats["in_fit"]]
+        if excluded:
+            tag = ", ".join(f"{claim.vary}={r['value']:g} ({r['rounds']} rounds < {r['smallest_admissible']})"
+                            if r["smallest_admissible"] is not None else f"{claim.vary}={r['value']:g}"
+                            for r in excluded)
+            reason = f"{reason}; outside the theorem's conditions at the rounds found, so not fitted: {tag}"
+        runs = sum(p.inputs["search"]["runs"] for p in points)
+        return verdict, f"{reason} (rounds to {claim.target:g} by bisection on exact runs: {runs} runs)", evidence
+
+    def evidence(self, claim: Any, points: Sequence[PointResult], decided: bool) -> dict[str, Any]:
+        rows = [p.inputs["search"] for p in points]
+        return {"target": claim.target, "rows": rows, "runs": int(sum(r["runs"] for r in rows)),
+                "rounds_run": int(sum(r["rounds_run"] for r in rows)), **exact_evidence(points)}
+
+
 @dataclass(frozen=True, kw_only=True)
 class HorizonSlopeClaim(SlopeClaim):
     """Rounds until ``measure`` (after the run's last round) reaches ``target``, against the grid, as a
-    log-log slope; every grid value's rounds found by ``smallest_horizon`` on exact runs.
+    log-log slope; every grid value's rounds found by ``smallest_horizon`` on exact runs (the plan
+    ``Bisection``).
 
     ``configure_at(value, rounds, profile)`` is the run at one horizon (with the theorem's schedule
     for that horizon); ``first_guess(value, profile)`` starts the search at the first grid value, the
@@ -145,115 +298,5 @@ class HorizonSlopeClaim(SlopeClaim):
     smallest_admissible: Callable[[float, Profile], int | None] | None = None
     high: int = 10**6
     kind: str = "horizon_slope"
-
-    def own_runs(self, profile: Profile) -> list[RunConfig]:
-        return []  # the search decides what to run: ``requests`` yields its next horizon
-
-    def requests(self, profile: Profile, results: Mapping[str, Any]) -> list[RunConfig]:
-        """The next run the bisection needs, given the runs in ``results`` (none once every grid
-        value's search has ended): the sweep runs it through the store and asks again."""
-        try:
-            self._search(profile, results)
-        except Pending as pending:
-            assert isinstance(pending.item, RunConfig)  # _search pends runs only
-            return [pending.item]
-        return []
-
-    def _search(self, profile: Profile, traces: Mapping[str, Any]) -> list[tuple[float, HorizonSearch, RunConfig, Trace]]:
-        """The bisections replayed on the stored runs; Pending names the first run not yet there."""
-        out, previous = [], None
-
-        def measure_at(value: float, rounds: int) -> float:
-            config = self.configure_at(value, rounds, profile)
-            if config.mode != "exact":
-                raise ValueError(f"claim {self.id}: the horizon search needs exact runs (noise-free in T), "
-                                 f"got mode {config.mode!r}")
-            trace = traces.get(config.key())
-            if trace is None:
-                raise Pending(config)
-            values = trace.at_end(self.measure)
-            return float(values[0]) if values.size else math.inf
-
-        e = self.expected.exponent()
-        for value in self.values(profile):
-            guess = (self.first_guess(value, profile) if previous is None
-                     else max(1, int(round(previous[1] * (value / previous[0]) ** e))))
-            found = smallest_horizon(lambda t: measure_at(value, t), self.target, guess, high=self.high)
-            config = self.configure_at(value, found.rounds, profile)
-            out.append((value, found, config, traces[config.key()]))
-            previous = (value, found.rounds)
-        return out
-
-    def decide(self, profile: Profile, traces: Mapping[str, Any]) -> Outcome:
-        if self.requests(profile, traces):  # asked outside a sweep: run the bisection here, uncached
-            traces = complete(self, profile, traces)
-        searches = self._search(profile, traces)
-        kept: list[PointResult] = []
-        rows: list[dict[str, Any]] = []
-        shown: list[PointResult] = []
-        for value, found, config, trace in searches:
-            evaluation = None
-            if self.theorem is not None and self.bindings is not None:
-                evaluation = self.theorem.evaluate(self.bindings(config, trace), use_schedule=False)
-            point = PointResult(value, config, np.array([float(found.rounds)]), trace.diverged_count, evaluation,
-                                first_divergence=_first_divergence(trace), trace=trace)
-            t_min = self.smallest_admissible(value, profile) if self.smallest_admissible else None
-            holds = evaluation is None or evaluation.all_hold
-            row: dict[str, Any] = {"value": value, "rounds": found.rounds, "measure": found.value, "measure_before": found.below,
-                   "capped": found.capped, "runs": found.runs, "rounds_run": found.rounds_run,
-                   "conditions_hold": holds, "smallest_admissible": t_min, "in_fit": holds and not found.capped}
-            if evaluation is not None:
-                row["broken"] = [c.name for c in evaluation.conditions if not c.holds]
-            point.stats = {k: row[k] for k in ("smallest_admissible", "in_fit", "runs")}
-            rows.append(row)
-            shown.append(point)
-            if row["in_fit"]:
-                kept.append(point)
-        capped = [r for r in rows if r["capped"]]
-        evidence: dict[str, Any] = {"target": self.target, "rows": rows,
-                                    "runs": int(sum(r["runs"] for r in rows)),
-                                    "rounds_run": int(sum(r["rounds_run"] for r in rows))}
-        excluded = [r for r in rows if not r["in_fit"]]
-        if capped:
-            where = ", ".join(f"{self.vary}={r['value']:g}" for r in capped)
-            reason = f"target {self.target:g} not reached within {self.high} rounds at {where}"
-            return Outcome(self, Verdict.INCONCLUSIVE, reason, {**evidence, **exact_evidence(shown)}, shown)
-        verdict, reason, fit_evidence = SlopeClaim._decide(self, kept) if kept else (
-            Verdict.INCONCLUSIVE, "no grid point inside the theorem's conditions", {})
-        evidence = {**fit_evidence, **evidence, **exact_evidence(shown)}
-        if excluded:
-            tag = ", ".join(f"{self.vary}={r['value']:g} ({r['rounds']} rounds < {r['smallest_admissible']})"
-                            if r["smallest_admissible"] is not None else f"{self.vary}={r['value']:g}"
-                            for r in excluded)
-            reason = f"{reason}; outside the theorem's conditions at the rounds found, so not fitted: {tag}"
-        reason = f"{reason} (rounds to {self.target:g} by bisection on exact runs: {evidence['runs']} runs)"
-        return Outcome(self, verdict, reason, evidence, shown)
-
-    # the report draws rounds to eps, the fit over the kept points, and the smallest admissible T
-    plot_label = "rounds to the target (bisection on T)"
-    plot_log_x = True
-
-    def draw_plot(self, ax: Any, outcome: Outcome, log_y: bool) -> None:
-        rows = outcome.evidence.get("rows", [])
-        x = np.array([r["value"] for r in rows], dtype=float)
-        t = np.array([r["rounds"] for r in rows], dtype=float)
-        keep = np.array([bool(r["in_fit"]) for r in rows])
-        ax.plot(x[keep], t[keep], "o", color="C0", ms=6, label="rounds to target (in the fit)", zorder=4)
-        if (~keep).any():
-            ax.plot(x[~keep], t[~keep], "x", color="C3", ms=8, mew=2,
-                    label="rounds to target where the theorem's conditions fail (excluded)", zorder=4)
-        t_min = [(r["value"], r["smallest_admissible"]) for r in rows if r.get("smallest_admissible")]
-        if t_min:
-            ax.plot(*zip(*t_min), "--", color="C7", lw=1.4, label="smallest T meeting the theorem's conditions")
-        fit = outcome.evidence.get("fit")
-        if fit and keep.any():
-            xx = np.geomspace(x[keep].min(), x[keep].max(), 32)
-            ax.plot(xx, math.exp(fit["intercept"]) * xx ** fit["slope"], "-", color="C1", lw=1.6,
-                    label=f"fit: slope {fit['slope']:+.3f}")
-        e, tol = outcome.evidence.get("expected_exponent"), outcome.evidence.get("tolerance")
-        if e is not None and keep.any():
-            gx, gy = math.exp(np.mean(np.log(x[keep]))), math.exp(np.mean(np.log(t[keep])))
-            xx = np.geomspace(x.min(), x.max(), 32)
-            ax.fill_between(xx, gy * (xx / gx) ** (e - tol), gy * (xx / gx) ** (e + tol), color="C2", alpha=0.15,
-                            lw=0, label=f"band: slope {e:+.3f} \u00b1 {tol:g}")
-
+    plan: Plan = Bisection()
+    reading: Reading = RoundsFound()

@@ -23,12 +23,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..assumptions import certified, declared_by, missing
 from ..claims import Claim, Outcome, PointResult, Profile, Verdict
+from ..claims.compose import Plan
 from ..inspection import view
 from ..model.fit import mean_ci
 from ..model.strategies import finite_floats, fixed_draws
@@ -36,6 +37,7 @@ from ..params import check_option
 from ..simulate.engine import run_config
 from ..theory import Evaluation, Source, Theorem
 from ..trace import RunConfig, Trace
+from .hunt_view import SearchHistory
 from .tasks import Task, complete, task_runner
 
 __all__ = ["Counterexample", "HuntClaim", "HuntResult", "HuntSpace", "NoCounterexample", "finite_floats",
@@ -459,6 +461,35 @@ def _no_grid_runs(value: float, profile: Profile) -> RunConfig:
     raise ValueError("a hunt claim plans no grid runs: its searches are stored tasks")
 
 
+@dataclass(frozen=True)
+class Searches(Plan):
+    """A hunt's plan: no grid runs; its restarts (``HuntClaim.searches``) are stored tasks, asked for in turn
+    until one finds a counterexample, each computed on the executor."""
+
+    reads: ClassVar[tuple[str, ...]] = ("searches", "space")  # the claim fields it reads
+    adaptive: ClassVar[bool] = True
+    view: ClassVar[Any] = SearchHistory()  # measure/bound of every instance tried, against 1
+
+    def runs(self, claim: Any, profile: Profile) -> list[RunConfig]:
+        return []  # the search decides what to run as it goes
+
+    def requests(self, claim: Any, profile: Profile, results: Mapping[str, Any]) -> list[Any]:
+        """The next restart not yet in ``results``, unless an earlier one found a counterexample."""
+        for task in claim.searches(profile):
+            if task.key() not in results:
+                return [task]
+            if results[task.key()]["found"]:
+                return []
+        return []
+
+    def compute_task(self, claim: Any, task: Task) -> dict[str, Any]:
+        spec = task.spec
+        result = hunt(claim.space, spec["version"], examples=int(spec["examples"]), seed=int(spec["seed"]),
+                      replicas=int(spec["replicas"]), level=float(spec["level"]), run=task_runner())
+        return {**result.to_dict(), "history": [_num(r) for r in result.history],
+                "runs": [c.to_dict() for c in result.runs]}
+
+
 @dataclass(frozen=True, kw_only=True)
 class HuntClaim(Claim):
     """A hunt registered as a claim: it plans no grid runs; its searches are stored tasks.
@@ -488,13 +519,11 @@ class HuntClaim(Claim):
     configure: Callable[[float, Profile], RunConfig] = field(default=_no_grid_runs)
     measure: str = ""
     expects_counterexample: bool = False
+    plan: Plan = Searches()
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.space.theorem.bound(self.version)  # an unknown version fails at registration
-
-    def own_runs(self, profile: Profile) -> list[RunConfig]:
-        return []  # the search decides what to run as it goes
 
     def searches(self, profile: Profile) -> list[Task]:
         """One task per restart: the space, the bound version, the seed and the example count."""
@@ -503,22 +532,6 @@ class HuntClaim(Claim):
                                        "examples": examples, "replicas": self.replicas, "level": self.level,
                                        "roundoff": self.space.roundoff})
                 for r in range(max(1, int(self.restarts)))]
-
-    def requests(self, profile: Profile, results: Mapping[str, Any]) -> list[Task]:
-        """The next restart not yet in ``results``, unless an earlier one found a counterexample."""
-        for task in self.searches(profile):
-            if task.key() not in results:
-                return [task]
-            if results[task.key()]["found"]:
-                return []
-        return []
-
-    def compute_task(self, task: Task) -> dict[str, Any]:
-        spec = task.spec
-        result = hunt(self.space, spec["version"], examples=int(spec["examples"]), seed=int(spec["seed"]),
-                      replicas=int(spec["replicas"]), level=float(spec["level"]), run=task_runner())
-        return {**result.to_dict(), "history": [_num(r) for r in result.history],
-                "runs": [c.to_dict() for c in result.runs]}
 
     def decide(self, profile: Profile, traces: Mapping[str, Any]) -> Outcome:
         if self.requests(profile, traces):  # asked outside a sweep: search here, uncached
@@ -555,24 +568,6 @@ class HuntClaim(Claim):
         reason = f"no counterexample to bound '{self.version}' of {self.space.id}: {best_text}; {searched}"
         verdict = Verdict.FAIL if self.expects_counterexample else Verdict.PASS
         return Outcome(self, verdict, reason, evidence, points)
-
-    # the report draws the search: measure/bound of every instance tried, the line at 1
-    plot_label = "measure / bound of each instance tried"
-
-    def draw_plot(self, ax: Any, outcome: Outcome, log_y: bool) -> None:
-        history = outcome.evidence.get("history", [])
-        ratios = np.array([float(r) for r in history], dtype=float)
-        ax.set_xscale("linear")
-        ax.plot(np.arange(1, ratios.size + 1), ratios, "o", ms=4, color="C0", label="instance tried (in order)")
-        ax.axhline(1.0, color="C3", ls="--", lw=1.5, label=f"bound '{self.version}' (ratio 1)")
-        if np.isfinite(ratios).any():  # where the search peaked, and the instance the verdict reports
-            best, h = int(np.nanargmax(np.where(np.isfinite(ratios), ratios, np.nan))), outcome.evidence.get("hunt", {})
-            ax.plot(best + 1, ratios[best], "*", ms=14, color="C1", zorder=5, label=f"largest ratio found: {ratios[best]:.3g}")
-            at = np.flatnonzero(np.isclose(ratios, float(h.get("ratio", np.nan)), rtol=1e-9))
-            if at.size:
-                ax.plot(at[-1] + 1, ratios[at[-1]], "s", ms=11, mfc="none", mew=2, color="C3", zorder=6, label=(
-                    "counterexample reported (shrunk)" if h.get("found") else "instance reported") + f": ratio {h['ratio']:.3g}")
-        ax.set_xlabel("instance (search order; shrinking last)")
 
 
 def _merged(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:

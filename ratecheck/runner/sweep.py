@@ -64,7 +64,7 @@ def _job(item: RunConfig | _TaskJob) -> tuple[str, Any]:
             return "run", _run_to_arrays(item)
         claim = item.claim if item.claim is not None else _registered_claim(item.task.claim, item.sources)
         with running_with(_StoredRuns(item.store) if item.store is not None else None):
-            return "task", jsonable(claim.compute_task(item.task))  # type: ignore[union-attr]  # claims with tasks have it
+            return "task", jsonable(claim.compute_task(item.task))
     except Exception as exc:  # a run or search refused or failed: reported, not raised
         return "error", f"{type(exc).__name__}: {exc}"
 

@@ -76,14 +76,14 @@ def complete(claim: Claim, profile: Profile, results: Mapping[str, Any]) -> dict
     answered every request from the store or the executor."""
     out = dict(results)
     while True:
-        wanted = claim.requests(profile, out)  # type: ignore[attr-defined]  # claims that request runs or tasks
+        wanted = claim.requests(profile, out)
         if not wanted:
             return out
         for item in wanted:
             if isinstance(item, RunConfig):
                 out[item.key()] = run_config(item)
             else:
-                out[item.key()] = jsonable(claim.compute_task(item))  # type: ignore[attr-defined]  # claims with tasks
+                out[item.key()] = jsonable(claim.compute_task(item))
 
 
 def jsonable(obj: Any) -> Any:
