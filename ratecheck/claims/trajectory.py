@@ -44,6 +44,13 @@ def trajectory_deviation(oracle: Oracle, atol_fraction: float = 1e-12) -> Callab
     return summary
 
 
+def ran(config: RunConfig, trace: Trace) -> RunConfig:
+    """The configuration that made ``trace``: ``config`` itself, unless a check ran it under a seed offset
+    (``Profile.seed_offset``): then the trace's own, whose seed the oracle replays (the same draws)."""
+    made = getattr(trace, "config", None)
+    return made if isinstance(made, RunConfig) and made.seed != config.seed else config
+
+
 def oracle_values(oracle: Oracle, config: RunConfig, checkpoints: Sequence[int] | np.ndarray) -> dict[str, list]:
     """The oracle's expectations as they are stored (float lists by measure name, in name order), so a
     fresh and a stored decision read the same numbers (JSON keeps a float64 exactly)."""
@@ -78,8 +85,9 @@ class TrajectoryClaim(ThresholdClaim):
     plans_runs: ClassVar[bool] = True  # its runs are planned (and the plan stored); only the recursions follow
 
     def oracle_task(self, config: RunConfig, trace: Trace) -> Task:
-        """The recursion for one run: its configuration and the checkpoints it recorded."""
-        return Task("oracle", self.id, {"config": config.to_dict(),
+        """The recursion for one run: its configuration (as run: with a check's seed offset, ratecheck.runner.sweep)
+        and the checkpoints it recorded."""
+        return Task("oracle", self.id, {"config": ran(config, trace).to_dict(),
                                         "checkpoints": [int(t) for t in np.asarray(trace.checkpoints)]})
 
     def requests(self, profile: Profile, results: Mapping[str, Any]) -> list[Task]:
@@ -99,10 +107,10 @@ class TrajectoryClaim(ThresholdClaim):
         for value, config in zip(self.values(profile), self.own_runs(profile)):
             trace = traces[config.key()]
             if self.summary is not None:  # a deviation of the claim's own (e.g. measures and event timeline)
-                samples = self.summary(config, trace)
+                samples = self.summary(ran(config, trace), trace)
             else:
                 stored = traces.get(self.oracle_task(config, trace).key())  # absent outside a sweep: computed here
-                expected = stored["expected"] if stored is not None else oracle_values(self.oracle, config,
+                expected = stored["expected"] if stored is not None else oracle_values(self.oracle, ran(config, trace),
                                                                                        trace.checkpoints)
                 samples = deviation(expected, trace, self.atol_fraction)
             out.append(PointResult(value, config, samples[np.isfinite(samples)], trace.diverged_count,
