@@ -293,6 +293,8 @@ OPTION_PARAMS: dict[str, Param] = dict(
                       nullable=True),
     max_mutants=Param.int("mutants `ratecheck mutate` runs, drawn with --seed (none: every one)", low=1,
                           nullable=True),
+    seed_offset=Param.int("added to the seed of every Monte-Carlo run and search a check makes (0: the registered "
+                          "verdicts; tools/seed_stability.py checks under several)", low=0),
 )
 
 

@@ -7,6 +7,10 @@ against the per-round costs of their algorithm boxes (ratecheck.claims.costs).
   the tracking correction, then K corrected local steps: K + 1 gradient pairs; two rounds of communication
   per round (the global gradient is averaged, then the local models), so 2 m vectors each way.
 FSGDA (p = 0) and Local SGDA (unit global steps) cost the same as FESS-GDA.
+* Smoothed-AGDA (Zhang et al. 2020; stochastic: Yang et al. 2022b; spec §7), centralized and alternating: every
+  iteration takes two stochastic gradients of f = mean of the M clients' f_i, one at (x, y) for the x-step and one
+  at (x+, y) for the y-step: 2 M client gradient pairs (the oracle calls only: it is no federated method, so the
+  box names no communication).
 Run on 4 clients with P = 2 or 3, K = 3, Monte Carlo with 3 replicas (the costs do not depend on draws).
 """
 
@@ -17,12 +21,14 @@ from ratecheck.claims.costs import cost_claim, participants
 from ratecheck.trace import RunConfig
 
 from .oracles import ORACLE_PROBLEM, ORACLE_STEPS
+from .oracles_variants import RUNS as VARIANT_RUNS
 from .theorems import KEY, src
 
 COST_T = 7
 RUNS = {"fess_gda": ORACLE_STEPS, "fsgda": {**ORACLE_STEPS, "p": 0.0},
         "local_sgda": {**ORACLE_STEPS, "p": 0.0, "eta_x_global": 1.0, "eta_y_global": 1.0,
                        "participation": "without_replacement:3"},
+        "smoothed_agda": VARIANT_RUNS["smoothed_agda"],
         "fedgda_gt": {"eta_x_local": 0.12, "eta_y_local": 0.09, "local_steps": 3, "participation": "full"}}
 
 
@@ -34,6 +40,10 @@ def fess_gda_round(config: RunConfig, t: int) -> dict[str, float]:
 def fedgda_gt_round(config: RunConfig, t: int) -> dict[str, float]:
     m = int(config.problem_params["clients"])
     return {"oracle_calls": m * (int(config.params["local_steps"]) + 1), "vectors_up": 2 * m, "vectors_down": 2 * m}
+
+
+def smoothed_agda_round(config: RunConfig, t: int) -> dict[str, float]:
+    return {"oracle_calls": 2 * int(config.problem_params["clients"])}
 
 
 def _configure(name: str):
@@ -53,11 +63,16 @@ CASES = {
     "fedgda_gt": (fedgda_gt_round, "all 4 clients, K = 3: m (K + 1) gradient pairs (the tracking gradient at the "
                   "server point and K local steps), 2 m vectors each way a round",
                   src("baseline FedGDA-GT: Sun & Wei 2022, Algorithm 1", "spec §2.5")),
+    "smoothed_agda": (smoothed_agda_round, "centralized on the mean of the 4 clients, alternating: 2 M gradient pairs "
+                      "a round (the x-step's at (x, y), the y-step's at (x+, y))",
+                      src("Smoothed-AGDA: Zhang et al. 2020; Yang et al. 2022b", "spec §7")),
 }
+COUNTERS = {"smoothed_agda": ("oracle_calls",)}  # centralized: no communication in its box
 
 CLAIMS = tuple(
     cost_claim(id=f"fessgda.cost.{name}", paper=KEY, title=f"{name}: recorded costs equal its algorithm box's",
                statement=f"{name} on the oracle quadratic, {what}.", source=source, configure=_configure(name),
-               per_round=per_round, counters=("oracle_calls", "vectors_up", "vectors_down"), measure="stat_sq",
+               per_round=per_round, counters=COUNTERS.get(name, ("oracle_calls", "vectors_up", "vectors_down")),
+               measure="stat_sq",
                grid={"quick": (COST_T,), "full": (COST_T,)})
     for name, (per_round, what, source) in CASES.items())

@@ -120,6 +120,7 @@ HUNT_PRINTED = NoCounterexample(
     source=src("Appendix I, eq. (52)", "spec §4.7 (3)"),
     version="printed_conversion",
     expect=Verdict.FAIL,
+    restarts=3,  # one search of 24 found no counterexample under 1 of 5 seed offsets (tools/seed_stability.py)
     expect_reason="the printed conversion drops kappa2, the Lipschitz constant of y*(.) (spec §4.7 (3)): with mu2 "
                   "well below mu1, a strong coupling and y0 off y*(x0) on the side of y*, ||y - y*||^2 exceeds "
                   "(2/mu2) W while y relaxes (for ~l/mu2 rounds); the search must find such an instance",

@@ -455,7 +455,7 @@ class ExactProjectionGD(Algorithm[CompositeOracles]):
         lam, gamma = ipir.resolved_lam(problem), ipir.resolved_gamma(problem)
         y = state.y
         y = y - gamma * (problem.outer.grad(y) + (y - state.x) / lam)
-        return IPIRState(y=y, x=problem.project(y), t=t + 1), {}
+        return IPIRState(y=y, x=problem.project(y), t=t + 1), {"projections": 1.0, "inner_rounds": 0.0}
 
     def output(self, state):
         return {"y": state.y, "x": state.x}

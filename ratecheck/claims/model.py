@@ -34,6 +34,7 @@ class Profile:
     name: str
     replicas: int
     scale: float = 1.0  # multiplies round counts where a claim allows it
+    seed_offset: int = 0  # added to every Monte-Carlo run's and search's seed when it runs (check --seed-offset)
 
 
 PROFILES = {"quick": Profile("quick", replicas=16), "full": Profile("full", replicas=48, scale=4.0)}

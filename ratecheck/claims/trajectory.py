@@ -47,6 +47,13 @@ def trajectory_deviation(oracle: Oracle, atol_fraction: float = 1e-12) -> Callab
     return summary
 
 
+def ran(config: RunConfig, trace: Trace) -> RunConfig:
+    """The configuration that made ``trace``: ``config`` itself, unless a check ran it under a seed offset
+    (``Profile.seed_offset``): then the trace's own, whose seed the oracle replays (the same draws)."""
+    made = getattr(trace, "config", None)
+    return made if isinstance(made, RunConfig) and made.seed != config.seed else config
+
+
 def oracle_values(oracle: Oracle, config: RunConfig, checkpoints: Sequence[int] | np.ndarray) -> dict[str, list]:
     """The oracle's expectations as they are stored (float lists by measure name, in name order), so a
     fresh and a stored decision read the same numbers (JSON keeps a float64 exactly)."""
@@ -89,10 +96,11 @@ class OracleDeviation(Reading):
         trace = point.trace
         assert trace is not None  # a reading reads a run
         if claim.summary is not None:
-            samples = claim.summary(point.config, trace)
+            samples = claim.summary(ran(point.config, trace), trace)
         else:
             stored = point.inputs.get("recursion")  # absent outside a sweep: computed here
-            expected = stored["expected"] if stored is not None else oracle_values(claim.oracle, point.config,
+            expected = stored["expected"] if stored is not None else oracle_values(claim.oracle,
+                                                                                   ran(point.config, trace),
                                                                                    trace.checkpoints)
             samples = deviation(expected, trace, claim.atol_fraction)
         point.samples = samples[np.isfinite(samples)]
@@ -109,8 +117,9 @@ class TrajectoryClaim(ThresholdClaim):
     reading: Reading = OracleDeviation()
 
     def oracle_task(self, config: RunConfig, trace: Trace) -> Task:
-        """The recursion for one run: its configuration and the checkpoints it recorded."""
-        return Task("oracle", self.id, {"config": config.to_dict(),
+        """The recursion for one run: its configuration (as run: with a check's seed offset, ratecheck.runner.sweep)
+        and the checkpoints it recorded."""
+        return Task("oracle", self.id, {"config": ran(config, trace).to_dict(),
                                         "checkpoints": [int(t) for t in np.asarray(trace.checkpoints)]})
 
     def compute_recursion(self, task: Task) -> dict[str, Any]:

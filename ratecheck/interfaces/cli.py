@@ -14,6 +14,7 @@ error answer without loading sympy, the engine or the store).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -158,6 +159,8 @@ def _outcomes(args: argparse.Namespace):
     from ratecheck.runner.sweep import check_claims, load_plans
 
     profile = PROFILES["full" if args.full else "quick"]
+    if getattr(args, "seed_offset", 0):
+        profile = dataclasses.replace(profile, seed_offset=args.seed_offset)
     _derivations_beside_runs(args)
     registry = _registry(args)
     args.store = _store(args)
@@ -259,6 +262,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({
             "profile": profile.name,
+            **({"seed_offset": profile.seed_offset} if profile.seed_offset else {}),
             "seconds": round(seconds, 2),
             "report": str(report) if report else None,
             "ok": not unexpected,
@@ -454,6 +458,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--no-report", action="store_true", help="do not write the report")
             p.add_argument("--json", action="store_true", help="machine-readable output")
             p.add_argument("-v", "--verbose", action="store_true", help="full reasons, wrapped")
+            p.add_argument("--seed-offset", type=int, default=0, metavar="N",
+                           help="add N to the seed of every Monte-Carlo run and search (default 0: the registered "
+                                "verdicts; tools/seed_stability.py compares several)")
         p.set_defaults(func=func)
 
     register_export(sub, _add_paper_option, _outcomes, DEFAULT_CACHE, UsageError)

@@ -23,7 +23,7 @@ def default_jobs() -> int:
 
 def check_run_options(args: argparse.Namespace, open_store: Callable[[argparse.Namespace], Any],
                       usage_error: type[Exception]) -> str | None:
-    """--jobs, --dask and --cache-dir checked before anything runs: what is wrong, or None.
+    """--jobs, --seed-offset, --dask and --cache-dir checked before anything runs: what is wrong, or None.
 
     --jobs above the cores is capped at them (one interpreter per extra job only competes for the
     same cores), with a note on stderr; --force-jobs keeps the number asked for."""
@@ -37,6 +37,8 @@ def check_run_options(args: argparse.Namespace, open_store: Callable[[argparse.N
             print(f"ratecheck: note: --jobs {args.jobs} is more than the {cores} cores; using {cores} "
                   f"(--force-jobs keeps {args.jobs})", file=sys.stderr)
             args.jobs = cores
+    if getattr(args, "seed_offset", 0) and (problem := option_problem("seed_offset", args.seed_offset)):
+        return problem
     if getattr(args, "dask", None) is not None:
         from ..runner.executors import check_dask_address
 

@@ -528,7 +528,7 @@ class HuntClaim(Claim):
     def searches(self, profile: Profile) -> list[Task]:
         """One task per restart: the space, the bound version, the seed and the example count."""
         examples = int(self.values(profile)[0])
-        return [Task("hunt", self.id, {"theorem": self.space.id, "version": self.version, "seed": self.seed + r,
+        return [Task("hunt", self.id, {"theorem": self.space.id, "version": self.version, "seed": self.seed + r + profile.seed_offset,
                                        "examples": examples, "replicas": self.replicas, "level": self.level,
                                        "roundoff": self.space.roundoff})
                 for r in range(max(1, int(self.restarts)))]

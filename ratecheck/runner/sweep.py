@@ -125,23 +125,32 @@ def compute(
     executor: Executor | None = None,
     progress: bool | str = True,
     stats: dict[str, int] | None = None,
+    seed_offset: int = 0,
 ) -> None:
     """Add to ``results`` every item's result (``(claim, Task)`` or ``(None, RunConfig)``): from the
-    store when it holds it, else computed on the executor and stored the moment it arrives."""
+    store when it holds it, else computed on the executor and stored the moment it arrives.
+
+    ``seed_offset`` (``Profile.seed_offset``): each Monte-Carlo run is made and stored as the run of its
+    configuration with the seed shifted, and kept in ``results`` under the configuration the claim asked
+    for, so claims decide on other draws unchanged. Exact runs are expectations: no seed enters them."""
     stats = stats if stats is not None else {}
     stats.setdefault("reused", 0)
     stats.setdefault("computed", 0)
     missing: list[tuple[Claim | None, RunConfig | Task]] = []
+    asked: list[str] = []  # the key each missing item is kept under: that of the configuration asked for
     for claim, item in {item.key(): (claim, item) for claim, item in items}.values():
         key = item.key()
         if key in results or key in results.errors:
             continue
+        if isinstance(item, RunConfig):
+            item = seeded(item, seed_offset)
         found = _cached(store, item) if isinstance(item, RunConfig) else _cached_task(store, claim, item)
         if found is not None:
             results[key], results.origin[key] = found, "reused"
             stats["reused"] += 1
         else:
             missing.append((claim, item))
+            asked.append(key)
     if not missing:
         return
     owned = executor is None
@@ -151,7 +160,7 @@ def compute(
     def keep(index: int, result: tuple[str, Any]) -> None:
         claim, item = missing[index]
         kind, value = result
-        key = item.key()
+        key = asked[index]
         if kind == "error":
             results.errors[key] = value
             return
@@ -172,6 +181,13 @@ def compute(
     finally:
         if owned:
             executor.close()
+
+
+def seeded(config: RunConfig, seed_offset: int) -> RunConfig:
+    """The run a check under ``seed_offset`` makes for ``config``: its seed shifted (an exact run: itself)."""
+    if not seed_offset or config.mode == "exact":
+        return config
+    return config.with_(seed=int(config.seed) + int(seed_offset))
 
 
 def _task_runs(result: Any) -> list[RunConfig]:
@@ -328,7 +344,8 @@ def gather(
         if not items:
             keep_parsed_imports(store, save=True)
             return results, needs
-        compute(items, results, store=store, executor=executor, progress=progress, stats=stats)
+        compute(items, results, store=store, executor=executor, progress=progress, stats=stats,
+                seed_offset=profile.seed_offset)
         items = []
 
 
