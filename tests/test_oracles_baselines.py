@@ -1,6 +1,7 @@
 """Trajectory oracles of the bilevel baselines (issue #23 item 2): they pass on the code, and plausible single
 bugs (fresh samples in FedNest's SVRG difference, a rescaled model average, a renormalized weight, FedNova's
-tau_eff over the sampled clients) turn them into a FAIL (monkeypatched)."""
+tau_eff over the sampled clients, Algorithm 3's N' or scale N/l off, the series where N' is random) turn them into a
+FAIL (monkeypatched)."""
 
 import numpy as np
 import pytest
@@ -22,7 +23,14 @@ def _decide(claim):
 def test_oracles_pass_on_the_code(name):
     outcome = _decide(BY_NAME[name])
     assert outcome.verdict == Verdict.PASS, outcome.reason
-    assert outcome.evidence["exact"] is True
+    assert outcome.evidence["exact"] is (name not in oracles_baselines.REPLAYS)  # replays: noise-free Monte Carlo
+
+
+def test_replays_draw_every_truncation():
+    for name in oracles_baselines.REPLAYS:
+        config = BY_NAME[name].configure(oracles_baselines.REPLAY_T, PROFILE)
+        depths = oracles_baselines.truncation_depths(config)
+        assert set(depths.ravel().tolist()) == set(range(int(config.params["neumann_terms"])))
 
 
 def test_client_sets_enumerate_the_samplers():
@@ -42,6 +50,15 @@ def _patch(monkeypatch, mutation):
             w = problem.p[clients]
             return w / w.sum(axis=1, keepdims=True)
         monkeypatch.setattr(bilevel_baselines, "sampled_weights", sampled_weights)
+    elif mutation == "truncation_from_one":  # N' uniform on {1..N} instead of {0..N-1}
+        real = bilevel_baselines.FedNest._random
+        monkeypatch.setattr(bilevel_baselines.FedNest, "_random", lambda self, *a: real(self, *a[:-1], a[-1] + 1))
+    elif mutation == "unscaled_estimate":  # p_N' without Algorithm 3's factor N/l
+        real = bilevel_baselines.FedNest._random
+        monkeypatch.setattr(bilevel_baselines.FedNest, "_random",
+                            lambda self, *a: real(self, *a) / (self.neumann_terms * self.neumann_step))
+    elif mutation == "series_default":  # the deterministic series where Algorithm 3 truncates at random
+        monkeypatch.setattr(bilevel_baselines.FedNest, "_random", lambda self, *a: self._series(*a[:-1]))
     elif mutation == "tau_eff_sampled":  # FedNova's tau_eff over C instead of all n clients
         monkeypatch.setattr(bilevel.ShroFBO, "_factor", lambda self, p, norms_all, norms_c, weights:
                             (weights * norms_c).sum(axis=1)[:, None] / norms_c)
@@ -49,7 +66,9 @@ def _patch(monkeypatch, mutation):
 
 @pytest.mark.parametrize("mutation, name", [
     ("fresh_sample", "fednest"), ("weighted_model_sum", "lfednest"), ("renormalized_weights", "naive_hypergrad"),
-    ("tau_eff_sampled", "fednova")])
+    ("tau_eff_sampled", "fednova"), ("truncation_from_one", "fednest_random"),
+    ("unscaled_estimate", "lfednest_random"), ("series_default", "fednest_random"),
+    ("series_default", "lfednest_random")])
 def test_plausible_bugs_fail(monkeypatch, mutation, name):
     _patch(monkeypatch, mutation)
     outcome = _decide(BY_NAME[name])
