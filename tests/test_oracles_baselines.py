@@ -59,6 +59,10 @@ def _patch(monkeypatch, mutation):
                             lambda self, *a: real(self, *a) / (self.neumann_terms * self.neumann_step))
     elif mutation == "series_default":  # the deterministic series where Algorithm 3 truncates at random
         monkeypatch.setattr(bilevel_baselines.FedNest, "_random", lambda self, *a: self._series(*a[:-1]))
+    elif mutation == "anchor_without_correction":  # 'anchor' forgetting the aggregate (plain local SGD)
+        real = bilevel_baselines.FedNest._corrected
+        monkeypatch.setattr(bilevel_baselines.FedNest, "_corrected", lambda self, grad, local, point, correction,
+                            anchor, noise: real(self, grad, local, point, 0.0, anchor, noise))
     elif mutation == "tau_eff_sampled":  # FedNova's tau_eff over C instead of all n clients
         monkeypatch.setattr(bilevel.ShroFBO, "_factor", lambda self, p, norms_all, norms_c, weights:
                             (weights * norms_c).sum(axis=1)[:, None] / norms_c)
@@ -68,7 +72,7 @@ def _patch(monkeypatch, mutation):
     ("fresh_sample", "fednest"), ("weighted_model_sum", "lfednest"), ("renormalized_weights", "naive_hypergrad"),
     ("tau_eff_sampled", "fednova"), ("truncation_from_one", "fednest_random"),
     ("unscaled_estimate", "lfednest_random"), ("series_default", "fednest_random"),
-    ("series_default", "lfednest_random")])
+    ("series_default", "lfednest_random"), ("anchor_without_correction", "fednest_anchor")])
 def test_plausible_bugs_fail(monkeypatch, mutation, name):
     _patch(monkeypatch, mutation)
     outcome = _decide(BY_NAME[name])
