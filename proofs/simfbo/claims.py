@@ -239,7 +239,8 @@ def vacuity(points, evidence) -> dict[str, float]:
     ratios = [row["ratio"] for row in evidence.get("rows", [])]
     if not ratios:
         return {}
-    return {"largest mean/bound": max(ratios), "bound/mean at least": 1 / max(ratios),
+    largest = max(ratios)  # 0 when the bound is infinite (e.g. a rho_bar of 0): the bound is then far above
+    return {"largest mean/bound": largest, "bound/mean at least": 1 / largest if largest > 0 else float("inf"),
             "conditions violated (largest count)": max(
                 (sum(not c.holds for c in p.evaluation.conditions) for p in points if p.evaluation), default=0)}
 
