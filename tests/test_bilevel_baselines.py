@@ -64,7 +64,7 @@ def _hand_fednest(prob, alg, rounds):
 def test_fednest_matches_hand_recursion(name):
     prob = make(**p1(clients=4, sigma_f=0.0, sigma_g=0.0, hessian_spread=0.3, weights=WEIGHTS))
     alg = make_algorithm(name, {"inner_rounds": 3, "local_steps": 2, "neumann_terms": 4, "eta_y": 0.2,
-                                "eta_x": 0.1, "neumann_step": 0.3})
+                                "eta_x": 0.1, "neumann_step": 0.3, "neumann": "series"})
     trace = run(alg, prob, 6, replicas=2)
     x, y = _hand_fednest(prob, alg, 6)
     for r in range(2):
@@ -79,7 +79,8 @@ def test_fednest_reaches_x_star_lfednest_and_naive_do_not():
     LFedNest and the naive average converge to another point (spec §1.2, §7.2)."""
     prob = make(**p1(clients=6, sigma_f=0.0, sigma_g=0.0, hessian_spread=0.5))
     ends = {}
-    for name, params in {"fednest": {"neumann_terms": 40}, "lfednest": {"neumann_terms": 40},
+    series = {"neumann_terms": 40, "neumann": "series"}  # the deterministic series: Algorithm 3's N' is random
+    for name, params in {"fednest": series, "lfednest": series,
                          "naive_hypergrad": {"gamma_x": 0.2}}.items():
         ends[name] = run(make_algorithm(name, params), prob, 600, replicas=1).final["x"][0]
     dist = {k: np.linalg.norm(v - prob.base.x_star) for k, v in ends.items()}
@@ -92,6 +93,40 @@ def test_fednest_reaches_x_star_lfednest_and_naive_do_not():
     shared = make(**p1(clients=6, sigma_f=0.0, sigma_g=0.0))
     end = run(make_algorithm("naive_hypergrad", {"gamma_x": 0.2}), shared, 600, replicas=1).final["x"][0]
     assert np.linalg.norm(end - shared.base.x_star) < 1e-8
+
+
+@pytest.mark.parametrize("name", ["fednest", "lfednest"])
+def test_random_truncation_is_algorithm_3(name):
+    """Algorithm 3 by hand on one replica whose N' is known: full participation, sigma = 0, N = 1 (N' = 0: the
+    estimate (N/l) grad_y f) and N = 3 against the hand chain (N/l) prod_{n <= N'} (I - H/l) grad_y f for N'
+    replayed from the 'truncation' stream; its mean over N' is the N-term series."""
+    prob = make(**p1(clients=4, sigma_f=0.0, sigma_g=0.0, hessian_spread=0.3, weights=WEIGHTS))
+    params = {"inner_rounds": 1, "local_steps": 1, "eta_y": 0.2, "eta_x": 0.1, "neumann_step": 0.3}
+    alg = make_algorithm(name, {**params, "neumann_terms": 3})
+    streams = Streams(0, "f" * 64, range(5))
+    state = alg.init(prob, streams)
+    depth = Streams(0, "f" * 64, range(5))["truncation"].integers(3)
+    new, costs = alg.round(state, prob, 0, streams)
+    H = [prob.A if prob.A.ndim == 2 else prob.A[i] for i in range(4)]
+    y = new.y[0]  # FedInn's y, the point FedIHGP works at
+    for r in range(5):
+        if name == "fednest":
+            p_n = sum(prob.p[i] * (y - prob.e[i]) for i in range(4))
+            for _ in range(int(depth[r])):
+                p_n = p_n - 0.3 * sum(prob.p[i] * H[i] @ p_n for i in range(4))
+            want = 3 * 0.3 * p_n
+        else:
+            chains = []
+            for i in range(4):
+                p_i = y - prob.e[i]
+                for _ in range(int(depth[r])):
+                    p_i = p_i - 0.3 * H[i] @ p_i
+                chains.append(3 * 0.3 * p_i)
+            want = sum(prob.p[i] * chains[i] for i in range(4))
+        np.testing.assert_allclose(new.v[r], want, rtol=1e-12, atol=1e-14)
+    comms = 2 + (0 if name == "lfednest" else depth + 1 + 2)
+    np.testing.assert_array_equal(costs["communication_rounds"], comms * np.ones(5))
+    assert set(depth.tolist()) == {0, 1, 2}, "the check needs every truncation"
 
 
 def test_naive_matches_plain_loop_with_sampling():

@@ -1,6 +1,7 @@
 """Trajectory oracles of the bilevel baselines (issue #23 item 2): they pass on the code, and plausible single
 bugs (fresh samples in FedNest's SVRG difference, a rescaled model average, a renormalized weight, FedNova's
-tau_eff over the sampled clients) turn them into a FAIL (monkeypatched)."""
+tau_eff over the sampled clients, Algorithm 3's N' or scale N/l off, the series where N' is random) turn them into a
+FAIL (monkeypatched)."""
 
 import numpy as np
 
@@ -11,7 +12,15 @@ from ratecheck.testing.oracles import PROFILE
 
 BY_NAME = kit.by_name(oracles_baselines.CLAIMS)
 
-test_oracles_pass_on_the_code = kit.passes_on_the_code(oracles_baselines.CLAIMS)
+test_oracles_pass_on_the_code = kit.passes_on_the_code(oracles_baselines.CLAIMS,
+                                                     inexact=oracles_baselines.REPLAYS)  # replays: noise-free MC
+
+
+def test_replays_draw_every_truncation():
+    for name in oracles_baselines.REPLAYS:
+        config = BY_NAME[name].configure(oracles_baselines.REPLAY_T, PROFILE)
+        depths = oracles_baselines.truncation_depths(config)
+        assert set(depths.ravel().tolist()) == set(range(int(config.params["neumann_terms"])))
 
 
 def test_client_sets_enumerate_the_samplers():
@@ -31,6 +40,19 @@ def _patch(monkeypatch, mutation):
             w = problem.p[clients]
             return w / w.sum(axis=1, keepdims=True)
         monkeypatch.setattr(bilevel_baselines, "sampled_weights", sampled_weights)
+    elif mutation == "truncation_from_one":  # N' uniform on {1..N} instead of {0..N-1}
+        real = bilevel_baselines.FedNest._random
+        monkeypatch.setattr(bilevel_baselines.FedNest, "_random", lambda self, *a: real(self, *a[:-1], a[-1] + 1))
+    elif mutation == "unscaled_estimate":  # p_N' without Algorithm 3's factor N/l
+        real = bilevel_baselines.FedNest._random
+        monkeypatch.setattr(bilevel_baselines.FedNest, "_random",
+                            lambda self, *a: real(self, *a) / (self.neumann_terms * self.neumann_step))
+    elif mutation == "series_default":  # the deterministic series where Algorithm 3 truncates at random
+        monkeypatch.setattr(bilevel_baselines.FedNest, "_random", lambda self, *a: self._series(*a[:-1]))
+    elif mutation == "anchor_without_correction":  # 'anchor' forgetting the aggregate (plain local SGD)
+        real = bilevel_baselines.FedNest._corrected
+        monkeypatch.setattr(bilevel_baselines.FedNest, "_corrected", lambda self, grad, local, point, correction,
+                            anchor, noise: real(self, grad, local, point, 0.0, anchor, noise))
     elif mutation == "tau_eff_sampled":  # FedNova's tau_eff over C instead of all n clients
         monkeypatch.setattr(bilevel.ShroFBO, "_factor", lambda self, p, norms_all, norms_c, weights:
                             (weights * norms_c).sum(axis=1)[:, None] / norms_c)
@@ -38,7 +60,9 @@ def _patch(monkeypatch, mutation):
 
 test_plausible_bugs_fail = kit.bugs_fail(oracles_baselines.CLAIMS, _patch, [
     ("fresh_sample", "fednest"), ("weighted_model_sum", "lfednest"), ("renormalized_weights", "naive_hypergrad"),
-    ("tau_eff_sampled", "fednova")])
+    ("tau_eff_sampled", "fednova"), ("truncation_from_one", "fednest_random"),
+    ("unscaled_estimate", "lfednest_random"), ("series_default", "fednest_random"),
+    ("series_default", "lfednest_random"), ("anchor_without_correction", "fednest_anchor")])
 
 
 def test_svrg_sample_anchor_is_the_named_deviation():

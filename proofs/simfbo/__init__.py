@@ -22,6 +22,7 @@ from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracles (issue #23)
 from .oracles_baselines import CLAIMS as BASELINE_ORACLES  # the §7.2 baselines' oracles (issue #23)
+from .oracles_replay import CLAIMS as REPLAYS  # random tau, sampled rho, P_r and diagnostics, replayed (issue #23)
 from .report import *  # noqa: F401,F403
 from .report import report_figures, report_sections
 from .theorems import *  # noqa: F401,F403
@@ -32,7 +33,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS + COSTS,  # issue #13: registered hunts; #23: oracles
+    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS + COSTS + REPLAYS,  # issue #13: registered hunts; #23: oracles
     spec="../shared/spec/simfbo.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,

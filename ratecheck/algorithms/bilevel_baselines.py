@@ -9,19 +9,23 @@
     local and the snapshot model), which costs one extra communication per round (2 per FedInn round);
     LFedNest uses plain local SGD (1 per round). ``svrg_sample='anchor'`` is a named deviation: the
     anchor's own sample subtracted at every local step (it adds the noise of two samples).
-  - FedIHGP: ``neumann_terms`` N terms of the Neumann series for [grad_yy G]^-1 grad_y F, written as
-    N gradient steps of size ``neumann_step`` (1/l) on the LS loss R from v = 0, which equals
-    sum_{j<N} (I - H/l)^j grad_y F / l exactly. FedNest aggregates every term (one communication per
-    term, the global Hessian); LFedNest runs them on each client with its own Hessian (no communication).
-    Deviation, not yet a named option: FedNest's Algorithm 3 draws the truncation N' uniformly and returns the
-    unbiased (N/l) prod (I - H_j/l) grad F estimate; we use the deterministic truncated series it estimates,
-    as LS gradient steps (each term draws its own grad_y f sample: same mean, a different variance).
+  - FedIHGP (Algorithm 3, ``neumann='random'``, the default): the server draws N' uniformly on {0, ..., N-1}
+    (N = ``neumann_terms``, one draw per outer iteration, stream 'truncation'); p_0 = sum pt_i grad_y f_i(x, y;
+    xi_i) (one communication), then N' times p_n = p_{n-1} + sum pt_i (p_{i,n} - p_{n-1}) with p_{i,n} = (I -
+    H_i(zeta_{i,n})/l) p_{n-1} (one communication each, the global Hessian), and the estimate (N/l) p_{N'}:
+    unbiased for the N-term series sum_{j<N} (I - H/l)^j grad_y F / l (1/l = ``neumann_step``). An HVP is the LS
+    gradient at p minus the LS gradient at 0 on one sample. LFedNest runs the same chain on each client with its
+    own Hessian and the server's N' (no communication). ``neumann='series'`` is a named deviation (the FedNest
+    authors' code): the deterministic series as N gradient steps of size 1/l on the LS loss from v = 0, each
+    term with its own grad_y f sample (same mean, a different variance, N communications).
   - FedOut: ``local_steps`` local x steps on the surrogate grad f_i(x, y, v) with the new y and the
     IHGP v; SVRG-corrected with one aggregation of the surrogate first (FedNest, 2 communications) or
     plain (LFedNest, 1), the SVRG difference again on one minibatch. The server averages the local models'
     updates with weights pt_i, y + sum_C pt_i (y_i - y): the paper's |S|^-1 sum y_i for uniform p, and
     unbiased for any p (sum_C pt_i is not 1 under sampling, so sum_C pt_i y_i would rescale the model).
-  The costs report ``communication_rounds`` per outer iteration: 2 I + N + 2 (FedNest), I + 1 (LFedNest).
+  The costs report ``communication_rounds`` per outer iteration: 2 I + (N' + 1) + 2 (FedNest; 2 I + N + 2 with
+  'series'), I + 1 (LFedNest); oracle calls per client (I + 1)(2K + 1) + N' + 1 (FedNest), (I + 1) K + N' + 1
+  (LFedNest), with N for N' + 1 under 'series'.
 * ``naive_hypergrad``: each client forms its own exact hypergradient at its own y_i*, v_i* (spec §7.2,
   §1.2) and the server averages them: biased when the A_i differ (the client-drift bias of §1.2).
 * ``fednova``: FedNova (Wang et al. 2020, ref. [67]) is ShroFBO's normalized aggregation on a problem
@@ -48,6 +52,7 @@ from .base import Algorithm, Costs, register
 from .bilevel import BILEVEL_FAMILIES, BilevelState, ShroFBO, initial_points, sampled_weights, weighted_sum
 
 SVRG_SAMPLES = ("shared", "anchor")
+NEUMANN_MODES = ("random", "series")
 
 
 def _spread(z: np.ndarray, m: int) -> np.ndarray:
@@ -126,6 +131,9 @@ class FedNest(Algorithm[BilevelOracles]):
     svrg_sample: str = choice("shared", "FedNest's SVRG difference grad(z_i; B) - grad(z; B): 'shared' one "
                               "minibatch B at both points (Algorithms 2, 4 line 7); 'anchor' subtracts the anchor's "
                               "own sample at every step (deviation)", SVRG_SAMPLES)
+    neumann: str = choice("random", "FedIHGP's estimate: 'random' Algorithm 3's (N/l) prod_{n<=N'} (I - H_n/l) grad_y f "
+                          "with N' uniform on {0..N-1} each outer iteration; 'series' the deterministic N-term "
+                          "truncated series as N LS steps from v = 0 (deviation, the authors' code)", NEUMANN_MODES)
 
     def validate(self, problem: BilevelOracles) -> None:
         _check_clients(self.name, self.participation, problem)
@@ -145,12 +153,46 @@ class FedNest(Algorithm[BilevelOracles]):
         same.replay()
         return at_local - grad(anchor_point, cast(ReplicaStream, same)) + correction
 
-    @property
-    def communications(self) -> int:
-        """Communication rounds per outer iteration: every sub-loop round counts (spec §7.2)."""
+    def communications(self, terms: np.ndarray | int) -> np.ndarray | int:
+        """Communication rounds per outer iteration: every sub-loop round counts (spec §7.2); ``terms`` the
+        Neumann terms FedIHGP aggregated (N' + 1, or N with 'series')."""
         if self.light:
             return self.inner_rounds + 1
-        return 2 * self.inner_rounds + self.neumann_terms + 2
+        return 2 * self.inner_rounds + terms + 2
+
+    def _series(self, problem: BilevelOracles, batch: Any, x_c: np.ndarray, y_c: np.ndarray, weights: np.ndarray,
+                noise: ReplicaStream) -> np.ndarray:
+        """FedIHGP as the deterministic N-term series: N LS gradient steps of size 1/l from v = 0 ('series')."""
+        m = y_c.shape[1]
+        v_i = np.zeros_like(y_c)
+        for _ in range(self.neumann_terms):
+            grad = problem.ls_grad(batch, x_c, y_c, v_i, noise)
+            if self.light:  # each client's own Hessian, no communication
+                v_i = v_i - self.neumann_step * grad
+            else:  # the global Hessian: aggregate every term (1 communication each)
+                v_i = _spread(v_i[:, 0] - self.neumann_step * weighted_sum(weights, grad), m)
+        return v_i
+
+    def _random(self, problem: BilevelOracles, batch: Any, x_c: np.ndarray, y_c: np.ndarray, weights: np.ndarray,
+                noise: ReplicaStream, depth: np.ndarray) -> np.ndarray:
+        """FedIHGP of Algorithm 3: (N/l) prod_{n=1}^{N'} (I - H_n/l) grad_y f, N' = ``depth`` (R,) per replica.
+        Every replica draws the samples of all N - 1 factors (a replica's numbers must not depend on the others'
+        N'); a factor past its N' is not applied."""
+        m = y_c.shape[1]
+        zero = np.zeros_like(y_c)
+        grad_f = -problem.ls_grad(batch, x_c, y_c, zero, noise)  # grad_y f_i(x, y; xi_{i,0}): R at v = 0
+        p_n = grad_f if self.light else _spread(weighted_sum(weights, grad_f), m)  # p_0: 1 communication
+        for n in range(1, self.neumann_terms):
+            same = _Replay(noise)  # H_i p = grad R(p) - grad R(0) on one sample zeta_{i,n}
+            at_p = problem.ls_grad(batch, x_c, y_c, p_n, cast(ReplicaStream, same))
+            same.replay()
+            hvp = at_p - problem.ls_grad(batch, x_c, y_c, zero, cast(ReplicaStream, same))
+            if self.light:  # the client's own Hessian
+                step = p_n - self.neumann_step * hvp
+            else:  # p_n = p_{n-1} + sum pt_i (p_{i,n} - p_{n-1}): 1 communication
+                step = _spread(p_n[:, 0] - self.neumann_step * weighted_sum(weights, hvp), m)
+            p_n = np.where((n <= depth)[:, None, None], step, p_n)
+        return self.neumann_terms * self.neumann_step * p_n
 
     def round(self, state: BilevelState, problem: BilevelOracles, t: int, streams: Streams) -> tuple[BilevelState, Costs]:
         clients = self.participation.sample(problem.num_clients, streams["sampling"])
@@ -173,13 +215,13 @@ class FedNest(Algorithm[BilevelOracles]):
                                                          aggregate, anchor, noise)
             y = _averaged(weights, y, y_i)  # model averaging (1 communication)
         y_c = _spread(y, m)
-        v_i = np.zeros_like(y_c)  # FedIHGP (Algorithm 3): Neumann terms as LS gradient steps from v = 0
-        for _ in range(self.neumann_terms):
-            grad = problem.ls_grad(batch, x_c, y_c, v_i, noise)
-            if self.light:  # each client's own Hessian, no communication
-                v_i = v_i - self.neumann_step * grad
-            else:  # the global Hessian: aggregate every term (1 communication each)
-                v_i = _spread(v_i[:, 0] - self.neumann_step * weighted_sum(weights, grad), m)
+        if self.neumann == "series":  # FedIHGP (Algorithm 3)
+            terms: np.ndarray | int = self.neumann_terms
+            v_i = self._series(problem, batch, x_c, y_c, weights, noise)
+        else:
+            depth = streams["truncation"].integers(self.neumann_terms)  # N' (R,)
+            terms = depth + 1  # p_0 and N' factors: as many communications and oracle calls
+            v_i = self._random(problem, batch, x_c, y_c, weights, noise, depth)
         x_i, anchor, aggregate = x_c, 0.0, 0.0  # FedOut (Algorithm 4)
         if not self.light:
             anchor = problem.surrogate_grad(batch, x_c, y_c, v_i, noise)
@@ -190,10 +232,10 @@ class FedNest(Algorithm[BilevelOracles]):
         x = _averaged(weights, state.x, x_i)
         v = _averaged(weights, np.zeros_like(state.v), v_i)
         new = BilevelState(x, y, v, state.radius, rounds=state.rounds + 1)
-        comms = float(self.communications)
+        comms = np.asarray(self.communications(terms), dtype=float)
         per_step = 2 if not self.light and self.svrg_sample == "shared" else 1  # the SVRG difference: 2 evaluations
-        calls = (self.inner_rounds + 1) * (per_step * self.local_steps + (not self.light)) + self.neumann_terms
-        return new, {"communication_rounds": comms, "oracle_calls": float(m * calls),
+        calls = (self.inner_rounds + 1) * (per_step * self.local_steps + (not self.light)) + terms
+        return new, {"communication_rounds": comms, "oracle_calls": m * np.asarray(calls, dtype=float),
                      "vectors_up": comms * m, "vectors_down": comms * m}
 
     def output(self, state: BilevelState) -> dict[str, np.ndarray]:
