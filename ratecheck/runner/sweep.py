@@ -7,6 +7,7 @@ where it stopped; a rerun reuses the cache; duplicate configurations across clai
 from __future__ import annotations
 
 import itertools
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -331,9 +332,16 @@ def gather(
     store = store if store is not None else NullStore("")
     results = Results()
     load_plans(claims, profile, store)
-    planned = [claim.runs(profile) for claim in claims]
-    _save_plans(claims, profile, store)
-    needs = [{c.key() for c in runs} for runs in planned]
+    planned: list[list[RunConfig]] = []
+    needs: list[set[str]] = []
+    for claim in claims:  # a claim that cannot plan its runs gets an ERROR; the others still run
+        try:
+            planned.append(list(claim.runs(profile)))
+            needs.append({c.key() for c in planned[-1]})
+        except Exception as exc:
+            planned.append([])
+            needs.append({_failed(results, f"plan:{claim.id}", "planning its runs", exc)})
+    _save_plans([c for c, n in zip(claims, needs) if not any(k in results.errors for k in n)], profile, store)
     items: list[tuple[Claim | None, RunConfig | Task]] = [(None, c) for runs in planned for c in runs]
     adaptive = [i for i, claim in enumerate(claims) if hasattr(claim, "requests")]
     while True:
@@ -352,7 +360,23 @@ def gather(
 def _requests(claim: Any, profile: Profile, results: Results, needs: set[str]) -> list[RunConfig | Task]:
     if any(key in results.errors for key in needs):
         return []  # a request failed: the claim's verdict is an ERROR, nothing more to ask
-    return list(claim.requests(profile, results))
+    try:
+        return list(claim.requests(profile, results))
+    except Exception as exc:
+        needs.add(_failed(results, f"requests:{claim.id}", "asking for its next runs", exc))
+        return []
+
+
+def _failed(results: Results, key: str, doing: str, exc: Exception) -> str:
+    """Record that a claim's own step (planning, asking) raised, under ``key``, so its verdict is an ERROR
+    naming it (issue #23 item 5: one claim's failure never loses the other verdicts)."""
+    results.errors[key] = f"{doing} raised {describe(exc)}{_where(exc)}"
+    return key
+
+
+def _where(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f" at {frames[-1].filename}, line {frames[-1].lineno}" if frames else ""
 
 
 def check_claims(
@@ -393,6 +417,8 @@ def _decide(claim: Claim, profile: Profile, results: Results) -> Outcome:
         return claim.decide(profile, results)
     except NonPositiveMean as exc:  # issue #23: a log fit of a zero mean has no answer, it is not a crash
         return Outcome(claim, Verdict.INCONCLUSIVE, f"no log fit: {exc}", {}, [])
+    except Exception as exc:  # a broken decide is this claim's ERROR, the other claims are still decided
+        return Outcome(claim, Verdict.ERROR, f"broken claim: its decide raised {describe(exc)}{_where(exc)}", {}, [])
     except BaseException as exc:  # sys.exit or a KeyboardInterrupt of its own must not fake success
         if not is_foreign_exit(exc):
             raise
