@@ -293,6 +293,8 @@ OPTION_PARAMS: dict[str, Param] = dict(
                       nullable=True),
     max_mutants=Param.int("mutants `ratecheck mutate` runs, drawn with --seed (none: every one)", low=1,
                           nullable=True),
+    mutant_timeout=Param.real("seconds a mutant's check may take before `ratecheck mutate` kills it and reports a "
+                              "timeout (none: 5x the unmutated check's compute time + 60 s)", positive=True, nullable=True),
 )
 
 
