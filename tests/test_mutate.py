@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ratecheck.mutate.command import resolve
-from ratecheck.mutate.scoring import STATUSES, classify, score, text
 from ratecheck.mutate.mutants import mutants, select
+from ratecheck.mutate.scoring import STATUSES, classify, score, text
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "fedavg_momentum"
