@@ -12,7 +12,7 @@ import pytest
 
 from ratecheck.mutate.command import resolve
 from ratecheck.mutate.mutants import mutants, select
-from ratecheck.mutate.scoring import STATUSES, classify, score, text
+from ratecheck.mutate.scoring import STATUSES, classify, roundoff, score, text
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "fedavg_momentum"
@@ -94,6 +94,8 @@ def test_classification_against_the_baseline():
     same = [{**_outcome("a", "PASS"), "points": [{"mean": 1.0, "config_key": "other"}]}, _outcome("b", "FAIL")]
     assert classify(base, same)[0] == "equivalent"  # another code identity, the same numbers
     assert classify(base, [_outcome("a", "PASS", mean=1.1), _outcome("b", "FAIL")])[0] == "survived"
+    assert not roundoff(base, [_outcome("a", "PASS", mean=1.1), _outcome("b", "FAIL")])
+    assert roundoff(base, [_outcome("a", "PASS", mean=1.0 + 1e-12), _outcome("b", "FAIL")])  # survived in name only
     s = score([{"status": "caught by FAIL"}, {"status": "equivalent"}, {"status": "survived"}])
     assert s["score"] == 0.5 and s["non_equivalent"] == 2 and s["detected"] == 0.5
     assert score([{"status": "equivalent", "class_run": False}])["equivalent_in_unrun_classes"] == 1

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .mutants import Mutant, mutants, select
-from .scoring import STATUSES, _line, classify, order, score, text
+from .scoring import STATUSES, _line, classify, order, roundoff, score, text
 
 
 @dataclass(frozen=True)
@@ -269,8 +269,11 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
             out, ended = run_claims(claims, args, work, f"m{mutant.index}", target, path, stop=stop,
                                     timeout=timeout)
             status, changed = classify(baseline, out["outcomes"], ended.split(":")[0], bool(out.get("complete")))
-            return _record(mutant, original, target, status, changed, ended.partition(": ")[2], classes_run,
-                           algorithms, len(out["outcomes"]), time.perf_counter() - begun)
+            record = _record(mutant, original, target, status, changed, ended.partition(": ")[2], classes_run,
+                             algorithms, len(out["outcomes"]), time.perf_counter() - begun)
+            if status == "survived":
+                record["roundoff"] = roundoff(baseline, out["outcomes"])
+            return record
 
         pool = ThreadPoolExecutor(max_workers=args.jobs)
         try:

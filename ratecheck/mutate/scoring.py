@@ -10,7 +10,9 @@ A mutant is
 * crashed when its check stopped with an error after the claims were registered;
 * equivalent when every claim was decided and every outcome is identical to the unmutated code's, numbers
   included (config keys aside): the claims' runs computed exactly the same output;
-* surviving otherwise: every claim was decided, the numbers moved, no verdict did.
+* surviving otherwise: every claim was decided, the numbers moved, no verdict did. A survivor whose
+  numbers all agree with the unmutated ones to a relative ROUNDOFF is marked ``roundoff``: no claim
+  could tell it apart (e.g. a factor that a normalization cancels), so it is equivalent in effect.
 
 A FAIL decided before a time limit or a crash still counts (the mutant is caught by FAIL). The score is
 the fraction of non-equivalent mutants caught by a FAIL (issue #23's target: 90%); the other categories
@@ -27,6 +29,7 @@ FAILURES = ("broken", "timeout", "crashed")  # how a mutant's check can end with
 # Oracle, cost and exact claims decide at round-off or exact equality: they catch most mutants, so they
 # are tried at this fraction of their cost (ordering only; every claim is decided for a survivor).
 EXACT_WEIGHT = 0.25
+ROUNDOFF = 1e-9  # relative difference of a survivor's numbers below which it is marked ``roundoff``
 
 
 def order(costs: dict[str, float], exact: dict[str, bool]) -> list[str]:
@@ -44,6 +47,24 @@ def _comparable(outcome: dict[str, Any]) -> Any:
         return x
 
     return strip(outcome)
+
+
+def _close(a: Any, b: Any) -> bool:
+    """Equal structures whose numbers agree to a relative ROUNDOFF (NaN equal to NaN)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        a, b = float(a), float(b)
+        return (a != a and b != b) or a == b or abs(a - b) <= ROUNDOFF * max(abs(a), abs(b))
+    return bool(a == b)
+
+
+def roundoff(baseline: dict[str, dict[str, Any]], outcomes: list[dict[str, Any]]) -> bool:
+    """Do a survivor's outcomes agree with the unmutated ones up to round-off (see the module's docstring)?"""
+    return all(_close(_comparable(o), _comparable(baseline[o["claim"]])) for o in outcomes)
 
 
 def classify(baseline: dict[str, dict[str, Any]], outcomes: list[dict[str, Any]], failure: str = "",
@@ -73,7 +94,8 @@ def score(results: list[dict[str, Any]]) -> dict[str, Any]:
     relevant = len(results) - counts["equivalent"]
     detected = sum(counts[s] for s in STATUSES if s not in ("survived", "equivalent"))
     unrun = sum(r["status"] == "equivalent" and r.get("class_run") is False for r in results)
-    return {**{s: counts[s] for s in STATUSES}, "equivalent_in_unrun_classes": unrun, "non_equivalent": relevant,
+    return {**{s: counts[s] for s in STATUSES}, "equivalent_in_unrun_classes": unrun,
+            "survived_roundoff": sum(bool(r.get("roundoff")) for r in results), "non_equivalent": relevant,
             "score": counts["caught by FAIL"] / relevant if relevant else None,
             "detected": detected / relevant if relevant else None}
 
@@ -97,7 +119,8 @@ def text(result: dict[str, Any]) -> str:
     det = f"{s['detected']:.0%}" if s["detected"] is not None else "n/a"
     lines.append(f"\nscore: {s['caught by FAIL']} of {s['non_equivalent']} non-equivalent mutants caught by a FAIL "
                  f"({pct}); detected in any way {det}: {s['caught']} caught without a FAIL, {s['broken']} broken, "
-                 f"{s['timeout']} timeout, {s['crashed']} crashed; {s['survived']} survived; {s['equivalent']} "
+                 f"{s['timeout']} timeout, {s['crashed']} crashed; {s['survived']} survived ({s['survived_roundoff']} only "
+                 f"at round-off); {s['equivalent']} "
                  f"equivalent ({s['equivalent_in_unrun_classes']} in classes no claim runs)")
     return "\n".join(lines)
 
@@ -110,6 +133,8 @@ def _line(r: dict[str, Any], claims: int) -> str:
     more = f" and {len(r['caught_by']) - 1} more" if len(r["caught_by"]) > 1 else ""
     decided = f" [{r['decided']}/{claims} claims, {r['seconds']:.0f}s]" if "decided" in r else ""
     err = f": {r['error']}" if r.get("error") else ""
+    if r.get("roundoff"):
+        err += f" (every number within {ROUNDOFF:g} of the unmutated code's)"
     if r.get("class_run") is False:
         err += f" (in {r['scope']}, a class no claim runs)"
     return (f"line {r['line']:>4} {r['kind']:<10} {r['before']!r} -> {r['after']!r}: {r['status']}{what}{more}"
