@@ -48,7 +48,8 @@ def run(spec: dict[str, Any]) -> None:
     by_id = {c.id: c for c in registry.claims()}
     missing = [i for i in spec["claims"] if i not in by_id]
     if missing:
-        raise LookupError(f"unknown claims: {', '.join(missing)}")
+        more = f", ... ({len(missing)} in all)" if len(missing) > 3 else ""
+        raise LookupError(f"unknown claims: {', '.join(missing[:3])}{more}")
     profile = PROFILES[spec.get("profile", "quick")]
     claims = [by_id[i] for i in spec["claims"] if in_profile(by_id[i], profile)]
     out["registered"] = True
