@@ -13,11 +13,12 @@ command). The unmutated code's outcomes are the baseline; what a mutant's outcom
 caught, broken, timeout, crashed, survived, equivalent) and the score: ratecheck.mutate.scoring.
 
 Speed: the unmutated check records each claim's compute cost (ratecheck.mutate.runner); a mutant's
-claims are decided cheapest first and its check stops at the first new FAIL (``--all-claims``: every
-claim). A mutant no claim FAILs decides every claim anyway, since equivalence needs all of them. Mutants
-run ``--jobs`` at a time (each check serial), their runs are stored under their own code identity (a
-second command reuses them), and each has a time limit (``--timeout``; default 5x the unmutated check's
-compute time + 60 s), past which it is killed with its workers and reported as a timeout. The time
+claims are decided cheapest first, in groups of 1, 1, 2, 4, ... claims, and its check stops after the
+group holding its first new FAIL (``--all-claims``: every claim at once). A mutant no claim FAILs
+decides every claim anyway, since equivalence needs all of them. Mutants run ``--jobs`` at a time (each
+check serial), their runs are stored under their own code identity (a second command reuses them), and
+each has a time limit (``--timeout``; default 5x the unmutated check's compute time + 60 s), past which
+it is killed with its workers and reported as a timeout. The time
 limit is a tool budget: it decides how a mutant is reported, never a claim's verdict.
 """
 
@@ -255,7 +256,7 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
             raise RuntimeError(f"the unmutated code's check failed: {ended}")
         baseline = {o["claim"]: o for o in base["outcomes"]}
         claims = order(base["costs"], base["exact"])
-        timeout = args.timeout or TIMEOUT_FACTOR * max(sum(base["seconds"].values()), base["total_cost"]) + TIMEOUT_SLACK
+        timeout = args.timeout or TIMEOUT_FACTOR * max(base["seconds"], base["total_cost"]) + TIMEOUT_SLACK
         stop = None if args.all_claims else {c: o["verdict"] for c, o in baseline.items()}
         bar = tqdm(total=len(chosen), desc=f"mutants of {target.module}", unit="mutant",
                    disable=args.json or None, file=sys.stderr)

@@ -4,9 +4,9 @@ Started by ``ratecheck mutate`` once for the unmutated code and once per mutant,
 ``RATECHECK_MUTANT`` set for a mutant (ratecheck.mutate.hook: the mutant is served before any project
 module imports it, here and in the pool's spawned workers). It imports the target module, registers the
 extra sources and selects the claims by id (a failure there is a *broken* mutant: no claim could run),
-then decides the claims one at a time in the spec's order through the usual executor and store (the
-code identity keeps a mutant's runs apart), rewriting the output file after each claim so that a
-mutant killed for its time limit still shows what was decided. With ``stop`` (the unmutated verdicts)
+then decides the claims in the spec's order, in groups of 1, 1, 2, 4, ... claims, through the usual
+executor and store (the code identity keeps a mutant's runs apart), rewriting the output file after each
+group so that a mutant killed for its time limit still shows what was decided. With ``stop`` (the unmutated verdicts)
 it stops at the first claim that FAILs where the unmutated code did not: the mutant is caught.
 
 The unmutated run (``costs``) gathers every claim's results first and records each claim's compute
@@ -33,14 +33,14 @@ STATIC_SECONDS = {"run": 5.0, "task": 1.0}
 
 def run(spec: dict[str, Any]) -> None:
     """Decide ``spec["claims"]`` in order under ``spec``'s profile, jobs and store, writing the output
-    (see ``main``) after each claim."""
+    (see ``main``) after each group of claims (``_chunks``)."""
     from ratecheck.claims import PROFILES
     from ratecheck.model.store import Store
     from ratecheck.registry import default
     from ratecheck.runner.executors import make_executor
     from ratecheck.runner.sweep import check_claims, gather, in_profile
 
-    out: dict[str, Any] = {"registered": False, "outcomes": [], "seconds": {}}
+    out: dict[str, Any] = {"registered": False, "outcomes": [], "seconds": 0.0}
     importlib.import_module(spec["module"])  # the mutant itself first: an error here is a broken mutant
     registry = default()
     for source in spec.get("sources", ()):
@@ -62,16 +62,32 @@ def run(spec: dict[str, Any]) -> None:
             out["costs"] = {c.id: round(_cost(results, keys), 3) for c, keys in zip(claims, needs)}
             out["total_cost"] = round(_cost(results, set().union(*needs)), 3)
             out["exact"] = {c.id: _exact(c, profile) for c in claims}
-        for claim in claims:
-            started = time.perf_counter()
-            outcome = check_claims([claim], profile, store=store, executor=executor, progress=False)[0].to_dict()
-            out["outcomes"].append(outcome)
-            out["seconds"][claim.id] = round(time.perf_counter() - started, 3)
+        started, done = time.perf_counter(), 0
+        for size in _chunks(len(claims), whole=stop is None):
+            chunk = claims[done:done + size]
+            done += size
+            decided = [o.to_dict() for o in check_claims(chunk, profile, store=store, executor=executor, progress=False)]
+            out["outcomes"] += decided
+            out["seconds"] = round(time.perf_counter() - started, 3)
             _write(spec["out"], out)
-            if stop is not None and outcome["verdict"] == "FAIL" and stop.get(claim.id) != "FAIL":
+            if stop is not None and any(o["verdict"] == "FAIL" and stop.get(o["claim"]) != "FAIL" for o in decided):
                 break
     out["complete"] = len(out["outcomes"]) == len(claims)
     _write(spec["out"], out)
+
+
+def _chunks(count: int, whole: bool) -> list[int]:
+    """Sizes of the successive groups the claims are decided in: 1, 1, 2, 4, ... so that a mutant stops soon
+    after its first FAIL while a survivor's check makes a few calls, not one per claim (each call reads its
+    runs from the store again); everything at once when nothing stops early (``whole``)."""
+    if whole:
+        return [count] if count else []
+    sizes, total = [], 0
+    while total < count:
+        size = min(max(1, total), count - total)
+        sizes.append(size)
+        total += size
+    return sizes
 
 
 def _cost(results: Mapping[str, Any], keys: set[str]) -> float:
@@ -111,7 +127,7 @@ def _write(path: str, out: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """``{"registered": bool, "outcomes": [Outcome.to_dict(), ...], "seconds": {claim: s}, "complete": bool,
+    """``{"registered": bool, "outcomes": [Outcome.to_dict(), ...], "seconds": s, "complete": bool,
     "costs": {claim: s}, "total_cost": s, "exact": {claim: bool}}`` in ``spec["out"]`` (costs and exact only for
     the unmutated code)."""
     run(json.loads(Path(argv[0]).read_text()))

@@ -108,8 +108,9 @@ def text(result: dict[str, Any]) -> str:
              f"(seed {result['seed']}), {n} claims, {result['profile']} profile, time limit "
              f"{result['timeout']:.0f}s a mutant, {result['seconds']:.0f}s"]
     if not result["all_claims"]:
-        lines.append("  claims cheapest first, each mutant stopped at its first FAIL (--all-claims decides every "
-                     "claim); a mutant no claim FAILs decides every claim, so that equivalence is known")
+        lines.append("  claims cheapest first, each mutant stopped after the group of claims (1, 1, 2, 4, ...) holding "
+                     "its first FAIL (--all-claims decides every claim); a mutant no claim FAILs decides every "
+                     "claim, so that equivalence is known")
     lines += [f"  {_line(r, n)}" for r in result["mutants"]]
     survivors = [r for r in result["mutants"] if r["status"] == "survived"]
     if survivors:
