@@ -295,6 +295,8 @@ OPTION_PARAMS: dict[str, Param] = dict(
                           nullable=True),
     seed_offset=Param.int("added to the seed of every Monte-Carlo run and search a check makes (0: the registered "
                           "verdicts; tools/seed_stability.py checks under several)", low=0),
+    mutant_timeout=Param.real("seconds a mutant's check may take before `ratecheck mutate` kills it and reports a "
+                              "timeout (none: 5x the unmutated check's compute time + 60 s)", positive=True, nullable=True),
 )
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ratecheck.mutate.command import classify, resolve, score, text
+from ratecheck.mutate.command import resolve
 from ratecheck.mutate.mutants import mutants, select
+from ratecheck.mutate.scoring import STATUSES, classify, roundoff, score, text
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "fedavg_momentum"
@@ -82,13 +83,19 @@ def _outcome(claim, verdict, mean=1.0):
 
 def test_classification_against_the_baseline():
     base = {"a": _outcome("a", "PASS"), "b": _outcome("b", "FAIL")}
-    assert classify(base, None) == ("crashed", [])
+    assert classify(base, [], "crashed", complete=False) == ("crashed", [])
+    assert classify(base, [], "broken", complete=False) == ("broken", [])
+    assert classify(base, [_outcome("a", "FAIL")], "timeout", complete=False)[0] == "caught by FAIL"  # a FAIL first
+    assert classify(base, [_outcome("a", "PASS")], "timeout", complete=False)[0] == "timeout"
+    assert classify(base, [_outcome("a", "PASS")], complete=False)[0] == "survived"  # not known equivalent
     status, by = classify(base, [_outcome("a", "FAIL"), _outcome("b", "FAIL")])
     assert status == "caught by FAIL" and by == [{"claim": "a", "baseline": "PASS", "verdict": "FAIL"}]
     assert classify(base, [_outcome("a", "PASS"), _outcome("b", "PASS")])[0] == "caught"  # an erratum lost
     same = [{**_outcome("a", "PASS"), "points": [{"mean": 1.0, "config_key": "other"}]}, _outcome("b", "FAIL")]
     assert classify(base, same)[0] == "equivalent"  # another code identity, the same numbers
     assert classify(base, [_outcome("a", "PASS", mean=1.1), _outcome("b", "FAIL")])[0] == "survived"
+    assert not roundoff(base, [_outcome("a", "PASS", mean=1.1), _outcome("b", "FAIL")])
+    assert roundoff(base, [_outcome("a", "PASS", mean=1.0 + 1e-12), _outcome("b", "FAIL")])  # survived in name only
     s = score([{"status": "caught by FAIL"}, {"status": "equivalent"}, {"status": "survived"}])
     assert s["score"] == 0.5 and s["non_equivalent"] == 2 and s["detected"] == 0.5
     assert score([{"status": "equivalent", "class_run": False}])["equivalent_in_unrun_classes"] == 1
@@ -120,7 +127,7 @@ def test_mutate_a_plugin_module_end_to_end(tmp_path):
     assert result["module"] == "fedavg_momentum.algorithm" and result["claims"] == ["fedavgm.floor_in_beta"]
     assert result["mutants_run"] == 2 and len(result["mutants"]) == 2
     for m in result["mutants"]:
-        assert m["status"] in ("caught by FAIL", "caught", "crashed", "survived", "equivalent")
+        assert m["status"] in STATUSES
         assert m["diff"].startswith("--- a/algorithm.py")
     assert path.read_bytes() == before
     assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("ratecheck-mutate-*/m*/algorithm.py"))

@@ -9,15 +9,17 @@ the family and the engine) or whose own modules' import closure holds the module
 Each mutant (ratecheck.mutate.mutants) is written to a temporary folder and served in place of the
 module by an import hook, in a fresh process and its pool workers (ratecheck.mutate.hook); the user's
 file is never touched, so an interrupt leaves nothing behind (the temporary folder goes with the
-command). The unmutated code's outcomes are the baseline; a mutant is
+command). The unmutated code's outcomes are the baseline; what a mutant's outcomes show (caught by FAIL,
+caught, broken, timeout, crashed, survived, equivalent) and the score: ratecheck.mutate.scoring.
 
-* caught by FAIL when some claim's verdict becomes FAIL, caught when some verdict changes otherwise
-  (to INCONCLUSIVE, ERROR, or a confirmed erratum's FAIL lost), crashed when its check could not run;
-* equivalent when every claim's outcome is identical to the baseline, numbers included (config keys
-  aside): the claims' runs computed exactly the same output, so no claim can tell it apart;
-* surviving otherwise: the numbers moved and no verdict did. Survivors are printed as diffs.
-
-The score is the fraction of non-equivalent mutants caught by a FAIL (issue #23's target: 90%).
+Speed: the unmutated check records each claim's compute cost (ratecheck.mutate.runner); a mutant's
+claims are decided cheapest first, in groups of 1, 1, 2, 4, ... claims, and its check stops after the
+group holding its first new FAIL (``--all-claims``: every claim at once). A mutant no claim FAILs
+decides every claim anyway, since equivalence needs all of them. Mutants run ``--jobs`` at a time (each
+check serial), their runs are stored under their own code identity (a second command reuses them), and
+each has a time limit (``--timeout``; default 5x the unmutated check's compute time + 60 s), past which
+it is killed with its workers and reported as a timeout. The time
+limit is a tool budget: it decides how a mutant is reported, never a claim's verdict.
 """
 
 from __future__ import annotations
@@ -26,18 +28,19 @@ import argparse
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .mutants import Mutant, mutants, select
-
-STATUSES = ("caught by FAIL", "caught", "crashed", "survived", "equivalent")
+from .scoring import STATUSES, _line, classify, order, roundoff, score, text
 
 
 @dataclass(frozen=True)
@@ -152,39 +155,16 @@ def _problem(registry: Any, name: str) -> Any:
         return None
 
 
-def _comparable(outcome: dict[str, Any]) -> Any:
-    """An outcome without what names the code (config keys) or the cache (runs reused/computed)."""
-    def strip(x: Any) -> Any:
-        if isinstance(x, dict):
-            return {k: strip(v) for k, v in x.items() if k not in ("config_key", "runs")}
-        if isinstance(x, list):
-            return [strip(v) for v in x]
-        return x
-
-    return strip(outcome)
-
-
-def classify(baseline: dict[str, dict[str, Any]], outcomes: list[dict[str, Any]] | None) -> tuple[str, list[dict[str, str]]]:
-    """(status, the claims whose verdict changed with their baseline and mutant verdicts)."""
-    if outcomes is None:
-        return "crashed", []
-    changed = [{"claim": o["claim"], "baseline": baseline[o["claim"]]["verdict"], "verdict": o["verdict"]}
-               for o in outcomes if o["verdict"] != baseline[o["claim"]]["verdict"]]
-    if any(c["verdict"] == "FAIL" for c in changed):
-        return "caught by FAIL", changed
-    if changed:
-        return "caught", changed
-    if all(_comparable(o) == _comparable(baseline[o["claim"]]) for o in outcomes):
-        return "equivalent", []
-    return "survived", []
-
-
 def run_claims(claims: list[str], args: argparse.Namespace, work: Path, tag: str, target: Target,
-               mutant: Path | None) -> tuple[list[dict[str, Any]] | None, str]:
-    """Decide ``claims`` in a fresh process (with the mutant served when given): (outcomes or None, error)."""
+               mutant: Path | None, *, stop: dict[str, str] | None = None, timeout: float | None = None,
+               jobs: int = 1, costs: bool = False) -> tuple[dict[str, Any], str]:
+    """Decide ``claims`` in order in a fresh process (the mutant served when given; ``stop``: the unmutated
+    verdicts, to stop at the first new FAIL; ``timeout``: seconds before the process and its pool are killed).
+    Returns the runner's output (ratecheck.mutate.runner.main; what was decided so far when it ended early)
+    and how it ended: "" (finished), "broken", "timeout" or "crashed" with the last line of its error."""
     out = work / f"{tag}.json"
-    spec = {"claims": claims, "sources": list(args.paper), "profile": "full" if args.full else "quick",
-            "cache_dir": None if args.no_cache else str(args.cache_dir), "jobs": args.jobs, "out": str(out)}
+    spec = {"claims": claims, "module": target.module, "sources": list(args.paper), "profile": _profile(args),
+            "cache_dir": str(args.cache_dir), "jobs": jobs, "out": str(out), "stop": stop, "costs": costs}
     spec_path = work / f"{tag}.spec.json"
     spec_path.write_text(json.dumps(spec))
     env = dict(os.environ)
@@ -193,18 +173,60 @@ def run_claims(claims: list[str], args: argparse.Namespace, work: Path, tag: str
         env["RATECHECK_MUTANT"] = f"{target.module}={mutant}"
     if target.root is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(target.root), *filter(None, [env.get("PYTHONPATH")])])
+    # its own session: a time limit or an interrupt ends the process with its pool workers
     proc = subprocess.Popen([sys.executable, "-m", "ratecheck.mutate.runner", str(spec_path)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
+    ended = ""
     try:
-        _, err = proc.communicate()
-    except BaseException:  # Ctrl-C: end the child (its pool ends with it) before the folder goes
-        proc.terminate()
-        proc.wait()
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            _, err = proc.communicate()
+            ended = f"timeout: killed after {timeout:.0f}s"
+    except BaseException:  # Ctrl-C: end the child before the folder goes
+        _kill(proc)
         raise
-    if proc.returncode != 0 or not out.is_file():
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
+    result: dict[str, Any] = json.loads(out.read_text()) if out.is_file() else {"registered": False, "outcomes": []}
+    if not ended and proc.returncode != 0:
         lines = [line for line in err.strip().splitlines() if line.strip()]
-        return None, lines[-1] if lines else f"exit {proc.returncode}"
-    return json.loads(out.read_text()), ""
+        why = lines[-1] if lines else f"exit {proc.returncode}"
+        ended = f"{'crashed' if result.get('registered') else 'broken'}: {why}"
+    return result, ended
+
+
+_LIVE: set[subprocess.Popen[str]] = set()  # the mutants' processes running now (several with --jobs)
+_LIVE_LOCK = threading.Lock()
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    """End a runner and every process of its session (its pool's workers)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _profile(args: argparse.Namespace) -> str:
+    return "full" if args.full else "quick"
+
+
+def _chosen(found: list[Mutant], args: argparse.Namespace) -> list[Mutant]:
+    """The mutants to run: those named by --mutant (an id, or its LINE:COL:KIND end), else the seeded draw."""
+    if not args.mutant:
+        return select(found, args.max_mutants, args.seed)
+    wanted = set(args.mutant)
+    chosen = [m for m in found if m.id in wanted or m.id.split(":", 1)[1] in wanted]
+    unknown = wanted - {m.id for m in chosen} - {m.id.split(":", 1)[1] for m in chosen}
+    if unknown:
+        raise ValueError(f"no such mutant: {', '.join(sorted(unknown))} (ids are MODULE:LINE:COL:KIND, as --json prints)")
+    return chosen
 
 
 def mutate(args: argparse.Namespace) -> dict[str, Any]:
@@ -212,7 +234,7 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
     from tqdm import tqdm
 
     target = resolve(args.target, list(args.paper))
-    claims, classes_run = claims_using(target.module, list(args.paper), "full" if args.full else "quick")
+    claims, classes_run = claims_using(target.module, list(args.paper), _profile(args))
     algorithms = _algorithms_defined(target.module)
     if args.claims:
         import fnmatch
@@ -222,39 +244,76 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(f"no registered claim uses {target.module} (a plugin's paper: add --paper MODULE)")
     original = target.path.read_text()
     found = mutants(original, target.module)
-    chosen = select(found, args.max_mutants, args.seed)
+    chosen = _chosen(found, args)
     started = time.perf_counter()
-    results = []
+    results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="ratecheck-mutate-") as tmp:
         work = Path(tmp)
-        base, error = run_claims(claims, args, work, "baseline", target, None)
-        if base is None:
-            raise RuntimeError(f"the unmutated code's check failed: {error}")
-        baseline = {o["claim"]: o for o in base}
-        bar = tqdm(chosen, desc=f"mutants of {target.module}", unit="mutant", disable=args.json or None,
-                   file=sys.stderr)
-        for mutant in bar:
+        if args.no_cache:  # a store of this command's own: nothing reused, nothing left behind
+            args.cache_dir = work / "store"
+        base, ended = run_claims(claims, args, work, "baseline", target, None, jobs=args.jobs, costs=True)
+        if ended or not base.get("complete"):
+            raise RuntimeError(f"the unmutated code's check failed: {ended}")
+        baseline = {o["claim"]: o for o in base["outcomes"]}
+        claims = order(base["costs"], base["exact"])
+        timeout = args.timeout or TIMEOUT_FACTOR * max(base["seconds"], base["total_cost"]) + TIMEOUT_SLACK
+        stop = None if args.all_claims else {c: o["verdict"] for c, o in baseline.items()}
+        bar = tqdm(total=len(chosen), desc=f"mutants of {target.module}", unit="mutant",
+                   disable=args.json or None, file=sys.stderr)
+
+        def judge(mutant: Mutant) -> dict[str, Any]:
             folder = work / f"m{mutant.index}"
             folder.mkdir()
             path = folder / target.path.name
             path.write_text(mutant.source)
-            outcomes, error = run_claims(claims, args, work, f"m{mutant.index}", target, path)
-            status, changed = classify(baseline, outcomes)
-            results.append(_record(mutant, original, target, status, changed, error, classes_run, algorithms))
-            bar.set_postfix_str(f"caught by FAIL {sum(r['status'] == STATUSES[0] for r in results)}/{len(results)}")
-            if bar.disable:  # no bar (not a terminal, or --json): one line per mutant on stderr instead
-                print(f"mutant {len(results)}/{len(chosen)}: {_line(results[-1])}", file=sys.stderr, flush=True)
+            begun = time.perf_counter()
+            out, ended = run_claims(claims, args, work, f"m{mutant.index}", target, path, stop=stop,
+                                    timeout=timeout)
+            status, changed = classify(baseline, out["outcomes"], ended.split(":")[0], bool(out.get("complete")))
+            record = _record(mutant, original, target, status, changed, ended.partition(": ")[2], classes_run,
+                             algorithms, len(out["outcomes"]), time.perf_counter() - begun)
+            if status == "survived":
+                record["roundoff"] = roundoff(baseline, out["outcomes"])
+            return record
+
+        pool = ThreadPoolExecutor(max_workers=args.jobs)
+        try:
+            futures = [pool.submit(judge, m) for m in chosen]
+            for future in as_completed(futures):
+                results.append(future.result())
+                bar.update(1)
+                bar.set_postfix_str(f"caught by FAIL {sum(r['status'] == STATUSES[0] for r in results)}/{len(results)}")
+                if bar.disable:  # no bar (not a terminal, or --json): one line per mutant on stderr instead
+                    print(f"mutant {len(results)}/{len(chosen)}: {_line(results[-1], len(claims))}", file=sys.stderr,
+                          flush=True)
+        except BaseException:  # Ctrl-C: no new mutant, the running ones ended, then the folder goes
+            pool.shutdown(wait=False, cancel_futures=True)
+            with _LIVE_LOCK:
+                live = list(_LIVE)
+            for proc in live:
+                _kill(proc)
+            raise
+        finally:
+            pool.shutdown(wait=True)
+            bar.close()
+    results.sort(key=lambda r: r["index"])
     return {"target": args.target, "module": target.module, "path": str(target.path), "claims": claims,
-            "profile": "full" if args.full else "quick", "mutants_found": len(found), "mutants_run": len(chosen),
-            "max_mutants": args.max_mutants, "seed": args.seed, "seconds": round(time.perf_counter() - started, 1),
-            "score": score(results), "baseline": {c: o["verdict"] for c, o in baseline.items()}, "mutants": results}
+            "profile": _profile(args), "mutants_found": len(found), "mutants_run": len(chosen),
+            "max_mutants": args.max_mutants, "seed": args.seed, "all_claims": args.all_claims,
+            "timeout": round(timeout, 1), "seconds": round(time.perf_counter() - started, 1),
+            "score": score(results), "baseline": {c: o["verdict"] for c, o in baseline.items()},
+            "claim_costs": base["costs"], "mutants": results}
+
+
+TIMEOUT_FACTOR, TIMEOUT_SLACK = 5, 60.0  # the default time limit of a mutant: 5x the unmutated check + 60 s
 
 
 def _record(mutant: Mutant, original: str, target: Target, status: str, changed: list[dict[str, str]],
-            error: str, classes_run: set[str], algorithms: set[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": mutant.id, "kind": mutant.kind, "line": mutant.line, "before": mutant.before,
-                           "after": mutant.after, "status": status, "caught_by": changed,
-                           "scope": mutant.scope, "diff": mutant.diff(original, target.path.name)}
+            error: str, classes_run: set[str], algorithms: set[str], decided: int, seconds: float) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": mutant.id, "index": mutant.index, "kind": mutant.kind, "line": mutant.line,
+                           "before": mutant.before, "after": mutant.after, "status": status, "caught_by": changed,
+                           "decided": decided, "seconds": round(seconds, 1), "scope": mutant.scope,
+                           "diff": mutant.diff(original, target.path.name)}
     if mutant.scope in algorithms:  # in an algorithm: do the claims run it? (if not, they cannot see the mutant)
         out["class_run"] = mutant.scope in classes_run
     if error:
@@ -262,55 +321,14 @@ def _record(mutant: Mutant, original: str, target: Target, status: str, changed:
     return out
 
 
-def score(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Counts by status and the score: caught by FAIL over the non-equivalent mutants."""
-    counts = Counter(r["status"] for r in results)
-    relevant = len(results) - counts["equivalent"]
-    detected = counts["caught by FAIL"] + counts["caught"] + counts["crashed"]
-    unrun = sum(r["status"] == "equivalent" and r.get("class_run") is False for r in results)
-    return {**{s: counts[s] for s in STATUSES}, "equivalent_in_unrun_classes": unrun, "non_equivalent": relevant,
-            "score": counts["caught by FAIL"] / relevant if relevant else None,
-            "detected": detected / relevant if relevant else None}
-
-
-def text(result: dict[str, Any]) -> str:
-    """The terminal report: the score, each mutant's fate and the claim that caught it, survivors' diffs."""
-    s = result["score"]
-    lines = [f"{result['module']} ({result['path']}): {result['mutants_run']} of {result['mutants_found']} mutants "
-             f"(seed {result['seed']}), {len(result['claims'])} claims, {result['profile']} profile, "
-             f"{result['seconds']:.0f}s"]
-    lines += [f"  {_line(r)}" for r in result["mutants"]]
-    survivors = [r for r in result["mutants"] if r["status"] == "survived"]
-    if survivors:
-        lines.append("\nsurviving mutants:")
-        lines += [r["diff"].rstrip() for r in survivors]
-    pct = f"{s['score']:.0%}" if s["score"] is not None else "n/a"
-    det = f"{s['detected']:.0%}" if s["detected"] is not None else "n/a"
-    lines.append(f"\nscore: {s['caught by FAIL']} of {s['non_equivalent']} non-equivalent mutants caught by a FAIL "
-                 f"({pct}); detected in any way {det}; {s['equivalent']} equivalent ({s['equivalent_in_unrun_classes']} in "
-                 f"classes no claim runs), {s['survived']} survived, "
-                 f"{s['caught']} caught without a FAIL, {s['crashed']} crashed")
-    return "\n".join(lines)
-
-
-def _line(r: dict[str, Any]) -> str:
-    """One mutant's fate: where, what, and the first claim that caught it with its verdicts."""
-    fails = [c for c in r["caught_by"] if c["verdict"] == "FAIL"]
-    by = (fails or r["caught_by"] or [None])[0]
-    what = f" by {by['claim']} ({by['baseline']} -> {by['verdict']})" if by else ""
-    more = f" and {len(r['caught_by']) - 1} more" if len(r["caught_by"]) > 1 else ""
-    err = f": {r['error']}" if r.get("error") else ""
-    if r.get("class_run") is False:
-        err += f" (in {r['scope']}, a class no claim runs)"
-    return f"line {r['line']:>4} {r['kind']:<10} {r['before']!r} -> {r['after']!r}: {r['status']}{what}{more}{err}"
-
-
 def cmd_mutate(args: argparse.Namespace) -> int:
+    from ratecheck.interfaces.cli_options import default_jobs
     from ratecheck.params import ParamError, check_option
 
     try:  # through the options' one declaration, as check, run and hunt do
         check_option("mutate", "max_mutants", args.max_mutants)
-        args.jobs = check_option("mutate", "jobs", 1 if args.jobs is None else args.jobs)
+        check_option("mutate", "timeout", args.timeout, declared="mutant_timeout")
+        args.jobs = check_option("mutate", "jobs", default_jobs() if args.jobs is None else args.jobs)
     except ParamError as exc:
         raise args.usage_error(str(exc)) from None
     if not args.no_cache and "RATECHECK_SYMPY_CACHE" not in os.environ:  # derivations beside the runs, as check
@@ -336,9 +354,17 @@ def register(sub: Any, cache_dir: str, usage_error: type[Exception]) -> None:
                    help="run at most N mutants, drawn with --seed (default: all)")
     p.add_argument("--seed", type=int, default=0, help="seed of the --max-mutants draw (default 0)")
     p.add_argument("--full", action="store_true", help="full profile (default quick)")
+    p.add_argument("--mutant", action="append", default=[], metavar="ID",
+                   help="run this mutant (its id as --json prints it, or LINE:COL:KIND; repeatable) instead of a draw")
+    p.add_argument("--all-claims", action="store_true",
+                   help="decide every claim of every mutant (default: stop at a mutant's first new FAIL)")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="kill a mutant's check after this long and report it as a timeout "
+                        f"(default: {TIMEOUT_FACTOR}x the unmutated check's compute time + {TIMEOUT_SLACK:.0f} s)")
     p.add_argument("--jobs", type=int, default=None,
-                   help="worker processes of each mutant's check (default: all cores, as check)")
+                   help="mutants checked at once, each serially; the unmutated check uses as many workers "
+                        "(default: all cores)")
     p.add_argument("--cache-dir", default=cache_dir, help=f"run cache (default {cache_dir})")
-    p.add_argument("--no-cache", action="store_true", help="ignore the cache")
+    p.add_argument("--no-cache", action="store_true", help="a store of the command's own, deleted at the end")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_mutate, usage_error=usage_error)

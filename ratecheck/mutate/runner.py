@@ -2,47 +2,135 @@
 
 Started by ``ratecheck mutate`` once for the unmutated code and once per mutant, with
 ``RATECHECK_MUTANT`` set for a mutant (ratecheck.mutate.hook: the mutant is served before any project
-module imports it, here and in the pool's spawned workers). It registers the extra sources, selects the
-claims by id, runs them through the usual executor and store (the code identity keeps a mutant's runs
-apart), and writes each outcome's ``to_dict()`` to the output file of the spec.
+module imports it, here and in the pool's spawned workers). It imports the target module, registers the
+extra sources and selects the claims by id (a failure there is a *broken* mutant: no claim could run),
+then decides the claims in the spec's order, in groups of 1, 1, 2, 4, ... claims, through the usual
+executor and store (the code identity keeps a mutant's runs apart), rewriting the output file after each
+group so that a mutant killed for its time limit still shows what was decided. With ``stop`` (the unmutated verdicts)
+it stops at the first claim that FAILs where the unmutated code did not: the mutant is caught.
+
+The unmutated run (``costs``) gathers every claim's results first and records each claim's compute
+cost: the seconds its runs took when they were computed (``wall_seconds``, kept in the store with each
+run, so a cached check knows them too) and its searches' (``seconds`` of a hunt), with a static
+estimate for stored results that record no time. ``ratecheck mutate`` orders the mutants' claims by it.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import sys
+import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+# seconds assumed for a result that records no compute time: a run's trace, a task's result (an oracle's
+# recursion: a hunt records its seconds)
+STATIC_SECONDS = {"run": 5.0, "task": 1.0}
 
-def run(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    """The outcomes (``Outcome.to_dict``) of ``spec["claims"]`` under ``spec``'s profile, jobs and store."""
+
+def run(spec: dict[str, Any]) -> None:
+    """Decide ``spec["claims"]`` in order under ``spec``'s profile, jobs and store, writing the output
+    (see ``main``) after each group of claims (``_chunks``)."""
     from ratecheck.claims import PROFILES
-    from ratecheck.model.store import NullStore, Store
+    from ratecheck.model.store import Store
     from ratecheck.registry import default
     from ratecheck.runner.executors import make_executor
-    from ratecheck.runner.sweep import check_claims, load_plans
+    from ratecheck.runner.sweep import check_claims, gather, in_profile
 
+    out: dict[str, Any] = {"registered": False, "outcomes": [], "seconds": 0.0}
+    importlib.import_module(spec["module"])  # the mutant itself first: an error here is a broken mutant
     registry = default()
     for source in spec.get("sources", ()):
         registry.add_source(source)
     by_id = {c.id: c for c in registry.claims()}
     missing = [i for i in spec["claims"] if i not in by_id]
     if missing:
-        raise ValueError(f"unknown claims: {', '.join(missing)}")
-    claims = [by_id[i] for i in spec["claims"]]
+        more = f", ... ({len(missing)} in all)" if len(missing) > 3 else ""
+        raise LookupError(f"unknown claims: {', '.join(missing[:3])}{more}")
     profile = PROFILES[spec.get("profile", "quick")]
-    store = Store(spec["cache_dir"]) if spec.get("cache_dir") else NullStore("")
-    load_plans(claims, profile, store)
+    claims = [by_id[i] for i in spec["claims"] if in_profile(by_id[i], profile)]
+    out["registered"] = True
+    _write(spec["out"], out)
+    store = Store(spec["cache_dir"])
+    stop: Mapping[str, str] | None = spec.get("stop")
     with make_executor(jobs=int(spec.get("jobs", 1))) as executor:
-        outcomes = check_claims(claims, profile, store=store, executor=executor, progress=False)
-    return [o.to_dict() for o in outcomes]
+        if spec.get("costs"):  # the unmutated code: every claim's results at once, then what each cost
+            results, needs = gather(claims, profile, store=store, executor=executor, progress=False)
+            out["costs"] = {c.id: round(_cost(results, keys), 3) for c, keys in zip(claims, needs)}
+            out["total_cost"] = round(_cost(results, set().union(*needs)), 3)
+            out["exact"] = {c.id: _exact(c, profile) for c in claims}
+        started, done = time.perf_counter(), 0
+        for size in _chunks(len(claims), whole=stop is None):
+            chunk = claims[done:done + size]
+            done += size
+            decided = [o.to_dict() for o in check_claims(chunk, profile, store=store, executor=executor, progress=False)]
+            out["outcomes"] += decided
+            out["seconds"] = round(time.perf_counter() - started, 3)
+            _write(spec["out"], out)
+            if stop is not None and any(o["verdict"] == "FAIL" and stop.get(o["claim"]) != "FAIL" for o in decided):
+                break
+    out["complete"] = len(out["outcomes"]) == len(claims)
+    _write(spec["out"], out)
+
+
+def _chunks(count: int, whole: bool) -> list[int]:
+    """Sizes of the successive groups the claims are decided in: 1, 1, 2, 4, ... so that a mutant stops soon
+    after its first FAIL while a survivor's check makes a few calls, not one per claim (each call reads its
+    runs from the store again); everything at once when nothing stops early (``whole``)."""
+    if whole:
+        return [count] if count else []
+    sizes, total = [], 0
+    while total < count:
+        size = min(max(1, total), count - total)
+        sizes.append(size)
+        total += size
+    return sizes
+
+
+def _cost(results: Mapping[str, Any], keys: set[str]) -> float:
+    """Seconds the results under ``keys`` took to compute, as recorded (STATIC_SECONDS where not)."""
+    total = 0.0
+    for key in keys:
+        result = results.get(key)
+        info = getattr(result, "info", None)
+        if isinstance(info, Mapping) and isinstance(info.get("wall_seconds"), (int, float)):
+            total += float(info["wall_seconds"])
+        elif isinstance(result, Mapping) and isinstance(result.get("seconds"), (int, float)):
+            total += float(result["seconds"])
+        else:
+            total += STATIC_SECONDS["run" if info is not None else "task"]
+    return total
+
+
+def _exact(claim: Any, profile: Any) -> bool:
+    """Does the claim decide at round-off or exact equality (an oracle, a cost count, exact-mode runs)?"""
+    from ratecheck.claims.costs import CostClaim
+    from ratecheck.claims.trajectory import TrajectoryClaim
+
+    if isinstance(claim, (TrajectoryClaim, CostClaim)):
+        return True
+    try:
+        configs = claim.runs(profile)
+    except Exception:  # a claim that plans through tasks (a hunt)
+        return False
+    return bool(configs) and all(getattr(c, "mode", "") == "exact" for c in configs)
+
+
+def _write(path: str, out: dict[str, Any]) -> None:
+    """Replace the output file at once: the parent may read it after killing this process."""
+    tmp = f"{path}.tmp"
+    Path(tmp).write_text(json.dumps(out, default=str))  # NaN kept: a mutant may diverge
+    os.replace(tmp, path)
 
 
 def main(argv: list[str]) -> int:
-    spec = json.loads(Path(argv[0]).read_text())
-    outcomes = run(spec)
-    Path(spec["out"]).write_text(json.dumps(outcomes, default=str))  # NaN kept: a mutant may diverge
+    """``{"registered": bool, "outcomes": [Outcome.to_dict(), ...], "seconds": s, "complete": bool,
+    "costs": {claim: s}, "total_cost": s, "exact": {claim: bool}}`` in ``spec["out"]`` (costs and exact only for
+    the unmutated code)."""
+    run(json.loads(Path(argv[0]).read_text()))
     return 0
 
 
