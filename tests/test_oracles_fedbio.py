@@ -103,9 +103,9 @@ def test_s14_fails_on_a_noise_scale_bug_that_keeps_the_decrease(monkeypatch):
 @pytest.mark.parametrize("mutation", ["none", "one_neumann_term_less", "batch_scale"])
 def test_fedbio_local_oracle(monkeypatch, mutation):
     if mutation == "one_neumann_term_less":
-        original = fedbio_alg.neumann_hypergrad
-        monkeypatch.setattr(fedbio_alg, "neumann_hypergrad",
-                            lambda problem, x, y, sample, Q, tau_N: original(problem, x, y, sample, Q - 1, tau_N))
+        original = fedbio_alg.neumann_chain
+        monkeypatch.setattr(fedbio_alg, "neumann_chain",
+                            lambda seams, problem, x, y, sample, Q: original(seams, problem, x, y, sample, Q - 1))
     elif mutation == "batch_scale":
         monkeypatch.setattr(FedBilevel, "draw", _unscaled_draw(FedBilevel.draw))
     outcome = _decide(oracles.LOCAL_ORACLE)

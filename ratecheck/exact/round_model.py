@@ -103,6 +103,22 @@ class RoundModel:
     """
 
     def __init__(self, algorithm: Any, problem: Problem, rounds: int):
+        self._setup_state(algorithm, problem)
+        self.sampling = self._sampling_plan()
+        # a round the algorithm vouches ignores t (its ``t_free_rounds`` names this very function, so a
+        # subclass that overrides round() is not vouched for) and a state without bookkeeping has one
+        # map for every round: probed once, not re-verified each round
+        self._vouched = type(algorithm).round in getattr(algorithm, "t_free_rounds", ())
+        self._constant = self._vouched and not self.book
+        self._steps: dict[str, Any] = {}
+        self._history: list[dict[str, Any]] = [dict(self.book)]
+        first = self._probe(0, self.book)
+        self._known: list[_KnownRound] = [first]  # operators seen, most recent first, re-verified every round
+        self._costs = first.costs
+        self.last_costs = dict(self._costs)
+
+    def _setup_state(self, algorithm: Any, problem: Problem) -> None:
+        """The flattened state v = (arrays of the state, 1): layout, bookkeeping, start and its noise."""
         self.algorithm, self.problem = algorithm, problem
         journal: list = []
         zero = ProbeStreams(1, lambda purpose: ProbeStream(1, None, purpose=purpose, journal=journal))
@@ -123,18 +139,6 @@ class RoundModel:
         self.v0 = self.flatten(self.template)[0]
         self.scale = max(1.0, float(np.max(np.abs(self.v0), initial=0.0)))
         self.init_cov = self._initial_noise(journal)
-        self.sampling = self._sampling_plan()
-        # a round the algorithm vouches ignores t (its ``t_free_rounds`` names this very function, so a
-        # subclass that overrides round() is not vouched for) and a state without bookkeeping has one
-        # map for every round: probed once, not re-verified each round
-        self._vouched = type(algorithm).round in getattr(algorithm, "t_free_rounds", ())
-        self._constant = self._vouched and not self.book
-        self._steps: dict[str, Any] = {}
-        self._history: list[dict[str, Any]] = [dict(self.book)]
-        first = self._probe(0, self.book)
-        self._known: list[_KnownRound] = [first]  # operators seen, most recent first, re-verified every round
-        self._costs = first.costs
-        self.last_costs = dict(self._costs)
 
     def _initial_noise(self, journal: list) -> np.ndarray:
         """Cov of the initial state when ``init`` draws noise (a first STORM batch): G0 G0^T, probed."""
