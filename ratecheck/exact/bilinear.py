@@ -75,7 +75,7 @@ def read_bilinear(run: Callable[[np.ndarray, np.ndarray], np.ndarray], n_in: int
     n_out = f.shape[-1]
     # 2) rows (q, j): draw q in {none, 0..draws-1} times input j in {origin, e_1..e_n_in}, in chunks
     total = (draws + 1) * (n_in + 1)
-    ends = np.empty((total, N, n_out))
+    flat_ends = np.empty((total, N, n_out))
     chunk = max(1, PROBE_ELEMENTS // (N * max(n_in, n_out, draws, 1)))
     for lo in range(0, total, chunk):
         rows = np.arange(lo, min(lo + chunk, total))
@@ -86,8 +86,8 @@ def read_bilinear(run: Callable[[np.ndarray, np.ndarray], np.ndarray], n_in: int
         Z = np.zeros((rows.size, N, draws))
         drawn = q >= 1
         Z[drawn, :, q[drawn] - 1] = 1.0
-        ends[rows] = run(U, Z)
-    ends = ends.reshape(draws + 1, n_in + 1, N, n_out)
+        flat_ends[rows] = run(U, Z)
+    ends = flat_ends.reshape(draws + 1, n_in + 1, N, n_out)
     c = ends[0, 0]
     T = np.transpose(ends[0, 1:] - c, (1, 2, 0))  # (N, n_out, n_in)
     g = ends[1:, 0] - c  # (draws, N, n_out)

@@ -77,7 +77,7 @@ class NeumannModel(RoundModel):
         if missing:
             raise NotExact(f"{algorithm.name} has no seams {missing} to propagate a Neumann round through")
         self._setup_state(algorithm, problem)
-        N, p, d = problem.num_clients, int(getattr(problem, "dim_x")), int(getattr(problem, "dim_y"))
+        N, p, d = problem.num_clients, int(problem.dim_x), int(problem.dim_y)  # type: ignore[attr-defined]  # a bilevel problem
         if [(name, key, shape) for name, key, shape, _ in self.layout] != [("x", None, (N, p)), ("y", None, (N, d))]:
             raise NotExact(f"{algorithm.name}'s state is not the clients' (x, y): a Neumann round reads those only")
         self.N, self.p, self.d = N, p, d
