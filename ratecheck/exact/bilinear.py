@@ -10,6 +10,7 @@ zero mean: no cross terms).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -35,8 +36,15 @@ class BilinearMap:
         out = np.einsum("nij,rnj->rni", self.T, u) + self.c
         if self.columns.size:
             zq = z[..., self.columns]  # (R, N, P)
-            out += np.einsum("rnq,qnij,rnj->rni", zq, self.F, u, optimize=True) + np.einsum("rnq,qni->rni", zq, self.g)
+            P, N, n_out, n_in = self.F.shape  # sum_q z_q F_q first (R rows, few): one product per client
+            Fz = np.stack([zq[:, i] @ self._by_client[i] for i in range(N)], axis=1)
+            out += (Fz.reshape(-1, N, n_out, n_in) @ u[..., None])[..., 0] + np.einsum("rnq,qni->rni", zq, self.g)
         return out
+
+    @functools.cached_property
+    def _by_client(self) -> np.ndarray:
+        """F as (N, P, n_out n_in), contiguous per client."""
+        return np.ascontiguousarray(np.swapaxes(self.F, 0, 1)).reshape(self.F.shape[1], self.F.shape[0], -1)
 
     def augmented(self, select: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
         """(A (N, n_out, size), B (P, N, n_out, size)) on an augmented vector of ``size`` entries whose last is 1 and

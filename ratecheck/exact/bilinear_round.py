@@ -11,7 +11,8 @@ the z_q independent with unit variance (no cross terms). The maps are read off t
 (ratecheck.exact.bilinear.read_bilinear: unit states times unit draws, after a second-difference refusal of terms
 quadratic in the draws), every round re-verified on random states and draws as RoundModel does, re-read when the
 map moved (a step-size schedule, a sync). B_q S B_q^T is taken on the columns B_q reads (a client's draw reads that
-client's block): O(P n^2 k) a round for P draws reading k columns each, not P n^3.
+client's block), the draws reading the same columns in two products: O(P n^2 k) a round for P draws reading k
+columns each, not P n^3.
 
 Rounds that sample clients are not supported here (RoundModel averages client sampling for affine rounds only).
 """
@@ -34,10 +35,11 @@ KNOWN_MAPS = 8  # bilinear round maps kept for re-verification (e.g. a sync roun
 
 @dataclass(frozen=True)
 class BilinearOperator:
-    """S -> Abar S Abar^T + sum_q B_q S B_q^T on vec E[(v, 1)(v, 1)^T], each B_q on the columns it reads."""
+    """S -> Abar S Abar^T + sum_q B_q S B_q^T on vec E[(v, 1)(v, 1)^T]; the draws grouped by the columns their B_q
+    read (a client's draws read its block), each group as two products: [B_q1 .. B_qG] (I (x) S_CC) [..]^T."""
 
     Abar: np.ndarray  # (n, n)
-    B: tuple[np.ndarray, ...]  # B_q restricted to its columns: (n, k_q)
+    B: tuple[np.ndarray, ...]  # per group: (G, n, k), the B_q on the group's k columns
     columns: tuple[np.ndarray, ...]
 
     @classmethod
@@ -49,15 +51,21 @@ class BilinearOperator:
         Abar[-1, -1] = 1.0
         pad = np.zeros((B.shape[0], n, n))
         pad[:, :-1] = B[:, 0]
-        columns = tuple(np.flatnonzero(np.any(Bq != 0.0, axis=0)) for Bq in pad)
-        return cls(Abar, tuple(Bq[:, cols] for Bq, cols in zip(pad, columns, strict=True)), columns)
+        groups: dict[tuple[int, ...], list[np.ndarray]] = {}
+        for Bq in pad:
+            cols = tuple(int(j) for j in np.flatnonzero(np.any(Bq != 0.0, axis=0)))
+            if cols:
+                groups.setdefault(cols, []).append(Bq[:, list(cols)])
+        return cls(Abar, tuple(np.stack(g) for g in groups.values()), tuple(np.array(c) for c in groups))
 
     def apply(self, flat: np.ndarray) -> np.ndarray:
         n = self.Abar.shape[0]
         S = flat.reshape(n, n)
         out = self.Abar @ S @ self.Abar.T
-        for Bq, cols in zip(self.B, self.columns, strict=True):
-            out += Bq @ S[np.ix_(cols, cols)] @ Bq.T
+        for Bg, cols in zip(self.B, self.columns, strict=True):
+            G, _, k = Bg.shape
+            left = (Bg @ S[np.ix_(cols, cols)]).transpose(1, 0, 2).reshape(n, G * k)
+            out += left @ Bg.transpose(0, 2, 1).reshape(G * k, n)
         return out.reshape(-1)
 
 
