@@ -314,8 +314,7 @@ class FedBiOAcc(StormFields):
         down = comm * M * (p + 2 * d) * (2 if self.average_momenta else 1)  # averages of x, y, u (and momenta)
         first = self.b1 if it == 1 and self.first_batch == "sampled" else 0  # Alg. 2 line 2: the b1 batch
         costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * 2 * (p + 2 * d)),
-                 "floats_down": float(down),
-                 "samples_f_per_client": float(4 * self.b + 2 * first),
+                 "floats_down": float(down), "samples_f_per_client": float(4 * self.b + 2 * first),
                  "samples_g_per_client": float(2 * self.b + first),
                  "jvp_per_client": float(2 * self.b + first), "hvp_per_client": float(2 * self.b + first),
                  "oracle_calls": float(M * (10 * self.b + 5 * first))}
@@ -324,11 +323,9 @@ class FedBiOAcc(StormFields):
 
 def neumann_chain(seams: Any, problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray, sample: Any,
                   Q: int) -> np.ndarray:
-    """Phi-hat(x, y; xi) of eq. (6) through the algorithm's seams: v_0 = grad_y f, v_k = (I - tau_N H(xi_{Q-k+1}))
-    v_{k-1}, Phi-hat = grad_x f - tau_N grad_xy g sum_{k=0}^{Q} v_k: Q+1 terms, Q Hessian-vector products with
-    independent draws, one xi_f shared by both blocks of grad f, one xi_g for the Jacobian (spec §1.2, pitfall 11).
-    Each draw may itself be a minibatch mean (one chain of minibatch factors, spec §2.6 item 5's per-factor
-    option). Exact mode (ratecheck.exact.neumann) propagates the second moment through these very seams."""
+    """Phi-hat(x, y; xi) of eq. (6) through the seams: v_0 = grad_y f, v_k = (I - tau_N H(xi_{Q-k+1})) v_{k-1},
+    grad_x f - tau_N grad_xy g sum_{k<=Q} v_k; independent Hessian draws, one xi_f for both blocks of grad f (spec
+    §1.2, pitfall 11), each draw possibly a minibatch mean (spec §2.6 item 5). Exact mode runs these very seams."""
     v = seams.neumann_start(problem, x, y, sample)
     total = v.copy()
     for k in range(1, Q + 1):
@@ -422,8 +419,7 @@ class FedBiOLocal(NeumannFields):
     def batches(self, problem: SampledBilevelOracles) -> dict[str, int]:
         return {"by": self.by, **self.neumann_batches("bx", self.bx)}
 
-    def draw_lower(self, problem: SampledBilevelOracles, noise: Any) -> Any:
-        """The batch B_y of grad_y g (b_y samples per client)."""
+    def draw_lower(self, problem: SampledBilevelOracles, noise: Any) -> Any:  # B_y: b_y samples per client
         return problem.draw(noise, (problem.num_clients,), self.by, oracles=("gy",))
 
     def local_step(self, problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray, nu: np.ndarray,
@@ -432,8 +428,7 @@ class FedBiOLocal(NeumannFields):
         return x - self.eta * nu, y - self.gamma * problem.grad_y_g(x, y, s_y)
 
     def communicate(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Seam: a sync averages x; y is never averaged (pitfall 4)."""
-        return average(x), y
+        return average(x), y  # seam: a sync averages x; y is never averaged (pitfall 4)
 
     def round(self, state: ClientsState, problem: SampledBilevelOracles, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
@@ -445,8 +440,7 @@ class FedBiOLocal(NeumannFields):
         comm = self.sync(it)
         if comm:
             x_new, y_new = self.communicate(x_new, y_new)
-        costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * p),
-                 "floats_down": float(comm * M * p),  # the average x sent back
+        costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * p), "floats_down": float(comm * M * p),
                  "samples_f_per_client": float(self.bx), "samples_g_per_client": float(self.by),
                  "jvp_per_client": float(self.bx), "hvp_per_client": float(self.bx * self.Q),
                  "oracle_calls": float(M * (self.by + self.bx * (self.Q + 3)))}
