@@ -107,18 +107,7 @@ class BilinearRoundModel(RoundModel):
 
     def _operator(self, t: int) -> BilinearOperator:  # type: ignore[override]  # a bilinear operator
         """Round t's operator: a known map if the round on random states and draws matches it, else read."""
-        n = self.n_state
-        rng = np.random.default_rng([t, 7])
-        V = self.scale * rng.standard_normal((3, n))
-        draws: list[np.ndarray] = []
-
-        def random_draws(index: int, shape: tuple[int, ...]) -> np.ndarray:
-            draws.append(rng.standard_normal((3, int(np.prod(shape, dtype=np.int64)))))
-            return draws[-1]
-
-        actual, journal, costs, after = self._call(V, t, random_draws, self.book)
-        sizes = tuple(int(np.prod(shape, dtype=np.int64)) for _, kind, shape in journal if kind == "normal")
-        z = np.hstack(draws) if draws else np.zeros((3, 0))
+        V, z, actual, sizes, costs, after = self._random_call(t)
         self.last_costs = {k: float(np.mean(v)) for k, v in costs.items()}
         for k, known in enumerate(self._known):
             if known.sizes == sizes and _close(actual, known.read.apply(V[:, None], z[:, None])[:, 0]) <= AFFINE_RTOL:
