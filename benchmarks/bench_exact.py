@@ -46,6 +46,14 @@ N/2 of N clients without replacement, T = ``--mult-rounds``: CPU seconds of exac
 bilinear steps included) and of 16 Monte-Carlo replicas, and at T = 20 the exact curve's largest |z|
 against ``--reference-replicas`` replicas (rows up to d = 10).
     PYTHONPATH=. python benchmarks/bench_exact.py --part multiplicative
+
+A sixth part (issue #21, ``--part fedbio``): FedBiO's rounds with stochastic Jacobians and Hessians. FedBiO-Local on
+S10's instance (Test C1, Q = 20 sampled Hessians a round, I = 5, sigma_f = 1, sigma_J = 0.5, sigma_H = 0.2),
+propagated stage by stage (ratecheck.exact.neumann), and FedBiO (Algorithm 1, Test B, the same noise), a whole round
+bilinear in (state, noise) (ratecheck.exact.bilinear_round), T = ``--fedbio-rounds``: CPU seconds of exact mode
+(reading the maps included) and of 16 Monte-Carlo replicas, and at T = 20 the exact curve's largest |z| against
+``--reference-replicas`` replicas (M <= 4).
+    PYTHONPATH=. python benchmarks/bench_exact.py --part fedbio
 """
 
 from __future__ import annotations
@@ -99,7 +107,8 @@ def main() -> None:
     parser.add_argument("--reference-rounds", type=int, default=100, help="T of the error check")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--reference-replicas", type=int, default=4096, help="0: timings only")
-    parser.add_argument("--part", choices=("speed", "scale", "steps", "multiplicative", "all"), default="all")
+    parser.add_argument("--part", choices=("speed", "scale", "steps", "multiplicative", "fedbio", "all"), default="all")
+    parser.add_argument("--fedbio-rounds", type=int, default=600, help="T of the fedbio part (S10's)")
     parser.add_argument("--mult-rounds", type=int, default=200, help="T of the multiplicative part")
     parser.add_argument("--steps", default="1,2,4,8,16,32,64,128,256,1024", help="K of the steps part")
     parser.add_argument("--steps-dim", type=int, default=50)
@@ -118,7 +127,9 @@ def main() -> None:
         scale_table(args)
     if args.part in ("multiplicative", "all"):
         multiplicative_table(args)
-    if args.part in ("scale", "steps", "multiplicative"):
+    if args.part in ("fedbio", "all"):
+        fedbio_table(args)
+    if args.part in ("scale", "steps", "multiplicative", "fedbio"):
         return
 
     problem = make_problem("quadratic", dict(dim=D, clients=N, zeta=1.0, heterogeneity="random", sigma=1.0,
@@ -197,6 +208,40 @@ def multiplicative_table(args) -> None:
             se = samples.std(axis=1, ddof=1) / np.sqrt(samples.shape[1])
             z = f"{np.max(np.abs(samples.mean(axis=1) - exact) / se):.2f}"
         print(f"| {d} | {n_clients} | {t_exact:.2f} | {t_mc:.2f} | {z} |")
+
+
+def fedbio_table(args) -> None:
+    """FedBiO-Local (Neumann stages) and FedBiO (a bilinear whole round) exact vs Monte Carlo: CPU and agreement."""
+    from ratecheck.simulate.engine import run_config
+    from ratecheck.trace import RunConfig
+
+    noise = {"sigma_f": 1.0, "sigma_J": 0.5, "sigma_H": 0.2}
+    cases = [("fedbio_local", {"I": 5, "eta": 0.02, "gamma": 0.1, "Q": 20, "tau_N": 0.3},
+              {"test": "C1", "a_max": 2.0, "start": "solution", **noise}, (1, 4, 16, 32)),
+             ("fedbio", {"I": 5, "eta": 0.02, "gamma": 0.05, "tau": 0.05},
+              {"test": "B", "s": 0.7, "s_H": 0.4, "s_B": 0.5, **noise}, (3, 16))]
+    print(f"\nFedBiO's rounds with Jacobian and Hessian noise; T = {args.fedbio_rounds}")
+    print("| algorithm | M | exact CPU s | mc16 CPU s | max abs z at T = 20 |")
+    print("|---|---|---|---|---|")
+    for name, steps, problem, clients in cases:
+        for M in clients:
+            config = RunConfig(name, steps, "fedbio_bilevel", {**problem, "clients": M}, args.fedbio_rounds,
+                               replicas=1, checkpoints=24, mode="exact")
+            start = time.process_time()
+            run_config(config)
+            t_exact = time.process_time() - start
+            start = time.process_time()
+            run_config(config.with_(mode="monte_carlo", replicas=16))
+            t_mc = time.process_time() - start
+            z = "-"
+            if M <= 4 and args.reference_replicas:
+                short = config.with_(rounds=20, checkpoints=20)
+                exact = run_config(short).measures["grad_norm_sq"][1:, 0]
+                samples = run_config(short.with_(mode="monte_carlo", replicas=args.reference_replicas)
+                                     ).measures["grad_norm_sq"][1:]
+                se = samples.std(axis=1, ddof=1) / np.sqrt(samples.shape[1])
+                z = f"{np.max(np.abs(samples.mean(axis=1) - exact) / se):.2f}"
+            print(f"| {name} | {M} | {t_exact:.2f} | {t_mc:.2f} | {z} |")
 
 
 CHILD = """

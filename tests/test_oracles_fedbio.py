@@ -57,9 +57,9 @@ def _patch(monkeypatch, mutation):
         monkeypatch.setattr(fedbio_alg, "storm", lambda new, old, momentum, weight:
                             storm(new, old, momentum, 1 - np.sqrt(1 - weight) * 0.5))
     elif mutation == "one_neumann_term_less":
-        hypergrad = fedbio_alg.neumann_hypergrad
-        monkeypatch.setattr(fedbio_alg, "neumann_hypergrad",
-                            lambda problem, x, y, sample, Q, tau_N: hypergrad(problem, x, y, sample, Q - 1, tau_N))
+        original = fedbio_alg.neumann_chain
+        monkeypatch.setattr(fedbio_alg, "neumann_chain",
+                            lambda seams, problem, x, y, sample, Q: original(seams, problem, x, y, sample, Q - 1))
 
 
 # the absolute floor sees a noise-scale bug that keeps every slope

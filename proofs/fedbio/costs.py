@@ -4,10 +4,11 @@ summarized in spec fedbio §2.5:
 
 * FedBiO (Algorithm 1): per client and iteration one grad_y g on b_y samples and grad_x f, grad_y f, a JVP and
   an HVP on b_x samples each: b_y + 4 b_x oracle calls; every I-th iteration (t + 1 = 0 mod I) the clients
-  average x, y, u: one communication round, p + 2d floats up per client.
+  average x, y, u: one communication round, p + 2d floats up per client and the averages, p + 2d floats, down.
 * FedBiOAcc (Algorithm 2): the same oracles at two points (STORM) with one batch size b: 2 (b + 4 b) = 10 b
-  per client and iteration; at a sync x, y, u and the momenta omega, nu, q: 2 (p + 2d) floats up per client.
-  The first batch (b1 samples) is initialization, not an iteration's cost.
+  per client and iteration; at a sync x, y, u and the momenta omega, nu, q: 2 (p + 2d) floats up per client and
+  as many down. The first batch (line 2: the five oracles on b1 samples, 5 b1 calls per client) is counted in
+  the first iteration (the run samples it: first_batch 'sampled', b1 = 5).
 * FedBiOAcc-Local (Algorithm 4, spec §2.5): one grad_y g on b_y = bM samples and b times (grad_x f, grad_y f, Q
   HVPs, a JVP), at two points: 2 (b M + b (Q + 3)) per client and iteration; x and nu at a sync: 2p floats up.
 * FedBiO-Local (Algorithm 3, spec §2.5): one grad_y g on b_y samples and b_x Neumann estimators of eq. (6), each
@@ -35,6 +36,8 @@ from .theorems import src
 KEY = "fedbio"
 COST_T = 8
 COUNTERS = ("oracle_calls", "communication_rounds", "floats_up")
+DOWN = ("fedbio", "fedbioacc")  # their boxes' broadcasts are checked too (floats_down)
+FIRST_BATCH = 5  # FedBiOAcc's b1 in its cost run
 
 
 def fedbio_round(config: RunConfig, t: int) -> dict[str, float]:
@@ -42,15 +45,16 @@ def fedbio_round(config: RunConfig, t: int) -> dict[str, float]:
     M, p, d = int(config.problem_params["clients"]), prob.dim_x, prob.dim_y
     sync = float((t + 1) % int(q["I"]) == 0)
     return {"oracle_calls": M * (int(q["by"]) + 4 * int(q["bx"])), "communication_rounds": sync,
-            "floats_up": sync * M * (p + 2 * d)}
+            "floats_up": sync * M * (p + 2 * d), "floats_down": sync * M * (p + 2 * d)}
 
 
 def fedbioacc_round(config: RunConfig, t: int) -> dict[str, float]:
     prob, q = problem_of(config), config.params
     M, p, d = int(config.problem_params["clients"]), prob.dim_x, prob.dim_y
     sync = float((t + 1) % int(q["I"]) == 0)
-    return {"oracle_calls": M * 2 * 5 * int(q["b"]), "communication_rounds": sync,
-            "floats_up": sync * M * 2 * (p + 2 * d)}
+    first = int(q["b1"]) if t == 0 else 0  # Algorithm 2 line 2: the first batch, five oracles on b1 samples
+    return {"oracle_calls": M * (2 * 5 * int(q["b"]) + 5 * first), "communication_rounds": sync,
+            "floats_up": sync * M * 2 * (p + 2 * d), "floats_down": sync * M * 2 * (p + 2 * d)}
 
 
 def fedbioacc_local_round(config: RunConfig, t: int) -> dict[str, float]:
@@ -98,15 +102,19 @@ def _fedbio_config(value: float, profile: Profile) -> RunConfig:
 
 
 def _fedbioacc_config(value: float, profile: Profile) -> RunConfig:
-    return acc_oracle_config(value, profile).with_(mode="monte_carlo", replicas=3)
+    config = acc_oracle_config(value, profile)
+    return config.with_(mode="monte_carlo", replicas=3,
+                        params={**config.params, "first_batch": "sampled", "b1": FIRST_BATCH})
 
 
 CASES = {
     "fedbio": (fedbio_round, _fedbio_config, "b_y + 4 b_x oracle calls per client and iteration, one "
-               "communication round of p + 2d floats per client every I-th iteration", src("Algorithm 1", "spec §2.1, §2.5")),
+               "communication round of p + 2d floats per client up and down every I-th iteration",
+               src("Algorithm 1", "spec §2.1, §2.5")),
     "fedbioacc": (fedbioacc_round, _fedbioacc_config, "10 b oracle calls per client and iteration (FedBiO's five "
-                  "oracles at two points), one communication round of 2 (p + 2d) floats per client every I-th "
-                  "iteration", src("Algorithm 2", "spec §2.2, §2.5")),
+                  "oracles at two points) and 5 b1 for the first batch (b1 = 5) in the first, one communication round "
+                  "of 2 (p + 2d) floats per client up and down every I-th iteration",
+                  src("Algorithm 2", "spec §2.2, §2.5")),
     "fedbioacc_local": (fedbioacc_local_round, _baseline_config("fedbioacc_local"), "2 (b M + b (Q + 3)) oracle calls "
                         "per client and iteration (b = 2, Q = 3), 2p floats per client every I-th iteration",
                         src("Algorithm 4", "spec §2.4, §2.5")),
@@ -120,13 +128,15 @@ CASES = {
                 "b_y = 3, b = 2, Q = 2), no communication", src("StocBiO: Ji, Yang, Liang 2021, Algorithms 1-2", "spec §7")),
 }
 
+
 def _clients(name: str) -> int:
     return 1 if name in ("mrbo_like", "stocbio") else 3
 
 
 CLAIMS = tuple(
     cost_claim(id=f"fedbio.cost.{name}", paper=KEY, title=f"{name}: recorded costs equal its algorithm box's",
-               statement=f"{name} on test B or C2 (M = {_clients(name)}, I = 3): {what}.", source=source, configure=configure,
-               per_round=per_round, counters=COUNTERS, measure="grad_norm_sq",
+               statement=f"{name} on test B or C2 (M = {_clients(name)}, I = 3): {what}.", source=source,
+               configure=configure, per_round=per_round,
+               counters=COUNTERS + (("floats_down",) if name in DOWN else ()), measure="grad_norm_sq",
                grid={"quick": (COST_T,), "full": (COST_T,)})
     for name, (per_round, configure, what, source) in CASES.items())

@@ -34,7 +34,7 @@ from ..oracles import SampledBilevelOracles
 from ..params import ParamError, choice, flag, integer, real
 from ..seeding import Streams
 from .base import Algorithm, Costs, register
-from .periodic import average, is_sync, neumann_hypergrad, storm, storm_step_size
+from .periodic import average, is_sync, storm, storm_step_size
 
 
 @dataclass
@@ -207,6 +207,7 @@ class FedBiO(FedBiOBase):
         if comm:
             x_new, y_new, u_new = average(x_new), average(y_new), average(u_new)
         costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * (p + 2 * d)),
+                 "floats_down": float(comm * M * (p + 2 * d)),  # Alg. 1: the averages x, y, u sent back
                  "samples_f_per_client": float(2 * self.bx), "samples_g_per_client": float(self.by),
                  "jvp_per_client": float(self.bx), "hvp_per_client": float(self.bx),
                  "oracle_calls": float(M * (self.by + 4 * self.bx))}
@@ -310,11 +311,27 @@ class FedBiOAcc(StormFields):
         momenta = {k: storm(new[k], old[k], mom[k], weight[k]) for k in mom}
         if comm and self.average_momenta:
             momenta = {k: average(v) for k, v in momenta.items()}
+        down = comm * M * (p + 2 * d) * (2 if self.average_momenta else 1)  # averages of x, y, u (and momenta)
+        first = self.b1 if it == 1 and self.first_batch == "sampled" else 0  # Alg. 2 line 2: the b1 batch
         costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * 2 * (p + 2 * d)),
-                 "samples_f_per_client": float(4 * self.b), "samples_g_per_client": float(2 * self.b),
-                 "jvp_per_client": float(2 * self.b), "hvp_per_client": float(2 * self.b),
-                 "oracle_calls": float(M * 10 * self.b)}
+                 "floats_down": float(down), "samples_f_per_client": float(4 * self.b + 2 * first),
+                 "samples_g_per_client": float(2 * self.b + first),
+                 "jvp_per_client": float(2 * self.b + first), "hvp_per_client": float(2 * self.b + first),
+                 "oracle_calls": float(M * (10 * self.b + 5 * first))}
         return _tracked(state, ClientsState(x_new, y_new, u_new, momenta, syncs=state.syncs + comm)), costs
+
+
+def neumann_chain(seams: Any, problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray, sample: Any,
+                  Q: int) -> np.ndarray:
+    """Phi-hat(x, y; xi) of eq. (6) through the seams: v_0 = grad_y f, v_k = (I - tau_N H(xi_{Q-k+1})) v_{k-1},
+    grad_x f - tau_N grad_xy g sum_{k<=Q} v_k; independent Hessian draws, one xi_f for both blocks of grad f (spec
+    §1.2, pitfall 11), each draw possibly a minibatch mean (spec §2.6 item 5). Exact mode runs these very seams."""
+    v = seams.neumann_start(problem, x, y, sample)
+    total = v.copy()
+    for k in range(1, Q + 1):
+        v = seams.neumann_factor(problem, x, y, v, sample, Q - k)
+        total += v
+    return seams.neumann_finish(problem, x, y, total, sample)
 
 
 @dataclass(frozen=True)
@@ -351,15 +368,29 @@ class NeumannFields(FedBiOBase):
         """The draw's oracles: xi_f (shared by grad_x f and grad_y f), xi_g (Jacobian), xi_1..xi_Q (Hessians)."""
         return {"hessians": max(self.Q, 1), "oracles": ("fx", "fy", "J", "H"), "share_f": True}
 
+    def neumann_start(self, problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray, sample: Any) -> np.ndarray:
+        """Seam: the series' first term v_0 = grad_y f(x, y; xi_f) of eq. (6)."""
+        return problem.grad_y_f(x, y, sample)
+
+    def neumann_factor(self, problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray, v: np.ndarray, sample: Any,
+                       k: int) -> np.ndarray:
+        """Seam: one factor of eq. (6)'s products, v <- (I - tau_N grad_yy g(x, y; xi_k)) v (the k-th Hessian draw)."""
+        return v - self.tau_N * problem.hvp(x, y, v, sample, k)
+
+    def neumann_finish(self, problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray, total: np.ndarray,
+                       sample: Any) -> np.ndarray:
+        """Seam: Phi-hat = grad_x f(x, y; xi_f) - tau_N grad_xy g(x, y; xi_g) sum_k v_k."""
+        return problem.grad_x_f(x, y, sample) - self.tau_N * problem.jvp(x, y, total, sample)
+
     def hypergrad_estimate(self, problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray, sample: Any, batch: int) -> np.ndarray:
         """Seam: Phi-hat of eq. (6) from a draw laid out by ``neumann_layout`` (spec §2.6 item 5): the mean of
         ``batch`` i.i.d. single-sample estimators, or the one chain of minibatch factors (per_factor)."""
         if self.neumann_batch == "per_factor":
-            return neumann_hypergrad(problem, x, y, sample, self.Q, self.tau_N)
+            return neumann_chain(self, problem, x, y, sample, self.Q)
         R, M, p = x.shape
         xc = np.broadcast_to(x[:, :, None, :], (R, M, batch, p))
         yc = np.broadcast_to(y[:, :, None, :], (R, M, batch, y.shape[-1]))
-        return neumann_hypergrad(problem, xc, yc, sample, self.Q, self.tau_N).mean(axis=2)
+        return neumann_chain(self, problem, xc, yc, sample, self.Q).mean(axis=2)
 
     def draw_neumann(self, problem: SampledBilevelOracles, noise, batch: int) -> Any:
         return problem.draw(noise, *self.neumann_layout(problem, batch), **self.neumann_oracles())
@@ -388,18 +419,28 @@ class FedBiOLocal(NeumannFields):
     def batches(self, problem: SampledBilevelOracles) -> dict[str, int]:
         return {"by": self.by, **self.neumann_batches("bx", self.bx)}
 
+    def draw_lower(self, problem: SampledBilevelOracles, noise: Any) -> Any:  # B_y: b_y samples per client
+        return problem.draw(noise, (problem.num_clients,), self.by, oracles=("gy",))
+
+    def local_step(self, problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray, nu: np.ndarray,
+                   s_y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Seam: one local step of Algorithm 3, x - eta nu and y - gamma grad_y g(x, y; B_y), from the same point."""
+        return x - self.eta * nu, y - self.gamma * problem.grad_y_g(x, y, s_y)
+
+    def communicate(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return average(x), y  # seam: a sync averages x; y is never averaged (pitfall 4)
+
     def round(self, state: ClientsState, problem: SampledBilevelOracles, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         it = t + 1
         noise = streams["noise"]
         M, p = problem.num_clients, problem.dim_x
-        s_y = problem.draw(noise, (M,), self.by, oracles=("gy",))
-        omega = problem.grad_y_g(state.x, state.y, s_y)
+        s_y = self.draw_lower(problem, noise)
         nu = self.hypergrad_estimate(problem, state.x, state.y, self.draw_neumann(problem, noise, self.bx), self.bx)
-        x_new, y_new = state.x - self.eta * nu, state.y - self.gamma * omega
+        x_new, y_new = self.local_step(problem, state.x, state.y, nu, s_y)
         comm = self.sync(it)
         if comm:
-            x_new = average(x_new)  # y is never averaged (pitfall 4)
-        costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * p),
+            x_new, y_new = self.communicate(x_new, y_new)
+        costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * p), "floats_down": float(comm * M * p),
                  "samples_f_per_client": float(self.bx), "samples_g_per_client": float(self.by),
                  "jvp_per_client": float(self.bx), "hvp_per_client": float(self.bx * self.Q),
                  "oracle_calls": float(M * (self.by + self.bx * (self.Q + 3)))}
@@ -465,6 +506,7 @@ class FedBiOAccLocal(NeumannFields, StormFields):
         if comm and self.average_momenta:
             nu = average(nu)  # omega stays on the client
         costs = {"communication_rounds": float(comm), "floats_up": float(comm * M * 2 * p),
+                 "floats_down": float(comm * M * p * (2 if self.average_momenta else 1)),  # x (and nu) averaged
                  "samples_f_per_client": float(2 * self.b), "samples_g_per_client": float(2 * by),
                  "jvp_per_client": float(2 * self.b), "hvp_per_client": float(2 * self.b * self.Q),
                  "oracle_calls": float(M * 2 * (by + self.b * (self.Q + 3)))}
@@ -535,9 +577,14 @@ class StocBiO(Algorithm[SampledBilevelOracles]):
         x, y, _ = _start(problem, len(streams.replicas))
         return _tracked(None, ClientsState(x, y))
 
+    # the chain's stages read only tau_N: FedBiO-Local's seams, shared
+    neumann_start = NeumannFields.neumann_start
+    neumann_factor = NeumannFields.neumann_factor
+    neumann_finish = NeumannFields.neumann_finish
+
     def hypergrad_estimate(self, problem: SampledBilevelOracles, x: np.ndarray, y: np.ndarray, sample: Any) -> np.ndarray:
         """Seam: the Neumann hypergradient of StocBiO's Algorithm 2 (one minibatch per oracle and factor)."""
-        return neumann_hypergrad(problem, x, y, sample, self.Q, self.tau_N)
+        return neumann_chain(self, problem, x, y, sample, self.Q)
 
     def round(self, state: ClientsState, problem: SampledBilevelOracles, t: int, streams: Streams) -> tuple[ClientsState, Costs]:
         noise = streams["noise"]
@@ -546,7 +593,7 @@ class StocBiO(Algorithm[SampledBilevelOracles]):
             y = y - self.gamma * problem.grad_y_g(state.x, y, problem.draw(noise, (1,), self.by, oracles=("gy",)))
         s = problem.draw(noise, (1,), self.b, hessians=max(self.Q, 1), oracles=("fx", "fy", "J", "H"), share_f=True)
         x = state.x - self.eta * self.hypergrad_estimate(problem, state.x, y, s)
-        costs = {"communication_rounds": 0.0, "floats_up": 0.0, "samples_f_per_client": float(self.b),
+        costs = {"communication_rounds": 0.0, "floats_up": 0.0, "floats_down": 0.0, "samples_f_per_client": float(self.b),
                  "samples_g_per_client": float(self.D * self.by), "jvp_per_client": float(self.b),
                  "hvp_per_client": float(self.Q * self.b),
                  "oracle_calls": float(self.D * self.by + self.b * (self.Q + 3))}

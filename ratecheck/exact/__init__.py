@@ -47,12 +47,16 @@ and the measures, read off as affine maps and quadratic forms), ``local_steps`` 
 job composed from its one-step map by repeated squaring, checked against the K-step code), ``delays`` (multiplicity moments,
 delay tables), ``operators`` (round operators on the second moment), ``fedavg`` (FedAvgModel),
 ``diagonal`` (shared eigenbasis), ``multiplicative`` and ``gaussian_steps`` (random local steps),
-``round_model`` (RoundModel), ``rates`` (exact linear rates as spectral radii of the moment map),
-``run`` (the model registry and run_exact).
+``round_model`` (RoundModel), ``bilinear`` and ``bilinear_round`` (whole rounds bilinear in state and
+noise: FedBiO's and FedBiOAcc's Jacobian/Hessian noise), ``neumann`` (FedBiO-Local's round stage by stage
+through its Neumann seams: Q sampled Hessians a round), ``rates`` (exact linear rates as spectral radii
+of the moment map), ``run`` (the model registry and run_exact).
 """
 
 from __future__ import annotations
 
+from .bilinear import BilinearMap, read_bilinear
+from .bilinear_round import BilinearOperator, BilinearRoundModel, whole_round_model
 from .delays import (
     SlotMoments,
     _slot_histograms,  # noqa: F401  (importable as before the split)
@@ -69,6 +73,7 @@ from .fedavg import (
 from .gaussian_steps import GaussianSteps, gaussian_steps
 from .local_steps import client_maps, compose_power, composed_client_maps
 from .multiplicative import MAX_OUTCOMES, MultiplicativeOperator, RandomJobs, SampledSteps, sampled_steps
+from .neumann import NeumannModel
 from .operators import (
     DENSE_MAX,
     MIXTURE_DENSE_MAX,
@@ -122,6 +127,9 @@ from .seams import (
 __all__ = [
     "AFFINE_RTOL",
     "BOOKKEEPING_WATCH",
+    "BilinearMap",
+    "BilinearOperator",
+    "BilinearRoundModel",
     "DENSE_MAX",
     "DIVERGENCE_THRESHOLD",
     "MAX_OUTCOMES",
@@ -139,6 +147,7 @@ __all__ = [
     "JobsOperator",
     "MixtureOperator",
     "MultiplicativeOperator",
+    "NeumannModel",
     "NotExact",
     "ProbeStream",
     "ProbeStreams",
@@ -163,8 +172,10 @@ __all__ = [
     "probe_client_update",
     "probe_measures",
     "probe_server_step",
+    "read_bilinear",
     "run_exact",
     "sampled_steps",
     "schedule_delay_table",
     "slot_moments",
+    "whole_round_model",
 ]

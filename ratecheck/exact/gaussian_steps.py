@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 
 from ..oracles import SmoothFederatedOracles
+from .bilinear import ADDITIVE_RTOL, read_bilinear
 from .local_steps import _k_step_update, one_step_variant
 from .multiplicative import mean_job_maps
-from .probing import AFFINE_RTOL, PROBE_ELEMENTS, NotExact, ProbeStream, ProbeStreams, _close
+from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close
 from .seams import ClientMaps
 
 BILINEAR_ELEMENTS = 2**24  # entries of the bilinear maps F_q (P_mult N d^2) exact mode holds, at most
-ADDITIVE_RTOL = 1e-12  # a draw whose F_q is below this (relative) is additive: round-off of a zero map
 
 
 @dataclass(frozen=True)
@@ -113,43 +113,21 @@ def gaussian_steps(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | 
             return Z[:, :, offsets[call]:offsets[call + 1]].reshape((Z.shape[0], *shape))
         return serve
 
-    # 2) before the full probe, cheaply: a bilinear step has zero second differences in the start and in
-    # the draws (a nonlinear step, e.g. in mode "auto", is refused here, not after (P + 1)(d + 1) probe rows)
-    rng = np.random.default_rng(seed)
-    x = max(1.0, float(np.max(np.abs(problem.initial_point())))) * rng.standard_normal((2, N, d))
-    z = rng.standard_normal((2, N, P))
-    starts = np.concatenate([x, x, x, 2 * x, 0 * x])
-    draws = np.concatenate([z, 2 * z, 0 * z, z, z])
-    f = run(starts, np.broadcast_to(everyone, (10, N)), serve_columns(draws))[0].reshape(5, 2, N, d)
-    gap = max(_close(f[1], 2 * f[0] - f[2]), _close(f[3], 2 * f[0] - f[4]))
-    if not gap <= AFFINE_RTOL:
-        raise NotExact(f"client_update's step is not bilinear in (start, noise): a second difference is off by "
-                       f"{gap:.2e} on random inputs (a term quadratic in the draws or the start, a nonlinearity)")
+    # 2) the bilinear map of one step, every client at once (a second-difference refusal first, then unit
+    # starts times unit draws, checked at random: ratecheck.exact.bilinear)
     total = (P + 1) * (d + 1)
     if total * N * d > 4 * BILINEAR_ELEMENTS:
         raise NotExact(f"reading a bilinear step with {P} draws at d = {d}, N = {N} takes {total} probe rows of "
                        f"{N * d} numbers, more than exact mode holds ({4 * BILINEAR_ELEMENTS} numbers)")
-    # 3) rows (q, j): draw q in {none, 0..P-1} times start j in {origin, e_1..e_d}, every client at once
-    ends = np.empty((P + 1, d + 1, N, d))
-    flat_ends = ends.reshape(total, N, d)
-    chunk = max(1, PROBE_ELEMENTS // (N * d * d))
-    for lo in range(0, total, chunk):
-        rows = np.arange(lo, min(lo + chunk, total))
-        q, j = np.divmod(rows, d + 1)
-        starts = np.zeros((rows.size, N, d))
-        unit = j >= 1
-        starts[unit, :, j[unit] - 1] = 1.0
-        Z = np.zeros((rows.size, N, P))
-        drawn = q >= 1
-        Z[drawn, :, q[drawn] - 1] = 1.0
-        flat_ends[rows] = run(starts, np.broadcast_to(everyone, (rows.size, N)), serve_columns(Z))[0]
-    c = ends[0, 0]  # (N, d)
-    T = np.transpose(ends[0, 1:] - c, (1, 2, 0))  # (N, d_out, d_in)
-    g = ends[1:, 0] - c  # (P, N, d)
-    F = np.transpose(ends[1:, 1:] - ends[0, 1:][None] - g[:, None], (0, 2, 3, 1))  # (P, N, d_out, d_in)
-    del ends, flat_ends
-    scale = max(float(np.max(np.abs(T), initial=0.0)), float(np.max(np.abs(g), initial=0.0)), 1.0)
-    bilinear = np.max(np.abs(F), axis=(1, 2, 3), initial=0.0) > ADDITIVE_RTOL * scale
+    scale = max(1.0, float(np.max(np.abs(problem.initial_point()))))
+    read = read_bilinear(lambda U, Z: run(U, np.broadcast_to(everyone, U.shape[:2]), serve_columns(Z))[0], d, P, N,
+                         scale, "client_update's step", seed=seed)
+    T, c = read.T, read.c
+    F = np.zeros((P, N, d, d))
+    g = np.zeros((P, N, d))
+    F[read.columns], g[read.columns] = read.F, read.g
+    size = max(float(np.max(np.abs(T), initial=0.0)), float(np.max(np.abs(g), initial=0.0)), 1.0)
+    bilinear = np.max(np.abs(F), axis=(1, 2, 3), initial=0.0) > ADDITIVE_RTOL * size
     if not bilinear.any():
         raise NotExact("none of client_update's draws multiplies the state: no bilinear step to read (the "
                        "affine-Gaussian reading applies, or the noise enters nonlinearly)")
@@ -161,7 +139,8 @@ def gaussian_steps(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | 
     add = g[~bilinear]
     additive = np.einsum("qna,qnb->nab", add, add)
     steps = GaussianSteps(T=T, c=c, F=Fa, additive=additive, K=K)
-    # 4) the one-step code and the K-step code on random starts, clients and draws
+    # 3) the one-step code and the K-step code on random starts, clients and draws
+    rng = np.random.default_rng(seed)
     m = N if m is None else m
     R = 3
     clients = rng.integers(0, N, (R, m))

@@ -103,6 +103,22 @@ class RoundModel:
     """
 
     def __init__(self, algorithm: Any, problem: Problem, rounds: int):
+        self._setup_state(algorithm, problem)
+        self.sampling = self._sampling_plan()
+        # a round the algorithm vouches ignores t (its ``t_free_rounds`` names this very function, so a
+        # subclass that overrides round() is not vouched for) and a state without bookkeeping has one
+        # map for every round: probed once, not re-verified each round
+        self._vouched = type(algorithm).round in getattr(algorithm, "t_free_rounds", ())
+        self._constant = self._vouched and not self.book
+        self._steps: dict[str, Any] = {}
+        self._history: list[dict[str, Any]] = [dict(self.book)]
+        first = self._probe(0, self.book)
+        self._known: list[_KnownRound] = [first]  # operators seen, most recent first, re-verified every round
+        self._costs = first.costs
+        self.last_costs = dict(self._costs)
+
+    def _setup_state(self, algorithm: Any, problem: Problem) -> None:
+        """The flattened state v = (arrays of the state, 1): layout, bookkeeping, start and its noise."""
         self.algorithm, self.problem = algorithm, problem
         journal: list = []
         zero = ProbeStreams(1, lambda purpose: ProbeStream(1, None, purpose=purpose, journal=journal))
@@ -123,18 +139,6 @@ class RoundModel:
         self.v0 = self.flatten(self.template)[0]
         self.scale = max(1.0, float(np.max(np.abs(self.v0), initial=0.0)))
         self.init_cov = self._initial_noise(journal)
-        self.sampling = self._sampling_plan()
-        # a round the algorithm vouches ignores t (its ``t_free_rounds`` names this very function, so a
-        # subclass that overrides round() is not vouched for) and a state without bookkeeping has one
-        # map for every round: probed once, not re-verified each round
-        self._vouched = type(algorithm).round in getattr(algorithm, "t_free_rounds", ())
-        self._constant = self._vouched and not self.book
-        self._steps: dict[str, Any] = {}
-        self._history: list[dict[str, Any]] = [dict(self.book)]
-        first = self._probe(0, self.book)
-        self._known: list[_KnownRound] = [first]  # operators seen, most recent first, re-verified every round
-        self._costs = first.costs
-        self.last_costs = dict(self._costs)
 
     def _initial_noise(self, journal: list) -> np.ndarray:
         """Cov of the initial state when ``init`` draws noise (a first STORM batch): G0 G0^T, probed."""
@@ -482,18 +486,24 @@ class RoundModel:
                 return
         self._steps, self._constant = steps, True
 
-    def _operator(self, t: int) -> RoundOperator | MixtureOperator:
-        """Round t's operator: a known one if a random call of the round (under the check outcomes of
-        the sampling) matches it, else probed."""
-        n = self.n_state
+    def _random_call(self, t: int, sampling: np.ndarray | None = None) -> tuple[Any, ...]:
+        """The round on three random states with random draws (seeded by t): the states, the draws laid out in call
+        order, the outputs, the normal draws' sizes, the costs and the bookkeeping after it."""
         rng = np.random.default_rng([t, 7])
-        V = self.scale * rng.standard_normal((3, n))
+        V = self.scale * rng.standard_normal((3, self.n_state))
         draws: list[np.ndarray] = []
 
         def random_draws(index: int, shape: tuple[int, ...]) -> np.ndarray:
             draws.append(rng.standard_normal((3, int(np.prod(shape, dtype=np.int64)))))
             return draws[-1]
 
+        actual, journal, costs, after = self._call(V, t, random_draws, self.book, sampling)
+        sizes = tuple(int(np.prod(shape, dtype=np.int64)) for _, kind, shape in journal if kind == "normal")
+        return V, np.hstack(draws) if draws else np.zeros((3, 0)), actual, sizes, costs, after
+
+    def _operator(self, t: int) -> RoundOperator | MixtureOperator:
+        """Round t's operator: a known one if a random call of the round (under the check outcomes of
+        the sampling) matches it, else probed."""
         if self._constant and self._known:  # a vouched t-free round: one map for all t
             self.last_costs = self._known[0].costs
             self.book = {k: v + self._steps[k] if k in self._steps else v for k, v in self.book.items()}
@@ -501,9 +511,7 @@ class RoundModel:
         plan = self.sampling
         pick = np.zeros(3, dtype=int) if plan is None else np.arange(3) % plan.checks.size
         sampling = None if plan is None else plan.draws[plan.checks[pick]]
-        actual, journal, costs, after = self._call(V, t, random_draws, self.book, sampling)
-        sizes = tuple(int(np.prod(shape, dtype=np.int64)) for _, kind, shape in journal if kind == "normal")
-        z = np.hstack(draws) if draws else np.zeros((3, 0))
+        V, z, actual, sizes, costs, after = self._random_call(t, sampling)
         if self._vouched:
             self._watch_bookkeeping(after)
         for k, known in enumerate(self._known):

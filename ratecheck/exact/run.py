@@ -10,14 +10,16 @@ import numpy as np
 
 from ..algorithms.base import Algorithm
 from ..algorithms.fedavg import FedAvg
+from ..algorithms.fedbio import FedBiOLocal
 from ..model.fit import log_spaced_checkpoints
 from ..oracles import SmoothFederatedOracles
 from ..problem import Problem
 from ..trace import RunConfig, Trace
+from .bilinear_round import whole_round_model
 from .diagonal import DiagonalFedAvgModel
 from .fedavg import FedAvgModel
+from .neumann import NeumannModel
 from .probing import DIVERGENCE_THRESHOLD, NotExact
-from .round_model import RoundModel
 from .seams import QuadraticMeasure, probe_measures
 
 
@@ -35,7 +37,8 @@ def fedavg_model(algorithm: FedAvg, problem: SmoothFederatedOracles, rounds: int
     return FedAvgModel(algorithm, problem, rounds)
 
 
-MODELS: dict[type, Callable[[Any, Any, int], Any]] = {FedAvg: fedavg_model, Algorithm: RoundModel}
+MODELS: dict[type, Callable[[Any, Any, int], Any]] = {FedAvg: fedavg_model, FedBiOLocal: NeumannModel,
+                                                      Algorithm: whole_round_model}
 
 
 def exact_model(algorithm_class: type) -> Callable[[Callable], Callable]:
