@@ -159,7 +159,7 @@ def test_the_invariants_are_checked_for_every_registered_claim_and_no_kind_decid
         assert getattr(decide, "_controlled", False), f"{type(claim).__name__}.decide bypasses the controls"
         post_init = type(claim).__post_init__
         assert post_init is Claim.__post_init__ or getattr(post_init, "_checks_invariants", False)
-    # the kinds no longer own their decision: only a hunt (a search, not grid points) and an observation (no
+    # only a hunt (a search, not grid points) and an observation (no
     # verdict) still write decide; none writes points
     def written(name):
         return {type(c).__name__ for c in claims if any(name in vars(k) for k in type(c).__mro__[: type(c).__mro__.index(Claim)])}

@@ -86,3 +86,10 @@ def test_flips_names_a_claim_off_its_expected_verdict_under_some_offset():
 def test_the_tool_refuses_bad_offsets(offsets):
     with pytest.raises(SystemExit):
         _tool().main(["x", "--offsets", *offsets])
+
+
+def test_a_cost_summary_that_replays_draws_reads_the_shifted_run(tmp_path):
+    # ShroFBO's cost replays each replica's client sets: under an offset it must replay the run's own seed
+    outcome = _decide("simfbo.cost.shrofbo", 1000, Store(tmp_path))
+    assert str(outcome.verdict) == "PASS", outcome.reason
+    assert outcome.points[0].trace.config.seed == outcome.points[0].config.seed + 1000

@@ -35,10 +35,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..trace import RunConfig
+from ..trace import RunConfig, Trace
 from .model import PointResult, Profile, Verdict, _first_divergence, exact_evidence
 
 Decision = tuple[Verdict, str, dict[str, Any]]
+
+
+def ran(config: RunConfig, trace: Trace) -> RunConfig:
+    """The configuration that made ``trace``: ``config`` itself, unless a check ran it under a seed offset
+    (``Profile.seed_offset``): then the trace's own, whose seed a replay (an oracle, a cost summary) must use to draw the same."""
+    made = getattr(trace, "config", None)
+    return made if isinstance(made, RunConfig) and made.seed != config.seed else config
 
 
 class Plan:
@@ -168,7 +175,7 @@ class Summary(Reading):
 
     def __call__(self, claim: Any, point: PointResult) -> None:
         assert point.trace is not None  # a reading reads a run
-        samples = claim.summary(point.config, point.trace) if claim.summary else point.trace.at_end(claim.measure)
+        samples = claim.summary(ran(point.config, point.trace), point.trace) if claim.summary else point.trace.at_end(claim.measure)
         point.samples = samples[np.isfinite(samples)]
 
 

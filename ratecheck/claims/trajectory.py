@@ -25,7 +25,7 @@ import numpy as np
 from ..model.tasks import Task
 from ..theory import Source
 from ..trace import RunConfig, Trace
-from .compose import Plan, Reading, Summary
+from .compose import Plan, Reading, Summary, ran
 from .model import PointResult, Profile, Verdict
 from .plans import StoredRecursion
 from .values import ThresholdClaim
@@ -45,13 +45,6 @@ def trajectory_deviation(oracle: Oracle, atol_fraction: float = 1e-12) -> Callab
         return deviation(oracle_values(oracle, config, trace.checkpoints), trace, atol_fraction)
 
     return summary
-
-
-def ran(config: RunConfig, trace: Trace) -> RunConfig:
-    """The configuration that made ``trace``: ``config`` itself, unless a check ran it under a seed offset
-    (``Profile.seed_offset``): then the trace's own, whose seed the oracle replays (the same draws)."""
-    made = getattr(trace, "config", None)
-    return made if isinstance(made, RunConfig) and made.seed != config.seed else config
 
 
 def oracle_values(oracle: Oracle, config: RunConfig, checkpoints: Sequence[int] | np.ndarray) -> dict[str, list]:

@@ -10,6 +10,7 @@ import itertools
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .. import registry
@@ -23,6 +24,8 @@ from ..trace import RunConfig, Trace
 from .executors import Executor, JobError, SerialExecutor, run_all
 from .identity import code_identity, keep_parsed_imports, runs_code, runs_code_current, stored_key, stored_task_key
 from .tasks import Task, jsonable, running_with
+
+_PACKAGE = Path(__file__).resolve().parents[1]  # ratecheck/, wherever it is installed
 
 
 def grid(configure: Callable[..., RunConfig], **axes: Sequence[Any]) -> list[tuple[dict[str, Any], RunConfig]]:
@@ -375,8 +378,14 @@ def _failed(results: Results, key: str, doing: str, exc: Exception) -> str:
 
 
 def _where(exc: BaseException) -> str:
+    """' at FILE, line N' of the innermost frame, FILE relative to the package inside ratecheck (the same
+    reason on every machine), else as the plugin's file was loaded."""
     frames = traceback.extract_tb(exc.__traceback__)
-    return f" at {frames[-1].filename}, line {frames[-1].lineno}" if frames else ""
+    if not frames:
+        return ""
+    path = Path(frames[-1].filename)
+    inside = path.resolve().is_relative_to(_PACKAGE)
+    return f" at {path.resolve().relative_to(_PACKAGE.parent) if inside else path}, line {frames[-1].lineno}"
 
 
 def check_claims(
