@@ -6,7 +6,8 @@ round by round, against the per-round costs of their algorithm boxes (ratecheck.
 * DeFedAvg-IID (Algorithm 2, S2-S6): n distinct clients' (possibly delayed) updates of K local steps each
   arrive, and S6 broadcasts w^{t+1} to ALL N clients: n K gradients, n up, N down.
 N = 5 clients, n = 2 (FedAvg) or 3 (DeFedAvg-IID) without replacement, K = 3, delays on; Monte Carlo, 3
-replicas. DeFedAvg-nIID samples with replacement (its distinct clients are random), so it is not here.
+replicas. The synchronous DeFedAvg-nIID samples with replacement (its distinct clients are random), so it is not
+here; its event-timeline form is below (broadcast only).
 
 The event-timeline algorithms (ratecheck.algorithms.asynchronous), on their replay oracles' runs (T = 40, the same
 RunConfigs as proofs/defedavg/oracles_events.py, so the runs are shared): a round aggregates n updates of K local
