@@ -37,7 +37,7 @@ class BilinearMap:
         if self.columns.size:
             zq = z[..., self.columns]  # (R, N, P)
             P, N, n_out, n_in = self.F.shape  # sum_q z_q F_q first (R rows, few): one product per client
-            Fz = np.stack([zq[:, i] @ self._by_client[i] for i in range(N)], axis=1)
+            Fz = np.swapaxes(np.swapaxes(zq, 0, 1) @ self._by_client, 0, 1)  # (R, N, n_out n_in)
             out += (Fz.reshape(-1, N, n_out, n_in) @ u[..., None])[..., 0] + np.einsum("rnq,qni->rni", zq, self.g)
         return out
 

@@ -97,10 +97,8 @@ class NeumannModel(RoundModel):
             chain = stage.A @ chain
         self.mean_nu = chain  # (N, 2p + d + 1, b0): start .. finish composed
         self.mean = self.stages[-1].A @ chain  # (N, b0, b0): the client's mean round
-        Abar = np.zeros((self.n, self.n))
-        for i in range(N):
-            Abar[np.ix_(self.index[i], self.index[i])] = self.mean[i]
-        self.Abar = Abar
+        self.Abar = np.zeros((self.n, self.n))  # the clients' blocks; they share only the constant (its 1)
+        self.Abar[self.index[:, :, None], self.index[:, None, :]] = self.mean
         self.synced = np.zeros((self.n, self.n))
         self.synced[:-1, :-1], self.synced[:-1, -1], self.synced[-1, -1] = self.P, self.P_offset, 1.0
         start = self.book
@@ -294,8 +292,7 @@ class NeumannModel(RoundModel):
         random[:, -1, :] = 0.0  # the constant is not random (round-off only)
         random[:, :, -1] = 0.0
         out = self.Abar @ S @ self.Abar.T
-        for i in range(self.N):
-            out[np.ix_(ix[i], ix[i])] += random[i]
+        out[ix[:, :-1, None], ix[:, None, :-1]] += random[:, :-1, :-1]  # disjoint client blocks: no repeated index
         if sync:
             out = self.synced @ out @ self.synced.T
         return out.reshape(-1)
