@@ -29,6 +29,7 @@ import numpy as np
 
 from ratecheck.claims import Profile
 from ratecheck.claims.trajectory import trajectory_deviation, trajectory_oracle
+from ratecheck.model.participation import Participation
 from ratecheck.seeding import Streams
 from ratecheck.trace import RunConfig, Trace
 
@@ -62,11 +63,13 @@ class Replay:
     def clients(self) -> list[np.ndarray]:
         """Each replica's client set this round: all M, or the m smallest of M uniform keys."""
         M = self.inst.M
-        mode, _, count = self.sets.partition(":")
-        if mode == "full":
+        part = Participation.parse(self.sets)
+        if part.mode == "full":
             return [np.arange(M)] * self.R
+        if part.mode != "without_replacement":  # the boxes draw m distinct clients
+            raise ValueError(f"the replay draws clients without replacement, got participation {self.sets!r}")
         keys = self.streams["sampling"].uniform((M,))
-        return [np.argsort(keys[r])[: int(count)] for r in range(self.R)]
+        return [np.argsort(keys[r])[: part.per_round(M)] for r in range(self.R)]
 
     def field(self, i: int, w: np.ndarray, anchor_weight: float, anchor: np.ndarray) -> np.ndarray:
         """F_i(w) for a descent step on x and an ascent step on y, plus the anchor's 2 weight (x - x~) on x."""

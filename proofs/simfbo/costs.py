@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ratecheck.algorithms.bilevel import LocalSteps
 from ratecheck.claims import Profile
 from ratecheck.claims.costs import cost_claim, participants
 from ratecheck.trace import RunConfig
@@ -58,9 +59,17 @@ def one_message_round(config: RunConfig, t: int) -> dict[str, float]:
     return {"vectors_up": P, "vectors_down": P}
 
 
+def per_client_steps(config: RunConfig) -> list[int]:
+    """tau_i of every client, through the local_steps spec's one parser (these instances give one per client)."""
+    steps = LocalSteps.parse(config.params["local_steps"])
+    if steps.kind != "per_client":
+        raise ValueError(f"the cost replay needs local_steps 'per_client:...', got {config.params['local_steps']!r}")
+    return [int(k) for k in steps.values]
+
+
 def simfbo_full_round(config: RunConfig, t: int) -> dict[str, float]:
     """Full participation: every client's tau_i local steps, one oracle call each."""
-    tau = [int(k) for k in str(config.params["local_steps"]).split(":")[1].split(",")]
+    tau = per_client_steps(config)
     return {"oracle_calls": sum(tau), **one_message_round(config, t)}
 
 
@@ -102,7 +111,7 @@ def fednest_random_round(config: RunConfig, t: int) -> dict[str, float]:
 
 def sampled_steps_round(config: RunConfig, t: int) -> dict[str, float]:
     """sum_{i in C} tau_i oracle calls over each replica's own client draw of round t, P messages each way."""
-    tau = np.array([int(k) for k in str(config.params["local_steps"]).split(":")[1].split(",")])
+    tau = np.array(per_client_steps(config))
     return {**_replica_mean({"oracle_calls": tau[client_draws(config)[t]].sum(axis=1)}),
             **one_message_round(config, t)}
 

@@ -39,7 +39,11 @@ def coefficients(spec: str, steps: int) -> np.ndarray:
     """a_k, k = 0..steps-1 (spec §2.7)."""
     name, _, q = spec.partition(":")
     k = np.arange(steps, dtype=float)
-    return {"constant": np.ones(steps), "harmonic": 1.0 / (k + 1.0)}.get(name, float(q or 0.0) ** k)
+    if name == "geometric" and q:
+        return float(q) ** k
+    if name not in ("constant", "harmonic"):
+        raise ValueError(f"the replay knows the coefficients constant, harmonic and geometric:q, got {spec!r}")
+    return np.ones(steps) if name == "constant" else 1.0 / (k + 1.0)
 
 
 def step_counts(config: RunConfig) -> np.ndarray:

@@ -36,6 +36,7 @@ from ratecheck.claims import Profile
 from ratecheck.claims.trajectory import Oracle, moment_trajectory, trajectory_oracle
 from ratecheck.claims.values import ThresholdClaim
 from ratecheck.inspection import problem_of
+from ratecheck.model.participation import Participation
 from ratecheck.seeding import Streams
 from ratecheck.trace import RunConfig
 
@@ -113,7 +114,7 @@ class ScaffoldRecursion:
         gl = gt / (gg * K)
         self.theta = 1.0 / (1.0 - eta * geo.mu_f() * gt / 2)
         self.R, self.n = R, n
-        S = int(str(p["participation"]).split(":")[1])
+        S = Participation.parse(p["participation"]).per_round(N)
         var = (float(pp["sigma_h"]) ** 2 + eta**2 * float(pp["sigma_f"]) ** 2) / n  # per coordinate, each step
         X, AV, Cg = slice(0, n), slice(n, 2 * n), slice(2 * n, 3 * n)
         Ci = [slice((3 + i) * n, (4 + i) * n) for i in range(N)]
@@ -247,7 +248,7 @@ def ipir_replay(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
     N = A.shape[0]
     K, gg, R0 = int(p["local_steps"]), float(p["gamma_g"]), int(p["R0"])
     pl, a_exp, b_exp = 2.0, 7 / 12, 5 / 12  # Algorithm 2's inner schedule: mu_f = 1, p = 2
-    S = int(str(p["participation"]).split(":")[1])
+    S = Participation.parse(p["participation"]).per_round(N)
     reps = int(config.replicas)
     streams = Streams(int(config.seed), config.run_key(), range(reps))
     AtA, Atb = np.einsum("nki,nkj->nij", A, A), np.einsum("nki,nk->ni", A, b)
