@@ -8,8 +8,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from ..model.tasks import Task
 from ..trace import RunConfig
 from .compose import Grid, Plan, grid_point
@@ -105,8 +103,3 @@ class RunsPerValue(Plan):
 
     def evidence(self, claim: Any, points: Sequence[PointResult], decided: bool) -> dict[str, Any]:
         return super().evidence(claim, points, decided) if self.exactness else {}
-
-
-def finite(samples: np.ndarray) -> np.ndarray:
-    """The finite per-replica samples (NaN marks a diverged replica)."""
-    return samples[np.isfinite(samples)]

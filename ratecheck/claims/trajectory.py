@@ -86,17 +86,16 @@ class OracleDeviation(Reading):
         return "largest relative deviation from the oracle's recursion (checkpoints, measures)"
 
     def __call__(self, claim: Any, point: PointResult) -> None:
+        if claim.summary is not None:
+            return Summary()(claim, point)
         trace = point.trace
         assert trace is not None  # a reading reads a run
-        if claim.summary is not None:
-            samples = claim.summary(ran(point.config, trace), trace)
-        else:
-            stored = point.inputs.get("recursion")  # absent outside a sweep: computed here
-            expected = stored["expected"] if stored is not None else oracle_values(claim.oracle,
-                                                                                   ran(point.config, trace),
-                                                                                   trace.checkpoints)
-            samples = deviation(expected, trace, claim.atol_fraction)
+        stored = point.inputs.get("recursion")  # absent outside a sweep: computed here
+        expected = stored["expected"] if stored is not None else oracle_values(claim.oracle, ran(point.config, trace),
+                                                                               trace.checkpoints)
+        samples = deviation(expected, trace, claim.atol_fraction)
         point.samples = samples[np.isfinite(samples)]
+        return None
 
 
 @dataclass(frozen=True, kw_only=True)

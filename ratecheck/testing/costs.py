@@ -46,6 +46,9 @@ def cost_tests(claims: tuple[CostClaim, ...]) -> tuple[Any, Any]:
 
     from ..claims import Verdict
 
+    if not claims or not list(mutants(claims)):
+        raise ValueError("cost_tests needs cost claims that check at least one counter (else they test nothing)")
+
     @pytest.mark.parametrize("claim", claims, ids=lambda c: c.id)
     def passes_on_the_code(claim: CostClaim) -> None:
         outcome = decide(claim)

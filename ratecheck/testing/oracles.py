@@ -75,6 +75,8 @@ def passes_on_the_code(claims: Iterable[Claim], *, inexact: Collection[str] = ()
     import pytest
 
     named = by_name(claims)
+    if not named:
+        raise ValueError("passes_on_the_code needs at least one oracle claim (an empty list tests nothing)")
     unknown = set(inexact) - set(named)
     if unknown:
         raise ValueError(f"inexact names no oracle: {sorted(unknown)} (the oracles: {sorted(named)})")
