@@ -24,6 +24,8 @@ from typing import Any
 
 import sympy as sp
 
+from .model.store import Store
+
 __all__ = ["DERIVATIONS", "DerivationStore", "cached_derivation", "is_current"]
 
 ENV = "RATECHECK_SYMPY_CACHE"
@@ -49,7 +51,6 @@ class DerivationStore:
         if root is None:
             return None
         if str(root) not in self._stores:
-            from .model.store import Store
 
             try:
                 self._stores[str(root)] = Store(root)

@@ -25,6 +25,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from .interfaces.describe import describe
+from .registry import default
 
 __all__ = ["setup"]
 
@@ -85,8 +86,6 @@ class Describe(SphinxDirective):
     required_arguments = 1
 
     def run(self) -> list[Node]:
-        from .registry import default
-
         records = describe(self.arguments[0], default())
         return self.parse_text_to_nodes("\n".join(_markdown(r, heading=False) for r in records))
 
@@ -97,8 +96,6 @@ class Catalogue(SphinxDirective):
     required_arguments = 1
 
     def run(self) -> list[Node]:
-        from .registry import default
-
         kind = self.arguments[0]
         if kind not in KINDS:
             raise self.error(f"rc-catalogue: unknown kind {kind!r}; one of {sorted(KINDS)}")

@@ -110,6 +110,7 @@ class NotebookOutcome(Outcome):
         return shown(figure)
 
     def _repr_html_(self) -> str:
+        # start-up time: sympy and matplotlib (report pages) load only when a result is displayed
         from .report.document import _html_blocks
         from .report.pages import _grid_table
 

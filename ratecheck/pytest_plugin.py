@@ -66,7 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claims: decides registered claims or runs heavy sweeps (deselect with "
                                        "-m 'not claims' for the unit layer)")
-    from .interfaces.cli_options import option_problem
+    from .interfaces.cli_options import option_problem  # start-up: the plugin loads in every pytest run
 
     if problem := option_problem("jobs", config.getoption("ratecheck_jobs")):
         raise pytest.UsageError(problem)

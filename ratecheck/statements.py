@@ -15,6 +15,7 @@ import sympy as sp
 from sympy.core.relational import Relational
 
 from .model.extrema import alternatives
+from .model.latex import expression, relation
 
 __all__ = ["Bound", "Condition", "ConditionResult", "Evaluation", "Source", "at_least", "at_most"]
 
@@ -95,7 +96,6 @@ class Condition:
     def from_latex(cls, name: str, latex: str, source: Source, symbols: Any, note: str = "") -> Condition:
         """The condition pasted from the paper, e.g. ``r"\\bar{\\eta} \\le \\frac{1}{4 \\sqrt{3} L K}"``;
         ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.model.latex)."""
-        from .model.latex import relation
 
         return cls(name, relation(latex, symbols, f"condition {name!r}"), source, note, printed=latex)
 
@@ -164,7 +164,6 @@ class Bound:
     def from_latex(cls, version: str, latex: str, source: Source, symbols: Any, note: str = "") -> Bound:
         """The bound pasted from the paper, e.g. ``r"\\sqrt{\\frac{128 \\Delta}{n K T}} + \\frac{8 L}{K T}"``;
         ``symbols`` are the theorem's declared symbols (matched by name; see ratecheck.model.latex)."""
-        from .model.latex import expression
 
         return cls(version, expression(latex, symbols, f"bound {version!r}"), source, note, printed=latex)
 

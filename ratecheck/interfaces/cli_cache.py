@@ -7,23 +7,24 @@ import argparse
 import json
 from typing import Any
 
+from ratecheck.derivations import is_current
+from ratecheck.registry import default
+from ratecheck.runner.identity import code_identity, stored_key
+from ratecheck.runner.sweep import task_is_current
+from ratecheck.trace import RunConfig
+
 __all__ = ["cache_command"]
 
 
 def _code_is_current(key: str, meta: dict | None) -> bool:
     """Whether an entry was produced by the code now installed (its code identity is current)."""
-    from ratecheck.runner.identity import code_identity, stored_key
-    from ratecheck.trace import RunConfig
 
     if meta and "derivation" in meta:  # a sympy derivation: current for the sympy installed
-        from ratecheck.derivations import is_current
 
         return is_current(meta)
     if meta and "parsed_imports" in meta:  # the imports parsed from sources, by their digest: never stale
         return True
     if meta and "task" in meta:  # a claim's stored search or plan (issue #19)
-        from ratecheck.registry import default
-        from ratecheck.runner.sweep import task_is_current
 
         return task_is_current(key, meta, {c.id: c for c in default().claims()})
     if not meta or "code" not in meta:

@@ -40,7 +40,7 @@ def check_run_options(args: argparse.Namespace, open_store: Callable[[argparse.N
     if getattr(args, "seed_offset", 0) and (problem := option_problem("seed_offset", args.seed_offset)):
         return problem
     if getattr(args, "dask", None) is not None:
-        from ..runner.executors import check_dask_address
+        from ..runner.executors import check_dask_address  # start-up: the executors load only for --dask
 
         try:
             check_dask_address(args.dask)
@@ -58,6 +58,7 @@ def check_run_options(args: argparse.Namespace, open_store: Callable[[argparse.N
 
 def option_problem(name: str, value: Any) -> str | None:
     """What is wrong with --NAME VALUE by its declaration (params.OPTION_PARAMS), or None."""
+    # start-up: the CLI imports this module for every command, even `--help`
     from ..params import ParamError, check_option
 
     try:

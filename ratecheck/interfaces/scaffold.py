@@ -16,6 +16,8 @@ import keyword
 import re
 from pathlib import Path
 
+from .tex_drafts import drafts
+
 __all__ = ["ScaffoldError", "new_package"]
 
 NAME_RULE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -42,7 +44,6 @@ def new_package(name: str, where: Path, *, tex: str | None = None) -> list[Path]
         root / "tests" / f"test_{name}.py": TESTS,
     }
     if tex is not None:
-        from .tex_drafts import drafts
 
         files[root / "drafts_from_tex.py"] = drafts(tex)
     for path, text in files.items():

@@ -10,6 +10,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import FIGURE_FORMATS
+
 SUBSETS = "subsets"  # a subset's report: <report dir>/subsets/<pattern>/, beside the full one
 
 
@@ -23,7 +25,6 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 
 def _formats(text: str) -> tuple[str, ...]:
-    from . import FIGURE_FORMATS
 
     formats = tuple(f.strip().lower() for f in text.split(",") if f.strip())
     bad = [f for f in formats if f not in FIGURE_FORMATS]
@@ -43,6 +44,7 @@ def report_dir(args: argparse.Namespace) -> Path:
 
 def write(args: argparse.Namespace, profile: Any, outcomes: Sequence[Any], seconds: float) -> Path:
     """Write the report of a check (``check`` and ``report`` call this)."""
+    # start-up: the CLI imports this module to register options; the writer loads sympy and matplotlib
     from .. import registry
     from . import write_report
 
@@ -71,6 +73,7 @@ def register_export(sub: Any, add_paper_option: Callable[[argparse.ArgumentParse
     p.set_defaults(dask=None, dask_local=False, force_jobs=False, json=True)
 
     def run(args: argparse.Namespace) -> int:
+        # start-up, as in write(): the export loads matplotlib only when it runs
         from .. import registry
         from .latex_export import write_latex
 

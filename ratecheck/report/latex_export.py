@@ -9,6 +9,7 @@ from typing import Any
 
 from . import counts
 from .format import BADGES, _safe, readable_source
+from .plots import plot_all
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
             "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}"}
@@ -22,7 +23,6 @@ def tex(text: Any) -> str:
 def write_latex(outcomes: Sequence[Any], paper: Any, out: Path, jobs: int | None = 1) -> Path:
     """Write out/<paper>.tex (a longtable of the claims, then one figure per drawn claim) and the figures
     as out/<paper>/<claim>.pdf; returns the .tex path. Needs booktabs, longtable and graphicx."""
-    from .plots import plot_all
 
     out.mkdir(parents=True, exist_ok=True)
     twin_ids = counts.twins(outcomes)

@@ -15,6 +15,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
+
 LIBRARIES = ("numpy", "scipy", "sympy", "matplotlib", "hypothesis", "latex2mathml")
 
 
@@ -54,7 +56,6 @@ def seeds_text(outcomes: Sequence[Any]) -> str:
 
 def gather(outcomes: Sequence[Any], profile: Any, meta: Mapping[str, Any]) -> dict[str, str]:
     """The provenance entries, in reading order; ``meta`` (wall time of the check, jobs, ...) is added."""
-    from .. import __version__
 
     out = {
         "ratecheck": f"{__version__}, commit {git_commit()}",

@@ -13,6 +13,11 @@ from ..paper import Paper
 from . import FIGURE_FORMATS, counts
 from .document import render_html, render_markdown
 from .format import _safe
+from .index import _index_page, provenance
+from .pages import _group, _paper_page
+from .plots import extra_figures, paper_figures, plot_all
+from .provenance import Clock, gather
+from .single import write_single
 
 
 def write_report(
@@ -35,10 +40,6 @@ def write_report(
     lists the theorems its claims use. ``meta`` entries (wall time, jobs, ...) join the provenance block
     on every page. ``single_file`` also writes report.html: every page and figure in one file.
     """
-    from .index import _index_page, provenance
-    from .pages import _group, _paper_page
-    from .plots import extra_figures, paper_figures, plot_all
-    from .provenance import Clock, gather
 
     clock = Clock()
     bad = [f for f in figures if f not in FIGURE_FORMATS]
@@ -86,7 +87,6 @@ def write_report(
         (out / f"{stem}.md").write_text(render_markdown(blocks, png="png" in formats), encoding="utf-8")
         (out / f"{stem}.html").write_text(render_html(blocks, title), encoding="utf-8")
     if single_file:
-        from .single import write_single
 
         write_single(out, pages)
     return out / "index.html"

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from tqdm import tqdm  # plain tqdm: the bar goes to stderr even inside notebooks
 
 from ..model.blas import limit_blas_for_process, one_blas_thread
+from ..params import check_option
 
 if TYPE_CHECKING:  # typing.Self is 3.11+, the package supports 3.10
     from typing_extensions import Self
@@ -480,7 +481,6 @@ def run_all(
 
 
 def _check_jobs(jobs: int, what: str = "jobs") -> int:
-    from ..params import check_option
 
     return int(check_option("", what, jobs, declared="jobs"))
 
