@@ -1,5 +1,6 @@
 """The power of every rule (issue #23 item 1), checked against brute force: move the measured quantity by
-the reported change (scale every sample by 1 +- delta, or shift the exponent by +- delta) and re-decide
+the reported change (scale every sample by 1 +- delta, shift the exponent by +- delta, or add +- delta to
+a near-zero quantity) and re-decide
 with the claim's own ``_decide``: the verdict holds just before the reported delta and changes just past it.
 """
 
@@ -20,7 +21,7 @@ from ratecheck.claims import (
     ValueClaim,
     Verdict,
 )
-from ratecheck.claims.power import COARSE, SCALE, SHIFT, Constraint, power, power_text, read, rule_verdict
+from ratecheck.claims.power import COARSE, OFFSET, SCALE, SHIFT, Constraint, power, power_text, read, rule_verdict
 from tests.test_claims import GRID, PROFILE, SRC, THEOREM, _config, _rate_traces, _slope, _traces
 
 EPS = 1e-3  # "just before" and "just past" the reported change, relative to it
@@ -38,6 +39,16 @@ def _scaled(points, factor):
     return out
 
 
+def _offset(points, delta):
+    out = copy.deepcopy(points)
+    for p in out:
+        p.samples = p.samples + delta
+        for key in ("distance", "low", "high"):  # a limit claim's distance and its CI move by the amount added
+            if key in p.stats:
+                p.stats[key] += delta
+    return out
+
+
 def _shifted(points, delta, series=None):
     out = copy.deepcopy(points)
     for p in out:
@@ -47,6 +58,8 @@ def _shifted(points, delta, series=None):
 
 
 def _move(points, mode, delta, series=None):
+    if mode == OFFSET:
+        return _offset(points, delta)
     return _scaled(points, 1 + delta) if mode == SCALE else _shifted(points, delta, series)
 
 
@@ -85,10 +98,12 @@ def test_bound_power_is_where_the_confidence_bound_meets_the_bound(version, verd
         assert 0.5 < rec["up"] < 1.5 and rec["coarse"] and math.isinf(rec["down"])
 
 
-def test_threshold_power():
+def test_threshold_power_is_the_amount_added():
     claim = ThresholdClaim(id="t.threshold", threshold=1.2, **COMMON)
-    got, rec = _brute_force(claim, claim.points(PROFILE, _traces(-0.5)))
-    assert got == Verdict.PASS and rec["up"] < 0.2
+    points = claim.points(PROFILE, _traces(-0.5))
+    got, rec = _brute_force(claim, points)
+    ucb = max(row["ucb"] for row in claim._decide(points)[2]["rows"])
+    assert got == Verdict.PASS and rec["mode"] == OFFSET and rec["up"] == pytest.approx(1.2 - ucb)
 
 
 @pytest.mark.parametrize("scale, noise", [(1.0, 0.02), (1.5, 0.02), (1.045, 0.02), (1.0, 0.0)])
@@ -106,9 +121,11 @@ def test_interval_power():
 
 
 @pytest.mark.parametrize("target", [[0.0, 0.0], [0.05, 0.0], [1.0, 0.0]])
-def test_limit_power_scales_the_distance(target):
+def test_limit_power_is_the_distance_added_over_the_target_size(target):
     claim = LimitClaim(id="t.limit", target=lambda c: np.asarray(target), tolerance=0.05, **COMMON)
-    _brute_force(claim, claim.points(PROFILE, _traces(-0.5, final=np.zeros((16, 2)))))
+    _, rec = _brute_force(claim, claim.points(PROFILE, _traces(-0.5, final=np.zeros((16, 2)))))
+    size = np.linalg.norm(target) or 1.0  # a target at 0 has no size: the amount itself is the relative change
+    assert rec["mode"] == OFFSET and rec["relative"] == pytest.approx(rec["detectable"] / size)
 
 
 @pytest.mark.parametrize("exact, guaranteed", [(0.95, 0.99), (0.9, 0.99), (0.95, 0.9), (0.951, 0.96)])

@@ -406,3 +406,16 @@ def test_spec_jargon_leaves_the_text_for_the_raw_references():
     assert plain("x_Q of spec §6.3 with") == ("x_Q of the implementation spec §6.3 with", ["spec §6.3"])
     assert plain("as printed (§D.6, Table 1)") == ("as printed (§D.6, Table 1)", [])  # the paper's own places stay
     assert _one_line("wrong (spec §4.7 item 4)") == "wrong"
+
+
+def test_each_decided_claim_states_its_power(report, outcomes):
+    """Issue #23 item 1: the report shows, beside the reason, the smallest change the verdict would see."""
+    from ratecheck.claims.power import read
+
+    md = (report.parent / f"{PAPER}.md").read_text().replace("\\*", "*")  # Markdown escapes x*
+    shown = [o for o in outcomes if read(o.evidence) is not None]
+    assert shown, "the synthetic outcomes carry no power record"
+    for o in shown:
+        text = read(o.evidence).text().removeprefix("power: ")
+        assert f"**Power:** {text}" in md, o.claim.id
+    assert "COARSE" in md or not any(read(o.evidence).coarse for o in shown)

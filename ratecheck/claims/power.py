@@ -8,8 +8,11 @@ point is inside every band, INCONCLUSIVE otherwise (``cap`` lowers the best verd
 e.g. a rate claim whose eigenvalue check could not run).
 
 The measured quantity moves by a *scale* (every sample times s = 1 + delta: a value, a bound ratio, a
-distance, a rate; the interval scales with it, its bands do not) or a *shift* (an exponent + delta: a
-log-log slope's interval shifts, its band does not). The verdict is then piecewise constant in delta,
+rate; the interval scales with it, its bands do not), a *shift* (an exponent + delta: a log-log slope's
+interval shifts, its band does not) or an *offset* (an amount added to a quantity whose correct value is
+about 0: a deviation from an oracle's recursion, a distance to a limit point; a relative change of a
+near-zero number says nothing, the amount it takes does, measured against the quantity's ``reference``
+scale, e.g. the norm of the limit point). The verdict is then piecewise constant in delta,
 changing only where an interval end meets a band end, so the smallest change is found exactly by
 testing those breakpoints in order (no search tolerance). Each rule piece (ratecheck.claims.rules,
 rules_fit) builds its ``Constraint`` list and writes ``power(...)`` to its evidence under ``"power"``.
@@ -30,7 +33,7 @@ from .model import Verdict
 
 COARSE = 0.2  # issue #23: a decided claim that cannot see a change below 20% says so
 
-SCALE, SHIFT = "scale", "shift"
+SCALE, SHIFT, OFFSET = "scale", "shift", "offset"  # an offset moves an interval as a shift does
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ class Constraint:
             for end in (self.low, self.high):
                 if not math.isfinite(end):
                     continue
-                if mode == SHIFT:
+                if mode != SCALE:
                     yield edge - end
                 elif end != 0 and edge / end > 0:  # a positive scale only
                     yield edge / end - 1.0
@@ -94,7 +97,7 @@ def _first_change(constraints: Sequence[Constraint], mode: str, cap: bool, sign:
     if mode == SCALE and sign < 0:
         cuts = [d for d in cuts if d < 1.0]
     for i, cut in enumerate(cuts):
-        nxt = cuts[i + 1] if i + 1 < len(cuts) else (cut * 2 if mode == SHIFT or sign > 0 else (cut + 1.0) / 2)
+        nxt = cuts[i + 1] if i + 1 < len(cuts) else (cut * 2 if mode != SCALE or sign > 0 else (cut + 1.0) / 2)
         probe = sign * (cut + nxt) / 2  # inside the piece just past the breakpoint
         verdict = rule_verdict(constraints, mode, probe, cap)
         if (verdict == wanted) if wanted is not None else (verdict != now):
@@ -107,7 +110,8 @@ class Power:
     """The smallest change of the measured quantity that changes the verdict, up and down.
 
     ``quantity`` says what moves ("relative change of ..." for a scale, "shift of the exponent" for a
-    shift); ``reference`` converts a shift to a relative change (|expected exponent|, or 1 when it is 0).
+    shift, the amount added for an offset); ``reference`` converts a shift or an offset to a relative change
+    (|expected exponent|, or 1 when it is 0; the quantity's scale for an offset).
     ``to_fail`` is the smallest change, either way, that makes the verdict FAIL (0 when it is already)."""
 
     mode: str
@@ -140,8 +144,8 @@ class Power:
         """One line for ``check -v``: 'power: +3.2% / -inf (relative change of the mean)'."""
         def amount(x: float, sign: str) -> str:
             if not math.isfinite(x):
-                return "never"
-            return f"{sign}{x:.3g}" if self.mode == SHIFT else f"{sign}{100 * x:.3g}%"
+                return f"never {'up' if sign == '+' else 'down'}"
+            return f"{sign}{100 * x:.3g}%" if self.mode == SCALE else f"{sign}{x:.3g}"
         flag = f" COARSE (> {COARSE:.0%})" if self.coarse else ""
         return (f"power: verdict changes at {amount(self.up, '+')} / {amount(self.down, '-')} "
                 f"({self.quantity}){flag}")

@@ -18,7 +18,7 @@ from ..model.fit import MeanCI
 from ..theory import Evaluation
 from .compose import Decision, Rule
 from .model import PointResult, Verdict, _fmt
-from .power import SCALE, Constraint, power
+from .power import OFFSET, SCALE, Constraint, power
 from .statistics import _deterministic_note, _ratio, relative
 from .views_values import BoundCurves, DistanceTolerance, IntervalSides, PredictionBand, ThresholdLine
 
@@ -99,9 +99,10 @@ def _ceiling(claim: Any, rows: list[dict[str, Any]], ceiling_of: Callable[[Point
     return out, above, unsure
 
 
-def _ceiling_power(rows: list[dict[str, Any]], ceiling: str, quantity: str, verdict: Verdict) -> dict[str, Any]:
+def _ceiling_power(rows: list[dict[str, Any]], ceiling: str, quantity: str, verdict: Verdict,
+                   mode: str = SCALE) -> dict[str, Any]:
     """The one-sided ceiling rule's power (bound and threshold claims): [lcb, ucb] against (-inf, ceiling]."""
-    return power([Constraint(r["lcb"], r["ucb"], b=r[ceiling]) for r in rows], SCALE, quantity, verdict)
+    return power([Constraint(r["lcb"], r["ucb"], b=r[ceiling]) for r in rows], mode, quantity, verdict)
 
 
 @dataclass(frozen=True)
@@ -153,8 +154,10 @@ class ThresholdCeiling(Rule):
             verdict, reason = Verdict.INCONCLUSIVE, f"upper confidence bound crosses the {tag}"
         else:
             verdict, reason = Verdict.PASS, f"upper confidence bound below the {tag}"
-        return verdict, reason, {**evidence, "power": _ceiling_power(rows, "threshold", "relative change of the mean",
-                                                                     verdict)}
+        # a threshold caps a quantity meant to be about 0 (a deviation, a residual): what it sees is the
+        # amount added to it, in the measure's own units
+        return verdict, reason, {**evidence, "power": _ceiling_power(rows, "threshold", "amount added to the mean "
+                                                                     "(the measure's units)", verdict, OFFSET)}
 
 
 @dataclass(frozen=True)
@@ -244,5 +247,10 @@ class WithinTolerance(Rule):
         else:
             verdict, reason = Verdict.INCONCLUSIVE, f"distance CI straddles the tolerance {tol:g}"
         bands = [Constraint(r["low"], r["high"], b=tol) for r in rows]
-        return verdict, reason, {**evidence, "power": power(bands, SCALE, f"relative change of the distance to {name}",
-                                                            verdict)}
+        # the distance is about 0 on a PASS: what the claim sees is the distance a moved limit adds, judged
+        # against the size of the target itself
+        target = getattr(claim, "target", None)
+        size = max((float(np.linalg.norm(target(p.config))) for p in points), default=0.0) if target else 0.0
+        scale = f"relative: over the norm of {name}, {size:.3g}" if size else f"absolute: {name} is 0"
+        return verdict, reason, {**evidence, "power": power(bands, OFFSET, f"distance added to the distance to {name} "
+                                                            f"({scale})", verdict, reference=size or 1.0)}

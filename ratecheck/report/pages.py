@@ -11,6 +11,7 @@ import sympy as sp
 
 from ..claims import Outcome, Profile
 from ..claims.compose import pieces_of
+from ..claims.power import read as read_power
 from ..claims.views import Fact
 from ..paper import Paper
 from ..theory import Theorem
@@ -174,6 +175,8 @@ def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
     facts.append(expected)
     facts.append([Span("Measured: ", bold=True), _verdict(o.verdict, ok=o.ok), " - ", _badge(category)])
     facts.append([Span("Reason: ", bold=True), plain(o.reason)[0].strip()])
+    if (rule := read_power(o.evidence)) is not None:  # issue #23: the smallest change the verdict would see
+        facts.append([Span("Power: ", bold=True), rule.text().removeprefix("power: ")])
     if o.runs:  # issue #19: what this verdict read, from the store or computed by this check
         facts.append([Span("Runs: ", bold=True), f"{o.runs.get('reused', 0)} reused from the cache, "
                       f"{o.runs.get('computed', 0)} computed"])
