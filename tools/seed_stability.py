@@ -9,7 +9,7 @@ Decides the claims matching PATTERN (default: every registered claim) once per s
 ``ratecheck check --seed-offset K --json --no-report`` (every Monte-Carlo run's and hunt's seed shifted by K,
 ratecheck.runner.sweep.seeded; exact runs are expectations and do not depend on the seed), in a fresh process
 each, and prints every claim whose verdict differs from its expected one under some offset, with its verdict and
-reason under each offset. ``--base`` adds a check already made at offset 0 (e.g. /work/s5/base.json) as a column.
+reason under each offset. ``--base`` adds a check already made at offset 0 (e.g. /work/s6/base.json) as a column.
 Exit status 0 when no claim flips, 1 when one does, 3 when a check could not run.
 
 A flip is a finding, not a tolerance to widen: the code, the test design (a margin inside the spread of its
