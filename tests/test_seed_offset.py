@@ -93,3 +93,22 @@ def test_a_cost_summary_that_replays_draws_reads_the_shifted_run(tmp_path):
     outcome = _decide("simfbo.cost.shrofbo", 1000, Store(tmp_path))
     assert str(outcome.verdict) == "PASS", outcome.reason
     assert outcome.points[0].trace.config.seed == outcome.points[0].config.seed + 1000
+
+
+def test_hunt_restarts_under_offsets_share_no_seed():
+    from ratecheck.runner.hunt import restart_seed
+
+    assert [restart_seed(3, r) for r in range(4)] == [3, 4, 5, 6]  # offset 0: the registered searches
+    shifted = {(k, r): restart_seed(0, r, k) for k in (1, 2, 1000, 2000) for r in range(4)}
+    # seed + restart + offset made offsets 1 and 2 share three restarts; drawn seeds share none, and lie
+    # above every registered seed + restart
+    assert len(set(shifted.values())) == len(shifted) and min(shifted.values()) >= 2**64
+    assert restart_seed(0, 1, 1000) == restart_seed(0, 1, 1000) != restart_seed(1, 0, 1000)
+
+
+def test_the_tool_validates_through_the_declarations():
+    tool = _tool()
+    args = tool.argparse.Namespace(offsets=[1000, -1], jobs=1)
+    assert "seed_offset = -1" in tool.option_problems(args) and ">= 0" in tool.option_problems(args)
+    assert "jobs = 0" in tool.option_problems(tool.argparse.Namespace(offsets=[1], jobs=0))
+    assert tool.option_problems(tool.argparse.Namespace(offsets=[0, 1000], jobs=1)) is None

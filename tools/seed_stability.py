@@ -9,7 +9,7 @@ Decides the claims matching PATTERN (default: every registered claim) once per s
 ``ratecheck check --seed-offset K --json --no-report`` (every Monte-Carlo run's and hunt's seed shifted by K,
 ratecheck.runner.sweep.seeded; exact runs are expectations and do not depend on the seed), in a fresh process
 each, and prints every claim whose verdict differs from its expected one under some offset, with its verdict and
-reason under each offset. ``--base`` adds a check already made at offset 0 (e.g. /work/s5/base.json) as a column.
+reason under each offset. ``--base`` adds a check already made at offset 0 (e.g. /work/s6/base.json) as a column.
 Exit status 0 when no claim flips, 1 when one does, 3 when a check could not run.
 
 A flip is a finding, not a tolerance to widen: the code, the test design (a margin inside the spread of its
@@ -59,6 +59,24 @@ def flips(columns: dict[str, dict[str, dict[str, Any]]], optional: frozenset[str
     return out
 
 
+def option_problems(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options, each offset and --jobs by its declaration (params.OPTION_PARAMS: the rule
+    ``ratecheck check`` applies to the same values), or None. Offsets must also differ: one decided twice is not
+    another seed."""
+    sys.path.insert(0, str(ROOT))  # this checkout's ratecheck, as the checks it starts
+    from ratecheck.params import ParamError, check_option
+
+    try:
+        for offset in args.offsets:
+            check_option("seed_stability --offsets", "seed_offset", offset)
+        check_option("seed_stability --jobs", "jobs", args.jobs)
+    except ParamError as exc:
+        return str(exc)
+    if len(set(args.offsets)) != len(args.offsets):
+        return f"seed_stability: parameter offsets = {args.offsets} is invalid: must be distinct"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pattern", nargs="?", help="glob or substring of claim ids / papers (default: all)")
@@ -70,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", help="a `ratecheck check --json` at offset 0 to show beside them")
     parser.add_argument("--json", dest="out", help="also write the result here")
     args = parser.parse_args(argv)
-    if len(set(args.offsets)) != len(args.offsets) or min(args.offsets) < 0:
-        parser.error(f"--offsets must be distinct integers >= 0, got {args.offsets}")
+    if problem := option_problems(args):
+        parser.error(problem)
 
     columns: dict[str, dict[str, dict[str, Any]]] = {}
     if args.base:

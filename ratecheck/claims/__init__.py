@@ -29,7 +29,8 @@ Verdict semantics (the rules every claim follows; README-ready):
   (0.98; applied when the expected exponent is not 0 and the fitted slope is confidently not 0:
   otherwise R^2 has nothing to explain and the band judges), or a local
   slope that changes across the grid by more than ``max_curvature`` (default: the tolerance) with
-  confidence (quadratic fit in log x, bootstrap CI).
+  confidence (quadratic fit in log x, bootstrap CI), or by more than the CI's own half-width where that is wider
+  (a band the replicas cannot resolve would make the gate fire on correct code at its level).
 * One-sided claims (``side="at_most"``/``"at_least"``) state what the theorem bounds (the cap) and
   what was measured; the report draws the one-sided band.
 * Linear rates are checked as rates (``RateClaim``): the fitted log-contraction per round of the

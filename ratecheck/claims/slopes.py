@@ -26,7 +26,8 @@ class SlopeClaim(Claim):
 
     Fit design (module docstring): at least ``min_points`` distinct points over ``min_decades``
     decades unless ``design_reason`` says why not; R^2 >= ``r2_floor`` and no confident local-slope
-    change beyond ``max_curvature`` (default: the tolerance), else INCONCLUSIVE (regime change).
+    change beyond ``max_curvature`` (default: the tolerance; at least the curvature CI's half-width), else
+    INCONCLUSIVE (regime change).
     """
 
     expected: ExpectedOrder

@@ -41,7 +41,7 @@ from .hunt_view import SearchHistory
 from .tasks import Task, complete, task_runner
 
 __all__ = ["Counterexample", "HuntClaim", "HuntResult", "HuntSpace", "NoCounterexample", "finite_floats",
-           "fixed_draws", "hunt", "reproduce_command", "smallest_admissible", "trajectory"]
+           "fixed_draws", "hunt", "reproduce_command", "restart_seed", "smallest_admissible", "trajectory"]
 
 
 @dataclass(frozen=True)
@@ -490,6 +490,19 @@ class Searches(Plan):
                 "runs": [c.to_dict() for c in result.runs]}
 
 
+def restart_seed(seed: int, restart: int, seed_offset: int = 0) -> int:
+    """The hypothesis seed of restart ``restart`` of a hunt registered with ``seed``, under ``seed_offset``.
+
+    Offset 0 is the registered search: seed + restart. Under an offset the seed is drawn by a
+    ``SeedSequence`` from (seed, offset, restart) and moved into [2^64, 2^65): the searches of two offsets, or
+    of two restarts, never share a seed (``seed + restart + offset`` made offsets 1 apart share all but one
+    restart, and an offset's restarts collide with the registered searches of a hunt seeded higher)."""
+    if not seed_offset:
+        return int(seed) + int(restart)
+    words = np.random.SeedSequence([int(seed), int(seed_offset), int(restart)]).generate_state(2, np.uint32)
+    return (1 << 64) | (int(words[0]) << 32) | int(words[1])
+
+
 @dataclass(frozen=True, kw_only=True)
 class HuntClaim(Claim):
     """A hunt registered as a claim: it plans no grid runs; its searches are stored tasks.
@@ -500,10 +513,10 @@ class HuntClaim(Claim):
     counterexample as evidence). ``Counterexample`` states the opposite and decides the other way.
     The grid is the number of instances searched per profile (``vary="examples"``): a search stops
     on that count, never on seconds, so its verdict is the same on every machine and load.
-    ``restarts`` independent searches (seeds seed, seed + 1, ...) run in turn until one finds a
-    counterexample: hypothesis's targeting follows the largest ratio, which can pull a search away
-    from a region where the bound breaks by divergence rather than by degrees; restarts are how a
-    registered hunt keeps its power without trusting one lucky seed.
+    ``restarts`` independent searches (seeds seed, seed + 1, ...; under a check's seed offset see
+    ``restart_seed``) run in turn until one finds a counterexample: hypothesis's targeting follows the
+    largest ratio, which can pull a search away from a region where the bound breaks by divergence rather
+    than by degrees; restarts are how a registered hunt keeps its power without trusting one lucky seed.
 
     Each search is a ``Task`` (ratecheck.runner.tasks): ``requests`` asks for the next restart until one
     finds a counterexample, the sweep runs it on the executor and stores its result, and
@@ -528,7 +541,8 @@ class HuntClaim(Claim):
     def searches(self, profile: Profile) -> list[Task]:
         """One task per restart: the space, the bound version, the seed and the example count."""
         examples = int(self.values(profile)[0])
-        return [Task("hunt", self.id, {"theorem": self.space.id, "version": self.version, "seed": self.seed + r + profile.seed_offset,
+        return [Task("hunt", self.id, {"theorem": self.space.id, "version": self.version,
+                                       "seed": restart_seed(self.seed, r, profile.seed_offset),
                                        "examples": examples, "replicas": self.replicas, "level": self.level,
                                        "roundoff": self.space.roundoff})
                 for r in range(max(1, int(self.restarts)))]
