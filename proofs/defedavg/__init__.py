@@ -29,6 +29,7 @@ from .interpolation_exact import CLAIMS as _INTERPOLATION_EXACT_CLAIMS
 from .local_steps_exact import CLAIMS as _LOCAL_STEPS_EXACT_CLAIMS
 from .oracles import CLAIMS as _ORACLE_CLAIMS
 from .oracles_events import CLAIMS as _EVENT_ORACLE_CLAIMS
+from .oracles_noise import CLAIMS as _NOISY_ORACLE_CLAIMS
 from .report import bound_sections, report_figures, timeline_sections
 from .report import report_sections as _rate_sections
 from .theorems import *  # noqa: F401,F403
@@ -36,7 +37,7 @@ from .theorems import A1, KEY, SEED, THEOREMS, TITLE  # noqa: F401
 
 # replaces the CLAIMS of claims.py that the star import above brought in
 CLAIMS = (_SCHEDULE_CLAIMS + _HORIZON_CLAIMS + _ASYNC_CLAIMS + _INTERPOLATION_CLAIMS  # type: ignore[assignment]  # the star import's CLAIMS, another tuple type
-          + _INTERPOLATION_EXACT_CLAIMS + _ORACLE_CLAIMS + _EVENT_ORACLE_CLAIMS + HUNTS
+          + _INTERPOLATION_EXACT_CLAIMS + _ORACLE_CLAIMS + _EVENT_ORACLE_CLAIMS + _NOISY_ORACLE_CLAIMS + HUNTS
           + _LOCAL_STEPS_EXACT_CLAIMS
           + _COST_CLAIMS)
 
