@@ -31,9 +31,17 @@ from __future__ import annotations
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.costs import (cost_claim, distinct_clients, participants, sampled_clients, sampling_rule,
-                                    timeline_selections)
+from ratecheck.claims.costs import (
+    PerRound,
+    cost_claim,
+    distinct_clients,
+    participants,
+    sampled_clients,
+    sampling_rule,
+    timeline_selections,
+)
 from ratecheck.model.asynchrony import SystemModel, timeline_key
+from ratecheck.theory import Source
 from ratecheck.trace import RunConfig
 
 from .oracles import ORACLE_PROBLEM, ORACLE_RUNS
@@ -85,7 +93,7 @@ def _configure(name: str):
     return configure
 
 
-CASES = {
+CASES: dict[str, tuple[PerRound, str, Source]] = {
     "fedavg": (fedavg_round, "n = 2 of N = 5, K = 3: n K gradients, n models up and n down a round",
                src("FedAvg baseline", "spec defedavg §2.7")),
     "defedavg_iid": (defedavg_iid_round, "n = 3 of N = 5, K = 3, uniform delays up to 2: n K gradients, n updates "
@@ -140,7 +148,7 @@ def _event_configure(name: str):
     return configure
 
 
-EVENT_CASES = {
+EVENT_CASES: dict[str, tuple[PerRound, str, Source]] = {
     "defedavg_iid_events": (first_n_round, "n = 3 of N = 5, K = 3: the first n arrivals, n K gradients, n up, "
                             "N down (S6)", src("Algorithm 2, S2-S6", "spec defedavg §2.3")),
     "fedbuff": (first_n_round, "n = 2 of N = 5, K = 4, staleness weights 1/sqrt(1 + delay): n K gradients, n up, "

@@ -39,7 +39,8 @@ import numpy as np
 
 from ratecheck.algorithms.bilevel import LocalSteps
 from ratecheck.claims import Profile
-from ratecheck.claims.costs import cost_claim, participants, sampled_clients
+from ratecheck.claims.costs import PerRound, cost_claim, participants, sampled_clients
+from ratecheck.theory import Source
 from ratecheck.trace import RunConfig
 
 from .oracles import ORACLE_PROBLEM, ORACLE_STEPS
@@ -132,7 +133,7 @@ RUNS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "soba": ("soba", dict(ORACLE_CASES["soba"]["steps"]), {**BASE_PROBLEM, **ORACLE_CASES["soba"]["problem"]}),
 }
 REPLICAS = {"fednest_random": 6, "lfednest_random": 6, "shrofbo": 6}  # replayed draws: several replicas differ
-CASES = {
+CASES: dict[str, tuple[PerRound, tuple[str, ...], str, Source]] = {
     "simfbo": (one_message_round, VECTORS, "P = 2 of 4 clients: one message each way per sampled client",
                src("§2.5 communication per round", "spec simfbo §2.5")),
     "simfbo_full": (simfbo_full_round, ("oracle_calls",) + VECTORS, "all 4 clients, tau = (1, 3, 2, 4): sum_i "
