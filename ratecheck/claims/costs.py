@@ -7,7 +7,8 @@ equality: the summary is the largest absolute difference, over the replicas, the
 between a replica's recorded cumulative counter and the sum of the paper's per-round costs over the rounds it ran;
 the threshold is ``COST_TOLERANCE``. Comparing each replica (not the replica mean) sees a count off in one replica
 that another's error cancels, and costs that follow random draws assigned to the wrong replica. A counter the paper
-names but the run does not record is a NaN sample, so the claim cannot PASS by omission.
+names but the run does not record is a NaN sample, so the claim cannot PASS by omission; so is an exact-mode run
+(one row of expectations, no replica's counts): cost claims run Monte Carlo.
 
 Where a round's cost follows the clients drawn (distinct clients of a draw with replacement, the sum of the drawn
 clients' local steps), the claim replays the draws here, from the papers' sampling rules and the seeding contract
