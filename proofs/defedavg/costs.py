@@ -75,12 +75,18 @@ def draws_of(config: RunConfig) -> int:
     return n
 
 
+def distinct_jobs(config: RunConfig, draws: np.ndarray, to_all: bool) -> dict[str, float | np.ndarray]:
+    """D = the distinct clients of each replica's draw (R, n): D K-step jobs, D models up; down w^{t+1} to all N
+    (Algorithm 1 S8) or to the D drawn clients (eqs. (2)-(3))."""
+    D = distinct_clients(draws).astype(float)
+    return {"oracle_calls": D * int(config.params["local_steps"]), "vectors_up": D,
+            "vectors_down": float(config.problem_params["clients"]) if to_all else D}
+
+
 def niid_round(config: RunConfig, t: int) -> dict[str, float | np.ndarray]:
     """Algorithm 1 on the synchronous schedule: the distinct drawn clients' K-step updates up, w^{t+1} to all N."""
     draws_of(config)
-    D = distinct_clients(sampled_clients(config)[t]).astype(float)  # (R,)
-    return {"oracle_calls": D * int(config.params["local_steps"]), "vectors_up": D,
-            "vectors_down": float(config.problem_params["clients"])}
+    return distinct_jobs(config, sampled_clients(config)[t], to_all=True)
 
 
 REPLICAS = {"defedavg_niid": 8}  # replayed draws: rounds with and without duplicates in several replicas
@@ -105,7 +111,6 @@ CASES: dict[str, tuple[PerRound, str, Source]] = {
 }
 
 
-
 def first_n_round(config: RunConfig, t: int) -> dict[str, float]:
     """Algorithm 2 (and FedBuff, AsySG): n distinct jobs of K steps up, w^{t+1} down to all N (S6)."""
     n, N = _sampled(config)
@@ -124,15 +129,12 @@ def selections(config: RunConfig) -> np.ndarray:
 
 def niid_events_round(config: RunConfig, t: int) -> dict[str, float | np.ndarray]:
     """Algorithm 1: the distinct drawn clients' K-step updates up (S4-S5), w^{t+1} to all N (S8)."""
-    D = distinct_clients(selections(config)[t]).astype(float)
-    return {"oracle_calls": D * int(config.params["local_steps"]), "vectors_up": D,
-            "vectors_down": float(config.problem_params["clients"])}
+    return distinct_jobs(config, selections(config)[t], to_all=True)
 
 
 def sync_events_round(config: RunConfig, t: int) -> dict[str, float | np.ndarray]:
     """Eqs. (2)-(3): the distinct drawn clients get w^t, run K steps and send their models back."""
-    D = distinct_clients(selections(config)[t]).astype(float)
-    return {"oracle_calls": D * int(config.params["local_steps"]), "vectors_up": D, "vectors_down": D}
+    return distinct_jobs(config, selections(config)[t], to_all=False)
 
 
 EVENT_COST_RUNS = {name: EVENT_RUNS[name] for name in ("defedavg_iid_events", "fedbuff", "asysg",
