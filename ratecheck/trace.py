@@ -114,6 +114,9 @@ class Trace:
     final: dict[str, np.ndarray]  # (R, ...) final global point(s)
     diverged_round: np.ndarray  # (R,) round of divergence, -1 if never
     info: dict[str, Any] = field(default_factory=dict)
+    # (C, R) cumulative, per replica (Monte Carlo): a cost claim compares them replica by replica, which a mean
+    # hides (a permutation, or errors that cancel); empty for an exact run
+    replica_counters: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def replicas(self) -> int:
@@ -146,6 +149,7 @@ class Trace:
         }
         arrays.update({f"measure.{k}": v for k, v in self.measures.items()})
         arrays.update({f"counter.{k}": v for k, v in self.counters.items()})
+        arrays.update({f"replica_counter.{k}": v for k, v in self.replica_counters.items()})
         arrays.update({f"final.{k}": v for k, v in self.final.items()})
         return arrays, {"config": self.config.to_dict(), "info": _jsonable(self.info)}
 
@@ -163,6 +167,7 @@ class Trace:
             final=section("final."),
             diverged_round=np.asarray(arrays["diverged_round"]),
             info=dict(meta.get("info", {})),
+            replica_counters=section("replica_counter."),
         )
 
 

@@ -4,4 +4,4 @@ mutant, monkeypatched into the first round) turns it into a FAIL (ratecheck.test
 from ratecheck.proofs.defedavg import costs
 from ratecheck.testing.costs import cost_tests
 
-test_costs_pass_on_the_code, test_one_count_off_fails = cost_tests(costs.CLAIMS)
+test_costs_pass_on_the_code, test_one_count_off_fails, test_replica_changes_fail = cost_tests(costs.CLAIMS)

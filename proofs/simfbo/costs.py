@@ -22,8 +22,9 @@ baselines, round by round, against per-round costs written from each algorithm b
   (grad_y f, then N' HVPs): 2 I + N' + 3 communications and (I + 1)(2 K + 1) + N' + 1 calls (FedNest), (I + 1) K +
   N' + 1 calls (LFedNest), each replica's N' replayed from the run's own draws (oracles_baselines.truncation_depths).
 * ShroFBO (eqs. (6)-(8)): SimFBO's round: sum_{i in C} tau_i oracle calls, one message each way per sampled
-  client; with P = 2 of 4 and uneven tau the sum depends on the draw, replayed from the run's own client draws
-  (oracles_baselines.client_draws).
+  client; with P = 2 of 4 and uneven tau the sum depends on the draw, replayed replica by replica from the run's
+  'sampling' stream by the paper's rule (a uniform P-subset; ratecheck.claims.costs.sampled_clients, not the
+  participation sampler under test).
 * SOBA (Dagreou et al. 2022, Algorithm 1; SimFBO with n = 1, tau = 1): one step, one oracle call (its gradient
   triple at one sample), one message each way.
 P = 2 or 3 of n = 4 clients without replacement, K = 3, I = 2, N = 4, uneven tau = (1, 3, 2, 4); Monte Carlo,
@@ -38,11 +39,12 @@ import numpy as np
 
 from ratecheck.algorithms.bilevel import LocalSteps
 from ratecheck.claims import Profile
-from ratecheck.claims.costs import cost_claim, participants
+from ratecheck.claims.costs import PerRound, cost_claim, participants, sampled_clients
+from ratecheck.theory import Source
 from ratecheck.trace import RunConfig
 
 from .oracles import ORACLE_PROBLEM, ORACLE_STEPS
-from .oracles_baselines import BASE_PROBLEM, client_draws, truncation_depths
+from .oracles_baselines import BASE_PROBLEM, truncation_depths
 from .oracles_baselines import CASES as ORACLE_CASES
 from .theorems import KEY, src
 
@@ -92,12 +94,7 @@ def lfednest_round(config: RunConfig, t: int) -> dict[str, float]:
             "oracle_calls": P * ((I + 1) * K + N)}
 
 
-def _replica_mean(per_replica: dict[str, np.ndarray]) -> dict[str, float]:
-    """The engine's counters are replica means."""
-    return {name: float(np.mean(value)) for name, value in per_replica.items()}
-
-
-def fednest_random_round(config: RunConfig, t: int) -> dict[str, float]:
+def fednest_random_round(config: RunConfig, t: int) -> dict[str, np.ndarray]:
     """Algorithm 3's N' + 1 FedIHGP communications and oracle calls, N' the replica's own draw of round t."""
     q, P = config.params, _sampled(config)
     I, K = int(q["inner_rounds"]), int(q["local_steps"])
@@ -105,15 +102,15 @@ def fednest_random_round(config: RunConfig, t: int) -> dict[str, float]:
     light = config.algorithm == "lfednest"
     comms = np.full(terms.shape, I + 1.0) if light else 2 * I + terms + 2.0
     calls = (I + 1) * K + terms if light else (I + 1) * (2 * K + 1) + terms
-    return _replica_mean({"communication_rounds": comms, "vectors_up": P * comms, "vectors_down": P * comms,
-                                     "oracle_calls": P * calls})
+    return {"communication_rounds": comms, "vectors_up": P * comms, "vectors_down": P * comms,
+            "oracle_calls": P * calls}
 
 
-def sampled_steps_round(config: RunConfig, t: int) -> dict[str, float]:
-    """sum_{i in C} tau_i oracle calls over each replica's own client draw of round t, P messages each way."""
+def sampled_steps_round(config: RunConfig, t: int) -> dict[str, float | np.ndarray]:
+    """sum_{i in C} tau_i oracle calls over each replica's own client draw of round t (replayed by the paper's
+    rule, ratecheck.claims.costs.sampled_clients), P messages each way."""
     tau = np.array(per_client_steps(config))
-    return {**_replica_mean({"oracle_calls": tau[client_draws(config)[t]].sum(axis=1)}),
-            **one_message_round(config, t)}
+    return {"oracle_calls": tau[sampled_clients(config)[t]].sum(axis=1), **one_message_round(config, t)}
 
 
 def soba_round(config: RunConfig, t: int) -> dict[str, float]:
@@ -136,7 +133,7 @@ RUNS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "soba": ("soba", dict(ORACLE_CASES["soba"]["steps"]), {**BASE_PROBLEM, **ORACLE_CASES["soba"]["problem"]}),
 }
 REPLICAS = {"fednest_random": 6, "lfednest_random": 6, "shrofbo": 6}  # replayed draws: several replicas differ
-CASES = {
+CASES: dict[str, tuple[PerRound, tuple[str, ...], str, Source]] = {
     "simfbo": (one_message_round, VECTORS, "P = 2 of 4 clients: one message each way per sampled client",
                src("§2.5 communication per round", "spec simfbo §2.5")),
     "simfbo_full": (simfbo_full_round, ("oracle_calls",) + VECTORS, "all 4 clients, tau = (1, 3, 2, 4): sum_i "

@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Claim, Profile
+from ratecheck.claims.costs import sampled_clients
 from ratecheck.claims.trajectory import moment_trajectory, trajectory_oracle
 from ratecheck.inspection import problem_of
-from ratecheck.model.participation import Participation
-from ratecheck.seeding import ReplicaStream, replica_generator
+from ratecheck.seeding import replica_generator
 from ratecheck.trace import RunConfig
 
 from .oracles import measure_forms
@@ -267,17 +267,15 @@ def truncation_depths(config: RunConfig) -> np.ndarray:
 
 
 def client_draws(config: RunConfig) -> np.ndarray:
-    """The client ids every replica drew in every round (T, R, P), replayed from the run's 'sampling' stream through
-    the participation sampler (ratecheck.model.participation), one draw a round."""
-    sampler = Participation.parse(config.params.get("participation", "full"))
-    n, R = int(config.problem_params["clients"]), int(config.replicas)
-    stream = ReplicaStream(int(config.seed), config.run_key(), range(R), "sampling")
-    return np.array([sampler.sample(n, stream) for _ in range(int(config.rounds))])
+    """The client ids every replica drew in every round (T, R, P), replayed from the run's 'sampling' stream by
+    the paper's rule (a uniform P-subset, ratecheck.claims.costs.sampled_clients), not by the participation
+    sampler under test."""
+    return sampled_clients(config)
 
 
 def truncation_replay(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
     """Per replica (C, R): a noise-free FedNest / LFedNest run with Algorithm 3's random truncation, replayed with
-    the run's own draws (the client sets through the participation sampler on the 'sampling' stream, N' from
+    the run's own draws (the client sets replayed from the 'sampling' stream by ``client_draws``, N' from
     ``truncation_depths``), each outer iteration the map of ``fednest_round`` for its clients and N'."""
     k, p = _data(config), config.params
     assert p.get("neumann", "random") == "random" and k["sf"] == k["sg"] == 0.0, "a noise-free run of Algorithm 3"

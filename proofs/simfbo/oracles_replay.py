@@ -7,7 +7,7 @@ Written from ../shared/seeds/000_66e1ccf0a50396e9.txt, Algorithm 1 and eqs. (3)-
 on the server v only; §2.4 rho over all n clients, option 3 its estimate over C; §2.7 the coefficients a_k: constant
 1, harmonic 1/(k + 1), geometric q^k), NOT from ratecheck/algorithms/bilevel.py. Per round and replica: every client
 i draws tau_i (uniform on {lo..hi}: floor((hi - lo + 1) u) + lo of the replica's 'local_steps' uniforms, n a round),
-the server draws C (the participation sampler on the 'sampling' stream, as in oracles_baselines.client_draws); client
+the server draws C (a uniform P-subset from the 'sampling' stream's uniforms, oracles_baselines.client_draws); client
 i in C runs tau_i Jacobi steps of eq. (3) from the server's (x, y, v) with step a_k eta (noise-free P1 gradients)
 and returns q_i = sum_k a_k g_k; the server steps by sum_C pt_i q_i (SimFBO, pt_i = (n/P) p_i) or sum_C pt_i rho
 q_i/||a_i||_1 (ShroFBO) and projects v on the ball of radius r. The claim's deviation is the worst of the measures'

@@ -134,6 +134,7 @@ def _execute(
     sums: dict[str, np.ndarray] = {}
     costs_total: dict[str, np.ndarray] = {}
     counters: dict[str, np.ndarray] = {}
+    replica_counters: dict[str, np.ndarray] = {}  # (C, R): what each replica spent, for the cost claims
 
     def record(t: int, values: dict[str, np.ndarray]) -> None:
         c = mark_index[t]
@@ -143,6 +144,7 @@ def _execute(
             recorded.setdefault(f"avg:{name}", np.full((marks.size, R), np.nan))[c] = avg
         for name, total in costs_total.items():
             counters.setdefault(name, np.zeros(marks.size))[c] = float(np.mean(total))
+            replica_counters.setdefault(name, np.zeros((marks.size, R)))[c] = total
         counters.setdefault("rounds", np.zeros(marks.size))[c] = t
 
     bar = tqdm(total=rounds, desc=f"{config.algorithm}", disable=not progress, leave=False)
@@ -173,6 +175,7 @@ def _execute(
                 for c in range(int(np.searchsorted(marks, t + 1)), marks.size):
                     for name, total in costs_total.items():
                         counters.setdefault(name, np.zeros(marks.size))[c] = float(np.mean(total))
+                        replica_counters.setdefault(name, np.zeros((marks.size, R)))[c] = total
                     counters.setdefault("rounds", np.zeros(marks.size))[c] = t + 1
                 break
         else:
@@ -201,6 +204,7 @@ def _execute(
         final=final,
         diverged_round=diverged,
         info=info,
+        replica_counters=replica_counters,
     )
 
 
