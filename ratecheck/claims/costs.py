@@ -59,7 +59,9 @@ def expected_counters(per_round: PerRound, config: RunConfig, checkpoints: Seque
 
 def cost_deviation(per_round: PerRound, counters: Sequence[str]) -> Callable[[RunConfig, Trace], np.ndarray]:
     """A claim summary: the largest |recorded - paper| over the replicas, the checkpoints and ``counters``, the
-    same for every replica (deterministic given the draws: the worst replica decides, no mean over them)."""
+    same for every replica (deterministic given the draws: the worst replica decides, no mean over them). On an
+    exact run the recorded counters are expectations (one row) and ``per_round`` gives the paper's expected
+    costs."""
 
     def summary(config: RunConfig, trace: Trace) -> np.ndarray:
         if not np.array_equal(trace.replica_ids, np.arange(int(config.replicas))):
@@ -68,6 +70,8 @@ def cost_deviation(per_round: PerRound, counters: Sequence[str]) -> Callable[[Ru
         worst = 0.0
         for name in counters:
             got = trace.replica_counters.get(name)
+            if trace.exact and name in trace.counters:  # the expected counts, one row
+                got = np.asarray(trace.counters[name], float)[:, None]
             if got is None:
                 return np.full(trace.replicas, np.nan)
             worst = max(worst, float(np.max(np.abs(np.asarray(got, float) - expected[name]))))
