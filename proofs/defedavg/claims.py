@@ -21,7 +21,7 @@ from ratecheck.claims import (
     term_negligible,
 )
 from ratecheck.inspection import RunView, view
-from ratecheck.theory import Derived, Theorem  # Derived: split-proofs (issue #7 startup)
+from ratecheck.theory import Derived, Theorem, elasticity  # Derived: split-proofs (issue #7 startup)
 from ratecheck.trace import RunConfig, Trace
 
 from .claims_floors import (
@@ -52,7 +52,7 @@ from .claims_floors import (
 )
 from .modes import EXACT, exact_when_quick
 from .presets import p1, p2
-from .theorems import KEY, THEOREM_1, THEOREM_2, K, L, T, etabar, nu, sigma, src
+from .theorems import KEY, THEOREM_1, THEOREM_2, G, K, L, T, etabar, nu, sigma, src
 
 # --------------------------------------------------------------------------------------------
 # Binding runs to theorem symbols
@@ -498,10 +498,6 @@ def p2c_slope_corrections(profile: Profile) -> dict[str, float]:
 
 def _sigma_regime_exponent() -> float:
     """Order in K of Theorem 1's leading term (in T) with the G^2 K part gone (G -> 0): -1/2 (sympy)."""
-    from ratecheck.theory import elasticity
-
-    from .theorems import G
-
     lead = THEOREM_1.leading_term("stated", T).subs(G, 0)
     return float(elasticity(lead, K, "oo"))
 

@@ -26,6 +26,7 @@ import numpy as np
 from ratecheck.claims import Profile
 from ratecheck.claims.trajectory import moment_trajectory, trajectory_oracle
 from ratecheck.inspection import problem_of
+from ratecheck.seeding import Streams
 from ratecheck.trace import RunConfig
 
 from .theorems import KEY, src
@@ -153,8 +154,6 @@ def replay(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
     Generators (ratecheck.seeding: one per replica and purpose) give the same n uniform draws from N
     ("sampling") and delays U{0..lam} ("delay") per round; with sigma = 0 nothing else is random, so every
     replica's trajectory is reproduced to round-off."""
-    from ratecheck.seeding import Streams
-
     rec = FedAvgRecursion(config)
     N, n, mode, eta_g, Ak, _, C = rec._parts
     if mode != "with_replacement" or rec.kind != "uniform" or float(config.problem_params.get("sigma", 1.0)):

@@ -80,7 +80,7 @@ def cost_tests(claims: tuple[CostClaim, ...]) -> tuple[Any, Any, Any]:
     claim PASSes on the code; one count off in any counter it checks makes it FAIL; and so does, in its first
     counter, a change that keeps the replica mean (one replica up, another down), and a rotation of the replicas'
     costs where the paper's costs differ between replicas (else the rotation changes nothing and it PASSes)."""
-    import pytest
+    import pytest  # a test helper: pytest loads only in the tests that use it
 
     from ..claims import Verdict
 
