@@ -75,7 +75,7 @@ class Replay:
     def field(self, chosen: np.ndarray, w: np.ndarray, anchor_weight: float, anchor: np.ndarray) -> np.ndarray:
         """F_i(w) of the clients ``chosen`` (R, m) at w (R, m, d1 + d2), a descent step on x and an ascent step on
         y, plus the anchor's 2 weight (x - x~) on x (anchor (R, d1), each replica's)."""
-        out = np.einsum("rmij,rmj->rmi", self.inst.J[chosen], w) + self.inst.v[chosen]
+        out = (self.inst.J[chosen] @ w[..., None])[..., 0] + self.inst.v[chosen]
         out[..., : self.inst.d1] += 2 * anchor_weight * (w[..., : self.inst.d1] - anchor[:, None])
         return out
 

@@ -279,7 +279,7 @@ def ipir_replay(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
             G, g = AtA[chosen], Atb[chosen]  # (reps, S, n, n), (reps, S, n)
             z = np.repeat(w[:, None], S, axis=1)  # every chosen client starts from the server's w
             for _ in range(K):
-                z = z - gl * (np.einsum("rsij,rsj->rsi", G, z) - g + eta * (z - y[:, None]))
+                z = z - gl * ((G @ z[..., None])[..., 0] - g + eta * (z - y[:, None]))
             w = w + gg * np.mean(z - w[:, None], axis=1)
         x = acc / total
         anchor = y
