@@ -118,7 +118,7 @@ class NeumannModel(RoundModel):
         self.lower_calls = len(journal)
         journal = []
         self._sample(ProbeStream(1, None, purpose="noise", journal=journal))
-        self.sizes, self.offsets = normal_layout(journal, self.N, f"{self.algorithm.name}'s Neumann sample")
+        self.sizes, self.offsets = normal_layout(journal, self.N, f"{self.algorithm.name}'s lower batch and Neumann sample")
         self.draws = int(self.offsets[-1])
 
     def _serve(self, Z: np.ndarray):
