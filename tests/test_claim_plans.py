@@ -26,7 +26,7 @@ from ratecheck.claims import (
 from ratecheck.claims.compose import Grid, Plan
 from ratecheck.claims.plans import RunsPerValue, SeriesPair, StoredRecursion
 from ratecheck.claims.trajectory import trajectory_oracle
-from ratecheck.claims.views import NoRule, OwnDrawing
+from ratecheck.claims.views import NoRule, OwnDrawing, Statistic
 from ratecheck.claims.views_slopes import ExponentBand, Monotone
 from ratecheck.runner.horizon import Bisection
 from ratecheck.runner.hunt import Searches
@@ -84,22 +84,32 @@ def test_two_series_on_one_grid_are_one_plan():
 
 
 def _runs_traces(claim):
-    """A synthetic trace for each of the claim's runs."""
+    """A synthetic trace for each of the claim's runs, its final m the run's own parameter v in every replica (an
+    'up' run at v = grid value, its 'down' partner at v + 0.5), so a point read from another run shows."""
     trace = next(iter(_traces(-0.5).values()))
-    return {c.key(): dataclasses.replace(trace, config=c) for c in claim.runs(PROFILE)}
+    out = {}
+    for c in claim.runs(PROFILE):
+        m = trace.measures["m"].copy()
+        m[-1] = c.params["v"]
+        out[c.key()] = dataclasses.replace(trace, config=c, measures={"m": m})
+    return out
 
 
 @dataclass(frozen=True)
-class _Sign(Reading):
+class _GapToUp(Reading):
+    """Per replica, the point's own final m minus its 'up' partner's: needs the point's own run and its partners."""
+
     def __call__(self, claim, point):
-        point.samples = np.full(4, 1.0 if point.stats["run"] == "up" else -1.0)
+        point.samples = point.trace.measures["m"][-1] - point.inputs["runs"]["up"].measures["m"][-1]
 
 
 @dataclass(frozen=True)
-class _AllUp(Rule):
+class _GapsAsConfigured(Rule):
+    """PASS when every point's gap is the v offset its run was configured with (0 for 'up', 0.5 for 'down')."""
+
     def __call__(self, claim, points, estimate):
-        ok = all((p.samples > 0).all() == (p.stats["run"] == "up") for p in points)
-        return (Verdict.PASS if ok else Verdict.FAIL), "signs as tagged", {"runs": len(points)}
+        ok = all(np.allclose(p.samples, p.config.params["v"] - p.value) for p in points)
+        return (Verdict.PASS if ok else Verdict.FAIL), "gaps as configured", {"runs": len(points)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,8 +118,8 @@ class _TwoRuns(Claim):
 
     min_replicas: int = 4
     plan: Plan = RunsPerValue()
-    reading: Reading = _Sign()
-    rule: Rule = _AllUp()
+    reading: Reading = _GapToUp()
+    rule: Rule = _GapsAsConfigured()
 
     def runs_at(self, value, profile):
         return [({"run": "up"}, _config(value, profile)), ({"run": "down"}, _config(value + 0.5, profile))]
@@ -121,11 +131,18 @@ def test_several_runs_per_grid_value_are_one_plan_and_each_point_sees_its_partne
     traces = _runs_traces(claim)
     out = claim.decide(PROFILE, traces)
     assert out.verdict == Verdict.PASS and [p.stats["run"] for p in out.points[:2]] == ["up", "down"]
-    assert set(out.points[0].inputs["runs"]) == {"up", "down"}
+    up, down = out.points[:2]
+    assert up.value == down.value == GRID[0] and np.all(up.samples == 0.0) and np.all(down.samples == 0.5)
+    assert set(down.inputs["runs"]) == {"up", "down"} and down.inputs["runs"]["down"] is down.trace
     assert "inputs" not in out.points[0].to_dict()  # what the plan fetched stays out of the JSON
     assert out.evidence["exact"] is False
     quiet = dataclasses.replace(claim, plan=RunsPerValue(exactness=False))
     assert "exact" not in quiet.decide(PROFILE, traces).evidence
+    # the rule can fail: a 'down' run that measured its 'up' partner's values (a run paired with the wrong one)
+    first_down = _config(GRID[0] + 0.5, PROFILE).key()
+    swapped = {**traces, first_down: dataclasses.replace(traces[_config(GRID[0], PROFILE).key()],
+                                                          config=traces[first_down].config)}
+    assert claim.decide(PROFILE, swapped).verdict == Verdict.FAIL
 
 
 PLANS = [Grid(), SeriesPair(), StoredRecursion(), RunsPerValue(), Bisection(), Searches()]
@@ -181,7 +198,11 @@ def test_every_registered_claims_plot_is_drawn_by_its_decision_pieces():
             continue
         # the points' side is the plan's, the reading's or the statistic's view, the yardstick the rule's
         pieces = [drawn.plan.display(), drawn._reading().display(), drawn.statistic.display()]
-        assert view.statistic is next((v for v in pieces if v is not None), view.statistic)
+        first = next((v for v in pieces if v is not None), None)
+        if first is None:  # no piece draws itself: the points are shown as their means
+            assert type(view.statistic) is Statistic, drawn.id
+        else:
+            assert view.statistic is first, drawn.id
         ruled = drawn.rule.display()
         assert type(view.rule) is (type(ruled) if ruled is not None else NoRule), drawn.id
         label = view.ylabel(drawn)

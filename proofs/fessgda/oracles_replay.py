@@ -1,5 +1,6 @@
 """Replay oracles of FESS-GDA's Monte-Carlo path (issue #23 item 2): a noise-free Monte-Carlo run (s = 0) against
-Algorithm 1 of ../shared/seeds/004_57c332141565532a.txt replayed replica by replica with the run's own client draws.
+Algorithm 1 of ../shared/seeds/004_57c332141565532a.txt replayed with the run's own client draws (every replica at
+once: replicas and clients are array axes).
 
 The exact-mode oracles (proofs/fessgda/oracles.py, oracles_variants.py) check the expectations through exact mode,
 which refuses a round that is not affine in the state: a step divided by a gradient, say, ends in an ERROR there,
@@ -60,53 +61,49 @@ class Replay:
         self.streams = Streams(int(config.seed), config.run_key(), range(self.R))
         self.sets = str(config.params.get("participation", "full"))
 
-    def clients(self) -> list[np.ndarray]:
-        """Each replica's client set this round: all M, or the m smallest of M uniform keys."""
+    def clients(self) -> np.ndarray:
+        """(R, m): each replica's client set this round, all M or the m smallest of M uniform keys."""
         M = self.inst.M
         part = Participation.parse(self.sets)
         if part.mode == "full":
-            return [np.arange(M)] * self.R
+            return np.broadcast_to(np.arange(M), (self.R, M))
         if part.mode != "without_replacement":  # the boxes draw m distinct clients
             raise ValueError(f"the replay draws clients without replacement, got participation {self.sets!r}")
         keys = self.streams["sampling"].uniform((M,))
-        return [np.argsort(keys[r])[: part.per_round(M)] for r in range(self.R)]
+        return np.argsort(keys, axis=1)[:, : part.per_round(M)]
 
-    def field(self, i: int, w: np.ndarray, anchor_weight: float, anchor: np.ndarray) -> np.ndarray:
-        """F_i(w) for a descent step on x and an ascent step on y, plus the anchor's 2 weight (x - x~) on x."""
-        out = self.inst.J[i] @ w + self.inst.v[i]
-        out[: self.inst.d1] += 2 * anchor_weight * (w[: self.inst.d1] - anchor)
+    def field(self, chosen: np.ndarray, w: np.ndarray, anchor_weight: float, anchor: np.ndarray) -> np.ndarray:
+        """F_i(w) of the clients ``chosen`` (R, m) at w (R, m, d1 + d2), a descent step on x and an ascent step on
+        y, plus the anchor's 2 weight (x - x~) on x (anchor (R, d1), each replica's)."""
+        out = (self.inst.J[chosen] @ w[..., None])[..., 0] + self.inst.v[chosen]
+        out[..., : self.inst.d1] += 2 * anchor_weight * (w[..., : self.inst.d1] - anchor[:, None])
         return out
 
     def fess_round(self, p: dict, anchor_weight: float = 0.0) -> None:
-        """Algorithm 1 lines 2-15 for every replica."""
-        inst, d1 = self.inst, self.inst.d1
+        """Algorithm 1 lines 2-15, every replica and sampled client at once."""
+        inst, d1, v = self.inst, self.inst.d1, self.v
         exl, eyl, exg, eyg = (float(p[k]) for k in ("eta_x_local", "eta_y_local", "eta_x_global", "eta_y_global"))
         K, sp, beta = int(p["local_steps"]), float(p["p"]), float(p["beta"])
         lam = np.r_[np.full(d1, exl), np.full(inst.d2, eyl)]
-        for r, chosen in enumerate(self.clients()):
-            v = self.v[r]
-            w0, z, anchor = v[inst.W], v[inst.Z], v[inst.Anc]
-            ends = []
-            for i in chosen:
-                w = w0.copy()
-                for _ in range(K):
-                    w = w - lam * self.field(i, w, anchor_weight, anchor)
-                ends.append(w)
-            mean = np.mean(ends, axis=0)
-            x, y = w0[:d1], w0[d1:]
-            x_new = x + exg * (mean[:d1] - x) - exl * exg * K * sp * (x - z)
-            v[inst.X], v[inst.Y] = x_new, y + eyg * (mean[d1:] - y)
-            v[inst.Z] = z + beta * (x_new - z)
+        chosen = self.clients()
+        w0, z, anchor = v[:, inst.W], v[:, inst.Z], v[:, inst.Anc]
+        w = np.repeat(w0[:, None], chosen.shape[1], axis=1)  # every sampled client starts from (x_t, y_t)
+        for _ in range(K):
+            w = w - lam * self.field(chosen, w, anchor_weight, anchor)
+        mean = np.mean(w, axis=1)
+        x, y = w0[:, :d1], w0[:, d1:]
+        x_new = x + exg * (mean[:, :d1] - x) - exl * exg * K * sp * (x - z)
+        v[:, inst.X], v[:, inst.Y] = x_new, y + eyg * (mean[:, d1:] - y)
+        v[:, inst.Z] = z + beta * (x_new - z)
 
     def smoothed_agda_round(self, p: dict) -> None:
-        inst, d1 = self.inst, self.inst.d1
+        inst, d1, v = self.inst, self.inst.d1, self.v
         t1, t2, sp, beta = (float(p[k]) for k in ("eta_x_local", "eta_y_local", "p", "beta"))
         J, c = inst.J.mean(0), inst.v.mean(0)  # F = mean_i F_i
-        for v in self.v:
-            x, y, z = v[inst.X], v[inst.Y], v[inst.Z]
-            x_new = x - t1 * ((J @ v[inst.W] + c)[:d1] + sp * (x - z))
-            y_new = y - t2 * (J @ np.r_[x_new, y] + c)[d1:]  # F's y-part is -grad_y f: an ascent step
-            v[inst.X], v[inst.Y], v[inst.Z] = x_new, y_new, z + beta * (x_new - z)
+        x, y, z = v[:, inst.X], v[:, inst.Y], v[:, inst.Z]
+        x_new = x - t1 * ((v[:, inst.W] @ J.T + c)[:, :d1] + sp * (x - z))
+        y_new = y - t2 * (np.hstack([x_new, y]) @ J.T + c)[:, d1:]  # F's y-part is -grad_y f: an ascent step
+        v[:, inst.X], v[:, inst.Y], v[:, inst.Z] = x_new, y_new, z + beta * (x_new - z)
 
     def measures(self) -> dict[str, np.ndarray]:
         return {name: np.sum((self.v @ L.T) ** 2, axis=1) for name, L in self.inst.forms().items()}

@@ -32,7 +32,7 @@ from ..oracles import SmoothFederatedOracles
 from .bilinear import ADDITIVE_RTOL, read_bilinear
 from .local_steps import _k_step_update, one_step_variant
 from .multiplicative import mean_job_maps
-from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close
+from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close, column_script, normal_layout
 from .seams import ClientMaps
 
 BILINEAR_ELEMENTS = 2**24  # entries of the bilinear maps F_q (P_mult N d^2) exact mode holds, at most
@@ -92,26 +92,12 @@ def gaussian_steps(algorithm: Any, problem: SmoothFederatedOracles, *, m: int | 
 
     # 1) the layout of one step's draws: Gaussian only, client axis first
     _, log = run(np.zeros((1, N, d)), everyone[None], None)
-    sizes = []
-    for purpose, kind, shape in log:
-        if kind != "normal" or not shape or shape[0] != N:
-            raise NotExact(f"client_update drew {kind} numbers of shape {shape} from {purpose!r}: Gaussian "
-                           f"multiplicative exact mode needs standard-normal draws, client axis first ({N} clients)")
-        sizes.append(int(np.prod(shape[1:], dtype=np.int64)))
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    P = int(offsets[-1])
+    sizes, _ = normal_layout(log, N, "client_update (Gaussian multiplicative exact mode)")
+    P = sum(sizes)
 
     def serve_columns(Z: np.ndarray):
         """A normal script serving Z (R, slots, P) call by call in the logged layout."""
-        order = {"n": 0}
-
-        def serve(index: int, shape: tuple[int, ...]) -> np.ndarray:
-            call = order["n"]
-            order["n"] += 1
-            if call >= len(sizes) or int(np.prod(shape[1:], dtype=np.int64)) != sizes[call]:
-                raise NotExact("client_update's draws depend on its inputs (data-dependent control flow)")
-            return Z[:, :, offsets[call]:offsets[call + 1]].reshape((Z.shape[0], *shape))
-        return serve
+        return column_script(Z, sizes, "client_update's draws depend on its inputs (data-dependent control flow)")
 
     # 2) the bilinear map of one step, every client at once (a second-difference refusal first, then unit
     # starts times unit draws, checked at random: ratecheck.exact.bilinear)

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..problem import Problem
 from .bilinear import BilinearMap, read_bilinear
-from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close
+from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close, column_script, normal_layout
 from .round_model import RoundModel
 
 SEAMS = ("neumann_start", "neumann_factor", "neumann_finish", "local_step", "communicate", "draw_lower",
@@ -118,22 +118,12 @@ class NeumannModel(RoundModel):
         self.lower_calls = len(journal)
         journal = []
         self._sample(ProbeStream(1, None, purpose="noise", journal=journal))
-        shapes = [shape for _, _, shape in journal]
-        if any(kind != "normal" or not shape or shape[0] != self.N for _, kind, shape in journal):
-            raise NotExact(f"{self.algorithm.name}'s draws are not standard normals with the client axis first: "
-                           f"{[(kind, shape) for _, kind, shape in journal]}")
-        self.shapes = shapes
-        self.sizes = [int(np.prod(shape[1:], dtype=np.int64)) for shape in shapes]
-        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(int)
+        self.sizes, self.offsets = normal_layout(journal, self.N, f"{self.algorithm.name}'s lower batch and Neumann sample")
         self.draws = int(self.offsets[-1])
 
     def _serve(self, Z: np.ndarray):
         """A normal script serving the columns of Z (R, N, draws) in the probed layout, call by call."""
-        def script(index: int, shape: tuple[int, ...]) -> np.ndarray:
-            if index >= len(self.sizes) or int(np.prod(shape[1:], dtype=np.int64)) != self.sizes[index]:
-                raise NotExact(f"{self.algorithm.name}'s draws depend on the inputs")
-            return Z[:, :, self.offsets[index]:self.offsets[index + 1]].reshape((Z.shape[0], *shape))
-        return script
+        return column_script(Z, self.sizes, f"{self.algorithm.name}'s draws depend on the inputs")
 
     # -- reading the stages off the seams ---------------------------------------------------------------
     def _read_stages(self) -> list[Stage]:

@@ -1,5 +1,6 @@
-"""Probe streams: scripted draws served through the ReplicaStream interface, the tolerance every
-read-off map is checked to, and the NotExact refusal."""
+"""Probe streams: scripted draws served through the ReplicaStream interface, the layout of a probe's
+standard-normal draws as columns and the script that serves them, the tolerance every read-off map is
+checked to, and the NotExact refusal."""
 
 from __future__ import annotations
 
@@ -68,6 +69,38 @@ class ProbeStream(ReplicaStream):
         finally:
             self._integers = None
         return np.minimum((draws * high).astype(np.int64), high - 1)
+
+
+def normal_layout(journal: list, clients: int, what: str) -> tuple[list[int], np.ndarray]:
+    """The columns of a probe's draws, read off its ``journal`` (purpose, kind, shape): each call's draws per
+    client (``sizes``) and where they start in a client's row of columns (``offsets``, one more than calls).
+    Every draw must be standard normal with the client axis (``clients`` long) first; NotExact names the first
+    that is not and ``what`` drew it."""
+    for purpose, kind, shape in journal:
+        if kind != "normal" or not shape or shape[0] != clients:
+            raise NotExact(f"{what} drew {kind} numbers of shape {shape} from {purpose!r}: exact mode reads only "
+                           f"standard-normal draws with the client axis first ({clients} clients)")
+    sizes = [int(np.prod(shape[1:], dtype=np.int64)) for _, _, shape in journal]
+    return sizes, np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+
+
+def column_script(Z: np.ndarray, sizes: tuple[int, ...] | list[int], refusal: str
+                  ) -> Callable[[int, tuple[int, ...]], np.ndarray]:
+    """A normal script serving the columns of Z, call after call, in the layout ``sizes``: Z is (R, *lead,
+    columns), its ``lead`` axes the leading axes of every draw's shape (the client axis, or none), and call j
+    takes the next sizes[j] columns. A call beyond the layout or of another size is NotExact(``refusal``):
+    the code draws otherwise than probed (data-dependent control flow)."""
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    lead = Z.ndim - 2
+    order = iter(range(len(sizes)))
+
+    def script(index: int, shape: tuple[int, ...]) -> np.ndarray:
+        call = next(order, None)  # counted here: a call's index is per stream, the layout across streams
+        if call is None or int(np.prod(shape[lead:], dtype=np.int64)) != sizes[call]:
+            raise NotExact(refusal)
+        return Z[..., offsets[call]:offsets[call + 1]].reshape((Z.shape[0], *shape))
+
+    return script
 
 
 class ProbeStreams(Streams):

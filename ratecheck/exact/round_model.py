@@ -14,7 +14,7 @@ from ..model.participation import Participation
 from ..model.points import as_points
 from ..problem import Problem
 from .operators import MixtureOperator, RoundOperator
-from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close
+from .probing import AFFINE_RTOL, NotExact, ProbeStream, ProbeStreams, _close, column_script
 
 OUTCOME_CAP = 5000  # client-sampling outcomes a round is probed under, at most, when not additive
 SAMPLING_CHECKS = 8  # random outcomes that check an additive sampling map (and re-verify every round)
@@ -253,16 +253,7 @@ class RoundModel:
     def _script(self, Z: np.ndarray, sizes: tuple[int, ...], mismatch: str = "round's draws depend on its inputs"):
         """Serve the columns of Z (R, draws) as the normal draws of init or round, call after call;
         a call whose size differs from the probed layout is NotExact (``mismatch`` says why)."""
-        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-        order = iter(range(len(sizes)))
-
-        def script(index: int, shape: tuple[int, ...]) -> np.ndarray:
-            position = next(order, None)
-            if position is None or int(np.prod(shape, dtype=np.int64)) != sizes[position]:
-                raise NotExact(f"{self.algorithm.name}.{mismatch}")
-            return Z[:, offsets[position]:offsets[position + 1]]
-
-        return script
+        return column_script(Z, sizes, f"{self.algorithm.name}.{mismatch}")
 
     def _sampler(self) -> Participation | None:
         """The sampling the round really does, from what it asks the 'sampling' stream for in one call:
