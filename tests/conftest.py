@@ -21,7 +21,16 @@ non-trivial; expensive setup shared by a module- or session-scoped fixture (``pr
 ``dask_executor`` below: the tests on the Dask cluster run last, together); pytest sessions in this process
 (tests/test_pytest_plugin.py: a new registry per session). A module of claims tests alone is not imported by
 the unit layer. Measure CPU, not wall time, on a shared machine: ``/usr/bin/time -v python -m pytest -m "not
-claims" -q --durations=20`` (user + sys counts the worker processes and the Dask cluster too)."""
+claims" -q --durations=20`` (user + sys counts the worker processes and the Dask cluster too).
+
+Both cores. A run of whole directories (``pytest``, ``pytest -m "not claims"``) is distributed over
+pytest-xdist workers (pytest_cmdline_main below; ``-n 0`` or ``-p no:xdist`` keeps it in one process, and a
+run of named files stays there anyway). Each worker collects the suite and makes its own session fixtures, so
+a test that shares an expensive fixture must say so to be sent to the worker that has it: take a fixture of
+SHARED_FIXTURES by name (or as a parameter value naming it), or a module-scoped fixture defined in the suite
+(its module is then one work unit, _xdist_group); a new session fixture that is expensive joins
+SHARED_FIXTURES. Tests write under ``tmp_path`` (a directory per worker); the tests that write one fixed path
+(tests/test_report_real.py's run cache in the checkout) are one work unit, through their module fixture."""
 
 import gc
 import itertools
