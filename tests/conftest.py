@@ -97,7 +97,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 # the session-scoped fixtures of this suite that are expensive to make (a Dask cluster, the registered claims'
 # sweep, a process pool): under xdist the tests that use one run on one worker, so it is made once
 SHARED_FIXTURES = ("dask_executor", "registered_traces", "process_executor")
-MAX_WORKERS = 4  # the registered claims' sweep (one group, its own 2-process pool) bounds the full run anyway
+MAX_WORKERS = 4  # each worker collects the suite anew (about 9 CPU-s) and holds its imports in memory
 
 
 def _uses_dask_cluster(item: pytest.Item) -> bool:
