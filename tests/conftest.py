@@ -21,9 +21,20 @@ non-trivial; expensive setup shared by a module- or session-scoped fixture (``pr
 ``dask_executor`` below: the tests on the Dask cluster run last, together); pytest sessions in this process
 (tests/test_pytest_plugin.py: a new registry per session). A module of claims tests alone is not imported by
 the unit layer. Measure CPU, not wall time, on a shared machine: ``/usr/bin/time -v python -m pytest -m "not
-claims" -q --durations=20`` (user + sys counts the worker processes and the Dask cluster too)."""
+claims" -q --durations=20`` (user + sys counts the worker processes and the Dask cluster too).
 
+Both cores. A run of whole directories (``pytest``, ``pytest -m "not claims"``) is distributed over
+pytest-xdist workers (pytest_cmdline_main below; ``-n 0`` or ``-p no:xdist`` keeps it in one process, and a
+run of named files stays there anyway). Each worker collects the suite and makes its own session fixtures, so
+a test that shares an expensive fixture must say so to be sent to the worker that has it: take a fixture of
+SHARED_FIXTURES by name (or as a parameter value naming it), or a module-scoped fixture defined in the suite
+(its module is then one work unit, _xdist_group); a new session fixture that is expensive joins
+SHARED_FIXTURES. Tests write under ``tmp_path`` (a directory per worker); the tests that write one fixed path
+(tests/test_report_real.py's run cache in the checkout) are one work unit, through their module fixture."""
+
+import gc
 import itertools
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -83,11 +94,35 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
+# the session-scoped fixtures of this suite that are expensive to make (a Dask cluster, the registered claims'
+# sweep, a process pool): under xdist the tests that use one run on one worker, so it is made once
+SHARED_FIXTURES = ("dask_executor", "registered_traces", "process_executor")
+MAX_WORKERS = 4  # each worker collects the suite anew (about 9 CPU-s) and holds its imports in memory
+
+
 def _uses_dask_cluster(item: pytest.Item) -> bool:
     """The test takes ``dask_executor``, by name or as the value of a parameter that names the executor."""
+    return _shared_fixture(item) == "dask_executor"
+
+
+def _shared_fixture(item: pytest.Item) -> str | None:
+    """The first of SHARED_FIXTURES the test takes, by name or as the value of a parameter that names it
+    (``"dask"`` or ``"dask_executor"``, for ``request.getfixturevalue``)."""
     params = getattr(getattr(item, "callspec", None), "params", {})
-    return "dask_executor" in getattr(item, "fixturenames", ()) or any(
-        isinstance(value, str) and value in ("dask", "dask_executor") for value in params.values())
+    named = set(getattr(item, "fixturenames", ())) | {value for value in params.values() if isinstance(value, str)}
+    return next((name for name in SHARED_FIXTURES if {name, name.removesuffix("_executor")} & named), None)
+
+
+def _xdist_group(item: pytest.Item) -> str | None:
+    """The work unit of a test under ``--dist loadgroup``: the shared fixture it takes, else its module when
+    it takes a module-scoped fixture of this suite (made once per worker that runs the module), else none
+    (the test is a unit of its own)."""
+    if shared := _shared_fixture(item):
+        return shared
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if any(d.scope in ("module", "package", "class") and d.baseid for defs in definitions.values() for d in defs):
+        return item.nodeid.split("::", 1)[0]
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m reads the markers
@@ -99,6 +134,43 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # (heartbeats, about 0.1 CPU-s a second) for no other test; the order is otherwise kept
     items[:] = [item for item in items if not _uses_dask_cluster(item)] + \
         [item for item in items if _uses_dask_cluster(item)]
+    if getattr(config.option, "loadgroup", False):  # an xdist worker of a --dist loadgroup run
+        groups = {item: _xdist_group(item) for item in items}
+        for item, group in groups.items():
+            if group:
+                item.add_marker(pytest.mark.xdist_group(group))
+        # the work units are handed out in this order (pytest_cmdline_main turns xdist's reordering off):
+        # the longest, the registered claims' sweep, first, so the other worker takes the rest meanwhile
+        items.sort(key=lambda item: groups[item] != "registered_traces")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The objects made by importing the package, sympy and the test modules (about 260,000) live to the end of
+    the session: frozen, the garbage collector's full passes during the tests (some 30, and pytest's five at
+    the end) no longer scan them again each time."""
+    gc.freeze()
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads its options
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """A run of whole directories (``pytest``, ``pytest -m "not claims"``, ``pytest tests``) is distributed
+    over one pytest-xdist worker a core (at most MAX_WORKERS) with ``--dist loadgroup`` (_xdist_group);
+    a run of named files or tests stays in this process, as does any run given ``-n``, ``--dist``, ``--tx``,
+    ``--pdb``, ``--collect-only``, ``-p no:xdist``, one core, or no pytest-xdist installed."""
+    option = config.option
+    if hasattr(config, "workerinput") or "PYTEST_XDIST_WORKER" in os.environ or not config.pluginmanager.hasplugin("xdist") \
+            or option.numprocesses is not None or option.dist != "no" or option.tx or option.collectonly \
+            or option.usepdb or _cores() < 2:
+        return  # an xdist worker (never distributes again), or the user chose
+    here = config.invocation_params.dir
+    if all((here / arg).is_dir() for arg in config.args):
+        option.numprocesses = min(_cores(), MAX_WORKERS)
+        option.dist = "loadgroup"
+        option.loadscopereorder = False
 
 
 @pytest.fixture(scope="session")
