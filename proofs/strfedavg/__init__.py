@@ -15,6 +15,7 @@ from .costs import CLAIMS as COSTS  # recorded costs against the algorithm boxes
 from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracle (issue #23)
+from .oracles_additive import CLAIMS as ADDITIVE_ORACLES  # the oracle on exact mode's additive sampling design
 from .oracles_baselines import CLAIMS as BASELINE_ORACLES  # the baselines' trajectory oracles (issue #23)
 from .report import report_figures, report_sections
 from .theorems import SEED, THEOREMS
@@ -24,7 +25,7 @@ PAPER = Paper(
     title="StR-FedAvg / IPIR-FedAvg (arXiv 2503.08634): optimal solution selection",
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + HUNTS + BASELINE_ORACLES + COSTS,
+    claims=CLAIMS + ORACLES + HUNTS + BASELINE_ORACLES + COSTS + ADDITIVE_ORACLES,
     spec="../shared/spec/strfedavg.md",
     report_sections=report_sections,
     report_figures=report_figures,

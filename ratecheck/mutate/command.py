@@ -10,7 +10,8 @@ Each mutant (ratecheck.mutate.mutants) is written to a temporary folder and serv
 module by an import hook, in a fresh process and its pool workers (ratecheck.mutate.hook); the user's
 file is never touched, so an interrupt leaves nothing behind (the temporary folder goes with the
 command). The unmutated code's outcomes are the baseline; what a mutant's outcomes show (caught by FAIL,
-caught, broken, timeout, crashed, survived, equivalent) and the score: ratecheck.mutate.scoring.
+raises, caught, broken, timeout, crashed, survived, equivalent) and the two scores (strict: FAIL over the
+non-equivalent mutants; power: FAIL over those that run to completion): ratecheck.mutate.scoring.
 
 Speed: the unmutated check records each claim's compute cost (ratecheck.mutate.runner); a mutant's
 claims are decided cheapest first, in groups of 1, 1, 2, 4, ... claims, and its check stops after the
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .mutants import Mutant, mutants, select
-from .scoring import STATUSES, _line, classify, order, roundoff, score, text
+from .scoring import STATUSES, _line, classify, moved, order, roundoff, score, text
 
 
 @dataclass(frozen=True)
@@ -157,14 +158,16 @@ def _problem(registry: Any, name: str) -> Any:
 
 def run_claims(claims: list[str], args: argparse.Namespace, work: Path, tag: str, target: Target,
                mutant: Path | None, *, stop: dict[str, str] | None = None, timeout: float | None = None,
-               jobs: int = 1, costs: bool = False) -> tuple[dict[str, Any], str]:
+               jobs: int = 1, costs: bool = False, verdicts: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
     """Decide ``claims`` in order in a fresh process (the mutant served when given; ``stop``: the unmutated
-    verdicts, to stop at the first new FAIL; ``timeout``: seconds before the process and its pool are killed).
+    verdicts, to stop at the first new FAIL; ``verdicts``: the unmutated verdicts, to find where a run that
+    now ERRORs raised; ``timeout``: seconds before the process and its pool are killed).
     Returns the runner's output (ratecheck.mutate.runner.main; what was decided so far when it ended early)
     and how it ended: "" (finished), "broken", "timeout" or "crashed" with the last line of its error."""
     out = work / f"{tag}.json"
     spec = {"claims": claims, "module": target.module, "sources": list(args.paper), "profile": _profile(args),
-            "cache_dir": str(args.cache_dir), "jobs": jobs, "out": str(out), "stop": stop, "costs": costs}
+            "cache_dir": str(args.cache_dir), "jobs": jobs, "out": str(out), "stop": stop, "costs": costs,
+            "verdicts": verdicts}
     spec_path = work / f"{tag}.spec.json"
     spec_path.write_text(json.dumps(spec))
     env = dict(os.environ)
@@ -257,7 +260,8 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
         baseline = {o["claim"]: o for o in base["outcomes"]}
         claims = order(base["costs"], base["exact"])
         timeout = args.timeout or TIMEOUT_FACTOR * max(base["seconds"], base["total_cost"]) + TIMEOUT_SLACK
-        stop = None if args.all_claims else {c: o["verdict"] for c, o in baseline.items()}
+        verdicts = {c: o["verdict"] for c, o in baseline.items()}
+        stop = None if args.all_claims else verdicts
         bar = tqdm(total=len(chosen), desc=f"mutants of {target.module}", unit="mutant",
                    disable=args.json or None, file=sys.stderr)
 
@@ -268,12 +272,15 @@ def mutate(args: argparse.Namespace) -> dict[str, Any]:
             path.write_text(mutant.source)
             begun = time.perf_counter()
             out, ended = run_claims(claims, args, work, f"m{mutant.index}", target, path, stop=stop,
-                                    timeout=timeout)
+                                    timeout=timeout, verdicts=verdicts)
             status, changed = classify(baseline, out["outcomes"], ended.split(":")[0], bool(out.get("complete")))
             record = _record(mutant, original, target, status, changed, ended.partition(": ")[2], classes_run,
                              algorithms, len(out["outcomes"]), time.perf_counter() - begun)
+            if status == "raises" and out.get("raised"):
+                record["raised"] = out["raised"]
             if status == "survived":
                 record["roundoff"] = roundoff(baseline, out["outcomes"])
+                record["moved"] = moved(baseline, out["outcomes"])
             return record
 
         pool = ThreadPoolExecutor(max_workers=args.jobs)

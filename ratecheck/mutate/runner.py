@@ -13,6 +13,10 @@ The unmutated run (``costs``) gathers every claim's results first and records ea
 cost: the seconds its runs took when they were computed (``wall_seconds``, kept in the store with each
 run, so a cached check knows them too) and its searches' (``seconds`` of a hunt), with a static
 estimate for stored results that record no time. ``ratecheck mutate`` orders the mutants' claims by it.
+
+A mutant's check that ends with a claim's run raising (an ERROR, no new FAIL) then re-runs, here, one
+run that failed (at most TRIES runs the store lacks) to record where it raised: at which line of the
+mutant, or downstream of it (``raised``; ratecheck.mutate.scoring's "raises").
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import json
 import os
 import sys
 import time
+import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +34,7 @@ from typing import Any
 # seconds assumed for a result that records no compute time: a run's trace, a task's result (an oracle's
 # recursion: a hunt records its seconds)
 STATIC_SECONDS = {"run": 5.0, "task": 1.0}
+TRIES = 3  # runs re-run at most to find where a mutant's run raised
 
 
 def run(spec: dict[str, Any]) -> None:
@@ -73,6 +79,9 @@ def run(spec: dict[str, Any]) -> None:
             if stop is not None and any(o["verdict"] == "FAIL" and stop.get(o["claim"]) != "FAIL" for o in decided):
                 break
     out["complete"] = len(out["outcomes"]) == len(claims)
+    verdicts: Mapping[str, str] = spec.get("verdicts") or {}
+    if verdicts and not any(o["verdict"] == "FAIL" and verdicts.get(o["claim"]) != "FAIL" for o in out["outcomes"]):
+        out["raised"] = _raised(claims, out["outcomes"], verdicts, profile, store)
     _write(spec["out"], out)
 
 
@@ -119,6 +128,58 @@ def _exact(claim: Any, profile: Any) -> bool:
     return bool(configs) and all(getattr(c, "mode", "") == "exact" for c in configs)
 
 
+def _raised(claims: list[Any], outcomes: list[dict[str, Any]], verdicts: Mapping[str, str], profile: Any,
+            store: Any) -> dict[str, Any] | None:
+    """Where a run of the mutant raised: the first of the runs of its newly ERROR claims that the store
+    lacks (a run that raised is never stored) is run again here and its traceback read; None when no such
+    run raises within TRIES (a search's error, or a run that raised only in a worker's state)."""
+    from ratecheck.mutate.hook import ENV, parse
+    from ratecheck.mutate.scoring import RUN_FAILED
+    from ratecheck.runner.identity import stored_key
+    from ratecheck.runner.sweep import seeded
+    from ratecheck.simulate.engine import run_config
+
+    value = os.environ.get(ENV)
+    if not value:
+        return None
+    mutant = parse(value)[1].resolve()
+    by_id = {c.id: c for c in claims}
+    tried, seen = 0, set()
+    for outcome in outcomes:
+        if outcome["verdict"] != "ERROR" or verdicts.get(outcome["claim"]) == "ERROR" \
+                or not str(outcome.get("reason", "")).startswith(RUN_FAILED):
+            continue
+        try:
+            configs = list(by_id[outcome["claim"]].runs(profile))
+        except Exception:  # a claim that plans through tasks (a hunt)
+            continue
+        for config in configs:
+            config = seeded(config, profile.seed_offset)
+            if config.key() in seen or store.get(stored_key(config)) is not None:
+                continue
+            seen.add(config.key())
+            tried += 1
+            try:
+                run_config(config)
+            except Exception as exc:
+                return _where(exc, mutant)
+            if tried >= TRIES:
+                return None
+    return None
+
+
+def _where(exc: BaseException, mutant: Path) -> dict[str, Any]:
+    """The exception, the mutant's line its traceback last passed through (None if it never did) and the
+    innermost frame (file name and line)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if Path(f.filename).resolve() == mutant]
+    last = frames[-1] if frames else None
+    message = f"{type(exc).__name__}: {exc}"
+    return {"exception": message if len(message) <= 200 else message[:197] + "...",
+            "line": mine[-1].lineno if mine else None,
+            "at": f"{Path(last.filename).name}:{last.lineno}" if last else None}
+
+
 def _write(path: str, out: dict[str, Any]) -> None:
     """Replace the output file at once: the parent may read it after killing this process."""
     tmp = f"{path}.tmp"
@@ -128,8 +189,8 @@ def _write(path: str, out: dict[str, Any]) -> None:
 
 def main(argv: list[str]) -> int:
     """``{"registered": bool, "outcomes": [Outcome.to_dict(), ...], "seconds": s, "complete": bool,
-    "costs": {claim: s}, "total_cost": s, "exact": {claim: bool}}`` in ``spec["out"]`` (costs and exact only for
-    the unmutated code)."""
+    "costs": {claim: s}, "total_cost": s, "exact": {claim: bool}, "raised": {...} or None}`` in ``spec["out"]``
+    (costs and exact only for the unmutated code; raised only for a mutant, given ``spec["verdicts"]``)."""
     run(json.loads(Path(argv[0]).read_text()))
     return 0
 

@@ -1,22 +1,33 @@
-"""What a mutant's check shows, against the unmutated code's outcomes, and the score over the mutants.
+"""What a mutant's check shows, against the unmutated code's outcomes, and the scores over the mutants.
 
 A mutant is
 
 * caught by FAIL when some claim's verdict becomes FAIL (where the unmutated code's is not);
-* caught when some verdict changes otherwise (to INCONCLUSIVE, ERROR, or a confirmed erratum's FAIL lost);
+* raises when its runs raise: no verdict became FAIL and every verdict that changed is an ERROR because a
+  run or search the claim needs raised an exception (a shape, an axis or an index numpy refuses, a
+  counter past the end); where it raised (in the mutated module or downstream) is recorded beside it;
+* caught when some verdict changes otherwise: to INCONCLUSIVE, a confirmed erratum's FAIL lost, an ERROR
+  of a claim's own decide on the mutant's numbers;
 * broken when the mutant cannot even be imported or breaks the registration of the claims (no claim
   could run: caught, but not by a claim);
 * timeout when its check ran past the time limit and was killed (e.g. a loop that never ends);
 * crashed when its check stopped with an error after the claims were registered;
 * equivalent when every claim was decided and every outcome is identical to the unmutated code's, numbers
-  included (config keys aside): the claims' runs computed exactly the same output;
-* surviving otherwise: every claim was decided, the numbers moved, no verdict did. A survivor whose
-  numbers all agree with the unmutated ones to a relative ROUNDOFF is marked ``roundoff``: no claim
-  could tell it apart (e.g. a factor that a normalization cancels), so it is equivalent in effect.
+  included (config keys, reuse counts and a search's wall seconds aside: they name the code, the cache
+  and the machine, not what the code computed);
+* surviving otherwise: every claim was decided, the numbers moved, no verdict did (``moved``: where). A
+  survivor whose numbers all agree with the unmutated ones to a relative ROUNDOFF is marked
+  ``roundoff``: no claim could tell it apart (e.g. a factor that a normalization cancels), so it is
+  equivalent in effect.
 
-A FAIL decided before a time limit or a crash still counts (the mutant is caught by FAIL). The score is
-the fraction of non-equivalent mutants caught by a FAIL (issue #23's target: 90%); the other categories
-are shown beside it.
+A FAIL decided before a time limit or a crash still counts (the mutant is caught by FAIL). Two scores
+(issue #23's target: 90%), side by side:
+
+* strict: caught by FAIL over the non-equivalent mutants;
+* power: caught by FAIL over the mutants that run to completion, i.e. the non-equivalent ones less those
+  that raise, are broken, time out or crash. A mutant that raises (or cannot be imported, or never
+  ends) is caught by any run of its code and says nothing about what a claim can see; a silent wrong
+  number is what claims exist for, and the power score is the fraction of those a FAIL catches.
 """
 
 from __future__ import annotations
@@ -24,11 +35,16 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-STATUSES = ("caught by FAIL", "caught", "broken", "timeout", "crashed", "survived", "equivalent")
+STATUSES = ("caught by FAIL", "raises", "caught", "broken", "timeout", "crashed", "survived", "equivalent")
 FAILURES = ("broken", "timeout", "crashed")  # how a mutant's check can end without deciding every claim
+INCOMPLETE = ("raises", *FAILURES)  # mutants that do not run to completion: outside the power score's denominator
+# the reason of a claim whose run or search raised (ratecheck.runner.sweep gives it an ERROR verdict)
+RUN_FAILED = "a run or search this claim needs failed"
+UNCOMPARED = ("config_key", "runs", "seconds")  # the code's identity, the cache's reuse, a search's wall time
 # Oracle, cost and exact claims decide at round-off or exact equality: they catch most mutants, so they
 # are tried at this fraction of their cost (ordering only; every claim is decided for a survivor).
 EXACT_WEIGHT = 0.25
+REASON = 300  # characters of an ERROR's reason kept in a mutant's record
 ROUNDOFF = 1e-9  # relative difference of a survivor's numbers below which it is marked ``roundoff``
 
 
@@ -38,10 +54,11 @@ def order(costs: dict[str, float], exact: dict[str, bool]) -> list[str]:
 
 
 def _comparable(outcome: dict[str, Any]) -> Any:
-    """An outcome without what names the code (config keys) or the cache (runs reused/computed)."""
+    """An outcome without what names the code (config keys), the cache (runs reused/computed) or the machine
+    (a hunt's wall ``seconds``: a mutant of a module every run imports recomputes every search)."""
     def strip(x: Any) -> Any:
         if isinstance(x, dict):
-            return {k: strip(v) for k, v in x.items() if k not in ("config_key", "runs")}
+            return {k: strip(v) for k, v in x.items() if k not in UNCOMPARED}
         if isinstance(x, list):
             return [strip(v) for v in x]
         return x
@@ -67,19 +84,55 @@ def roundoff(baseline: dict[str, dict[str, Any]], outcomes: list[dict[str, Any]]
     return all(_close(_comparable(o), _comparable(baseline[o["claim"]])) for o in outcomes)
 
 
+def moved(baseline: dict[str, dict[str, Any]], outcomes: list[dict[str, Any]], limit: int = 5) -> list[dict[str, Any]]:
+    """Where a survivor's outcomes differ from the unmutated ones: the first ``limit`` differences, each
+    with its claim, its path in the outcome and both values (what no claim's verdict saw)."""
+    found: list[dict[str, Any]] = []
+
+    def walk(a: Any, b: Any, claim: str, path: str) -> None:
+        if len(found) >= limit or a == b:
+            return
+        if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+            for k in a:
+                walk(a[k], b[k], claim, f"{path}.{k}" if path else str(k))
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            for i, (x, y) in enumerate(zip(a, b)):
+                walk(x, y, claim, f"{path}[{i}]")
+        elif not (isinstance(a, float) and isinstance(b, float) and a != a and b != b):  # NaN == NaN here
+            found.append({"claim": claim, "at": path, "baseline": _short(a), "mutant": _short(b)})
+
+    for o in outcomes:
+        walk(_comparable(baseline[o["claim"]]), _comparable(o), o["claim"], "")
+    return found
+
+
+def _short(value: Any) -> Any:
+    text = repr(value)
+    return value if len(text) <= 80 else text[:77] + "..."
+
+
+def raises(changed: list[dict[str, str]]) -> bool:
+    """Is every changed verdict an ERROR because a run or search raised (the mutant's code raises)?"""
+    return bool(changed) and all(c["verdict"] == "ERROR" and c.get("reason", "").startswith(RUN_FAILED)
+                                 for c in changed)
+
+
 def classify(baseline: dict[str, dict[str, Any]], outcomes: list[dict[str, Any]], failure: str = "",
              complete: bool = True) -> tuple[str, list[dict[str, str]]]:
-    """(status, the claims whose verdict changed with their baseline and mutant verdicts).
+    """(status, the claims whose verdict changed with their baseline and mutant verdicts, and an ERROR's reason).
 
     ``outcomes``: the claims decided (in order; fewer than the baseline's when the check stopped early
     or ended); ``failure``: "broken", "timeout" or "crashed" when the check ended without finishing;
     ``complete``: every claim was decided."""
-    changed = [{"claim": o["claim"], "baseline": baseline[o["claim"]]["verdict"], "verdict": o["verdict"]}
+    changed = [{"claim": o["claim"], "baseline": baseline[o["claim"]]["verdict"], "verdict": o["verdict"],
+                **({"reason": str(o.get("reason", ""))[:REASON]} if o["verdict"] == "ERROR" else {})}
                for o in outcomes if o["verdict"] != baseline[o["claim"]]["verdict"]]
     if any(c["verdict"] == "FAIL" for c in changed):
         return "caught by FAIL", changed
     if failure:
         return failure, changed
+    if raises(changed):
+        return "raises", changed
     if changed:
         return "caught", changed
     if complete and all(_comparable(o) == _comparable(baseline[o["claim"]]) for o in outcomes):
@@ -88,16 +141,31 @@ def classify(baseline: dict[str, dict[str, Any]], outcomes: list[dict[str, Any]]
 
 
 def score(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Counts by status and the score: caught by FAIL over the non-equivalent mutants; ``detected``: the
-    fraction told apart from the unmutated code in any way (a changed verdict, broken, timeout, crashed)."""
+    """Counts by status and the two scores (see the module's docstring): ``strict``, caught by FAIL over
+    the non-equivalent mutants (also under its old name ``score``), and ``power``, caught by FAIL over the
+    ``completed`` ones (non-equivalent, less raises, broken, timeout and crashed); ``detected``: the
+    fraction of non-equivalent mutants told apart from the unmutated code in any way."""
     counts = Counter(r["status"] for r in results)
     relevant = len(results) - counts["equivalent"]
+    completed = relevant - sum(counts[s] for s in INCOMPLETE)
     detected = sum(counts[s] for s in STATUSES if s not in ("survived", "equivalent"))
     unrun = sum(r["status"] == "equivalent" and r.get("class_run") is False for r in results)
+    strict = counts["caught by FAIL"] / relevant if relevant else None
     return {**{s: counts[s] for s in STATUSES}, "equivalent_in_unrun_classes": unrun,
             "survived_roundoff": sum(bool(r.get("roundoff")) for r in results), "non_equivalent": relevant,
-            "score": counts["caught by FAIL"] / relevant if relevant else None,
+            "completed": completed, "strict": strict, "score": strict,
+            "power": counts["caught by FAIL"] / completed if completed else None,
             "detected": detected / relevant if relevant else None}
+
+
+def figures(s: dict[str, Any]) -> str:
+    """The two scores side by side, as the summary line and the README's table give them."""
+    def pct(value: float | None) -> str:
+        return f"{value:.0%}" if value is not None else "n/a"
+
+    return (f"strict {s['caught by FAIL']}/{s['non_equivalent']} = {pct(s['strict'])} (FAIL over non-equivalent), "
+            f"power {s['caught by FAIL']}/{s['completed']} = {pct(s['power'])} (FAIL over the mutants that run to "
+            f"completion: less {s['raises']} raises, {s['broken']} broken, {s['timeout']} timeout, {s['crashed']} crashed)")
 
 
 def text(result: dict[str, Any]) -> str:
@@ -116,13 +184,13 @@ def text(result: dict[str, Any]) -> str:
     if survivors:
         lines.append("\nsurviving mutants:")
         lines += [r["diff"].rstrip() for r in survivors]
-    pct = f"{s['score']:.0%}" if s["score"] is not None else "n/a"
     det = f"{s['detected']:.0%}" if s["detected"] is not None else "n/a"
-    lines.append(f"\nscore: {s['caught by FAIL']} of {s['non_equivalent']} non-equivalent mutants caught by a FAIL "
-                 f"({pct}); detected in any way {det}: {s['caught']} caught without a FAIL, {s['broken']} broken, "
-                 f"{s['timeout']} timeout, {s['crashed']} crashed; {s['survived']} survived ({s['survived_roundoff']} only "
-                 f"at round-off); {s['equivalent']} "
+    lines.append(f"\nscore: {figures(s)}; detected in any way {det}: {s['raises']} raise, {s['caught']} caught "
+                 f"without a FAIL, {s['broken']} broken, {s['timeout']} timeout, {s['crashed']} crashed; "
+                 f"{s['survived']} survived ({s['survived_roundoff']} only at round-off); {s['equivalent']} "
                  f"equivalent ({s['equivalent_in_unrun_classes']} in classes no claim runs)")
+    lines.append("  (a mutant that raises is caught by any run of its code and says nothing about a claim's power; "
+                 "a silent wrong number is what claims exist for)")
     return "\n".join(lines)
 
 
@@ -134,9 +202,20 @@ def _line(r: dict[str, Any], claims: int) -> str:
     more = f" and {len(r['caught_by']) - 1} more" if len(r["caught_by"]) > 1 else ""
     decided = f" [{r['decided']}/{claims} claims, {r['seconds']:.0f}s]" if "decided" in r else ""
     err = f": {r['error']}" if r.get("error") else ""
+    if r.get("raised"):
+        err += f": {_raised(r['raised'])}"
     if r.get("roundoff"):
         err += f" (every number within {ROUNDOFF:g} of the unmutated code's)"
+    elif r.get("moved"):
+        first = r["moved"][0]
+        err += f" (e.g. {first['claim']} {first['at']}: {first['baseline']} -> {first['mutant']})"
     if r.get("class_run") is False:
         err += f" (in {r['scope']}, a class no claim runs)"
     return (f"line {r['line']:>4} {r['kind']:<10} {r['before']!r} -> {r['after']!r}: {r['status']}{what}{more}"
             f"{decided}{err}")
+
+
+def _raised(raised: dict[str, Any]) -> str:
+    """Where a mutant's run raised (ratecheck.mutate.runner re-runs one of its failed runs to know)."""
+    where = f"at line {raised['line']} of the mutant" if raised.get("line") else f"downstream, at {raised.get('at')}"
+    return f"{raised['exception']} {where}"
