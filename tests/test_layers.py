@@ -164,3 +164,46 @@ def test_the_check_sees_a_violation():
     assert any(bottom in c and top in c for c in cycles(planted))
     rank = {name: i for i, name in enumerate(order)}
     assert rank[layer_of(top, table)] > rank[layer_of(bottom, table)]  # the planted edge points up
+
+
+def unexplained_local_imports(text: str) -> list[int]:
+    """Lines of function-local imports of the project whose reason is not written down: no comment on the
+    line or on the block of imports and comments right above it, and no module docstring that states the
+    module's local-import policy (it names "start-up")."""
+    tree = ast.parse(text)
+    if "start-up" in (ast.get_docstring(tree) or ""):
+        return []
+    lines = text.splitlines()
+    found = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            own = getattr(node, "level", 0) > 0 or any(n.split(".")[0] in ("ratecheck", "problems", "proofs")
+                                                       for n in names)
+            above = node.lineno - 1
+            explained = "#" in lines[above]
+            while not explained and above > 0 and lines[above - 1].strip().startswith(("from ", "import ", "#")):
+                above -= 1
+                explained = "#" in lines[above]
+            if own and not explained:
+                found.add(node.lineno)
+    return sorted(found)
+
+
+def test_local_imports_say_why():
+    """Issue #20 item 2: function-local imports remain only for start-up time, each with a comment."""
+    bare = [f"{path.relative_to(ROOT)}:{line}" for path, _ in _sources().values()
+            for line in unexplained_local_imports(path.read_text())]
+    assert not bare, "function-local imports without a comment saying why (start-up time):\n" + "\n".join(bare)
+
+
+def test_local_import_rule_sees_a_bare_import():
+    bare = "def f():\n    x = 1\n    from ratecheck import params\n"
+    said = "def f():\n    # start-up: params loads only here\n    from ratecheck import params\n    from . import x\n"
+    assert unexplained_local_imports(bare) == [3]
+    assert unexplained_local_imports(said) == []
+    assert unexplained_local_imports('"""Commands import inside (start-up)."""\n' + bare) == []

@@ -67,7 +67,7 @@ def resolve(target: str, sources: list[str]) -> Target:
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
         return Target(".".join(parts), path, folder)
-    from ratecheck.registry import default
+    from ratecheck.registry import default  # start-up, as in claims_using
 
     registry = default()
     for source in sources:
@@ -105,6 +105,7 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> tuple[li
     does (a helper module), those whose runs' code identity or own modules' import closure hold it.
     (Every run's identity holds every algorithm module, through the engine's registry: the import graph
     alone would name every claim for each algorithm.)"""
+    # start-up: the CLI imports this module for every command; the registry loads when mutate runs
     from ratecheck.claims import PROFILES
     from ratecheck.registry import default
     from ratecheck.runner.identity import code_identity, import_closure
@@ -137,7 +138,7 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> tuple[li
 
 def _algorithms_defined(module: str) -> set[str]:
     """Names of the registered algorithm classes that ``module`` defines."""
-    from ratecheck.registry import default
+    from ratecheck.registry import default  # start-up, as in claims_using
 
     return {item.obj.__name__ for item in default().items("algorithm") if getattr(item.obj, "__module__", "") == module}
 
@@ -329,6 +330,7 @@ def _record(mutant: Mutant, original: str, target: Target, status: str, changed:
 
 
 def cmd_mutate(args: argparse.Namespace) -> int:
+    # start-up: cmd_mutate is registered with the CLI; its checks load only when it runs
     from ratecheck.interfaces.cli_options import default_jobs
     from ratecheck.params import ParamError, check_option
 

@@ -40,6 +40,7 @@ TRIES = 3  # runs re-run at most to find where a mutant's run raised
 def run(spec: dict[str, Any]) -> None:
     """Decide ``spec["claims"]`` in order under ``spec``'s profile, jobs and store, writing the output
     (see ``main``) after each group of claims (``_chunks``)."""
+    # imported here, after the mutation hook: the mutant must be the module every later import sees
     from ratecheck.claims import PROFILES
     from ratecheck.model.store import Store
     from ratecheck.registry import default
@@ -116,6 +117,7 @@ def _cost(results: Mapping[str, Any], keys: set[str]) -> float:
 
 def _exact(claim: Any, profile: Any) -> bool:
     """Does the claim decide at round-off or exact equality (an oracle, a cost count, exact-mode runs)?"""
+    # after the mutation hook, as in run()
     from ratecheck.claims.costs import CostClaim
     from ratecheck.claims.trajectory import TrajectoryClaim
 
@@ -133,6 +135,7 @@ def _raised(claims: list[Any], outcomes: list[dict[str, Any]], verdicts: Mapping
     """Where a run of the mutant raised: the first of the runs of its newly ERROR claims that the store
     lacks (a run that raised is never stored) is run again here and its traceback read; None when no such
     run raises within TRIES (a search's error, or a run that raised only in a worker's state)."""
+    # after the mutation hook, as in run()
     from ratecheck.mutate.hook import ENV, parse
     from ratecheck.mutate.scoring import RUN_FAILED
     from ratecheck.runner.identity import stored_key

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..algorithms.base import lookup
-from ..claims import PROFILES
+from ..claims import PROFILES, Verdict
 from ..claims.base import Outcome
 from ..claims.costs import CostClaim, expected_counters
 from ..runner.sweep import check_claims
@@ -81,8 +81,6 @@ def cost_tests(claims: tuple[CostClaim, ...]) -> tuple[Any, Any, Any]:
     counter, a change that keeps the replica mean (one replica up, another down), and a rotation of the replicas'
     costs where the paper's costs differ between replicas (else the rotation changes nothing and it PASSes)."""
     import pytest  # a test helper: pytest loads only in the tests that use it
-
-    from ..claims import Verdict
 
     if not claims or not list(mutants(claims)):
         raise ValueError("cost_tests needs cost claims that check at least one counter (else they test nothing)")
