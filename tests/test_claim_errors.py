@@ -32,3 +32,20 @@ def test_a_claim_that_cannot_plan_or_decide_is_an_error_and_the_others_are_decid
         assert outcome.verdict == Verdict.ERROR
         assert doing in outcome.reason and "eta_x = -1" in outcome.reason and __file__ in outcome.reason, \
             outcome.reason
+
+
+def test_non_finite_numbers_keep_the_json_strict():
+    """A diverged run's NaN (a point's mean, an array or numpy scalar in the evidence) is written as a string:
+    `check --json` writes strict JSON, and one such claim must not abort the paper's check (a held-out bug
+    in the event timeline's job time ended `ratecheck check defedavg` with exit 3 this way)."""
+    import json
+
+    import numpy as np
+
+    from ratecheck.claims.base import Outcome
+
+    claim = next(iter(default().claims()))
+    evidence = {"fit": {"means": np.array([1.0, np.nan]), "slope": np.float64(np.nan)}, "ratio": float("inf")}
+    out = Outcome(claim, Verdict.INCONCLUSIVE, "a diverged grid point", evidence, []).to_dict()
+    text = json.dumps(out, allow_nan=False)
+    assert json.loads(text)["evidence"]["fit"] == {"means": [1.0, "nan"], "slope": "nan"}

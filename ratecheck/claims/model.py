@@ -73,8 +73,8 @@ class PointResult:
         }
         if self.evaluation is not None:
             out["theory"] = self.evaluation.to_dict()
-        out.update(_jsonable(self.stats))
-        return out
+        out.update(self.stats)
+        return _jsonable(out)  # a diverged point's NaN mean is the string "nan": the JSON stays strict
 
 
 Bindings = Callable[[RunConfig, Trace], Mapping[str, float]]
@@ -95,9 +95,9 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [_jsonable(v) for v in obj]
     if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
+        return _jsonable(obj.item())
     if isinstance(obj, np.ndarray):
-        return obj.tolist()
+        return _jsonable(obj.tolist())
     if isinstance(obj, sp.Basic):
         return str(obj)
     if isinstance(obj, float) and not math.isfinite(obj):
