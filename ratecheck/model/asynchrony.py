@@ -321,6 +321,20 @@ class Simulation:
         self.t += 1
         self.open_round(self.now)
 
+    def oldest_pending(self) -> int:
+        """The oldest global version a round still to come can take an update from: the base of every running job
+        and every upload under way (the queue's job-done and arrival events), of every update buffered (nIID send
+        buffers), queued (first-n arrivals) or delivered to the open round, and, for the jobs not yet started, the
+        newest model the clients hold (sync: the version being broadcast). A job only ever starts from a model that
+        has reached the clients, so no later round reads an older one."""
+        c = self.c
+        bases = [self.t if self.policy == "sync" else max(self.latest, 0)]
+        bases += [event[5] for event in self.heap if event[3] in ("done", "arrival")]
+        bases += [b for b in c.send if b >= 0]
+        bases += [b for _, b in self.fifo]
+        bases += list(self.pending.values())
+        return min(bases)
+
     def virtual_lambda(self) -> None:
         """nIID diagnostic at a round close: t - base of every client's buffered or running update."""
         c = self.c
@@ -445,6 +459,10 @@ class Timelines:
 
     @property
     def max_delay(self) -> int:
+        """The largest delay of any recorded round."""
+        return self.recorded_delay()
+
+    def recorded_delay(self) -> int:
         """The largest delay of any recorded round (computed once per size of the arrays)."""
         rounds = self.clients.shape[1]
         cached = self.__dict__.get("_max_delay")
@@ -487,7 +505,7 @@ class Timelines:
             "mean_round_time": float(self.wall[:, -1].mean() / rounds),
             "wall_time_total": self.wall[:, -1].tolist(),
             "wall_rounds": grid.tolist(),
-            "wall_time": cumulative[:, grid].round(6).tolist(),
+            "wall_time": cumulative[:, grid].tolist(),
         }
         if self.each:
             out.update(
@@ -511,7 +529,12 @@ def simulate_replicas(policy: str, system: SystemModel, *, clients: int, n: int,
 class LiveTimelines(Timelines):
     """Timelines of R replicas that grow on demand (a run does not know its length in advance):
     ``ensure(t)`` advances every replica's simulation until round t exists. The rounds already
-    simulated never change, so the numbers do not depend on how far ahead it simulated."""
+    simulated never change, so the numbers do not depend on how far ahead it simulated.
+
+    ``max_delay`` (what the numerics size their window of past models by) also counts the updates in
+    flight at the end of the simulated rounds: a round still to come aggregates nothing older than
+    ``Simulation.oldest_pending()``, so a window of ``have - oldest + 1`` models holds every model a later
+    round reads, however far its delay jumps past those seen (a straggler's first update, started from w^0)."""
 
     def __init__(self, sims: list[Simulation], replicas: tuple[int, ...], chunk: int = 64):
         self.sims, self.chunk = sims, chunk
@@ -522,16 +545,22 @@ class LiveTimelines(Timelines):
         self.each = [sim.timeline(rounds) for sim in self.sims]
         stacked = Timelines.stack(self.each, tuple(range(len(self.sims))))
         self.clients, self.base, self.wall, self.shared = stacked.clients, stacked.base, stacked.wall, stacked.shared
+        self.in_flight = min(sim.oldest_pending() for sim in self.sims)  # the sims stand at round `rounds`' close
+
+    @property
+    def max_delay(self) -> int:
+        """The largest delay of a simulated round or, for the rounds to come, of an update in flight at the first
+        round that can aggregate it (rounds simulated - its base version)."""
+        return max(self.recorded_delay(), self.clients.shape[1] - self.in_flight)
 
     def ensure(self, t: int) -> None:
-        """Make rounds 0..t available, simulating well ahead (at least `chunk` rounds and four times
-        the largest delay seen) so that the numerics can size their window of past models before a
-        round needs them."""
+        """Make rounds 0..t available. A missing round is simulated with a stretch after it (at least `chunk`
+        rounds and four times the largest delay of a simulated round), so a run re-stacks its timelines rarely;
+        the window of past models does not depend on that stretch (``max_delay`` counts the updates in flight)."""
         have = self.clients.shape[1]
-        ahead = max(self.chunk, 4 * (self.max_delay + 1))
-        if t + ahead // 2 < have:
+        if t < have:
             return
-        target = t + ahead
+        target = t + max(self.chunk, 4 * (self.recorded_delay() + 1))
         for sim in self.sims:
             sim.advance(target)
         self._refresh(target)
