@@ -81,14 +81,31 @@ def test_sync_fedavg_waits_for_every_selected_client():
 
 
 def test_bad_system_parameters_name_the_parameter():
-    with pytest.raises(TimelineError, match="speed_low"):
+    with pytest.raises(ParamError, match="system model: parameter speed_low = 0.0 is invalid: must be a finite real"):
         SystemModel(speed_low=0.0)
-    with pytest.raises(TimelineError, match="t_up"):
+    with pytest.raises(ParamError, match="t_up"):
         SystemModel(t_up=-1.0)
-    with pytest.raises(TimelineError, match="step_time"):
+    with pytest.raises(ParamError, match="step_time"):
         SystemModel(step_time=float("nan"))
+    with pytest.raises(ParamError, match="niid_variant = 'C' is invalid: must be one of 'A', 'B'"):
+        SystemModel(niid_variant="C")
     with pytest.raises(ParamError, match="t_down"):
         make_algorithm("defedavg_iid_events", {"t_down": -0.1})
+    # the rules between fields, named by the algorithm that carries them
+    with pytest.raises(ParamError, match="defedavg_iid_events: parameter speed_low = 6.0 is invalid: must be <= "
+                                         "speed_high = 5.0"):
+        make_algorithm("defedavg_iid_events", {"speed_low": 6.0}).validate(make_problem("quadratic", p2(clients=4)))
+
+
+def test_the_event_algorithms_declare_the_system_model_fields_once():
+    from dataclasses import fields
+
+    from ratecheck.algorithms.asynchronous import EventTiming
+    from ratecheck.params import declarations
+
+    system = declarations(SystemModel)
+    assert declarations(EventTiming) == system and [f.name for f in fields(SystemModel)] == list(system)
+    assert {f.name: f.default for f in fields(EventTiming)} == {f.name: f.default for f in fields(SystemModel)}
     problem = make_problem("quadratic", p2(clients=4))
     alg = make_algorithm("defedavg_niid_events", {"participation": "with_replacement:8"})
     alg.validate(problem)  # with replacement: n > N is allowed (draws repeat)
