@@ -81,14 +81,31 @@ def test_sync_fedavg_waits_for_every_selected_client():
 
 
 def test_bad_system_parameters_name_the_parameter():
-    with pytest.raises(TimelineError, match="speed_low"):
+    with pytest.raises(ParamError, match="system model: parameter speed_low = 0.0 is invalid: must be a finite real"):
         SystemModel(speed_low=0.0)
-    with pytest.raises(TimelineError, match="t_up"):
+    with pytest.raises(ParamError, match="t_up"):
         SystemModel(t_up=-1.0)
-    with pytest.raises(TimelineError, match="step_time"):
+    with pytest.raises(ParamError, match="step_time"):
         SystemModel(step_time=float("nan"))
+    with pytest.raises(ParamError, match="niid_variant = 'C' is invalid: must be one of 'A', 'B'"):
+        SystemModel(niid_variant="C")
     with pytest.raises(ParamError, match="t_down"):
         make_algorithm("defedavg_iid_events", {"t_down": -0.1})
+    # the rules between fields, named by the algorithm that carries them
+    with pytest.raises(ParamError, match="defedavg_iid_events: parameter speed_low = 6.0 is invalid: must be <= "
+                                         "speed_high = 5.0"):
+        make_algorithm("defedavg_iid_events", {"speed_low": 6.0}).validate(make_problem("quadratic", p2(clients=4)))
+
+
+def test_the_event_algorithms_declare_the_system_model_fields_once():
+    from dataclasses import fields
+
+    from ratecheck.algorithms.asynchronous import EventTiming
+    from ratecheck.params import declarations
+
+    system = declarations(SystemModel)
+    assert declarations(EventTiming) == system and [f.name for f in fields(SystemModel)] == list(system)
+    assert {f.name: f.default for f in fields(EventTiming)} == {f.name: f.default for f in fields(SystemModel)}
     problem = make_problem("quadratic", p2(clients=4))
     alg = make_algorithm("defedavg_niid_events", {"participation": "with_replacement:8"})
     alg.validate(problem)  # with replacement: n > N is allowed (draws repeat)
@@ -234,3 +251,28 @@ def test_trace_option_names_its_file_digest_and_refuses_a_changed_file(tmp_path)
         DelaySchedule.parse(text)
     with pytest.raises(ValueError, match="does not exist"):
         DelaySchedule.parse(f"trace:{tmp_path / 'missing.npz'}")
+
+
+STRAGGLERS = SystemModel(step_time=0.01, speeds="by_parity", speed_high=80.0, parity_width=0.5, t_down=0.02,
+                         t_up=0.03, t_server=0.005)  # defedavg.oracle.defedavg_iid_events_straggler_replay's
+
+
+@pytest.mark.parametrize("policy,n", [("iid", 2), ("niid", 2), ("sync", 2)])
+def test_a_live_timeline_window_holds_every_model_a_later_round_reads(policy, n):
+    """At round t the numerics keep the last max_delay + 1 models (ratecheck.algorithms.fedavg): every round after
+    t must read a base version >= t + 1 - max_delay. With stragglers (first updates from w^0 near round 80-100,
+    every earlier delay <= 5) the delays seen so far do not say so; the updates in flight do."""
+    from ratecheck.model.asynchrony import live_timelines
+
+    rounds = 160
+    whole = simulate(policy, STRAGGLERS, clients=5, n=n, local_steps=3, rounds=rounds, replica=1)
+    live = live_timelines(policy, STRAGGLERS, clients=5, n=n, local_steps=3, seed=0, replicas=(1,))
+    later = np.minimum.accumulate(whole.base.min(axis=1)[::-1])[::-1]  # later[t] = oldest base of rounds >= t
+    seen = []
+    for t in range(rounds - 1):
+        live.ensure(t)
+        assert live.max_delay >= t + 1 - later[t + 1], (t, live.max_delay, later[t + 1])
+        seen.append(live.recorded_delay() >= t + 1 - later[t + 1])
+    if policy == "iid":  # the jump the window must see ahead of the rounds simulated
+        assert whole.max_delay > 64 and not all(seen)
+    assert np.array_equal(live.upto(rounds).base[0], whole.base)

@@ -6,9 +6,9 @@ prediction x/ exp(tol)). A block of m runs PASSes the band when its t-interval o
 [-tol, tol], i.e. when tol > |mean| + half-width. So the tolerance a block needs is |mean_b| + hw_b, and the band
 is decided on correct code with probability q when tol is the q-quantile of that need over blocks. The same blocks
 give the interval's coverage of the pool mean (does the 8-run t-interval hold its level on this heavy-ish tail?)
-and the model's bias (the pool mean of x). tools/wallclock_band.py prints the figures; the test
-tests/test_wallclock_band.py (marked claims) recomputes them on a smaller pool and checks the tolerances in
-wallclock.py against them.
+and the model's bias (the pool mean of x). Each (grid value n, runs) gets its own tolerance (wallclock.py's tables).
+tools/wallclock_band.py prints the figures; the test tests/test_wallclock_band.py (marked claims) recomputes them on
+a smaller pool and checks the tolerances in wallclock.py against them.
 """
 
 from __future__ import annotations
@@ -50,12 +50,14 @@ def pool_statistic(claim: w.WallClockClaim, n: int, runs: int, pool: int, *, see
     profile = PROFILES["quick"]
     mine = w.wall_config(claim.algorithm, n, claim.problem, profile)
     base = w.wall_config(claim.baseline, n, claim.problem, profile)
-    mine, base = mine.with_(replicas=pool, seed=mine.seed + seed), base.with_(replicas=pool, seed=base.seed + seed)
-    tm, tb = run_config(mine), run_config(base)
+    tm = run_config(mine.with_(replicas=pool, seed=mine.seed + seed))
+    tb = run_config(base.with_(replicas=pool, seed=base.seed + seed))
     log_ratio = np.log(w.time_to_target(tm, claim.fraction) / w.time_to_target(tb, claim.fraction))
     if not np.all(np.isfinite(log_ratio)):
         raise ValueError(f"{claim.id} n = {n}: the target is not reached in some of the {pool} runs")
-    low, high = claim.band(mine, base, w.rounds_to_target(tm, claim.fraction), w.rounds_to_target(tb, claim.fraction))
+    # the band's centre (its geometric mean) is the prediction, whatever the tolerance of (n, runs)
+    low, high = claim.band(mine.with_(replicas=runs), base.with_(replicas=runs), w.rounds_to_target(tm, claim.fraction),
+                           w.rounds_to_target(tb, claim.fraction))
     return log_ratio - 0.5 * np.log(low * high)
 
 
@@ -78,19 +80,23 @@ def claim_runs(profile: str) -> int:
     return max(8, PROFILES[profile].replicas // 2)
 
 
-def tolerance_needed(claim: w.WallClockClaim, pool: int, *, q: float = DECIDED, seed: int = 0
-                     ) -> tuple[float, list[BandFigures]]:
-    """The largest q-quantile need over the claim's grid values in both profiles, and the figures."""
+def band_figures_grid(claim: w.WallClockClaim, pool: int, *, seed: int = 0) -> list[BandFigures]:
+    """The figures of every (grid value n, runs) the claim is decided at, in both profiles (once when equal)."""
     figures = []
     for profile in ("quick", "full"):
         for n in claim.grid[profile]:
             if profile == "full" and n in claim.grid["quick"] and claim_runs("full") == claim_runs("quick"):
                 continue
             figures.append(band_figures(claim, int(n), claim_runs(profile), pool, seed=seed))
-    return max(f.quantile(q) for f in figures), figures
+    return figures
 
 
-def smallest_detected_factor(tolerance: float, figures: list[BandFigures], q: float = DECIDED) -> float:
+def derived_tolerance(figures: BandFigures, q: float = DECIDED) -> float:
+    """The tolerance a (n, runs) gets: its blocks' q-quantile need, rounded up to 0.01 in log."""
+    return math.ceil(round(figures.quantile(q) * 100, 9)) / 100
+
+
+def smallest_detected_factor(tolerance: float, figures: BandFigures, q: float = DECIDED) -> float:
     """A timing model off by a factor f shifts x by log f: it leaves the band (a FAIL) in a q-fraction of
     blocks once log f > tol + |bias| + the q-quantile half-width (read off the blocks' needs as a bound)."""
-    return math.exp(tolerance + max(f.quantile(q) for f in figures))
+    return math.exp(tolerance + figures.quantile(q))

@@ -16,20 +16,18 @@ iterates, so every replica's timeline is a function of (seed, replica, timing pa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..model.asynchrony import SPEEDS, TAU_CAP_MODES, SystemModel, live_timelines
+from ..model.asynchrony import SystemModel, live_timelines, system_field
 from ..model.participation import Participation
 from ..oracles import SmoothFederatedOracles
-from ..params import ParamError, choice, flag, integer, option, real
+from ..params import ParamError, choice, integer, option, real
 from ..seeding import Streams
 from .base import register
 from .fedavg import DeFedAvgIID, DeFedAvgNIID, FedAvg, FedAvgState
-
-_D = SystemModel()  # the system model's defaults, declared once there
 
 
 @dataclass(frozen=True)
@@ -38,51 +36,35 @@ class EventTiming:
 
     policy: ClassVar[str] = "iid"
 
-    step_time: float = real(_D.step_time, "seconds per local step on the fastest client (N_MAC / C_MAC)",
-                            positive=True)
-    speeds: str = choice(_D.speeds, "client slowdowns: 'uniform' s ~ U[speed_low, speed_high] (paper); "
-                         "'uniform_speed' speed ~ U[low, high], time ~ high/speed; 'by_parity' even clients "
-                         "fast, odd slow (spec P2-e)", SPEEDS)
-    speed_low: float = real(_D.speed_low, "lower end of the slowdown range", positive=True)
-    speed_high: float = real(_D.speed_high, "upper end of the slowdown range", positive=True)
-    parity_width: float = real(_D.parity_width, "'by_parity': width of each group's slowdown range", low=0.0)
-    speed_redraw: bool = flag(_D.speed_redraw, "redraw each client's slowdown for every job")
-    jitter: float = real(_D.jitter, "sigma of a lognormal(0, sigma) factor on each job's duration", low=0.0)
-    t_down: float = real(_D.t_down, "model download time (s): 2.2 MB at 400 Mbit/s", low=0.0)
-    t_up: float = real(_D.t_up, "update upload time (s)", low=0.0)
-    t_server: float = real(_D.t_server, "server aggregation time (s)", low=0.0)
-    notify_delay: float | None = real(_D.notify_delay, "nIID: delay of the selection notice (s); None: it rides on the "
-                                      "broadcast (t_down, spec §2.6(5))", low=0.0, nullable=True)
-    rx_consume: bool = flag(_D.rx_consume, "taking a model empties the receive buffer (spec §2.6(1))")
-    carry_over: bool = flag(_D.carry_over, "first-n rounds: an update arriving at a round's close or while the server "
-                            "aggregates (t_server) waits for the next round (spec §2.6(7)); False: it is "
-                            "discarded (not in the paper)")
-    tau_cap: int | None = integer(_D.tau_cap, "optional cap on the delay (Assumption 4), None: no cap", low=0,
-                                  nullable=True)
-    tau_cap_mode: str = choice(_D.tau_cap_mode, "above tau_cap: 'assert' stops with an error, 'drop' discards the "
-                               "update (not in the paper)", TAU_CAP_MODES)
-    wall_budget: float = real(_D.wall_budget, "virtual seconds after which an unfinished run stops with an error",
-                              positive=True)
-    niid_variant: str = choice(_D.niid_variant, "DeFedAvg-nIID clients: 'A' train continuously (paper default), 'B' "
-                               "train again only after an upload", ("A", "B"))
+    # the system model's declarations (ratecheck.model.asynchrony.SystemModel), one place
+    step_time: float = system_field("step_time")
+    speeds: str = system_field("speeds")
+    speed_low: float = system_field("speed_low")
+    speed_high: float = system_field("speed_high")
+    parity_width: float = system_field("parity_width")
+    speed_redraw: bool = system_field("speed_redraw")
+    jitter: float = system_field("jitter")
+    t_down: float = system_field("t_down")
+    t_up: float = system_field("t_up")
+    t_server: float = system_field("t_server")
+    notify_delay: float | None = system_field("notify_delay")
+    rx_consume: bool = system_field("rx_consume")
+    carry_over: bool = system_field("carry_over")
+    tau_cap: int | None = system_field("tau_cap")
+    tau_cap_mode: str = system_field("tau_cap_mode")
+    wall_budget: float = system_field("wall_budget")
+    niid_variant: str = system_field("niid_variant")
 
     def system(self) -> SystemModel:
-        return SystemModel(
-            step_time=self.step_time, speeds=self.speeds, speed_low=self.speed_low, speed_high=self.speed_high,
-            parity_width=self.parity_width, speed_redraw=self.speed_redraw, jitter=self.jitter,
-            t_down=self.t_down, t_up=self.t_up, t_server=self.t_server, notify_delay=self.notify_delay,
-            rx_consume=self.rx_consume,
-            niid_variant=self.niid_variant, carry_over=self.carry_over, tau_cap=self.tau_cap,
-            tau_cap_mode=self.tau_cap_mode, wall_budget=self.wall_budget,
-        )
+        return SystemModel(**{f.name: getattr(self, f.name) for f in fields(SystemModel)})
 
     def check_timing(self: Any, problem: SmoothFederatedOracles) -> None:  # self: the FedAvg it is mixed into
         if self.delay.kind != "none":
             raise ParamError(self.name, "delay", str(self.delay), "the event timeline gives the delays: leave it 'none'")
         try:
-            self.system()
-        except ValueError as exc:
-            raise ParamError(self.name, "system model", "", str(exc)) from None
+            self.system()  # the rules between the system model's fields
+        except ParamError as exc:
+            raise ParamError(self.name, exc.name, exc.value, exc.rule) from None
 
     def timeline(self: Any, problem: SmoothFederatedOracles, streams: Streams) -> Any:
         n = self.participation.per_round(problem.num_clients)

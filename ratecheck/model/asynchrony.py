@@ -27,17 +27,18 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
-from ..params import SIZE_PARAMS
+from ..params import SIZE_PARAMS, ParamError, check_fields, choice, flag, integer, real
 from ..seeding import replica_generator, stable_hash
 
 POLICIES = ("niid", "iid", "sync")
 SPEEDS = ("uniform", "uniform_speed", "by_parity")
 TAU_CAP_MODES = ("assert", "drop")
+NIID_VARIANTS = ("A", "B")  # Algorithm 1's clients: A train continuously, B only after an upload (§2.3)
 
 ARRIVAL, BROADCAST, NOTIFY, JOB_DONE = 0, 1, 1, 2  # event priorities (NOTIFY shares BROADCAST's)
 
@@ -57,53 +58,43 @@ class SystemModel:
     U[speed_high - parity_width, speed_high] (fast clients holding one kind of data, spec P2-e).
     """
 
-    step_time: float = 1.7e-3  # seconds per local step on the fastest client, N_MAC / C_MAC
-    speeds: str = "uniform"
-    speed_low: float = 1.0
-    speed_high: float = 5.0
-    parity_width: float = 0.5
-    speed_redraw: bool = False  # redraw s_i for every job
-    jitter: float = 0.0  # sigma of a lognormal(0, sigma) factor on each job's duration
-    t_down: float = 0.044  # model download, 2.2 MB at 400 Mbit/s
-    t_up: float = 0.044
-    t_server: float = 0.0
-    notify_delay: float | None = None  # nIID selection notice; None: rides on the broadcast (t_down)
-    rx_consume: bool = True  # taking a model empties the receive buffer (spec §2.6(1))
-    niid_variant: str = "A"
-    carry_over: bool = True  # IID: late arrivals queue for the next round (spec §2.6(7)); False: they are dropped
-    tau_cap: int | None = None
-    tau_cap_mode: str = "assert"
-    wall_budget: float = 1e7  # virtual seconds; a run that has not finished by then stops with an error
+    # Declared once here (ratecheck.params); the event algorithms take these fields as their own (system_field).
+    step_time: float = real(1.7e-3, "seconds per local step on the fastest client (N_MAC / C_MAC)", positive=True)
+    speeds: str = choice("uniform", "client slowdowns: 'uniform' s ~ U[speed_low, speed_high] (paper); "
+                         "'uniform_speed' speed ~ U[low, high], time ~ high/speed; 'by_parity' even clients "
+                         "fast, odd slow (spec P2-e)", SPEEDS)
+    speed_low: float = real(1.0, "lower end of the slowdown range", positive=True)
+    speed_high: float = real(5.0, "upper end of the slowdown range", positive=True)
+    parity_width: float = real(0.5, "'by_parity': width of each group's slowdown range", low=0.0)
+    speed_redraw: bool = flag(False, "redraw each client's slowdown for every job")
+    jitter: float = real(0.0, "sigma of a lognormal(0, sigma) factor on each job's duration", low=0.0)
+    t_down: float = real(0.044, "model download time (s): 2.2 MB at 400 Mbit/s", low=0.0)
+    t_up: float = real(0.044, "update upload time (s)", low=0.0)
+    t_server: float = real(0.0, "server aggregation time (s)", low=0.0)
+    notify_delay: float | None = real(None, "nIID: delay of the selection notice (s); None: it rides on the "
+                                      "broadcast (t_down, spec §2.6(5))", low=0.0, nullable=True)
+    rx_consume: bool = flag(True, "taking a model empties the receive buffer (spec §2.6(1))")
+    niid_variant: str = choice("A", "DeFedAvg-nIID clients: 'A' train continuously (paper default), 'B' train again "
+                               "only after an upload", NIID_VARIANTS)
+    carry_over: bool = flag(True, "first-n rounds: an update arriving at a round's close or while the server "
+                            "aggregates (t_server) waits for the next round (spec §2.6(7)); False: it is "
+                            "discarded (not in the paper)")
+    tau_cap: int | None = integer(None, "optional cap on the delay (Assumption 4), None: no cap", low=0, nullable=True)
+    tau_cap_mode: str = choice("assert", "above tau_cap: 'assert' stops with an error, 'drop' discards the "
+                               "update (not in the paper)", TAU_CAP_MODES)
+    wall_budget: float = real(1e7, "virtual seconds after which an unfinished run stops with an error",
+                              positive=True)
 
     def __post_init__(self) -> None:
-        def bad(name: str, rule: str) -> TimelineError:
-            return TimelineError(f"system model: parameter {name} = {getattr(self, name)!r} is invalid: {rule}")
-
-        for name in ("step_time", "speed_low", "speed_high", "wall_budget"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isnan(value):
-                raise bad(name, "must be a number > 0")
-        for name in ("t_down", "t_up", "t_server", "jitter", "parity_width"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 <= value < math.inf):
-                raise bad(name, "must be a finite number >= 0")
+        check_fields(self, "system model")  # each field by its declaration; below, the rules between fields
         if not math.isfinite(self.step_time * self.speed_high):
-            raise bad("step_time", "must be finite")
-        if self.notify_delay is not None and not (0 <= self.notify_delay < math.inf):
-            raise bad("notify_delay", "must be a finite number >= 0 or None")
+            raise ParamError("system model", "step_time", self.step_time,
+                             f"step_time x speed_high = {self.step_time * self.speed_high} must be finite")
         if self.speed_low > self.speed_high:
-            raise bad("speed_low", f"must be <= speed_high = {self.speed_high}")
-        if self.speeds not in SPEEDS:
-            raise bad("speeds", f"must be one of {SPEEDS}")
+            raise ParamError("system model", "speed_low", self.speed_low, f"must be <= speed_high = {self.speed_high}")
         if self.speeds == "by_parity" and self.parity_width > self.speed_high - self.speed_low:
-            raise bad("parity_width", f"must be <= speed_high - speed_low = {self.speed_high - self.speed_low}")
-        if self.niid_variant not in ("A", "B"):
-            raise bad("niid_variant", "must be 'A' (continuous) or 'B' (energy-limited)")
-        if self.tau_cap is not None and (isinstance(self.tau_cap, bool) or int(self.tau_cap) != self.tau_cap
-                                         or self.tau_cap < 0):
-            raise bad("tau_cap", "must be an integer >= 0 or None")
-        if self.tau_cap_mode not in TAU_CAP_MODES:
-            raise bad("tau_cap_mode", f"must be one of {TAU_CAP_MODES}")
+            raise ParamError("system model", "parity_width", self.parity_width,
+                             f"must be <= speed_high - speed_low = {self.speed_high - self.speed_low}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,6 +109,13 @@ class SystemModel:
         even = np.arange(clients) % 2 == 0
         low = np.where(even, self.speed_low, self.speed_high - self.parity_width)
         return low + self.parity_width * u
+
+
+def system_field(name: str) -> Any:
+    """SystemModel's declared field ``name`` (default and declaration) for another dataclass: the event algorithms'
+    timing parameters are the system model's."""
+    declared = next(f for f in fields(SystemModel) if f.name == name)
+    return field(default=declared.default, metadata=declared.metadata)
 
 
 @dataclass
@@ -321,6 +319,20 @@ class Simulation:
         self.t += 1
         self.open_round(self.now)
 
+    def oldest_pending(self) -> int:
+        """The oldest global version a round still to come can take an update from: the base of every running job
+        and every upload under way (the queue's job-done and arrival events), of every update buffered (nIID send
+        buffers), queued (first-n arrivals) or delivered to the open round, and, for the jobs not yet started, the
+        newest model the clients hold (sync: the version being broadcast). A job only ever starts from a model that
+        has reached the clients, so no later round reads an older one."""
+        c = self.c
+        bases = [self.t if self.policy == "sync" else max(self.latest, 0)]
+        bases += [event[5] for event in self.heap if event[3] in ("done", "arrival")]
+        bases += [b for b in c.send if b >= 0]
+        bases += [b for _, b in self.fifo]
+        bases += list(self.pending.values())
+        return min(bases)
+
     def virtual_lambda(self) -> None:
         """nIID diagnostic at a round close: t - base of every client's buffered or running update."""
         c = self.c
@@ -445,6 +457,10 @@ class Timelines:
 
     @property
     def max_delay(self) -> int:
+        """The largest delay of any recorded round."""
+        return self.recorded_delay()
+
+    def recorded_delay(self) -> int:
         """The largest delay of any recorded round (computed once per size of the arrays)."""
         rounds = self.clients.shape[1]
         cached = self.__dict__.get("_max_delay")
@@ -487,7 +503,7 @@ class Timelines:
             "mean_round_time": float(self.wall[:, -1].mean() / rounds),
             "wall_time_total": self.wall[:, -1].tolist(),
             "wall_rounds": grid.tolist(),
-            "wall_time": cumulative[:, grid].round(6).tolist(),
+            "wall_time": cumulative[:, grid].tolist(),
         }
         if self.each:
             out.update(
@@ -511,7 +527,12 @@ def simulate_replicas(policy: str, system: SystemModel, *, clients: int, n: int,
 class LiveTimelines(Timelines):
     """Timelines of R replicas that grow on demand (a run does not know its length in advance):
     ``ensure(t)`` advances every replica's simulation until round t exists. The rounds already
-    simulated never change, so the numbers do not depend on how far ahead it simulated."""
+    simulated never change, so the numbers do not depend on how far ahead it simulated.
+
+    ``max_delay`` (what the numerics size their window of past models by) also counts the updates in
+    flight at the end of the simulated rounds: a round still to come aggregates nothing older than
+    ``Simulation.oldest_pending()``, so a window of ``have - oldest + 1`` models holds every model a later
+    round reads, however far its delay jumps past those seen (a straggler's first update, started from w^0)."""
 
     def __init__(self, sims: list[Simulation], replicas: tuple[int, ...], chunk: int = 64):
         self.sims, self.chunk = sims, chunk
@@ -522,16 +543,22 @@ class LiveTimelines(Timelines):
         self.each = [sim.timeline(rounds) for sim in self.sims]
         stacked = Timelines.stack(self.each, tuple(range(len(self.sims))))
         self.clients, self.base, self.wall, self.shared = stacked.clients, stacked.base, stacked.wall, stacked.shared
+        self.in_flight = min(sim.oldest_pending() for sim in self.sims)  # the sims stand at round `rounds`' close
+
+    @property
+    def max_delay(self) -> int:
+        """The largest delay of a simulated round or, for the rounds to come, of an update in flight at the first
+        round that can aggregate it (rounds simulated - its base version)."""
+        return max(self.recorded_delay(), self.clients.shape[1] - self.in_flight)
 
     def ensure(self, t: int) -> None:
-        """Make rounds 0..t available, simulating well ahead (at least `chunk` rounds and four times
-        the largest delay seen) so that the numerics can size their window of past models before a
-        round needs them."""
+        """Make rounds 0..t available. A missing round is simulated with a stretch after it (at least `chunk`
+        rounds and four times the largest delay of a simulated round), so a run re-stacks its timelines rarely;
+        the window of past models does not depend on that stretch (``max_delay`` counts the updates in flight)."""
         have = self.clients.shape[1]
-        ahead = max(self.chunk, 4 * (self.max_delay + 1))
-        if t + ahead // 2 < have:
+        if t < have:
             return
-        target = t + ahead
+        target = t + max(self.chunk, 4 * (self.recorded_delay() + 1))
         for sim in self.sims:
             sim.advance(target)
         self._refresh(target)
