@@ -128,3 +128,16 @@ class Streams:
         if purpose not in self._streams:
             self._streams[purpose] = ReplicaStream(self.seed, self.run_key, self.replicas, purpose)
         return self._streams[purpose]
+
+
+def restart_seed(seed: int, restart: int, seed_offset: int = 0) -> int:
+    """The hypothesis seed of restart ``restart`` of a hunt registered with ``seed``, under ``seed_offset``.
+
+    Offset 0 is the registered search: seed + restart. Under an offset the seed is drawn by a
+    ``SeedSequence`` from (seed, offset, restart) and moved into [2^64, 2^65): the searches of two offsets, or
+    of two restarts, never share a seed (``seed + restart + offset`` made offsets 1 apart share all but one
+    restart, and an offset's restarts collide with the registered searches of a hunt seeded higher)."""
+    if not seed_offset:
+        return int(seed) + int(restart)
+    words = np.random.SeedSequence([int(seed), int(seed_offset), int(restart)]).generate_state(2, np.uint32)
+    return (1 << 64) | (int(words[0]) << 32) | int(words[1])

@@ -96,7 +96,7 @@ def test_a_cost_summary_that_replays_draws_reads_the_shifted_run(tmp_path):
 
 
 def test_hunt_restarts_under_offsets_share_no_seed():
-    from ratecheck.runner.hunt import restart_seed
+    from ratecheck.seeding import restart_seed
 
     assert [restart_seed(3, r) for r in range(4)] == [3, 4, 5, 6]  # offset 0: the registered searches
     shifted = {(k, r): restart_seed(0, r, k) for k in (1, 2, 1000, 2000) for r in range(4)}

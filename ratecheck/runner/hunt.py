@@ -34,6 +34,7 @@ from ..inspection import view
 from ..model.fit import mean_ci
 from ..model.strategies import finite_floats, fixed_draws
 from ..params import check_option
+from ..seeding import restart_seed
 from ..simulate.engine import run_config
 from ..theory import Evaluation, Source, Theorem
 from ..trace import RunConfig, Trace
@@ -41,7 +42,7 @@ from .hunt_view import SearchHistory
 from .tasks import Task, complete, task_runner
 
 __all__ = ["Counterexample", "HuntClaim", "HuntResult", "HuntSpace", "NoCounterexample", "finite_floats",
-           "fixed_draws", "hunt", "reproduce_command", "restart_seed", "smallest_admissible", "trajectory"]
+           "fixed_draws", "hunt", "reproduce_command", "smallest_admissible", "trajectory"]
 
 
 @dataclass(frozen=True)
@@ -488,19 +489,6 @@ class Searches(Plan):
                       replicas=int(spec["replicas"]), level=float(spec["level"]), run=task_runner())
         return {**result.to_dict(), "history": [_num(r) for r in result.history],
                 "runs": [c.to_dict() for c in result.runs]}
-
-
-def restart_seed(seed: int, restart: int, seed_offset: int = 0) -> int:
-    """The hypothesis seed of restart ``restart`` of a hunt registered with ``seed``, under ``seed_offset``.
-
-    Offset 0 is the registered search: seed + restart. Under an offset the seed is drawn by a
-    ``SeedSequence`` from (seed, offset, restart) and moved into [2^64, 2^65): the searches of two offsets, or
-    of two restarts, never share a seed (``seed + restart + offset`` made offsets 1 apart share all but one
-    restart, and an offset's restarts collide with the registered searches of a hunt seeded higher)."""
-    if not seed_offset:
-        return int(seed) + int(restart)
-    words = np.random.SeedSequence([int(seed), int(seed_offset), int(restart)]).generate_state(2, np.uint32)
-    return (1 << 64) | (int(words[0]) << 32) | int(words[1])
 
 
 @dataclass(frozen=True, kw_only=True)
