@@ -154,7 +154,7 @@ def compare(baseline: dict[str, dict[str, Any]], run: dict[str, Any]) -> dict[st
         return {"paper": paper, "crashed": True, "code": run["code"], "stderr": run["stderr"], "fails": [],
                 "changes": [], "moved": 0}
     after = {c["claim"]: c for c in run["data"]["claims"]}
-    fails, changes, moved = [], [], 0
+    fails, changes, moved, moved_ids = [], [], 0, []
     for cid, b in base.items():
         a = after.get(cid)
         if a is None:
@@ -169,8 +169,9 @@ def compare(baseline: dict[str, dict[str, Any]], run: dict[str, Any]) -> dict[st
                 changes.append(entry)
         elif _diff_count(b, a):
             moved += 1
+            moved_ids.append(cid)
     return {"paper": paper, "crashed": False, "code": run["code"], "fails": fails, "changes": changes, "moved": moved,
-            "claims": len(after)}
+            "moved_claims": moved_ids, "claims": len(after)}
 
 
 def measure(patch: dict[str, Any], base_tree: Path, scratch: Path, baseline: dict[str, dict[str, Any]],
@@ -188,12 +189,21 @@ def measure(patch: dict[str, Any], base_tree: Path, scratch: Path, baseline: dic
         return result
     result["runs"] = []
     result["cache"] = "fresh" if fresh else "copy of the base tree's cache"
-    for paper in patch["papers"]:
+    wants_tests = args.tests == "all" or (args.tests == "auto" and patch["category"] in CAUGHT_CATEGORIES)
+    papers = patch["papers"]
+    if wants_tests:
+        result["tests"] = run_tests(tree, TESTS.get(patch["file"], []), args.timeout)
+        print(f"  tests: {result['tests']['summary']}", flush=True)
+        if args.tests_first and result["tests"].get("code") not in (0, None, 5):
+            # caught by the tests: the claims of one paper only, for the record (or none)
+            papers = [] if args.claims_if_tests_miss else papers[:1]
+            result["papers_checked"] = papers
+    for paper in papers:
         cache = scratch / f"{patch['name']}-cache-{paper}"
         if cache.exists():
             shutil.rmtree(cache)
         if not fresh:
-            shutil.copytree(scratch / f"_cache-{paper}", cache)
+            shutil.copytree(Path(args.base_cache) / f"_cache-{paper}", cache)
         run = run_check(tree, paper, args.jobs, cache, args.timeout)
         cmp = compare(baseline, run)
         cmp["seconds"], cmp["store"] = run["seconds"], run["store"]
@@ -202,10 +212,6 @@ def measure(patch: dict[str, Any], base_tree: Path, scratch: Path, baseline: dic
         print(f"  {paper}: {len(cmp['fails'])} new FAIL, {len(cmp['changes'])} other changes, "
               f"{cmp['moved']} moved{' CRASHED' if cmp['crashed'] else ''} ({run['seconds']:.0f} s, runs {run['store']})",
               flush=True)
-    wants_tests = args.tests == "all" or (args.tests == "auto" and patch["category"] in CAUGHT_CATEGORIES)
-    if wants_tests:
-        result["tests"] = run_tests(tree, TESTS.get(patch["file"], []), args.timeout)
-        print(f"  tests: {result['tests']['summary']}", flush=True)
     shutil.rmtree(tree, ignore_errors=True)
     return result
 
@@ -255,7 +261,10 @@ def table(results: list[dict[str, Any]]) -> str:
             if o["status"] in ("survived", "tests") else ""
         if o["status"] == "tests":
             survived = "by claims: " + survived
-        lines.append(f"| {r['name']} | {cat} | {','.join(r['papers'])} | {_short(o['fail'])} | {_short(o['other'])} "
+        if r.get("papers_checked") == []:
+            survived = "claims not run (--claims-if-tests-miss)" if o["status"] == "tests" else survived
+        papers = ",".join(r.get("papers_checked", r["papers"])) or "(tests only)"
+        lines.append(f"| {r['name']} | {cat} | {papers} | {_short(o['fail'])} | {_short(o['other'])} "
                      f"| {survived} |")
     lines += ["", "| category | bugs | turned into FAIL | caught otherwise by claims | caught by tests only | survived |",
               "|---|---|---|---|---|---|"]
@@ -284,6 +293,8 @@ def table(results: list[dict[str, Any]]) -> str:
 def write_reports(out: Path, patches: list[dict[str, Any]], reports: list[str],
                   partial: bool = False) -> tuple[list[dict[str, Any]], str]:
     """The table of every raw result in ``out`` among ``patches``, written to each report path."""
+    if partial:  # parallel runs share DIR: the table of every bug measured so far
+        patches = [parse_patch(p) for p in sorted(PATCHES.glob("*.patch"))]
     names = {p["name"] for p in patches}
     results = [json.loads(f.read_text()) for f in sorted(out.glob("*.json")) if f.stem in names]
     text = table(results)
@@ -303,6 +314,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes of each check (default 1)")
     ap.add_argument("--tests", choices=("auto", "all", "none"), default="auto",
                     help="unit tests of the touched module: encoding/statistics bugs (auto), every bug, or none")
+    ap.add_argument("--tests-first", action="store_true",
+                    help="run the unit tests first; a bug they catch is checked on its first paper only (time)")
+    ap.add_argument("--claims-if-tests-miss", action="store_true",
+                    help="with --tests-first: run no claims for a bug the unit tests catch")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per check or test run")
     ap.add_argument("--out", default="/work/s6/heldout/raw", help="directory of the per-bug raw results")
     ap.add_argument("--json", default=None, help="also write every result to this JSON file")
@@ -312,6 +327,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="run each paper once on the unpatched tree and start every bug from a copy of that cache "
                          "(the store's keys carry the code's import closure, so a patched module recomputes exactly "
                          "the runs it can change); default: a fresh empty cache per bug and paper")
+    ap.add_argument("--base-cache", default="/tmp/heldout-basecache",
+                    help="where --reuse-base-cache keeps the unpatched tree's cache of each paper (built if absent)")
+    ap.add_argument("--reverse", action="store_true", help="measure the bugs in reverse order (a parallel run "
+                    "from the other end; with --resume, bugs a parallel run holds (DIR/<bug>.lock) are skipped)")
+    ap.add_argument("--shard", default=None, help="I/N: measure only every N-th bug from the I-th (parallel runs)")
     ap.add_argument("--recheck-survivors", action="store_true",
                     help="with --reuse-base-cache: re-measure a bug no claim saw with a fresh cache")
     ap.add_argument("--table-only", action="store_true", help="run nothing: the table of the raw results in --out")
@@ -331,26 +351,40 @@ def main(argv: list[str] | None = None) -> int:
             base_tree = scratch / "_base"
             extract(args.base, base_tree)
             todo = [p for p in patches if not (args.resume and (out / f"{p['name']}.json").exists())]
+            if args.shard:
+                index, count = (int(v) for v in args.shard.split("/"))
+                todo = todo[index - 1::count]
             if args.reuse_base_cache:
                 for paper in sorted({paper for p in todo for paper in p["papers"]}):
-                    run = run_check(base_tree, paper, args.jobs, scratch / f"_cache-{paper}", args.timeout)
+                    if (Path(args.base_cache) / f"_cache-{paper}").exists():
+                        continue
+                    run = run_check(base_tree, paper, args.jobs, Path(args.base_cache) / f"_cache-{paper}",
+                                    args.timeout)
                     cmp = compare(baseline, run)
                     print(f"base tree, {paper}: {len(cmp['fails']) + len(cmp['changes'])} verdicts differ from the "
                           f"baseline, {cmp['moved']} claims' numbers ({run['seconds']:.0f} s)", flush=True)
+            if args.reverse:
+                todo = todo[::-1]
             for k, patch in enumerate(todo, 1):
                 raw = out / f"{patch['name']}.json"
+                lock = out / f"{patch['name']}.lock"
+                if args.resume and (raw.exists() or lock.exists()):  # done, or taken by a parallel run
+                    continue
+                lock.touch()
                 print(f"[{k}/{len(todo)}] {patch['name']} ({patch['category']}; {', '.join(patch['papers'])})",
                       flush=True)
                 result = measure(patch, base_tree, scratch, baseline, args, fresh=not args.reuse_base_cache)
-                if args.reuse_base_cache and args.recheck_survivors and outcome(result)["status"] != "FAIL" \
+                reused = sum((run.get("store") or {}).get("reused", 0) for run in result.get("runs", []))
+                if args.reuse_base_cache and args.recheck_survivors and reused and outcome(result)["status"] != "FAIL" \
                         and not outcome(result)["other"]:
                     print("  no verdict moved on the shared cache: re-measured with a fresh cache", flush=True)
                     result = measure(patch, base_tree, scratch, baseline, args, fresh=True)
                 raw.write_text(json.dumps(result, indent=1))
+                lock.unlink(missing_ok=True)
                 write_reports(out, patches, args.report, partial=True)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    results, text = write_reports(out, patches, args.report)
+    results, text = write_reports(out, patches, args.report, partial=args.table_only and not args.patch)
     print(text)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
