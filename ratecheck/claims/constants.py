@@ -45,6 +45,9 @@ class Independent:
     compute: Callable[[Any], float]
     how: str
     rel_tolerance: float = ROUND_OFF
+    # the instances where the definition gives the declared value exactly (elsewhere the family declares a
+    # bound, e.g. over a ball); None: every instance
+    where: Callable[[Any], bool] | None = None
 
     def __post_init__(self) -> None:
         if not (0 < self.rel_tolerance < 1):
@@ -75,7 +78,9 @@ class Instances(Plan):
         for value in claim.values(profile):
             config = claim.configure(value, profile)
             problem, declared = problem_of(config), constants_of(config)
-            for name in claim.computations:
+            for name, computation in claim.computations.items():
+                if computation.where is not None and not computation.where(problem):
+                    continue
                 point = PointResult(float(index), config, np.empty(0), 0, stats={"instance": value, "constant": name},
                                     inputs={"problem": problem, "declared": declared})
                 reading(claim, point)
