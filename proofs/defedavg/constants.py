@@ -35,6 +35,7 @@ INSTANCES = (
 # estimate of sigma has relative sd sqrt(1 / (2 SAMPLES N d)) <= 1e-3 here; SIGMA_TOLERANCE is over 4 sd and half a
 # 1% error
 SAMPLES = 20000
+STREAMS = 50
 SIGMA_TOLERANCE = 5e-3
 SIGMA_KEY = hashlib.sha256(b"defedavg.constants.sigma").hexdigest()  # a run key of its own (hex, as a run's)
 
@@ -79,9 +80,11 @@ def nu(problem: Any) -> float:
 def sigma(problem: Any) -> float:
     """Assumption 3: E||grad f(w; xi) - grad F_i(w)||^2 <= sigma^2, sampled from the stochastic oracle (fixed seed)."""
     N, d = problem.num_clients, problem.dim
-    noise = ReplicaStream(0, SIGMA_KEY, range(SAMPLES), "sigma")
-    batch = problem.gather(np.tile(np.arange(N), (SAMPLES, 1)))
-    w = np.zeros((SAMPLES, N, d))
+    # SAMPLES draws per client as STREAMS streams of SAMPLES / STREAMS copies of every client (a stream per
+    # replica is a generator each: few streams, many draws per stream)
+    noise = ReplicaStream(0, SIGMA_KEY, range(STREAMS), "sigma")
+    batch = problem.gather(np.tile(np.arange(N), (STREAMS, SAMPLES // STREAMS)))
+    w = np.zeros((STREAMS, N * (SAMPLES // STREAMS), d))
     xi = np.asarray(problem.stochastic_grad(batch, w.copy(), noise)) - np.asarray(problem.local_grad(batch, w))
     return float(np.sqrt(np.mean(np.sum(xi**2, axis=-1))))
 
