@@ -13,6 +13,7 @@ grad F is constant in x; with heterogeneous Hessians the family declares a bound
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
@@ -51,7 +52,7 @@ def _grad(problem: Any, i: int, x: np.ndarray) -> np.ndarray:
 
 
 def client_hessians(problem: Any) -> np.ndarray:
-    return np.stack([hessian_from_gradients(lambda x, i=i: _grad(problem, i, x), problem.dim)
+    return np.stack([hessian_from_gradients(functools.partial(_grad, problem, i), problem.dim)
                      for i in range(problem.num_clients)])
 
 

@@ -13,6 +13,7 @@ The instances are test B (heterogeneous A_m, B_m: every zeta non-zero, mu != 1),
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -63,8 +64,10 @@ def _joint(problem: Any, grad: Any) -> np.ndarray:
         y = np.repeat(z[:, None, p:], M, axis=1)
         return np.asarray(grad(x, y))
 
-    return np.stack([hessian_from_gradients(lambda z, m=m: stacked(z)[:, m, :], p + problem.dim_y)
-                     for m in range(M)])
+    def client(m: int, z: np.ndarray) -> np.ndarray:
+        return stacked(z)[:, m, :]
+
+    return np.stack([hessian_from_gradients(functools.partial(client, m), p + problem.dim_y) for m in range(M)])
 
 
 def g_joint(problem: Any) -> np.ndarray:
