@@ -3,6 +3,7 @@ values worked out by hand on tiny instances written out here."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -130,3 +131,39 @@ def test_bilevel_constants_by_hand() -> None:
     assert fb.mu(fedbio) == pytest.approx(1.0, rel=1e-12)
     assert fb.L(fedbio) == pytest.approx(2 + math.sqrt(5), rel=1e-12)
     assert fb.zeta_gyy(fedbio) == 0.0 and fb.zeta_gxy(fedbio) == 0.0  # test A: identical A_m, B_m
+
+
+def test_minimax_constants_by_hand() -> None:
+    from ratecheck.proofs.fessgda import constants as c
+
+    # f = 1/2 x'diag(2, 1)x - 1/2 y'diag(3, 1/2)y (coupling 0, identical clients): l = 3, mu1 = 1, mu2 = 1/2
+    problem = make_problem("minimax", {"kind": "quadratic", "a": [2.0, 1.0], "c": [3.0, 0.5], "coupling": 0.0,
+                                       "clients": 2, "zeta": 0.0})
+    assert c.l(problem) == pytest.approx(3.0, rel=1e-12)
+    assert c.mu1(problem) == pytest.approx(1.0, rel=1e-12)
+    assert c.mu2(problem) == pytest.approx(0.5, rel=1e-12)
+    assert c.sigma_G(problem) == 0.0
+
+
+def test_registered_claims_pass_and_turn_on_a_one_percent_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The papers' constants claims decide from the problems alone (no run): PASS on the code, FAIL naming the
+    constant when the declared constants are 1% off (the family's formula is bypassed here, not edited)."""
+    import ratecheck.claims.constants as module
+    from ratecheck.claims import PROFILES
+    from ratecheck.proofs.defedavg.constants import CLAIMS as DEFEDAVG
+    from ratecheck.proofs.strfedavg.constants import CLAIMS as STRFEDAVG
+
+    quick = PROFILES["quick"]
+    for claim in (*STRFEDAVG, *DEFEDAVG):
+        assert claim.own_runs(quick) == []
+        outcome = claim.decide(quick, {})
+        assert outcome.verdict == Verdict.PASS, outcome.reason
+    declared = module.constants_of
+
+    def alpha_off(config: RunConfig) -> dict[str, float]:
+        return {**declared(config), "alpha": 1.01 * declared(config)["alpha"]}
+
+    monkeypatch.setattr(module, "constants_of", alpha_off)
+    claim = dataclasses.replace(STRFEDAVG[0])  # a fresh claim: the plan's memo is per claim
+    outcome = claim.decide(quick, {})
+    assert outcome.verdict == Verdict.FAIL and outcome.reason.startswith("alpha differ"), outcome.reason
