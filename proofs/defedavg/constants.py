@@ -13,14 +13,13 @@ grad F is constant in x; with heterogeneous Hessians the family declares a bound
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from typing import Any
 
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.constants import ConstantsClaim, Independent, hessian_from_gradients
+from ratecheck.claims.constants import ConstantsClaim, Independent, client_gradient, client_hessians
 from ratecheck.seeding import ReplicaStream
 from ratecheck.trace import RunConfig
 
@@ -46,16 +45,6 @@ def instance(value: float, profile: Profile) -> RunConfig:
                      dict(INSTANCES[int(value)]), rounds=1, replicas=1)
 
 
-def _grad(problem: Any, i: int, x: np.ndarray) -> np.ndarray:
-    batch = problem.gather(np.full((x.shape[0], 1), i))
-    return np.asarray(problem.local_grad(batch, x[:, None, :]))[:, 0, :]
-
-
-def client_hessians(problem: Any) -> np.ndarray:
-    return np.stack([hessian_from_gradients(functools.partial(_grad, problem, i), problem.dim)
-                     for i in range(problem.num_clients)])
-
-
 def L(problem: Any) -> float:
     """Assumption 1: every F_i is L-smooth: max_i lambda_max(Hess F_i)."""
     return float(max(np.linalg.eigvalsh(H).max() for H in client_hessians(problem)))
@@ -74,7 +63,7 @@ def nu(problem: Any) -> float:
     """Assumption 5: ||grad F_i(x) - grad F(x)|| <= nu; for a shared Hessian the difference is constant in x, so
     nu = max_i of it at any point (here a fixed non-trivial point)."""
     x = np.linspace(-1.0, 1.0, problem.dim)[None, :]
-    grads = np.stack([_grad(problem, i, x)[0] for i in range(problem.num_clients)])
+    grads = np.stack([client_gradient(problem, i, x)[0] for i in range(problem.num_clients)])
     return float(np.linalg.norm(grads - grads.mean(axis=0), axis=1).max())
 
 

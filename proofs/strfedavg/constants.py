@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.constants import ConstantsClaim, Independent, hessian_from_gradients, positive_eigenvalues
+from ratecheck.claims.constants import ConstantsClaim, Independent, client_hessians, hessian_from_gradients, positive_eigenvalues
 from ratecheck.trace import RunConfig
 
 from .claims import KEY
@@ -37,21 +37,8 @@ def instance(value: float, profile: Profile) -> RunConfig:
                      "least_squares", dict(INSTANCES[int(value)]), rounds=1, replicas=1)
 
 
-def client_hessians(problem: Any) -> np.ndarray:
-    """Hess h_i, i = 1..N, each assembled from the client's gradient oracle ``local_grad``."""
-    n = problem.dim
-
-    def of(i: int) -> np.ndarray:
-        def grad(x: np.ndarray) -> np.ndarray:
-            batch = problem.gather(np.full((x.shape[0], 1), i))
-            return np.asarray(problem.local_grad(batch, x[:, None, :]))[:, 0, :]
-        return hessian_from_gradients(grad, n)
-
-    return np.stack([of(i) for i in range(problem.num_clients)])
-
-
 def h_hessian(problem: Any) -> np.ndarray:
-    """Hess h = (1/N) sum_i Hess h_i (h = (1/N) sum_i h_i, problem (1))."""
+    """Hess h = (1/N) sum_i Hess h_i (h = (1/N) sum_i h_i, problem (1)), each Hess h_i from local_grad."""
     return client_hessians(problem).mean(axis=0)
 
 
@@ -68,15 +55,21 @@ def lambda_max(problem: Any) -> float:
     return float(np.linalg.eigvalsh(h_hessian(problem)).max())
 
 
+def _minimizer(problem: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A minimizer x_m of h (grad h(x_m) = H x_m + grad h(0) = 0, from the gradient oracle) and the eigenpairs of
+    H = Hess h."""
+    H = h_hessian(problem)
+    g0 = np.asarray(problem.h_grad(np.zeros((1, problem.dim))))[0]
+    eig, vec = np.linalg.eigh(H)
+    return -np.linalg.pinv(H) @ g0, eig, vec
+
+
 def alpha(problem: Any) -> float:
     """Weak sharpness of order kappa = 2 (Notation): the largest alpha with h(x) - h* >= alpha dist^2(x, X*_h),
     i.e. inf (h(x) - h*)/dist^2. X*_h = x_m + null(Hess h), x_m from the gradient oracle; the ratio is evaluated
     with the value oracle h at x_m + v for every unit eigenvector v of Hess h off its null space (dist = 1 there,
     and the infimum of a quadratic's ratio is attained on one of them)."""
-    H = h_hessian(problem)
-    g0 = np.asarray(problem.h_grad(np.zeros((1, problem.dim))))[0]
-    x_m = -np.linalg.pinv(H) @ g0  # a minimizer of h: grad h(x_m) = H x_m + grad h(0) = 0
-    eig, vec = np.linalg.eigh(H)
+    x_m, eig, vec = _minimizer(problem)
     keep = eig > 1e-9 * eig.max()
     points = np.vstack([x_m[None, :], x_m[None, :] + vec[:, keep].T])
     h = np.asarray(problem.h_value(points), float)
@@ -86,10 +79,7 @@ def alpha(problem: Any) -> float:
 def kappa(problem: Any) -> float:
     """The order: the ratio (h(x) - h*)/dist^k is scale-free along a direction only for k = 2 (h(x_m + t v) -
     h* grows as t^kappa: kappa = log2 of the ratio of the gaps at t = 2 and t = 1)."""
-    H = h_hessian(problem)
-    g0 = np.asarray(problem.h_grad(np.zeros((1, problem.dim))))[0]
-    x_m = -np.linalg.pinv(H) @ g0
-    eig, vec = np.linalg.eigh(H)
+    x_m, _, vec = _minimizer(problem)
     v = vec[:, -1]
     h = np.asarray(problem.h_value(np.vstack([x_m, x_m + v, x_m + 2 * v])), float)
     return float(np.log2((h[2] - h[0]) / (h[1] - h[0])))

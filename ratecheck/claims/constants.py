@@ -17,6 +17,7 @@ tolerance and fails naming the constant otherwise. Its power is the relative cha
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -239,3 +240,15 @@ def positive_eigenvalues(H: np.ndarray, rel_floor: float = 1e-9) -> np.ndarray:
     """The eigenvalues of a symmetric PSD matrix above ``rel_floor`` times the largest (the rest: its null space)."""
     eig = np.linalg.eigvalsh(H)
     return eig[eig > rel_floor * max(float(eig.max()), 0.0)]
+
+
+def client_gradient(problem: Any, client: int, x: np.ndarray) -> np.ndarray:
+    """grad F_i at points x (k, dim) from a federated problem's ``gather`` / ``local_grad`` oracles."""
+    batch = problem.gather(np.full((x.shape[0], 1), client))
+    return np.asarray(problem.local_grad(batch, x[:, None, :]))[:, 0, :]
+
+
+def client_hessians(problem: Any) -> np.ndarray:
+    """Hess F_i of every client (N, dim, dim), each assembled from its ``local_grad`` (exact for quadratics)."""
+    return np.stack([hessian_from_gradients(functools.partial(client_gradient, problem, i), problem.dim)
+                     for i in range(problem.num_clients)])
