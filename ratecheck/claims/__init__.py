@@ -7,7 +7,8 @@ each run, several runs per grid value), ``summaries`` (what to read from a run: 
 ``statistics`` (confidence intervals, fits and their text: the statistic pieces), ``rules`` and
 ``rules_fit`` (ceilings, bands, intervals, exponent bands, rates: the rule pieces), ``views*`` (how each
 piece is shown), and the claim kinds, each a named composition of pieces: ``slopes``, ``values``,
-``observation``, ``trajectory``. Every public name is importable from ``ratecheck.claims``.
+``observation``, ``trajectory``, ``constants`` (declared problem constants against independent computations,
+no run). Every public name is importable from ``ratecheck.claims``.
 
 Verdict semantics (the rules every claim follows; README-ready):
 
