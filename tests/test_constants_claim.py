@@ -145,6 +145,7 @@ def test_minimax_constants_by_hand() -> None:
     assert c.sigma_G(problem) == 0.0
 
 
+@pytest.mark.claims  # decides the registered claims (in well under a second: no run)
 def test_registered_claims_pass_and_turn_on_a_one_percent_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """The papers' constants claims decide from the problems alone (no run): PASS on the code, FAIL naming the
     constant when the declared constants are 1% off (the family's formula is bypassed here, not edited)."""

@@ -214,6 +214,10 @@ class ConstantsClaim(Claim):
     statistic: Estimator = Points()
     rule: Rule = ConstantsAgree()
 
+    def instances(self, profile: Profile) -> list[RunConfig]:
+        """The reference instances' configurations (no run is made of them: the problems are read)."""
+        return [self.configure(v, profile) for v in self.values(profile)]
+
     def _validate(self) -> None:
         if not self.computations:
             raise ValueError(f"constants claim {self.id}: no constant to check")
