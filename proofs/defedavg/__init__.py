@@ -20,6 +20,7 @@ from .asynchronous import CLAIMS as _ASYNC_CLAIMS
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS as _SCHEDULE_CLAIMS
 from .claims import lyapunov_noise_floor, t2_config  # noqa: F401
+from .constants import CLAIMS as _CONSTANT_CLAIMS  # constants against independent computations (issue #23)
 from .costs import CLAIMS as _COST_CLAIMS  # recorded costs against the algorithm boxes (issue #23)
 from .costs_exact import CLAIMS as _EXACT_COST_CLAIMS
 from .errata import UNCHECKED_ERRATA
@@ -40,7 +41,8 @@ from .theorems import A1, KEY, SEED, THEOREMS, TITLE  # noqa: F401
 CLAIMS = (_SCHEDULE_CLAIMS + _HORIZON_CLAIMS + _ASYNC_CLAIMS + _INTERPOLATION_CLAIMS  # type: ignore[assignment]  # the star import's CLAIMS, another tuple type
           + _INTERPOLATION_EXACT_CLAIMS + _ORACLE_CLAIMS + _EVENT_ORACLE_CLAIMS + _NOISY_ORACLE_CLAIMS + HUNTS
           + _LOCAL_STEPS_EXACT_CLAIMS
-          + _COST_CLAIMS + _EXACT_COST_CLAIMS)
+          + _COST_CLAIMS + _EXACT_COST_CLAIMS
+          + _CONSTANT_CLAIMS)
 
 
 def report_sections(outcomes):

@@ -22,6 +22,7 @@ from ratecheck.paper import Paper
 
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS
+from .constants import CLAIMS as CONSTANT_CLAIMS  # constants against independent computations (issue #23)
 from .costs import CLAIMS as COSTS  # recorded costs against the algorithm boxes (issue #23)
 from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
@@ -39,7 +40,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + STEP_SIZE_CLAIMS + HUNTS + VARIANT_ORACLES + COSTS  # #13: hunts; #21: rate against eta
+    claims=CLAIMS + ORACLES + STEP_SIZE_CLAIMS + HUNTS + VARIANT_ORACLES + COSTS + CONSTANT_CLAIMS  # #13: hunts; #21: rate against eta
            + REPLAY_ORACLES,  # #23: oracles, costs, replays
     spec="../shared/spec/fessgda.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches

@@ -17,6 +17,7 @@ from ratecheck.paper import Paper
 
 from .claims import *  # noqa: F401,F403
 from .claims import CLAIMS
+from .constants import CLAIMS as CONSTANT_CLAIMS  # constants against independent computations (issue #23)
 from .costs import CLAIMS as COSTS  # recorded costs against the algorithm boxes (issue #23)
 from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
@@ -33,7 +34,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS + COSTS + REPLAYS,  # issue #13: registered hunts; #23: oracles
+    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS + COSTS + REPLAYS + CONSTANT_CLAIMS,  # issue #13: registered hunts; #23: oracles
     spec="../shared/spec/simfbo.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,

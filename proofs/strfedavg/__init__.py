@@ -11,6 +11,7 @@ hunts.py: counterexample searches for Theorem 1 (erratum I10); report.py: the re
 from ratecheck.paper import Paper
 
 from .claims import CLAIMS, KEY
+from .constants import CLAIMS as CONSTANTS  # constants against independent computations (issue #23)
 from .costs import CLAIMS as COSTS  # recorded costs against the algorithm boxes (issue #23)
 from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
@@ -25,7 +26,7 @@ PAPER = Paper(
     title="StR-FedAvg / IPIR-FedAvg (arXiv 2503.08634): optimal solution selection",
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + HUNTS + BASELINE_ORACLES + COSTS + ADDITIVE_ORACLES,
+    claims=CLAIMS + ORACLES + HUNTS + BASELINE_ORACLES + COSTS + ADDITIVE_ORACLES + CONSTANTS,
     spec="../shared/spec/strfedavg.md",
     report_sections=report_sections,
     report_figures=report_figures,

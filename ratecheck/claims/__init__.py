@@ -7,7 +7,8 @@ each run, several runs per grid value), ``summaries`` (what to read from a run: 
 ``statistics`` (confidence intervals, fits and their text: the statistic pieces), ``rules`` and
 ``rules_fit`` (ceilings, bands, intervals, exponent bands, rates: the rule pieces), ``views*`` (how each
 piece is shown), and the claim kinds, each a named composition of pieces: ``slopes``, ``values``,
-``observation``, ``trajectory``. Every public name is importable from ``ratecheck.claims``.
+``observation``, ``trajectory``, ``constants`` (declared problem constants against independent computations,
+no run). Every public name is importable from ``ratecheck.claims``.
 
 Verdict semantics (the rules every claim follows; README-ready):
 
@@ -50,6 +51,7 @@ Verdict semantics (the rules every claim follows; README-ready):
 
 from .base import Claim, ExpectedOrder, Gate, Outcome, check_invariants, negative_control, with_gates
 from .compose import Decision, Estimator, Grid, Plan, Points, Reading, Rule, Summary
+from .constants import ConstantsClaim, Independent
 
 # helpers other modules of the project read (underscored: not part of the public API)
 from .model import PROFILES, Bindings, PointResult, Profile, Verdict, _first_divergence, _fmt, _jsonable, _num, exact_evidence, exact_state  # noqa: F401
@@ -99,6 +101,7 @@ __all__ = [
     "ThresholdClaim", "ValueClaim", "Verdict", "deterministic", "exact_evidence", "exact_state",
     "final_value", "hitting_rounds", "monte_carlo_twin", "observe", "point_ci", "relative", "slope_text",
     "tail_average", "term_negligible", "check_invariants", "negative_control", "with_gates", "first_crossing", "settled_crossing",
+    "ConstantsClaim", "Independent",
     # the pieces of a decision (ratecheck.claims.compose)
     "Decision", "Estimator", "Grid", "Plan", "Points", "Reading", "Rule", "Summary",
     "RunsPerValue", "SeriesPair", "StoredRecursion",

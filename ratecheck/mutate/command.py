@@ -120,6 +120,8 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> tuple[li
             configs = claim.runs(profile)
         except Exception:  # a claim that plans through tasks (a hunt): its own modules decide
             configs = []
+        if not configs and hasattr(claim, "instances"):  # a claim that reads problems, no run (ConstantsClaim)
+            configs = claim.instances(profile)
         classes = [c for config in configs for c in getattr(_algorithm(registry, config.algorithm), "__mro__", ())]
         classes += [getattr(_problem(registry, config.problem), "__self__", None) for config in configs]
         defined = {c.__module__ for c in classes if c is not None}

@@ -1,0 +1,258 @@
+"""Constants claims (issue #23 item 2): the problem constants a paper's theorem bindings read equal an
+independent computation, at a few reference instances of the family.
+
+A theorem bound or condition evaluated at a wrong constant (an inflated L, a halved weak-sharpness alpha, a
+radius with mu^2 for mu) moves every number the claims read from it, and a one-sided curvature check cannot
+see it. Here each constant is recomputed from its assumption's definition in the paper, out of the problem's
+own oracles (an exact Hessian assembled column by column from a gradient oracle, finite differences of values,
+sampling a noise oracle), never through the family's own constant formula, and compared two-sided.
+
+Pieces (ratecheck.claims.compose): the plan ``Instances`` builds each reference instance's problem (no run:
+a constant is a property of the instance) and makes one point per (instance, constant); the reading
+``AgainstIndependent`` fills a point with the declared value, the independent one and their relative
+difference; the rule ``ConstantsAgree`` passes when every relative difference is within its constant's
+tolerance and fails naming the constant otherwise. Its power is the relative change of a declared constant
+(mode "scale") that turns the verdict.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..inspection import constants_of, problem_of
+from ..trace import RunConfig
+from .base import Claim
+from .compose import Decision, Estimator, Plan, Points, Reading, Rule
+from .model import PointResult, Profile, Verdict
+from .power import SCALE, Constraint, power
+from .views import Column, Piece, Statistic
+
+# deterministic computations (exact Hessians of quadratics, eigenvalues) agree to round-off: 1e-7 leaves
+# room for eigenvalue conditioning (cond <= 1e4 on the reference instances) and sees a 1% error 1e5 times over
+ROUND_OFF = 1e-7
+
+
+@dataclass(frozen=True)
+class Independent:
+    """How a constant is recomputed: ``compute(problem) -> float`` from the problem's oracles, what it
+    computes (``how``: the assumption's definition and the method), and the relative tolerance the
+    comparison allows (``ROUND_OFF`` for deterministic computations; a sampled one states its CI in ``how``)."""
+
+    compute: Callable[[Any], float]
+    how: str
+    rel_tolerance: float = ROUND_OFF
+    # the instances where the definition gives the declared value exactly (elsewhere the family declares a
+    # bound, e.g. over a ball); None: every instance
+    where: Callable[[Any], bool] | None = None
+
+    def __post_init__(self) -> None:
+        if not (0 < self.rel_tolerance < 1):
+            raise ValueError(f"Independent.rel_tolerance = {self.rel_tolerance!r}: must be in (0, 1)")
+
+
+def relative_difference(declared: float, independent: float) -> float:
+    """|declared - independent| / |independent| (0 when both are 0; inf when only the independent one is)."""
+    if declared == independent:
+        return 0.0
+    return abs(declared - independent) / abs(independent) if independent != 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class Instances(Plan):
+    """No run: each grid value names a reference instance (``configure(value, profile)``, whose problem the
+    point reads), and each instance gives one point per constant of ``claim.computations``."""
+
+    reads: ClassVar[tuple[str, ...]] = ("computations",)
+
+    def runs(self, claim: Any, profile: Profile) -> list[RunConfig]:
+        return []
+
+    def points(self, claim: Any, profile: Profile, traces: Mapping[str, Any]) -> list[PointResult]:
+        out = []
+        reading = claim._reading()
+        index = 0
+        for value in claim.values(profile):
+            config = claim.configure(value, profile)
+            problem, declared = problem_of(config), constants_of(config)
+            for name, computation in claim.computations.items():
+                if computation.where is not None and not computation.where(problem):
+                    continue
+                point = PointResult(float(index), config, np.empty(0), 0, stats={"instance": value, "constant": name},
+                                    inputs={"problem": problem, "declared": declared})
+                reading(claim, point)
+                out.append(point)
+                index += 1
+        return out
+
+
+class ConstantsTable(Statistic):
+    """Points: |declared - independent| / |independent| per (instance, constant), log scale."""
+
+    caption_text = ("Points: the relative difference between each declared constant and its independent computation, "
+                    "one per (reference instance, constant).")
+
+    def xlabel(self, claim: Any) -> str:
+        return "(reference instance, constant)"
+
+    def y_values(self, o: Any) -> list[float]:
+        return [max(float(p.samples[0]), 1e-17) for p in o.points if p.samples.size]
+
+    def scales(self, o: Any, xs: Sequence[float], ys: Sequence[float]) -> tuple[bool, bool]:
+        return False, True
+
+    def mean_label(self, claim: Any) -> str:
+        return "relative difference"
+
+    def draw(self, ax: Any, o: Any, log_y: bool) -> None:
+        x = [p.value for p in o.points]
+        ax.plot(x, self.y_values(o), "o", color="C0", ms=5, label="|declared - independent| / |independent|")
+
+    def columns(self, claim: Any) -> list[Column]:
+        return [Column("instance", lambda p: p.stats.get("instance")), Column("constant", lambda p: p.stats.get("constant")),
+                Column("declared", lambda p: p.stats.get("declared")),
+                Column("independent", lambda p: p.stats.get("independent")),
+                Column("relative difference", lambda p: p.stats.get("relative"))]
+
+
+@dataclass(frozen=True)
+class AgainstIndependent(Reading):
+    """The declared constant (the family's, as a binding reads it) against its independent computation."""
+
+    reads: ClassVar[tuple[str, ...]] = ("computations",)
+    view: ClassVar[Any] = ConstantsTable()
+
+    def label(self, claim: Any) -> str:
+        return "|declared - independent| / |independent|"
+
+    def __call__(self, claim: Any, point: PointResult) -> None:
+        name = point.stats["constant"]
+        declared_all = point.inputs["declared"]
+        declared = float(declared_all[name]) if name in declared_all else float("nan")
+        independent = float(claim.computations[name].compute(point.inputs["problem"]))
+        rel = relative_difference(declared, independent) if np.isfinite(declared) else float("inf")
+        point.stats.update(declared=declared, independent=independent, relative=rel)
+        point.samples = np.array([rel])
+
+
+class ToleranceLines(Piece):
+    def draw(self, ax: Any, o: Any, log_y: bool) -> None:
+        tols = sorted({c.rel_tolerance for c in o.claim.computations.values()})
+        for t in tols:
+            ax.axhline(t, color="C3", ls="--", lw=1.5, label=f"tolerance {t:g} (relative)")
+
+    def y_values(self, o: Any) -> list[float]:
+        return [c.rel_tolerance for c in o.claim.computations.values()]
+
+    def caption(self, o: Any) -> str:
+        return " Dashed: the relative tolerance (round-off for deterministic computations)."
+
+    def facts(self, o: Any) -> list[tuple[str, tuple[Any, ...]]]:
+        return [(f"independent {name}", (c.how,)) for name, c in o.claim.computations.items()]
+
+
+@dataclass(frozen=True)
+class ConstantsAgree(Rule):
+    """PASS when every declared constant is within its tolerance of its independent computation, FAIL naming
+    the first that is not (deterministic: no INCONCLUSIVE)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("computations",)
+    view: ClassVar[Any] = ToleranceLines()
+
+    def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
+        rows, off, constraints = [], [], []
+        for p in points:
+            name, s = p.stats["constant"], p.stats
+            tol = claim.computations[name].rel_tolerance
+            row = {"instance": s["instance"], "constant": name, "declared": s["declared"],
+                   "independent": s["independent"], "relative": s["relative"], "tolerance": tol}
+            rows.append(row)
+            if not s["relative"] <= tol:
+                off.append(row)
+            ratio = s["declared"] / s["independent"] if s["independent"] else float("nan")
+            if np.isfinite(ratio) and ratio > 0:
+                constraints.append(Constraint(ratio, ratio, 1 - tol, 1 + tol))
+        evidence: dict[str, Any] = {"rows": rows}
+        if off:
+            worst = max(off, key=lambda r: r["relative"])
+            names = ", ".join(sorted({r["constant"] for r in off}))
+            reason = (f"{names} differ from the independent computation: {worst['constant']} declared "
+                      f"{worst['declared']:.10g}, independent {worst['independent']:.10g} (relative difference "
+                      f"{worst['relative']:.3g} > tolerance {worst['tolerance']:g}) at {claim.vary}={worst['instance']}; "
+                      f"rule: {claim.computations[worst['constant']].how}")
+            verdict = Verdict.FAIL
+        else:
+            worst = max(rows, key=lambda r: r["relative"] / r["tolerance"])
+            reason = (f"{len({r['constant'] for r in rows})} constants at {len({r['instance'] for r in rows})} "
+                      f"instances agree with their independent computation; largest relative difference "
+                      f"{worst['relative']:.3g} ({worst['constant']}, tolerance {worst['tolerance']:g})")
+            verdict = Verdict.PASS
+        if len(constraints) == len(rows):
+            evidence["power"] = power(constraints, SCALE, "relative change of a declared constant", verdict)
+        return verdict, reason, evidence
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConstantsClaim(Claim):
+    """The constants a paper's theorem bindings read equal their independent computations (see module doc).
+
+    ``grid`` names the reference instances (values passed to ``configure``); ``computations`` maps a constant's
+    name to its ``Independent`` computation, written from the paper's assumption."""
+
+    computations: Mapping[str, Independent]
+    measure: str = "constants"
+    vary: str = "instance"
+    kind: str = "constants"
+    min_replicas: int = 1
+    require_conditions: bool = False
+    plan: Plan = Instances()
+    reading: Reading = AgainstIndependent()
+    statistic: Estimator = Points()
+    rule: Rule = ConstantsAgree()
+
+    def instances(self, profile: Profile) -> list[RunConfig]:
+        """The reference instances' configurations (no run is made of them: the problems are read)."""
+        return [self.configure(v, profile) for v in self.values(profile)]
+
+    def _validate(self) -> None:
+        if not self.computations:
+            raise ValueError(f"constants claim {self.id}: no constant to check")
+        bad = [n for n, c in self.computations.items() if not isinstance(c, Independent)]
+        if bad:
+            raise ValueError(f"constants claim {self.id}: computations of {', '.join(bad)} must be Independent(...)")
+
+
+# -- computations from oracles (shared by the papers' constants claims) --------------------------------------
+
+
+def hessian_from_gradients(grad: Callable[[np.ndarray], np.ndarray], dim: int, at: np.ndarray | None = None) -> np.ndarray:
+    """The Hessian of a quadratic from its gradient oracle, column by column: H e_j = grad(x + e_j) - grad(x)
+    (exact to round-off for a quadratic, whatever the point; symmetrized). ``grad`` maps (k, dim) points to
+    (k, dim) gradients."""
+    x = np.zeros(dim) if at is None else np.asarray(at, float)
+    points = np.vstack([x[None, :], x[None, :] + np.eye(dim)])
+    g = np.asarray(grad(points), float)
+    H = (g[1:] - g[0]).T
+    return (H + H.T) / 2
+
+
+def positive_eigenvalues(H: np.ndarray, rel_floor: float = 1e-9) -> np.ndarray:
+    """The eigenvalues of a symmetric PSD matrix above ``rel_floor`` times the largest (the rest: its null space)."""
+    eig = np.linalg.eigvalsh(H)
+    return eig[eig > rel_floor * max(float(eig.max()), 0.0)]
+
+
+def client_gradient(problem: Any, client: int, x: np.ndarray) -> np.ndarray:
+    """grad F_i at points x (k, dim) from a federated problem's ``gather`` / ``local_grad`` oracles."""
+    batch = problem.gather(np.full((x.shape[0], 1), client))
+    return np.asarray(problem.local_grad(batch, x[:, None, :]))[:, 0, :]
+
+
+def client_hessians(problem: Any) -> np.ndarray:
+    """Hess F_i of every client (N, dim, dim), each assembled from its ``local_grad`` (exact for quadratics)."""
+    return np.stack([hessian_from_gradients(functools.partial(client_gradient, problem, i), problem.dim)
+                     for i in range(problem.num_clients)])
