@@ -191,3 +191,21 @@ def test_a_with_replacement_sampler_without_duplicates_disagrees() -> None:
     cfg = config("with_replacement:3", rounds=30, replicas=3, seed=7)
     engine = engine_draws(NoDuplicates("with_replacement", 3), cfg)
     assert not np.array_equal(distinct_clients(sampled_clients(cfg)), distinct_clients(engine))
+
+
+def test_a_counter_that_is_not_finite_fails_the_claim():
+    """max(0.0, nan) is 0.0 in Python: a NaN count must not read as no deviation (review of #23)."""
+    import numpy as np
+
+    from ratecheck.claims.costs import cost_deviation
+    from ratecheck.claims.trajectory import UNBOUNDED
+    from ratecheck.trace import RunConfig, Trace
+
+    config = RunConfig("fedavg", {}, "quadratic", {}, 2, replicas=2, checkpoints=2)
+    counts = np.array([[0.0, 0.0], [1.0, np.nan], [2.0, 2.0]])
+    trace = Trace(config=config, replica_ids=np.arange(2), checkpoints=np.arange(3), measures={}, counters={},
+                  final={}, diverged_round=np.full(2, -1), replica_counters={"vectors_up": counts})
+    summary = cost_deviation(lambda c, t: {"vectors_up": 1.0}, ["vectors_up"])
+    assert np.all(summary(config, trace) == UNBOUNDED)
+    trace.replica_counters["vectors_up"][1, 1] = 1.0
+    assert np.all(summary(config, trace) == 0.0)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.trajectory import trajectory_deviation, trajectory_oracle
+from ratecheck.claims.trajectory import UNBOUNDED, trajectory_deviation, trajectory_oracle
 from ratecheck.inspection import problem_of
 from ratecheck.model.asynchrony import SystemModel, timeline_key
 from ratecheck.seeding import replica_generator
@@ -318,11 +318,6 @@ def timeline_deviation(config: RunConfig, trace: Trace) -> np.ndarray:
         want = np.mean([rep.discarded for rep in replays])
         gaps.append(np.array([abs(float(recorded["discarded"]) - want) / max(want, 1.0)]))
     return np.full(len(replays), max(float(np.max(gap)) for gap in gaps))
-
-
-# the replay's iterates are finite (a contraction from x0): a run that left the finite numbers deviates without
-# bound; a finite stand-in, since the claims drop non-finite samples as diverged replicas (an INCONCLUSIVE)
-UNBOUNDED = 1e100
 
 
 def combined_deviation(config: RunConfig, trace: Trace) -> np.ndarray:

@@ -29,7 +29,7 @@ import dataclasses
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.trajectory import trajectory_deviation, trajectory_oracle
+from ratecheck.claims.trajectory import UNBOUNDED, trajectory_deviation, trajectory_oracle
 from ratecheck.model.participation import Participation
 from ratecheck.seeding import Streams
 from ratecheck.trace import RunConfig, Trace
@@ -41,9 +41,6 @@ from .theorems import KEY, src
 REPLAY_T = 24
 REPLAY_REPLICAS = 4
 REPLAY_RTOL = 1e-9  # deterministic given the draws: float64 round-off over 24 rounds (measured below 1e-13)
-# the replay's iterates are finite (a contraction from w_0): a run that left the finite numbers deviates without
-# bound; a finite stand-in, since a claim drops non-finite samples as diverged replicas (an INCONCLUSIVE)
-UNBOUNDED = 1e100
 PROBLEM = {**ORACLE_PROBLEM, "noise": 0.0}
 STEPS = {"fess_gda": ORACLE_STEPS, "fess_gda_two_phase": {**RUNS["fess_gda_two_phase"], "phase1_rounds": 10},
          "smoothed_agda": RUNS["smoothed_agda"]}

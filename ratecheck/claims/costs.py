@@ -7,8 +7,10 @@ equality: the summary is the largest absolute difference, over the replicas, the
 between a replica's recorded cumulative counter and the sum of the paper's per-round costs over the rounds it ran;
 the threshold is ``COST_TOLERANCE``. Comparing each replica (not the replica mean) sees a count off in one replica
 that another's error cancels, and costs that follow random draws assigned to the wrong replica. A counter the paper
-names but the run does not record is a NaN sample, so the claim cannot PASS by omission; so is an exact-mode run
-(one row of expectations, no replica's counts): cost claims run Monte Carlo.
+names but the run does not record is a NaN sample, so the claim cannot PASS by omission; a recorded count that is
+not finite is an UNBOUNDED deviation, a FAIL. On an exact-mode run the recorded counters are expectations (one
+row), compared with the paper's expected costs (``per_round`` then gives expectations, e.g. the mean number of
+distinct clients of n draws with replacement): a float sum, equal to round-off.
 
 Where a round's cost follows the clients drawn (distinct clients of a draw with replacement, the sum of the drawn
 clients' local steps), the claim replays the draws here, from the papers' sampling rules and the seeding contract
@@ -19,6 +21,7 @@ wrong probabilities or the wrong number of clients moves a count.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,6 +34,7 @@ from ..theory import Source
 from ..trace import RunConfig, Trace
 from .compose import named
 from .model import Profile, Verdict
+from .trajectory import UNBOUNDED
 from .values import ThresholdClaim
 
 # per_round(config, t) -> {counter name: what round t costs, from the paper}: a number, or one per replica (R,)
@@ -74,7 +78,8 @@ def cost_deviation(per_round: PerRound, counters: Sequence[str]) -> Callable[[Ru
                 got = np.asarray(trace.counters[name], float)[:, None]
             if got is None:
                 return np.full(trace.replicas, np.nan)
-            worst = max(worst, float(np.max(np.abs(np.asarray(got, float) - expected[name]))))
+            gap = float(np.max(np.abs(np.asarray(got, float) - expected[name])))
+            worst = max(worst, gap if math.isfinite(gap) else UNBOUNDED)  # max(0.0, nan) would be 0.0: a PASS
         return np.full(trace.replicas, worst)
 
     return named(summary, f"largest |recorded - paper| of {', '.join(counters)} over the replicas and checkpoints")
@@ -91,7 +96,8 @@ class CostClaim(ThresholdClaim):
 def cost_claim(*, id: str, paper: str, title: str, statement: str, source: Source,
                configure: Callable[[float, Profile], RunConfig], per_round: PerRound, counters: Sequence[str],
                measure: str, grid: Mapping[str, Sequence[float]], vary: str = "T",
-               expect: Verdict = Verdict.PASS, expect_reason: str = "") -> CostClaim:
+               expect: Verdict = Verdict.PASS, expect_reason: str = "",
+               tolerance_reason: str = "integer counts sum exactly in float64") -> CostClaim:
     """A ThresholdClaim: every replica's cumulative ``counters`` equal the sums of ``per_round`` at every
     checkpoint.
 
@@ -100,7 +106,7 @@ def cost_claim(*, id: str, paper: str, title: str, statement: str, source: Sourc
     return CostClaim(
         id=id, paper=paper, title=title,
         statement=f"{statement} Counters compared for every replica at every checkpoint: {', '.join(counters)}; "
-                  f"exact equality (tolerance {COST_TOLERANCE:g}: integer counts sum exactly in float64).",
+                  f"exact equality (tolerance {COST_TOLERANCE:g}: {tolerance_reason}).",
         source=source, vary=vary, grid=grid, configure=configure, measure=measure,
         summary=cost_deviation(per_round, counters), threshold=COST_TOLERANCE, min_replicas=1,
         require_conditions=False, expect=expect, expect_reason=expect_reason, counters=tuple(counters),

@@ -54,8 +54,15 @@ def oracle_values(oracle: Oracle, config: RunConfig, checkpoints: Sequence[int] 
     return {name: np.asarray(expected[name], dtype=float).tolist() for name in sorted(expected)}
 
 
+# the oracle's value is finite where it is compared: a run that left the finite numbers there deviates without
+# bound. A finite stand-in, since a claim drops non-finite samples as diverged replicas (an INCONCLUSIVE, where a
+# wrong number that overflows must FAIL)
+UNBOUNDED = 1e100
+
+
 def deviation(expected: Mapping[str, Any], trace: Trace, atol_fraction: float) -> np.ndarray:
-    """Per replica, the largest relative deviation of ``trace`` from ``expected`` (see trajectory_deviation)."""
+    """Per replica, the largest relative deviation of ``trace`` from ``expected`` (see trajectory_deviation);
+    UNBOUNDED where the run is not finite and the oracle is."""
     expected_per_replica = any(np.ndim(v) == 2 for v in expected.values())
     worst = np.zeros(trace.measures[next(iter(expected))].shape[1])
     for name, want in expected.items():
@@ -66,7 +73,7 @@ def deviation(expected: Mapping[str, Any], trace: Trace, atol_fraction: float) -
         want, got = want[known], got[known]
         scale = np.abs(want) + atol_fraction * float(np.max(np.abs(want)))
         dev = np.max(np.abs(got - want) / scale, axis=0)
-        worst = np.maximum(worst, np.where(np.isfinite(dev), dev, np.nan))
+        worst = np.maximum(worst, np.where(np.isfinite(dev), dev, UNBOUNDED))
     if expected_per_replica:  # deterministic given the draws: the worst replica decides, no mean over them
         return np.full_like(worst, np.max(worst))
     return worst
