@@ -27,6 +27,7 @@ from .costs import CLAIMS as COSTS  # recorded costs against the algorithm boxes
 from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracle (issue #23)
+from .oracles_projected import CLAIMS as PROJECTED_ORACLES  # a replay on a simplex Y, projections active (#23)
 from .oracles_replay import CLAIMS as REPLAY_ORACLES  # noise-free Monte-Carlo runs replayed from the boxes (#23)
 from .oracles_variants import CLAIMS as VARIANT_ORACLES  # the variants' and baselines' trajectory oracles (#23)
 from .report import *  # noqa: F401,F403
@@ -41,6 +42,7 @@ PAPER = Paper(
     seed=SEED,
     theorems=THEOREMS,
     claims=CLAIMS + ORACLES + STEP_SIZE_CLAIMS + HUNTS + VARIANT_ORACLES + COSTS + CONSTANT_CLAIMS  # #13: hunts; #21: rate against eta
+           + PROJECTED_ORACLES  # #23: the local projection onto a constrained Y
            + REPLAY_ORACLES,  # #23: oracles, costs, replays
     spec="../shared/spec/fessgda.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
