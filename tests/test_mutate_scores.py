@@ -42,6 +42,8 @@ def test_a_mutant_whose_runs_raise_is_not_a_lost_verdict():
     assert classify(BASE, [_outcome("a", "ERROR", reason=RAISED)], "timeout", complete=False)[0] == "timeout"
     assert classify(BASE, [_outcome("a", "PASS"), _outcome("b", "PASS"), _outcome("c", "PASS")])[0] == "caught"
     assert STATUSES.index("raises") < STATUSES.index("survived")
+    moved_too = [_outcome("a", "ERROR", reason=RAISED), _outcome("b", "FAIL"), _outcome("c", "PASS", mean=1.5)]
+    assert classify(BASE, moved_too)[0] == "caught"  # a silent wrong number beside the raise counts for power
 
 
 def test_strict_and_power_scores_side_by_side():
