@@ -223,9 +223,13 @@ def outcome(r: dict[str, Any]) -> dict[str, Any]:
     fails = [f"{f['claim']} ({f['before']}->FAIL)" for run in r["runs"] for f in run["fails"]]
     other = [f"{c['claim']} {c['before']}->{c['after']}" + (" [obs]" if c["observation"] else "")
              for run in r["runs"] for c in run["changes"]]
-    other += [f"{run['paper']} check aborted (exit {run['code']})" for run in r["runs"] if run["crashed"]]
+    # only the check's own "failed" exit (3) is a detection; a timeout (-9), a usage error (2) or a broken
+    # environment measured nothing
+    other += [f"{run['paper']} check aborted (exit 3)" for run in r["runs"] if run["crashed"] and run["code"] == 3]
+    unmeasured = [f"{run['paper']} not measured (exit {run['code']})" for run in r["runs"]
+                  if run["crashed"] and run["code"] != 3]
     tests = r.get("tests")
-    test_caught = bool(tests and tests.get("code") not in (0, None, 5))
+    test_caught = bool(tests and tests.get("code") == 1)  # pytest: 1 tests failed; -9 timeout, 2-5 no verdict
     if test_caught:
         other.append(f"unit tests fail: {tests['summary']}")
     claim_other = [o for o in other if not o.startswith("unit tests") and "[obs]" not in o]
@@ -235,6 +239,9 @@ def outcome(r: dict[str, Any]) -> dict[str, Any]:
         status = "other"
     elif test_caught:
         status = "tests"
+    elif unmeasured:
+        status = "not measured"
+        other += unmeasured
     else:
         status = "survived"
     moved = sum(run.get("moved", 0) for run in r["runs"])
@@ -266,15 +273,16 @@ def table(results: list[dict[str, Any]]) -> str:
         papers = ",".join(r.get("papers_checked", r["papers"])) or "(tests only)"
         lines.append(f"| {r['name']} | {cat} | {papers} | {_short(o['fail'])} | {_short(o['other'])} "
                      f"| {survived} |")
-    lines += ["", "| category | bugs | turned into FAIL | caught otherwise by claims | caught by tests only | survived |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "| category | bugs measured | turned into FAIL | caught otherwise by claims | caught by tests only "
+              "| survived | not measured |", "|---|---|---|---|---|---|---|"]
     total_fail = Counter()
     for cat in (*FAIL_CATEGORIES, *CAUGHT_CATEGORIES, *sorted(set(by_cat) - set(FAIL_CATEGORIES) - set(CAUGHT_CATEGORIES))):
         c = by_cat.get(cat)
         if not c:
             continue
-        n = sum(c.values())
-        lines.append(f"| {cat} | {n} | {c['FAIL']} | {c['other']} | {c['tests']} | {c['survived']} |")
+        n = sum(c.values()) - c["not measured"]  # a check that timed out or could not start measured nothing
+        lines.append(f"| {cat} | {n} | {c['FAIL']} | {c['other']} | {c['tests']} | {c['survived']} "
+                     f"| {c['not measured']} |")
         group = "fail" if cat in FAIL_CATEGORIES else "caught"
         total_fail[group + "_n"] += n
         total_fail[group + "_fail"] += c["FAIL"]
@@ -336,6 +344,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --reuse-base-cache: re-measure a bug no claim saw with a fresh cache")
     ap.add_argument("--table-only", action="store_true", help="run nothing: the table of the raw results in --out")
     args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))  # this checkout's ratecheck, as the checks it starts
+    from ratecheck.params import ParamError, check_option
+
+    try:  # --jobs 0 would make every check exit 2, and every bug look caught
+        check_option("heldout --jobs", "jobs", args.jobs)
+    except ParamError as exc:
+        ap.error(str(exc))
 
     patches = [parse_patch(p) for p in sorted(PATCHES.glob("*.patch"))]
     if args.patch:
