@@ -159,13 +159,20 @@ def _cores() -> int:
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """A run of whole directories (``pytest``, ``pytest -m "not claims"``, ``pytest tests``) is distributed
     over one pytest-xdist worker a core (at most MAX_WORKERS) with ``--dist loadgroup`` (_xdist_group);
-    a run of named files or tests stays in this process, as does any run given ``-n``, ``--dist``, ``--tx``,
-    ``--pdb``, ``--collect-only``, ``-p no:xdist``, one core, or no pytest-xdist installed."""
+    a run of named files or tests stays in this process, as does any run given ``--dist``, ``--tx``, ``--pdb``,
+    ``--trace``, ``--collect-only``, ``-p no:xdist``, one core, or no pytest-xdist installed. A run given
+    ``-n N`` alone is distributed over N workers with the same groups (xdist's default ``--dist load`` would
+    build the registered claims' sweep and a Dask cluster in every worker)."""
     option = config.option
     if hasattr(config, "workerinput") or "PYTEST_XDIST_WORKER" in os.environ or not config.pluginmanager.hasplugin("xdist") \
-            or option.numprocesses is not None or option.dist != "no" or option.tx or option.collectonly \
-            or option.usepdb or _cores() < 2:
+            or option.dist != "no" or option.tx or option.collectonly or option.usepdb \
+            or getattr(option, "trace", False) or _cores() < 2:
         return  # an xdist worker (never distributes again), or the user chose
+    if option.numprocesses is not None:  # -n N: the user's count, our groups
+        if option.numprocesses not in (0, "0"):
+            option.dist = "loadgroup"
+            option.loadscopereorder = False
+        return
     here = config.invocation_params.dir
     if all((here / arg).is_dir() for arg in config.args):
         option.numprocesses = min(_cores(), MAX_WORKERS)
