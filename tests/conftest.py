@@ -38,6 +38,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,7 +117,10 @@ def _shared_fixture(item: pytest.Item) -> str | None:
 def _xdist_group(item: pytest.Item) -> str | None:
     """The work unit of a test under ``--dist loadgroup``: the shared fixture it takes, else its module when
     it takes a module-scoped fixture of this suite (made once per worker that runs the module), else none
-    (the test is a unit of its own)."""
+    (the test is a unit of its own). A module that marks itself ``xdist_group`` keeps its own group (its tests
+    share module-level state, as tests/test_fuzz.py's input counts)."""
+    if item.get_closest_marker("xdist_group"):
+        return None
     if shared := _shared_fixture(item):
         return shared
     definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
@@ -164,6 +168,8 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     ``-n N`` alone is distributed over N workers with the same groups (xdist's default ``--dist load`` would
     build the registered claims' sweep and a Dask cluster in every worker)."""
     option = config.option
+    if getattr(config, "workerinput", {}).get("ratecheck_loadgroup"):  # a worker of a run distributed below
+        option.dist, option.loadgroup = "loadgroup", True  # its tests' node ids then carry their groups
     if hasattr(config, "workerinput") or "PYTEST_XDIST_WORKER" in os.environ or not config.pluginmanager.hasplugin("xdist") \
             or option.dist != "no" or option.tx or option.collectonly or option.usepdb \
             or getattr(option, "trace", False) or _cores() < 2:
@@ -178,6 +184,13 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.numprocesses = min(_cores(), MAX_WORKERS)
         option.dist = "loadgroup"
         option.loadscopereorder = False
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without pytest-xdist
+def pytest_configure_node(node: Any) -> None:
+    """Workers rebuild their options from the command line alone: tell them the mode set above, so that each
+    adds its tests' groups to their node ids (xdist does so only when its own option says loadgroup)."""
+    node.workerinput["ratecheck_loadgroup"] = node.config.option.dist == "loadgroup"
 
 
 @pytest.fixture(scope="session")

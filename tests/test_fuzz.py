@@ -41,6 +41,7 @@ from ratecheck.trace import RunConfig  # noqa: E402
 
 FULL = "--full" in sys.argv  # the plugin's option; read here, since hypothesis settings are fixed at import
 COUNTS: Counter[str] = Counter()
+pytestmark = pytest.mark.xdist_group("test_fuzz")  # one worker: the last test reads the counts of the others
 OUTCOMES: Counter[int] = Counter()  # exit codes of the CLI inputs
 FUZZ = settings(derandomize=True, deadline=None, database=None, print_blob=False,
                 suppress_health_check=list(HealthCheck))
