@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 
 from ratecheck.claims import ConstantsClaim, Independent, PointResult, Verdict
 from ratecheck.claims.constants import ROUND_OFF, ConstantsAgree, hessian_from_gradients, relative_difference
+from ratecheck.inspection import problem_of
 from ratecheck.registry import make_problem
 from ratecheck.statements import Source
 from ratecheck.trace import RunConfig
@@ -18,7 +20,7 @@ from ratecheck.trace import RunConfig
 
 def _claim(tolerance: float = ROUND_OFF) -> ConstantsClaim:
     return ConstantsClaim(id="t.constants", paper="t", title="t", statement="t", source=Source("t", "Assumption 1"),
-                          grid={"quick": (0,)}, configure=lambda v, p: RunConfig("a", {}, "quadratic", {}, 1),
+                          grid={"quick": (0,)}, configure=lambda v, p: RunConfig("a", {}, "quadratic", {}, 1), problem_of=problem_of,
                           computations={"L": Independent(lambda p: 1.0, "lambda_max", tolerance),
                                         "mu": Independent(lambda p: 1.0, "lambda_min", tolerance)})
 
@@ -69,10 +71,10 @@ def test_relative_difference_edges() -> None:
 def test_a_claim_without_constants_or_with_a_bare_callable_is_refused() -> None:
     with pytest.raises(ValueError, match="no constant"):
         ConstantsClaim(id="t", paper="t", title="t", statement="t", source=Source("t", "x"), grid={"quick": (0,)},
-                       configure=lambda v, p: RunConfig("a", {}, "quadratic", {}, 1), computations={})
+                       configure=lambda v, p: RunConfig("a", {}, "quadratic", {}, 1), problem_of=problem_of, computations={})
     with pytest.raises(ValueError, match="Independent"):
         ConstantsClaim(id="t", paper="t", title="t", statement="t", source=Source("t", "x"), grid={"quick": (0,)},
-                       configure=lambda v, p: RunConfig("a", {}, "quadratic", {}, 1),
+                       configure=lambda v, p: RunConfig("a", {}, "quadratic", {}, 1), problem_of=problem_of,
                        computations={"L": lambda p: 1.0})  # type: ignore[dict-item]
     with pytest.raises(ValueError, match="rel_tolerance"):
         Independent(lambda p: 1.0, "x", rel_tolerance=0.0)
@@ -146,10 +148,9 @@ def test_minimax_constants_by_hand() -> None:
 
 
 @pytest.mark.claims  # decides the registered claims (in well under a second: no run)
-def test_registered_claims_pass_and_turn_on_a_one_percent_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_registered_claims_pass_and_turn_on_a_one_percent_error() -> None:
     """The papers' constants claims decide from the problems alone (no run): PASS on the code, FAIL naming the
     constant when the declared constants are 1% off (the family's formula is bypassed here, not edited)."""
-    import ratecheck.claims.constants as module
     from ratecheck.claims import PROFILES
     from ratecheck.proofs.defedavg.constants import CLAIMS as DEFEDAVG
     from ratecheck.proofs.strfedavg.constants import CLAIMS as STRFEDAVG
@@ -159,12 +160,17 @@ def test_registered_claims_pass_and_turn_on_a_one_percent_error(monkeypatch: pyt
         assert claim.own_runs(quick) == []
         outcome = claim.decide(quick, {})
         assert outcome.verdict == Verdict.PASS, outcome.reason
-    declared = module.constants_of
+    class AlphaOff:  # the problem with its declared alpha 1% off, everything else its own
+        def __init__(self, problem: Any) -> None:
+            self._problem = problem
 
-    def alpha_off(config: RunConfig) -> dict[str, float]:
-        return {**declared(config), "alpha": 1.01 * declared(config)["alpha"]}
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._problem, name)
 
-    monkeypatch.setattr(module, "constants_of", alpha_off)
-    claim = dataclasses.replace(STRFEDAVG[0])  # a fresh claim: the plan's memo is per claim
+        def constants(self) -> dict[str, Any]:
+            table = dict(self._problem.constants())
+            return {**table, "alpha": dataclasses.replace(table["alpha"], value=1.01 * float(table["alpha"].value))}
+
+    claim = dataclasses.replace(STRFEDAVG[0], problem_of=lambda config: AlphaOff(STRFEDAVG[0].problem_of(config)))
     outcome = claim.decide(quick, {})
     assert outcome.verdict == Verdict.FAIL and outcome.reason.startswith("alpha differ"), outcome.reason

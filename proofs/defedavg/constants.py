@@ -20,6 +20,7 @@ import numpy as np
 
 from ratecheck.claims import Profile
 from ratecheck.claims.constants import ConstantsClaim, Independent, client_gradient, client_hessians
+from ratecheck.inspection import problem_of
 from ratecheck.seeding import ReplicaStream
 from ratecheck.trace import RunConfig
 
@@ -93,6 +94,7 @@ CLAIMS = (
                   "several clients; relative tolerance 1e-7, sigma 5e-3 (over 4 sd of its estimate).",
         source=src("Assumptions 1, 3, 5; Theorems 1-2 (mu-strong convexity)", "spec defedavg §1 notation table"),
         grid={"quick": (0, 1), "full": (0, 1)}, configure=instance,
+        problem_of=problem_of,
         computations={
             "L": Independent(L, "max_i lambda_max(Hess F_i), Hess F_i assembled from local_grad (Assumption 1)"),
             "mu": Independent(mu, "lambda_min(mean_i Hess F_i), assembled from local_grad"),

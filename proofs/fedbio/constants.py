@@ -20,6 +20,7 @@ import numpy as np
 
 from ratecheck.claims import Profile
 from ratecheck.claims.constants import ConstantsClaim, Independent, hessian_from_gradients
+from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 
 from .claims import KEY
@@ -131,6 +132,7 @@ CLAIMS = (
                   "(hvp, jvp, gradients) at two test-B instances with heterogeneous A_m, B_m; relative tolerance 1e-7.",
         source=src("Assumptions 1-3 and 5; the derived constants of the proofs", "spec fedbio §3.1-§3.3, §6.1"),
         grid={"quick": (0, 1), "full": (0, 1)}, configure=instance,
+        problem_of=problem_of,
         computations={
             "mu": Independent(mu, "min_m lambda_min(grad_yy g_m), grad_yy g_m from hvp columns (Assumption 1)"),
             "L": Independent(L, "max over m of ||joint Hessian of g_m||_2 and ||Hess f_m||_2 from the gradient "

@@ -20,6 +20,7 @@ import numpy as np
 
 from ratecheck.claims import Profile
 from ratecheck.claims.constants import ConstantsClaim, Independent, hessian_from_gradients, positive_eigenvalues
+from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 
 from .theorems import KEY, src
@@ -87,6 +88,7 @@ CLAIMS = (
                   "with client Hessian spread; relative tolerance 1e-7 (round-off).",
         source=src("Assumptions 2.1, 2.2, 3.7", "spec fessgda notation table, §6.1"),
         grid={"quick": (0, 1), "full": (0, 1)}, configure=instance,
+        problem_of=problem_of,
         computations={
             "l": Independent(l, "max_i ||Hess f_i||_2 in (x, y), assembled from local_grads (Assumption 2.1)"),
             "mu1": Independent(mu1, "smallest non-zero eigenvalue of Hess_xx f, f = mean_i f_i (Assumption 3.7)"),

@@ -19,6 +19,7 @@ import numpy as np
 
 from ratecheck.claims import Profile
 from ratecheck.claims.constants import ConstantsClaim, Independent, hessian_from_gradients
+from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 
 from .presets import p1
@@ -110,5 +111,6 @@ CLAIMS = (
                   "recomputed from the oracles (Hessians assembled from gradients) at two P1 instances with "
                   "heterogeneous Hessians, mu_g != 1 and several clients; relative tolerance 1e-7 (round-off).",
         source=src("Assumptions 1-2, Lemma 1", "spec simfbo §1, §6.1"),
-        grid={"quick": (0, 1), "full": (0, 1)}, configure=instance, computations=computations()),
+        grid={"quick": (0, 1), "full": (0, 1)}, configure=instance, computations=computations(),
+        problem_of=problem_of),
 )

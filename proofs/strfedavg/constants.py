@@ -18,6 +18,7 @@ import numpy as np
 
 from ratecheck.claims import Profile
 from ratecheck.claims.constants import ConstantsClaim, Independent, client_hessians, hessian_from_gradients, positive_eigenvalues
+from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 
 from .claims import KEY
@@ -109,6 +110,7 @@ CLAIMS = (
                   "instances with non-uniform spectra and several clients; relative tolerance 1e-7 (round-off).",
         source=src("Assumptions 1 and 3; Notation (weak sharpness)", "spec strfedavg §3.1, §3.3, §3.4"),
         grid={"quick": (0, 1), "full": (0, 1)}, configure=instance,
+        problem_of=problem_of,
         computations={
             "L_h": Independent(L_h, "max_i lambda_max(Hess h_i), Hess h_i assembled from local_grad (Assumption 1)"),
             "lambda_min_plus": Independent(lambda_min_plus, "smallest positive eigenvalue of Hess h = mean_i Hess h_i"),

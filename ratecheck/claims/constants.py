@@ -24,7 +24,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..inspection import constants_of, problem_of
 from ..trace import RunConfig
 from .base import Claim
 from .compose import Decision, Estimator, Plan, Points, Reading, Rule
@@ -78,7 +77,8 @@ class Instances(Plan):
         index = 0
         for value in claim.values(profile):
             config = claim.configure(value, profile)
-            problem, declared = problem_of(config), constants_of(config)
+            problem = claim.problem_of(config)
+            declared = {name: float(c.value) for name, c in problem.constants().items()}
             for name, computation in claim.computations.items():
                 if computation.where is not None and not computation.where(problem):
                     continue
@@ -204,6 +204,9 @@ class ConstantsClaim(Claim):
     name to its ``Independent`` computation, written from the paper's assumption."""
 
     computations: Mapping[str, Independent]
+    # the problem a configuration names (ratecheck.inspection.problem_of): passed in, since the claims layer
+    # sits below the registry that builds problems
+    problem_of: Callable[[RunConfig], Any]
     measure: str = "constants"
     vary: str = "instance"
     kind: str = "constants"
