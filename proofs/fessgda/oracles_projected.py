@@ -33,10 +33,9 @@ import dataclasses
 import numpy as np
 
 from ratecheck.claims import Profile
+from ratecheck.claims.costs import sampled_clients, sampling_rule
 from ratecheck.claims.trajectory import trajectory_deviation, trajectory_oracle
-from ratecheck.model.participation import Participation
 from ratecheck.problems.minimax import make
-from ratecheck.seeding import Streams
 from ratecheck.trace import RunConfig, Trace
 
 from .oracles_replay import REPLAY_REPLICAS, REPLAY_RTOL, UNBOUNDED
@@ -79,18 +78,16 @@ class ProjectedReplay:
         self.x = np.tile(np.asarray(q["x0"], dtype=float), (self.R, 1))
         self.y = np.tile(np.asarray(q["y0"], dtype=float), (self.R, 1))
         self.z = self.x.copy()
-        self.streams = Streams(int(config.seed), config.run_key(), range(self.R))
-        self.sets = Participation.parse(str(config.params.get("participation", "full")))
+        mode, _ = sampling_rule(str(config.params.get("participation", "full")))
+        if mode == "with_replacement":  # the boxes draw m distinct clients
+            raise ValueError(f"the replay draws clients without replacement, got {config.params['participation']!r}")
+        self.draws = iter(sampled_clients(config))  # (R, m) a round: the kit's replay of the 'sampling' stream
         self.steps = self.left = self.clipped = 0
 
     def clients(self) -> np.ndarray:
-        """(R, m): each replica's client set this round, all M or the m smallest of M uniform keys."""
-        if self.sets.mode == "full":
-            return np.broadcast_to(np.arange(self.M), (self.R, self.M))
-        if self.sets.mode != "without_replacement":  # the boxes draw m distinct clients
-            raise ValueError(f"the replay draws clients without replacement, got participation {self.sets}")
-        keys = self.streams["sampling"].uniform((self.M,))
-        return np.argsort(keys, axis=1)[:, : self.sets.per_round(self.M)]
+        """(R, m): each replica's client set this round (ratecheck.claims.costs.sampled_clients: all M, or the m
+        smallest of M uniform keys, Algorithm 1 line 2)."""
+        return next(self.draws)
 
     def components(self, x: np.ndarray, theta: np.ndarray | None = None) -> np.ndarray:
         """h_j(x) (..., 4), or h_j^(i)(x) of the clients with phases theta (..., 1)."""

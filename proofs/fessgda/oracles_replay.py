@@ -29,9 +29,8 @@ import dataclasses
 import numpy as np
 
 from ratecheck.claims import Profile
+from ratecheck.claims.costs import sampled_clients, sampling_rule
 from ratecheck.claims.trajectory import UNBOUNDED, trajectory_deviation, trajectory_oracle
-from ratecheck.model.participation import Participation
-from ratecheck.seeding import Streams
 from ratecheck.trace import RunConfig, Trace
 
 from .oracles import ORACLE_PROBLEM, ORACLE_STEPS
@@ -55,19 +54,15 @@ class Replay:
         self.inst = Instance(config)
         self.R = int(config.replicas)
         self.v = np.tile(self.inst.v0, (self.R, 1))
-        self.streams = Streams(int(config.seed), config.run_key(), range(self.R))
-        self.sets = str(config.params.get("participation", "full"))
+        mode, _ = sampling_rule(str(config.params.get("participation", "full")))
+        if mode == "with_replacement":  # the boxes draw m distinct clients
+            raise ValueError(f"the replay draws clients without replacement, got {config.params['participation']!r}")
+        self.draws = iter(sampled_clients(config))  # (R, m) a round: the kit's replay of the 'sampling' stream
 
     def clients(self) -> np.ndarray:
-        """(R, m): each replica's client set this round, all M or the m smallest of M uniform keys."""
-        M = self.inst.M
-        part = Participation.parse(self.sets)
-        if part.mode == "full":
-            return np.broadcast_to(np.arange(M), (self.R, M))
-        if part.mode != "without_replacement":  # the boxes draw m distinct clients
-            raise ValueError(f"the replay draws clients without replacement, got participation {self.sets!r}")
-        keys = self.streams["sampling"].uniform((M,))
-        return np.argsort(keys, axis=1)[:, : part.per_round(M)]
+        """(R, m): each replica's client set this round (ratecheck.claims.costs.sampled_clients: all M, or the m
+        smallest of M uniform keys, Algorithm 1 line 2)."""
+        return next(self.draws)
 
     def field(self, chosen: np.ndarray, w: np.ndarray, anchor_weight: float, anchor: np.ndarray) -> np.ndarray:
         """F_i(w) of the clients ``chosen`` (R, m) at w (R, m, d1 + d2), a descent step on x and an ascent step on
@@ -116,10 +111,13 @@ def replay(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
     weight = float(p.get("anchor_weight") or 0.0) or run.inst.l  # the paper's f~ = f + l ||x - x~||^2
     want = {int(t): j for j, t in enumerate(marks)}
     out = {name: np.full((len(marks), run.R), np.nan) for name in MEASURES}
-    for t in range(int(max(marks)) + 1):
+    last = int(max(marks))
+    for t in range(last + 1):
         if t in want:
             for name, value in run.measures().items():
                 out[name][want[t]] = value
+        if t == last:  # no round after the last checkpoint (the run drew none)
+            break
         if config.algorithm == "smoothed_agda":
             run.smoothed_agda_round(p)
         elif config.algorithm == "fess_gda_two_phase" and t >= T1:
