@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Measure what the claims catch: apply each held-out bug to a clean copy and re-run the checks (issue #23).
 
-    python tools/heldout.py [--patch NAME ...] [--base 53c4733] [--baseline /work/s6/base.json]
+    python tools/heldout.py [--patches DIR] [--patch NAME ...] [--base 53c4733] [--baseline /work/s6/base.json]
                             [--jobs 1] [--tests auto|all|none] [--out DIR] [--json FILE] [--report FILE ...]
                             [--resume] [--table-only]
 
-Each patch in benchmarks/heldout/ (git diff format, against --base) starts with comment lines
+Each patch in benchmarks/heldout/ (or --patches DIR; git diff format, against --base) starts with comment lines
 ``# category: ...``, ``# file: ...``, ``# bug: ...``, ``# papers: ...``. For every patch the tool extracts
 the base commit into a scratch directory (``git archive``, no worktree bookkeeping), applies the patch,
 and runs ``python -m ratecheck check PAPER --json --no-report --jobs N --cache-dir <fresh>`` from that copy
@@ -299,10 +299,10 @@ def table(results: list[dict[str, Any]]) -> str:
 
 
 def write_reports(out: Path, patches: list[dict[str, Any]], reports: list[str],
-                  partial: bool = False) -> tuple[list[dict[str, Any]], str]:
+                  partial: bool = False, folder: Path = PATCHES) -> tuple[list[dict[str, Any]], str]:
     """The table of every raw result in ``out`` among ``patches``, written to each report path."""
     if partial:  # parallel runs share DIR: the table of every bug measured so far
-        patches = [parse_patch(p) for p in sorted(PATCHES.glob("*.patch"))]
+        patches = [parse_patch(p) for p in sorted(folder.glob("*.patch"))]
     names = {p["name"] for p in patches}
     results = [json.loads(f.read_text()) for f in sorted(out.glob("*.json")) if f.stem in names]
     text = table(results)
@@ -316,6 +316,8 @@ def write_reports(out: Path, patches: list[dict[str, Any]], reports: list[str],
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--patches", default=str(PATCHES),
+                    help="folder of the bugs (default benchmarks/heldout; benchmarks/heldout/set2 is the second set)")
     ap.add_argument("--patch", action="append", default=[], help="run only this patch (name or prefix; repeatable)")
     ap.add_argument("--base", default="53c4733", help="commit the patches apply to (default 53c4733)")
     ap.add_argument("--baseline", default="/work/s6/base.json", help="`ratecheck check --json` at the base commit")
@@ -352,7 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     except ParamError as exc:
         ap.error(str(exc))
 
-    patches = [parse_patch(p) for p in sorted(PATCHES.glob("*.patch"))]
+    folder = Path(args.patches)
+    patches = [parse_patch(p) for p in sorted(folder.glob("*.patch"))]
+    if not patches:
+        ap.error(f"--patches {args.patches}: no *.patch file in the folder")
     if args.patch:
         patches = [p for p in patches if any(p["name"] == s or p["name"].startswith(s) for s in args.patch)]
         if not patches:
@@ -396,10 +401,11 @@ def main(argv: list[str] | None = None) -> int:
                     result = measure(patch, base_tree, scratch, baseline, args, fresh=True)
                 raw.write_text(json.dumps(result, indent=1))
                 lock.unlink(missing_ok=True)
-                write_reports(out, patches, args.report, partial=True)
+                write_reports(out, patches, args.report, partial=True, folder=folder)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    results, text = write_reports(out, patches, args.report, partial=args.table_only and not args.patch)
+    results, text = write_reports(out, patches, args.report, partial=args.table_only and not args.patch,
+                                  folder=folder)
     print(text)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
