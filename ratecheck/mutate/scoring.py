@@ -20,14 +20,22 @@ A mutant is
   ``roundoff``: no claim could tell it apart (e.g. a factor that a normalization cancels), so it is
   equivalent in effect.
 
-A FAIL decided before a time limit or a crash still counts (the mutant is caught by FAIL). Two scores
-(issue #23's target: 90%), side by side:
+A FAIL decided before a time limit or a crash still counts (the mutant is caught by FAIL). Two scores,
+side by side:
 
 * strict: caught by FAIL over the non-equivalent mutants;
 * power: caught by FAIL over the mutants that run to completion, i.e. the non-equivalent ones less those
   that raise, are broken, time out or crash. A mutant that raises (or cannot be imported, or never
   ends) is caught by any run of its code and says nothing about what a claim can see; a silent wrong
   number is what claims exist for, and the power score is the fraction of those a FAIL catches.
+
+Issue #23's target (90% of the non-equivalent mutants of each algorithm module caught by a FAIL) is read
+on the power score. A raising run gives its claims an ERROR by design (the same issue's item 5: one
+failing run never loses other verdicts), so a raising mutant can never become a FAIL; mutation tools
+count it as detected (Stryker's states: a test that fails, by assertion or by exception, kills the
+mutant; a timeout is detected; a mutant the runner cannot load is invalid and outside the score), and a
+user sees it as an unexpected ERROR and exit code 1. What is left to measure is whether every mutant that
+computes silently wrong numbers turns some claim into a FAIL: the power score.
 """
 
 from __future__ import annotations
