@@ -170,3 +170,17 @@ def test_targets_by_name_resolve_to_their_defining_modules():
     assert resolve("quadratic", []).module == "ratecheck.problems.quadratic"
     assert resolve("defedavg.theorem1", []).module == "ratecheck.proofs.defedavg.theorems"
     assert resolve("ratecheck.algorithms.local", []).path.name == "local.py"
+
+
+@pytest.mark.claims  # plans every registered claim's runs and reads the code identities (about 9 s)
+def test_a_helper_module_is_used_by_the_claims_whose_algorithms_import_it():
+    from ratecheck.mutate.command import claims_using
+    from ratecheck.registry import default
+
+    paper = {c.id: c.paper for c in default().claims()}
+    ids, _ = claims_using("ratecheck.algorithms.periodic", [], "quick")
+    papers = {paper[i] for i in ids}
+    assert papers == {"fedbio"}  # fedbio.py imports periodic.py; the registry, which imports both, does not count
+    assert {"fedbio.hunt.lemma8_stated", "fedbio.hunt.lemma8_cross_term_restored"} <= set(ids)  # searches by paper
+    direct, _ = claims_using("ratecheck.algorithms.strfedavg", [], "quick")
+    assert {paper[i] for i in direct} == {"strfedavg"}

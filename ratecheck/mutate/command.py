@@ -104,7 +104,9 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> tuple[li
     runs' algorithm (or a base class) or problem family is defined in it, or whose theorem is; when none
     does (a helper module), those whose runs' code identity or own modules' import closure hold it.
     (Every run's identity holds every algorithm module, through the engine's registry: the import graph
-    alone would name every claim for each algorithm.)"""
+    alone would name every claim for each algorithm.) A helper module is first looked for in the import
+    closure of the modules defining the runs' classes, which stops short of the registry: periodic.py is
+    imported by fedbio.py's algorithms, so FedBiO's claims use it and DeFedAvg's do not."""
     # start-up: the CLI imports this module for every command; the registry loads when mutate runs
     from ratecheck.claims import PROFILES
     from ratecheck.registry import default
@@ -114,7 +116,8 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> tuple[li
     for source in sources:
         registry.add_source(source)
     profile = PROFILES[profile_name]
-    direct, closure, run = [], [], set()
+    direct, imported, closure, run = [], [], [], set()
+    searches: list[Any] = []
     for claim in registry.claims():
         try:
             configs = claim.runs(profile)
@@ -132,10 +135,17 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> tuple[li
         if module in defined:
             direct.append(claim.id)
             continue
+        if configs and module in import_closure(sorted(m for m in defined if m)):
+            imported.append(claim.id)
+            continue
         own = [getattr(claim.configure, "__module__", None), _defining_module(claim.theorem) if claim.theorem else None]
         if module in import_closure([m for m in own if m]) or any(module in code_identity(c)["modules"] for c in configs):
             closure.append(claim.id)
-    return direct or closure, run
+            searches += [claim] if not configs else []
+    if imported:  # a search's runs are known only when it runs: it goes with its paper's claims that use the module
+        papers = {c.paper for c in registry.claims() if c.id in imported}
+        imported += [c.id for c in searches if c.paper in papers]
+    return direct or imported or closure, run
 
 
 def _algorithms_defined(module: str) -> set[str]:
