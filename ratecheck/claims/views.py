@@ -173,6 +173,11 @@ class Statistic(Piece):
         """The grid table's mean column."""
         return "replica mean"
 
+    def grid_columns(self, claim: Any) -> bool:
+        """Whether the grid table opens with the grid value, the mean, its CI, the replicas and divergences
+        (False for a statistic whose points are not replica means over a grid: its own columns say it all)."""
+        return True
+
     def table_note(self, o: Any) -> str:
         """A sentence before the grid table, when its rows need one."""
         return ""
@@ -225,6 +230,9 @@ class View:
 
     def mean_label(self, claim: Any) -> str:
         return self.statistic.mean_label(claim)
+
+    def grid_columns(self, claim: Any) -> bool:
+        return self.statistic.grid_columns(claim)
 
     def statistic_columns(self, claim: Any) -> list[Column]:
         return self.statistic.columns(claim)
@@ -286,6 +294,9 @@ class OwnDrawing(_Delegated, Statistic):
 
     def mean_label(self, claim: Any) -> str:
         return self.inner.mean_label(claim)
+
+    def grid_columns(self, claim: Any) -> bool:
+        return self.inner.grid_columns(claim)
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,7 @@ def _claim_facts(o: Outcome, title: str, category: str) -> list[Inline]:
         [Span("Paper says: ", bold=True), plain(claim.statement)[0].strip(), *_printed_and_encoded(claim, " ")],
         [Span("Source: ", bold=True), readable_source(claim.source, title)],
         [Span("Kind: ", bold=True), claim.kind, *(("; measure ", Span(claim.measure, code=True)) if claim.measure else ()),
-         f"; varied parameter {claim.vary} over ", _values(o)],
+         *((f"; varied parameter {claim.vary} over ", _values(o)) if _drawn(claim).view().grid_columns(claim) else ())],
     ]
     if hasattr(claim, "plan"):  # the pieces its decision is composed of (ratecheck.claims.compose)
         facts.append([Span("Decided by: ", bold=True), "; ".join(f"{k} {v}" for k, v in pieces_of(claim).items())])
@@ -235,7 +235,8 @@ def _grid_table(o: Outcome) -> list[Block]:
     view = claim.view()
     pct = _pct(claim.level)
     own = view.statistic_columns(claim)  # the statistic's columns (e.g. a limit's distance of the mean)
-    header: list[Inline] = [claim.vary, view.mean_label(claim), f"{pct} CI", "replicas used", "diverged"]
+    generic = view.grid_columns(claim)
+    header: list[Inline] = [claim.vary, view.mean_label(claim), f"{pct} CI", "replicas used", "diverged"] if generic else []
     header += [c.header for c in own]
     evals = [p.evaluation for p in o.points if p.evaluation is not None]
     versions: list[str] = []
@@ -252,7 +253,7 @@ def _grid_table(o: Outcome) -> list[Block]:
     for p in o.points:
         mean, low, high = _mean_ci(p, claim.level)
         ci = "exact" if p.exact else "deterministic" if _deterministic(p) else f"[{_g(low)}, {_g(high)}]"
-        row: list[Inline] = [_value(p.value), _g(mean), ci, str(p.samples.size), str(p.diverged)]
+        row: list[Inline] = [_value(p.value), _g(mean), ci, str(p.samples.size), str(p.diverged)] if generic else []
         row += [_cell(c.cell(p)) for c in own]
         if evals:
             bounds = p.evaluation.bounds if p.evaluation is not None else {}
