@@ -291,8 +291,6 @@ def test_neumann_minibatch_is_unbiased_for_the_truncated_series_exactly(neumann_
     enters one factor once), so their mean is the truncated series B^T N_Q A^-1 (y - d) + grad_x f of the exact
     oracles: checked exactly by averaging over all sign flips of the blocks. Reading one Hessian draw in every
     factor (pitfall 11) breaks multilinearity and the same average misses the series."""
-    from ratecheck.algorithms.periodic import neumann_hypergrad
-
     Q, b = 3, 2
     prob = make_fedbio(test="C2", clients=2, s_H=0.5, s_B=0.3, sigma_f=0.8, sigma_J=0.5, sigma_H=0.3)
     alg = make_algorithm("fedbio_local", {"Q": Q, "tau_N": 0.2, "bx": b, "neumann_batch": neumann_batch})
@@ -313,7 +311,7 @@ def test_neumann_minibatch_is_unbiased_for_the_truncated_series_exactly(neumann_
             def hvp(self, x, y, u, s, k=0):
                 return prob.hvp(x, y, u, s, 0)
 
-        broken = neumann_hypergrad(OneHessianDraw(), x, y, sample, Q, 0.2).mean(0)
+        broken = alg.hypergrad_estimate(OneHessianDraw(), x, y, sample, b).mean(0)
         assert np.abs(broken - exact[0]).max() > 1e-6  # a bias of order tau_N^2 sigma_H^2/b_x, far above 1e-14
 
 

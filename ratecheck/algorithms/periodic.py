@@ -8,8 +8,6 @@ virtual averages x_bar_t = (1/M) sum_m x_t^(m) (spec fedbio §0, pitfall 6). Thi
 * ``is_sync`` and ``average``: the communication schedule (t % I == 0 with t starting at 1) and the
   client average broadcast back to every client;
 * ``storm``: the STORM momentum update (spec §2.2 lines 9-11) from one sample at two points;
-* ``neumann_hypergrad``: the stochastic Neumann-series hypergradient of eq. (6) (MRBO), Q+1 terms
-  with Q independent Hessian draws (single samples or minibatch factors);
 * ``storm_step_size``: the sigma-free alpha_t schedule of the proofs (spec §2.6 item 4).
 
 Problems provide the oracles through one sample object evaluated at any point:
@@ -18,8 +16,6 @@ Problems provide the oracles through one sample object evaluated at any point:
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
@@ -44,17 +40,3 @@ def storm_step_size(iteration: int, bM: float, u_bar: float, gain: float) -> flo
     """alpha_t = gain (bM)^(2/3) / ((bM)^2 u_bar + t)^(1/3): the proofs' schedule with sigma cancelled
     (spec §2.6 item 4; gain = (16 L_tilde)^(-1/3) in Theorem 6, Lhat^(-2/3) in Theorem 8)."""
     return gain * bM ** (2.0 / 3.0) / (bM**2 * u_bar + iteration) ** (1.0 / 3.0)
-
-
-def neumann_hypergrad(problem: Any, x: np.ndarray, y: np.ndarray, sample: Any, Q: int, tau_N: float) -> np.ndarray:
-    """Phi-hat(x, y; xi) of eq. (6): grad_x f - tau_N grad_xy g sum_{k=0}^{Q} v_k, v_0 = grad_y f,
-    v_k = (I - tau_N H(xi_{Q-k+1})) v_{k-1}: Q+1 terms, Q Hessian-vector products with independent
-    draws, one xi_f shared by grad_x f and grad_y f, one xi_g for the Jacobian (spec §1.2, pitfall 11).
-    Each draw of ``sample`` may itself be a minibatch mean: one chain of minibatch factors (spec §2.6 item 5's
-    per-factor option); b_x i.i.d. copies are the same call on points with a copy axis, then averaged."""
-    v = problem.grad_y_f(x, y, sample)
-    total = v.copy()
-    for k in range(1, Q + 1):
-        v = v - tau_N * problem.hvp(x, y, v, sample, Q - k)
-        total += v
-    return problem.grad_x_f(x, y, sample) - tau_N * problem.jvp(x, y, total, sample)
