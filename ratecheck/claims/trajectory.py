@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy import stats
 
 from ..model.tasks import Task
 from ..theory import Source
@@ -28,6 +29,7 @@ from ..trace import RunConfig, Trace
 from .compose import Plan, Reading, Summary, ran
 from .model import PointResult, Profile, Verdict
 from .plans import StoredRecursion
+from .rules import Decision, ThresholdCeiling
 from .values import ThresholdClaim
 
 # oracle(config, checkpoints) -> {measure: expected values at the checkpoints (C,), or per replica (C, R) for
@@ -105,6 +107,35 @@ class OracleDeviation(Reading):
         return None
 
 
+def median_lower_bound(samples: np.ndarray, level: float) -> float:
+    """A one-sided lower confidence bound of the median at ``level`` from the order statistics: x_(k) with
+    the largest k such that P(Bin(n, 1/2) >= k) >= level (-inf when n is too small: 5 samples at 95%)."""
+    x = np.sort(np.asarray(samples, dtype=float))
+    k = np.flatnonzero(stats.binom.sf(np.arange(x.size), x.size, 0.5) >= level)
+    return float(x[k[-1]]) if k.size else -np.inf
+
+
+@dataclass(frozen=True)
+class DeviationCeiling(ThresholdCeiling):
+    """The threshold rule on per-replica deviations, which are >= 0: also FAIL when half the median's lower
+    confidence bound exceeds the threshold (E X >= m P(X >= m) >= m/2 for X >= 0 and m <= the median). The
+    mean's t interval cannot FAIL a heavy-tailed sample (an oracle of exact expectations whose run fell back
+    to Monte Carlo, one replica far out): its lower end drops below 0. On correct code an oracle's
+    deviations are the same round-off in every replica, and both routes read the same number."""
+
+    def __call__(self, claim: Any, points: Sequence[PointResult], estimate: Any) -> Decision:
+        verdict, reason, evidence = super().__call__(claim, points, estimate)
+        if verdict is Verdict.FAIL:
+            return verdict, reason, evidence
+        for p in points:
+            half = median_lower_bound(p.samples, claim.level) / 2
+            if half > claim.threshold:
+                return (Verdict.FAIL, f"half the median's {claim.level:.0%} lower confidence bound, {half:.3g}, "
+                        f"exceeds the threshold {claim.threshold:g} at {claim.vary}={p.value:g} (the mean's "
+                        f"interval, heavy-tailed, could not decide: {reason})", evidence)
+        return verdict, reason, evidence
+
+
 @dataclass(frozen=True, kw_only=True)
 class TrajectoryClaim(ThresholdClaim):
     """A threshold on the deviation from ``oracle``, whose recursion is a stored task per run beside it (the
@@ -114,6 +145,7 @@ class TrajectoryClaim(ThresholdClaim):
     atol_fraction: float = 1e-12
     plan: Plan = StoredRecursion()
     reading: Reading = OracleDeviation()
+    rule: ThresholdCeiling = DeviationCeiling()
 
     def oracle_task(self, config: RunConfig, trace: Trace) -> Task:
         """The recursion for one run: its configuration (as run: with a check's seed offset, ratecheck.runner.sweep)
