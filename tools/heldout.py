@@ -370,10 +370,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             base_tree = scratch / "_base"
             extract(args.base, base_tree)
-            todo = [p for p in patches if not (args.resume and (out / f"{p['name']}.json").exists())]
-            if args.shard:
+            todo = patches
+            if args.shard:  # of every bug, before --resume drops those done: a shard is the same bugs at every start
                 index, count = (int(v) for v in args.shard.split("/"))
                 todo = todo[index - 1::count]
+            todo = [p for p in todo if not (args.resume and (out / f"{p['name']}.json").exists())]
             if args.reuse_base_cache:
                 for paper in sorted({paper for p in todo for paper in p["papers"]}):
                     if (Path(args.base_cache) / f"_cache-{paper}").exists():
