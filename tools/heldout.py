@@ -57,7 +57,7 @@ TESTS = {
     "ratecheck/model/fit.py": ["tests/test_fit.py", "tests/test_compose.py", "tests/test_claim_pieces.py",
                                "tests/test_power.py"],
     "ratecheck/claims/statistics.py": ["tests/test_compose.py", "tests/test_claim_pieces.py", "tests/test_power.py",
-                                       "tests/test_fit.py"],
+                                       "tests/test_fit.py", "tests/test_claims_statistics_by_hand.py"],
     "ratecheck/algorithms/fedavg.py": ["tests/test_fedavg.py", "tests/test_defedavg_modes.py"],
     "ratecheck/algorithms/local.py": ["tests/test_fedavg.py", "tests/test_strfedavg_algorithms.py"],
     "ratecheck/algorithms/strfedavg.py": ["tests/test_strfedavg_algorithms.py", "tests/test_scaffold.py"],
