@@ -4,8 +4,9 @@ The exact oracles (oracles.py, oracles_baselines.py) keep sigma_H = sigma_J = 0:
 not affine-Gaussian, so exact mode refuses it (an ERROR), and the Monte-Carlo claims' tolerances absorb what it
 changes by O(tau_N^2 sigma_H^2) (e.g. every Neumann factor reading the first Hessian draw). Here a Monte-Carlo run
 with every noise on is replayed replica by replica from the algorithm boxes of ../shared/seeds/002_25acef2c58d2293a.txt
-(Algorithms 1-4, eq. (6)) and spec fedbio §2, §6.0 N1, drawing the SAME standard normals from the run's own
-'noise' Generators (ratecheck.seeding), NOT from ratecheck/algorithms/fedbio.py; the gap is float64 round-off.
+(Algorithms 1-4, eq. (6)), StocBiO's Algorithms 1-2 and spec fedbio §2, §6.0 N1, §7, drawing the SAME standard
+normals from the run's own 'noise' Generators (ratecheck.seeding), NOT from ratecheck/algorithms/fedbio.py; the gap is
+float64 round-off.
 
 The draws' layout is the seeding contract of the fedbio_bilevel problem's N1 oracles, not the algorithm: a call
 for a minibatch of b samples per client serves, in this order and only for the oracles it names with a non-zero
@@ -24,6 +25,10 @@ b copies of single-sample estimators of eq. (6), spec §2.6 item 5; k = Q Hessia
   from one xi_f; x -= eta mean_copies Phi-hat, y -= gamma omega; only x averaged at a sync.
 * fedbioacc_local (Alg. 4): first batches (M,) b1 M [gy] and (M, b1) 1 [fx, fy, J, H]; per iteration ONE B_y (M,)
   b M [gy] and ONE B_x (M, b) 1 at both points; x and nu averaged at a sync, y and omega never.
+* fedbio_local with neumann_batch 'per_factor': B_x is (M,) b_x [fx, fy, J, H with k = Q]: one chain of eq. (6) whose
+  every oracle and factor is a b_x-minibatch mean.
+* stocbio (Ji, Yang, Liang 2021, Algorithms 1-2; spec §7, M = 1): D inner steps y -= beta grad_y g(x_k, y), each
+  its own (1,) b_y [gy]; then (1,) b [fx, fy, J, H with k = Q]: x_k+1 = x_k - alpha Phi-hat(x_k, y_k^D), one chain.
 
 Phi-hat of eq. (6) per copy: grad_x f - tau_N grad_xy g sum_{q=-1}^{Q-1} prod_{j=Q-q}^{Q} (I - tau_N grad_yy g(xi_j))
 grad_y f, the product applied right to left (xi_Q first), xi_j the draw j - 1 of the Hessian axis. alpha_t = gain
@@ -49,14 +54,15 @@ from .oracles import FAMILY, KEY, _global_forms, local_forms
 from .theorems import src
 
 REPLAY_T, REPLAY_REPLICAS = 24, 4
-# deterministic given the draws: float64 round-off over 24 iterations (measured below 1e-13); one Hessian draw
-# reused for every factor, or copies sharing their draws, moves some replica by >= 1e-3
+# deterministic given the draws: float64 round-off over 24 iterations (measured below 2e-14); each plausible bug of
+# the tests moves some replica by >= 0.1
 REPLAY_RTOL = 1e-10
 # every factor non-trivial: heterogeneous A_m, B_m, p != d, all four noises on, none of them 1; tau_N (L + sigma_H)
 # = 0.77 < 1 keeps every sampled I - tau_N grad_yy g contractive (spec §6.0)
 NOISES = {"sigma_f": 0.8, "sigma_g": 1.3, "sigma_J": 0.3, "sigma_H": 0.35}
 BASE = {"clients": 3, "dim_x": 3, "dim_y": 2, "b": None, "s": 0.7, "s_H": 0.4, "s_B": 0.5, "a_min": 1.0,
         "a_max": 2.5, "rho": 0.6, "seed": 3, **NOISES}
+Sample = dict[str, Any]  # one draw's noise arrays by oracle (fx, fy, gy, J, H), None where sigma is 0
 STORM = {"alpha_gain": 0.25, "u_bar": 0.0005, "c_nu": 0.9, "c_om": 1.6}
 CASES: dict[str, dict[str, Any]] = {
     "fedbio_local": {"test": "C2", "steps": {"I": 3, "eta": 0.05, "gamma": 0.08, "Q": 4, "tau_N": 0.25, "bx": 2,
@@ -74,6 +80,17 @@ CASES: dict[str, dict[str, Any]] = {
                                          "c_u": 0.6},
                   "what": "FedBiOAcc with I = 3, b = 2, b1 = 3, alpha_t as for FedBiOAcc-Local, c_nu = 0.9, c_omega = "
                           "1.6, c_u = 0.6"},
+    "fedbio_local_per_factor": {"algorithm": "fedbio_local", "test": "C2",
+                                "steps": {"I": 2, "eta": 0.06, "gamma": 0.1, "Q": 3, "tau_N": 0.25, "bx": 3, "by": 2,
+                                          "neumann_batch": "per_factor"},
+                                "what": "FedBiO-Local with neumann_batch 'per_factor' (ONE chain of eq. (6) whose factors "
+                                        "are b_x = 3-minibatch means, spec §2.6 item 5), I = 2, Q = 3 at tau_N = 0.25, "
+                                        "b_y = 2"},
+    "stocbio": {"test": "C2", "clients": 1,
+                "steps": {"eta": 0.3, "gamma": 0.2, "D": 3, "Q": 3, "tau_N": 0.25, "b": 2, "by": 3},
+                "what": "StocBiO (Ji, Yang, Liang 2021, Algorithms 1-2; the centralized reference of spec §7) with D = 3 "
+                        "warm-started inner steps of batch b_y = 3, then x -= 0.3 Phi-hat with every oracle and each "
+                        "of the Q = 3 Hessian factors a b = 2-minibatch, tau_N = 0.25"},
 }
 
 
@@ -91,18 +108,18 @@ class Noise:
     def _normal(self, sigma: float, shape: tuple[int, ...], variance_per: float) -> np.ndarray | None:
         return None if sigma == 0.0 else self.stream.normal(shape) * (sigma / np.sqrt(variance_per))
 
-    def draw(self, clients: tuple[int, ...], batch: int, oracles: str, hessians: int = 1) -> dict[str, Any]:
-        p, d, s = self.p, self.d, self.sigma
-        out: dict[str, Any] = {}
-        if "fx" in oracles:
+    def draw(self, clients: tuple[int, ...], batch: int, oracles: str, hessians: int = 1) -> Sample:
+        p, d, s, names = self.p, self.d, self.sigma, oracles.split()
+        out: Sample = {}
+        if "fx" in names:
             out["fx"] = self._normal(s["sigma_f"], clients + (p,), (p + d) * batch)
-        if "fy" in oracles:
+        if "fy" in names:
             out["fy"] = self._normal(s["sigma_f"], clients + (d,), (p + d) * batch)
-        if "gy" in oracles:
+        if "gy" in names:
             out["gy"] = self._normal(s["sigma_g"], clients + (d,), d * batch)
-        if "J" in oracles:
+        if "J" in names:
             out["J"] = self._normal(s["sigma_J"], clients + (p, d), p * d * batch)
-        if "H" in oracles:
+        if "H" in names:
             N = self._normal(s["sigma_H"], clients + (hessians, d, d), d * (d + 1) / 2 * batch)
             out["H"] = None if N is None else 0.5 * (N + np.swapaxes(N, -1, -2))
         return out
@@ -136,26 +153,26 @@ class Clients:
             matrix = matrix[(slice(None),) + (None,) * (z.ndim - 3)]
         return np.einsum("...ij,...j->...i", matrix, v)
 
-    def grad_x_f(self, x, s):
+    def grad_x_f(self, x: np.ndarray, s: Sample) -> np.ndarray:
         return _add(self.rho * (x - self._data(x, "e")), s.get("fx"))
 
-    def grad_y_f(self, y, s):
+    def grad_y_f(self, y: np.ndarray, s: Sample) -> np.ndarray:
         return _add(y - self._data(y, "d"), s.get("fy"))
 
-    def grad_y_g(self, x, y, s):
+    def grad_y_g(self, x: np.ndarray, y: np.ndarray, s: Sample) -> np.ndarray:
         return _add(self._apply(y, self.A, y) - self._apply(x, self.B, x) - self._data(y, "c"), s.get("gy"))
 
-    def jac_xy(self, z, u, s):
+    def jac_xy(self, z: np.ndarray, u: np.ndarray, s: Sample) -> np.ndarray:
         """grad_xy g_m(xi) u = (-B_m^T + J(xi)) u in R^p."""
         return _add(-self._apply(z, np.swapaxes(self.B, 1, 2), u), None if s.get("J") is None else
                     np.einsum("...ij,...j->...i", s["J"], u))
 
-    def hess_yy(self, z, u, s, j: int = 1):
+    def hess_yy(self, z: np.ndarray, u: np.ndarray, s: Sample, j: int = 1) -> np.ndarray:
         """grad_yy g_m(xi_j) u = (A_m + S_j) u, xi_j the j-th Hessian draw (j = 1..Q)."""
         H = s.get("H")
         return _add(self._apply(z, self.A, u), None if H is None else np.einsum("...ij,...j->...i", H[..., j - 1, :, :], u))
 
-    def phi_hat(self, x, y, s, Q: int, tau_N: float) -> np.ndarray:
+    def phi_hat(self, x: np.ndarray, y: np.ndarray, s: Sample, Q: int, tau_N: float) -> np.ndarray:
         """Eq. (6) on each copy: grad_x f(xi_f) - tau_N grad_xy g(xi_g) sum_{q=-1}^{Q-1} prod_{j=Q-q}^{Q}
         (I - tau_N grad_yy g(xi_j)) grad_y f(xi_f)."""
         v = self.grad_y_f(y, s)
@@ -183,7 +200,7 @@ class Replay:
         self.noise = Noise(config, self.cl.p, self.cl.dy)
         R, M, p, dy = int(config.replicas), self.cl.M, self.cl.p, self.cl.dy
         self.x, self.y, self.u = np.zeros((R, M, p)), np.zeros((R, M, dy)), np.zeros((R, M, dy))
-        self.local = config.algorithm in ("fedbio_local", "fedbioacc_local")
+        self.local = config.algorithm in ("fedbio_local", "fedbioacc_local", "stocbio")
         cl = self.cl
         if self.local:
             n = M * (p + dy)
@@ -217,7 +234,7 @@ class Replay:
         state = getattr(self, f"_{self.config.algorithm}_start", lambda: None)()
         self.record(0)
         for t in range(1, int(self.config.rounds) + 1):  # iteration t of the box; a sync when t % I == 0
-            state = step(t, int(t % int(self.k["I"]) == 0), state)
+            state = step(t, t % int(self.k.get("I", 1)) == 0, state)
             self.record(t)
         return self
 
@@ -235,7 +252,7 @@ class Replay:
             self.x, self.y, self.u = _sync(self.x), _sync(self.y), _sync(self.u)
 
     # Algorithm 2
-    def _targets(self, x, y, u, s) -> dict[str, np.ndarray]:
+    def _targets(self, x: np.ndarray, y: np.ndarray, u: np.ndarray, s: Sample) -> dict[str, np.ndarray]:
         cl = self.cl
         return {"om": cl.grad_y_g(x, y, s), "nu": cl.grad_x_f(x, s) - cl.jac_xy(x, u, s),
                 "q": cl.hess_yy(y, u, s) - cl.grad_y_f(y, s)}
@@ -258,10 +275,16 @@ class Replay:
         return {name: _sync(v) for name, v in mom.items()} if sync else mom
 
     # Algorithms 3 and 4: eq. (6) on (M, copies)
-    def _neumann(self, x, y, copies: int, s=None) -> tuple[np.ndarray, dict[str, Any]]:
+    def _neumann(self, x: np.ndarray, y: np.ndarray, batch: int, s: Sample | None = None) -> tuple[np.ndarray, Sample]:
+        """Phi-hat of ``batch`` samples per client: the mean of that many single-sample copies, or (per_factor,
+        StocBiO) one chain whose oracles and factors are each a minibatch of that size."""
         Q, tau_N = int(self.k["Q"]), float(self.k["tau_N"])
+        if self.config.algorithm == "stocbio" or self.k.get("neumann_batch", "copies") == "per_factor":
+            if s is None:
+                s = self.noise.draw((self.cl.M,), batch, "fx fy J H", hessians=max(Q, 1))
+            return self.cl.phi_hat(x, y, s, Q, tau_N), s
         if s is None:
-            s = self.noise.draw((self.cl.M, copies), 1, "fx fy J H", hessians=max(Q, 1))
+            s = self.noise.draw((self.cl.M, batch), 1, "fx fy J H", hessians=max(Q, 1))
         return self.cl.phi_hat(x[:, :, None], y[:, :, None], s, Q, tau_N).mean(axis=2), s
 
     def _fedbio_local(self, t: int, sync: bool, _: Any) -> None:
@@ -271,6 +294,13 @@ class Replay:
         self.x, self.y = self.x - k["eta"] * nu, self.y - k["gamma"] * cl.grad_y_g(self.x, self.y, s_y)
         if sync:
             self.x = _sync(self.x)  # y is never averaged
+
+    def _stocbio(self, t: int, sync: bool, _: Any) -> None:
+        """StocBiO's outer iteration: D warm-started SGD steps on y at x_k, then x_k+1 = x_k - alpha Phi-hat(x_k, y_k^D)."""
+        k, cl = self.k, self.cl
+        for _step in range(int(k["D"])):
+            self.y = self.y - k["gamma"] * cl.grad_y_g(self.x, self.y, self.noise.draw((cl.M,), int(k["by"]), "gy"))
+        self.x = self.x - k["eta"] * self._neumann(self.x, self.y, int(k["b"]))[0]
 
     def _by(self) -> int:
         by = self.k.get("by")
@@ -335,28 +365,32 @@ def _configure(name: str) -> Any:
     case = CASES[name]
 
     def configure(value: float, profile: Profile) -> RunConfig:
-        return RunConfig(name, dict(case["steps"]), FAMILY, {**BASE, "test": case["test"]}, int(value),
+        return RunConfig(case.get("algorithm", name), dict(case["steps"]), FAMILY,
+                         {**BASE, "test": case["test"], "clients": case.get("clients", BASE["clients"])}, int(value),
                          replicas=REPLAY_REPLICAS, checkpoints=int(value), mode="monte_carlo")
     return configure
 
 
 SOURCES = {"fedbio": "Algorithm 1, lines 4-15", "fedbioacc": "Algorithm 2, lines 2-14",
-           "fedbio_local": "Algorithm 3, eq. (6)", "fedbioacc_local": "Algorithm 4, eq. (6)"}
+           "fedbio_local": "Algorithm 3, eq. (6)", "fedbioacc_local": "Algorithm 4, eq. (6)",
+           "fedbio_local_per_factor": "Algorithm 3, eq. (6)",
+           "stocbio": "Ji, Yang, Liang 2021 (StocBiO) Algorithms 1-2; eq. (6)"}
 
 CLAIMS: tuple[Claim, ...] = tuple(
     dataclasses.replace(trajectory_oracle(
         id=f"fedbio.oracle.{name}_noisy_replay", paper=KEY,
         title=f"{name} with Hessian and Jacobian noise: a Monte-Carlo run equals its box replayed with the run's draws",
-        statement=f"{case['what']}, on Test {case['test']} (M = 3 clients, p = 3, d = 2, heterogeneous A_m, B_m: s_H = "
-                  "0.4, s_B = 0.5) with N1 noise sigma_f = 0.8, sigma_g = 1.3, sigma_J = 0.3, sigma_H = 0.35, run by the "
-                  "algorithm in Monte Carlo: every replica's measures at every iteration, its final iterates and the "
-                  "run's ball maxima equal the box replayed with the same standard normals drawn from the run's 'noise' "
-                  "Generators (Q independent Hessian draws per Neumann copy, one sample at both STORM points; "
-                  "proofs/fedbio/oracles_replay.py).",
-        source=src(f"{SOURCES[name]}", "spec §2, §2.6, §6.0 N1"), configure=_configure(name), oracle=replay,
-        measures=("grad_norm_sq", "dist_sq", "y_err") + (() if "local" in name else ("u_err",)), rtol=REPLAY_RTOL,
+        statement=f"{case['what']}, on Test {case['test']} (M = {case.get('clients', BASE['clients'])}, p = 3, d = 2"
+                  f"{', heterogeneous A_m, B_m: s_H = 0.4, s_B = 0.5' if case.get('clients', 3) > 1 else ''}) with N1 noise "
+                  "sigma_f = 0.8, sigma_g = 1.3, sigma_J = 0.3, sigma_H = 0.35, run by the algorithm in Monte Carlo: "
+                  "every replica's measures at every iteration, its final iterates and the run's ball maxima equal the "
+                  "box replayed with the same standard normals drawn from the run's 'noise' Generators (Q independent "
+                  "Hessian draws per Neumann chain, one sample at both STORM points; proofs/fedbio/oracles_replay.py).",
+        source=src(SOURCES[name], "spec §2, §2.6, §6.0 N1"), configure=_configure(name), oracle=replay,
+        measures=("grad_norm_sq", "dist_sq", "y_err") + (("u_err",) if case["test"] == "B" else ()), rtol=REPLAY_RTOL,
         tolerance_reason="deterministic given the draws: float64 round-off over 24 iterations (measured below "
-                         "1e-13); a Hessian draw reused across the Neumann factors or the copies, a fresh sample at one "
-                         "STORM point, or any wrong factor moves some replica by >= 1e-3 (tests/test_oracles_fedbio_replay.py).",
+                         "2e-14); one Hessian draw read by every Neumann factor, a Jacobian draw shared by the copies, a "
+                         "STORM old point on the previous batch, or a minibatch's Hessian noise not averaged moves some "
+                         "replica by >= 0.1 (tests/test_oracles_fedbio_replay.py).",
         grid={"quick": (REPLAY_T,), "full": (REPLAY_T,)}), summary=replay_deviation)
     for name, case in CASES.items())
