@@ -45,19 +45,6 @@ def test_every_factor_is_non_trivial():
         assert _deviation(name) < 1e-3 * rp.REPLAY_RTOL  # measured round-off sits far below the tolerance
 
 
-def _cached_old_sample(self, problem, noise, shape, batch, **kw):
-    """STORM's old point on the previous iteration's batch (a stored old gradient), not the fresh one."""
-    cache = _cached_old_sample.previous
-    key = (shape, batch, tuple(sorted(kw.items())))
-    s = problem.draw(noise, shape, batch, **kw)
-    old = cache.get(key, s)
-    cache[key] = s
-    return s, old
-
-
-_cached_old_sample.previous = {}
-
-
 def _patch(monkeypatch, mutation):
     if mutation == "shared_hessian_draw":  # benchmarks/heldout/24: every factor reads the draw 0
         def factor(self, problem, x, y, v, sample, k):
@@ -79,9 +66,15 @@ def _patch(monkeypatch, mutation):
             s = draw(self, noise, shape, batch, *args, **kw)
             return s if s.H is None else dataclasses.replace(s, H=s.H * np.sqrt(batch))
         monkeypatch.setattr(FedBilevel, "draw", unscaled)
-    elif mutation == "storm_cached_old_sample":
-        _cached_old_sample.previous.clear()
-        monkeypatch.setattr(fedbio.StormFields, "sample_pair", _cached_old_sample)
+    elif mutation == "storm_cached_old_sample":  # STORM's old point on the previous iteration's batch (a stored old
+        previous = {}  # gradient), not on the fresh one
+
+        def sample_pair(self, problem, noise, shape, batch, **kw):
+            key = (shape, batch, tuple(sorted(kw.items())))
+            s = problem.draw(noise, shape, batch, **kw)
+            old, previous[key] = previous.get(key, s), s
+            return s, old
+        monkeypatch.setattr(fedbio.StormFields, "sample_pair", sample_pair)
 
 
 test_plausible_bugs_fail = kit.bugs_fail(rp.CLAIMS, _patch, [
