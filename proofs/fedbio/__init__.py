@@ -19,6 +19,7 @@ from .errata import UNCHECKED_ERRATA
 from .hunts import HUNTS, SPACES  # counterexample searches (issue #13)
 from .oracles import CLAIMS as ORACLES  # trajectory oracles and the absolute floor (issue #23)
 from .oracles_baselines import CLAIMS as BASELINE_ORACLES  # Algorithm 4, MRBO, StocBiO oracles (issue #23)
+from .oracles_replay import CLAIMS as NOISY_REPLAYS  # Monte-Carlo runs replayed with their Hessian noise (issue #23)
 from .report import report_figures, report_sections
 from .theorems import SEED, THEOREMS
 
@@ -29,7 +30,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS + COSTS + CONSTANT_CLAIMS,  # issue #13: registered hunts; #23: oracles
+    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS + COSTS + CONSTANT_CLAIMS + NOISY_REPLAYS,  # #13: hunts; #23: oracles
     spec="../shared/spec/fedbio.md",
     report_sections=report_sections,
     report_figures=report_figures,
