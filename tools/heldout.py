@@ -55,7 +55,7 @@ TESTS = {
     "proofs/strfedavg/theorems.py": ["tests/test_strfedavg_theory.py", "tests/test_goldens_strfedavg.py",
                                      "tests/test_goldens_strfedavg_t3.py"],
     "ratecheck/model/fit.py": ["tests/test_fit.py", "tests/test_compose.py", "tests/test_claim_pieces.py",
-                               "tests/test_power.py"],
+                               "tests/test_power.py", "tests/test_slope_resamples_independent.py"],
     "ratecheck/claims/statistics.py": ["tests/test_compose.py", "tests/test_claim_pieces.py", "tests/test_power.py",
                                        "tests/test_fit.py", "tests/test_claims_statistics_by_hand.py"],
     "ratecheck/algorithms/fedavg.py": ["tests/test_fedavg.py", "tests/test_defedavg_modes.py"],
