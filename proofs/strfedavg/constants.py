@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.constants import ConstantsClaim, Independent, client_hessians, hessian_from_gradients, positive_eigenvalues
+from ratecheck.claims.constants import (ConstantsClaim, Independent, client_hessians, hessian_from_gradients,
+                                        noise_stream, positive_eigenvalues, root_mean_square, sampled_tolerance)
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 
@@ -27,10 +28,17 @@ from .theorems import src
 
 INSTANCES = (
     {"outer": "tp1", "mu": 1e-3, "lam_min": 0.01, "lam_max": 1.0, "delta": 0.1, "rho": 0.5, "dim": 12, "rank": 8,
-     "clients": 4, "rows": 3, "seed": 1},
+     "clients": 4, "rows": 3, "seed": 1, "sigma_h": 0.6, "sigma_f": 0.4},
     {"outer": "tp1", "mu": 0.2, "lam_min": 0.05, "lam_max": 2.0, "delta": 0.3, "rho": 1.0, "dim": 10, "rank": 6,
-     "clients": 3, "rows": 2, "seed": 7},
+     "clients": 3, "rows": 2, "seed": 7, "sigma_h": 1.3, "sigma_f": 0.25},
 )
+# sigma_h, sigma_f: E||zeta||^2, E||xi||^2 sampled from DRAWS draws per client (STREAMS generators of DRAWS / STREAMS
+# copies of every client) of an n-vector (n >= 10, 3 clients or more): the tolerance is SAMPLED_Z sd of the estimate,
+# 5 sqrt(1 / (2 DRAWS 3 10)) = 5.1e-3, so a 1% error in a sigma, sigma^2 for sigma or a noise scaled by another
+# dimension FAILs
+DRAWS = 16000
+STREAMS = 40
+SIGMA_TOLERANCE = sampled_tolerance(DRAWS * 3, 10)
 
 
 def instance(value: float, profile: Profile) -> RunConfig:
@@ -121,6 +129,35 @@ def mu_f(problem: Any) -> float:
     return float(np.linalg.eigvalsh(outer_hessian(problem)).min())
 
 
+def _copies(problem: Any) -> tuple[Any, np.ndarray]:
+    """DRAWS copies of every client (STREAMS rows of DRAWS / STREAMS copies) at a point w = 0.3 1_n."""
+    N = problem.num_clients
+    batch = problem.gather(np.tile(np.arange(N), (STREAMS, DRAWS // STREAMS)))
+    return batch, np.full((STREAMS, N * (DRAWS // STREAMS), problem.dim), 0.3)
+
+
+def sigma_h(problem: Any) -> float:
+    """Assumption 3: E||grad h_i(x, zeta) - grad h_i(x)||^2 <= sigma_h^2, sampled: stochastic_grad minus local_grad."""
+    batch, w = _copies(problem)
+    zeta = np.asarray(problem.stochastic_grad(batch, w.copy(), noise_stream("strfedavg.sigma_h", STREAMS)))
+    return root_mean_square(zeta - np.asarray(problem.local_grad(batch, w)))
+
+
+def sigma_f(problem: Any) -> float:
+    """Assumption 3: E||grad f_i(x, xi) - grad f_i(x)||^2 <= sigma_f^2, sampled through composite_grad (eta = 1),
+    which draws zeta then xi from its stream (its docstring): a second stream of the same key replays zeta through
+    stochastic_grad, so composite - stochastic - grad f_i = xi exactly."""
+    batch, w = _copies(problem)
+    both = np.asarray(problem.composite_grad(batch, w.copy(), 1.0, noise_stream("strfedavg.sigma_f", STREAMS)))
+    zeta = np.asarray(problem.stochastic_grad(batch, w.copy(), noise_stream("strfedavg.sigma_f", STREAMS)))
+    outer = np.asarray(problem.outer.client_grad(None, w, batch.outer))
+    return root_mean_square(both - zeta - outer)
+
+
+def additive_noise(problem: Any) -> bool:
+    return problem.batch_rows is None
+
+
 CLAIMS = (
     ConstantsClaim(
         id="strfedavg.constants.least_squares", paper=KEY,
@@ -142,5 +179,11 @@ CLAIMS = (
             "kappa": Independent(kappa, "order of growth of h - h* along a direction: log2 of the gap ratio at t = 2, 1"),
             "L_f": Independent(L_f, "||Hess f||_2, Hess f assembled from the outer gradient oracle (Assumption 1)"),
             "mu_f": Independent(mu_f, "lambda_min(Hess f), assembled from the outer gradient oracle (Assumption 1)"),
+            "sigma_h": Independent(sigma_h, f"sqrt of the mean ||stochastic_grad - local_grad||^2 over {DRAWS} draws per "
+                                            "client, seed 0 (Assumption 3); tolerance 5 sd of the estimate",
+                                   rel_tolerance=SIGMA_TOLERANCE, where=additive_noise),
+            "sigma_f": Independent(sigma_f, f"sqrt of the mean ||xi||^2 over {DRAWS} draws per client through "
+                                            "composite_grad (zeta replayed), seed 0 (Assumption 3); tolerance 5 sd",
+                                   rel_tolerance=SIGMA_TOLERANCE, where=additive_noise),
         }),
 )
