@@ -21,7 +21,7 @@ import numpy as np
 from ratecheck.claims import Profile
 from ratecheck.claims.constants import (ConstantsClaim, Independent, hessian_from_gradients, SAMPLED_Z,
                                         noise_stream,
-                                        root_mean_square, sampled_tolerance)
+                                        root_mean_square, sampled_tolerance, sup_over_balls)
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 
@@ -38,6 +38,9 @@ INSTANCES = (
 # smallest instance (M = 3 or 4 clients, the fewest coordinates: grad_y g with d = 2): at most 1.02e-2, so a 2%
 # error in a sigma (4% in sigma^2), sigma^2 for sigma or a noise scaled by another dimension is outside it
 DRAWS = 20000
+# C_f of test B's quadratic f on the ball is attained (x, y pointing away from e_m, d_m): the largest found must be
+# within 1e-6 of it
+ATTAINED = 1e-6
 STREAMS = 50
 
 
@@ -192,6 +195,64 @@ def level(name: str) -> Any:
     return compute
 
 
+def _on_ball(problem: Any, value: Any) -> float:
+    """The largest ``value`` found on the ball {||x|| <= R_x, ||y|| <= R_y} the family declares C_f, zeta_g and
+    zeta_g* on (FedBilevel.ball, its declared radii)."""
+    R_x, R_y = problem.ball
+    return sup_over_balls(value, [np.zeros(problem.dim_x), np.zeros(problem.dim_y)], [R_x, R_y])
+
+
+def _at(problem: Any, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Points z = (x, y) (k, p + d) repeated for every client, and the exact sample."""
+    M, p = problem.num_clients, problem.dim_x
+    return (np.repeat(z[:, None, :p], M, axis=1), np.repeat(z[:, None, p:], M, axis=1),
+            problem.draw(None, (M,)))
+
+
+def _pairs(g: np.ndarray) -> np.ndarray:
+    """max_{m,j} ||g_m - g_j|| per point, g (k, M, .)."""
+    return np.linalg.norm(g[:, :, None, :] - g[:, None, :, :], axis=-1).max(axis=(1, 2))
+
+
+def _grad_f(problem: Any, z: np.ndarray) -> np.ndarray:
+    x, y, s = _at(problem, z)
+    return np.concatenate([problem.grad_x_f(x, y, s), problem.grad_y_f(x, y, s)], axis=-1)
+
+
+def C_f(problem: Any) -> float:
+    """Assumption 2 on the ball (a quadratic f has no global C_f, spec §6.1): sup max_m ||grad f_m||, the largest
+    found."""
+    return _on_ball(problem, lambda z: np.linalg.norm(_grad_f(problem, z), axis=-1).max(axis=1))
+
+
+def zeta_f(problem: Any) -> float:
+    """Assumption 5: max_{m,j} ||grad f_m - grad f_j||, z-independent for test B's quadratic f (a point suffices)."""
+    return float(_pairs(_grad_f(problem, np.linspace(-1.0, 1.0, problem.dim_x + problem.dim_y)[None, :]))[0])
+
+
+def zeta_g(problem: Any) -> float:
+    """Assumption 5 on the ball: sup max_{m,j} ||grad g_m(z) - grad g_j(z)||, the gradient in z = (x, y) (grad_x g_m =
+    -B_m^T y from jvp, grad_y g_m from grad_y_g), the largest found."""
+    B = jacobians_xy(problem)
+
+    def spread(z: np.ndarray) -> np.ndarray:
+        x, y, s = _at(problem, z)
+        return _pairs(np.concatenate([-np.einsum("kmd,mdp->kmp", y, B), problem.grad_y_g(x, y, s)], axis=-1))
+    return _on_ball(problem, spread)
+
+
+def zeta_gstar(problem: Any) -> float:
+    """Assumption 6 on the x ball: sup max_{m,j} ||y_m*(x) - y_j*(x)||, y_m*(x) solving grad_y g_m(x, y) = 0 (g_m
+    quadratic in y: y_m* = -Hess^-1 grad_y g_m(x, 0), the Hessian from hvp), the largest found."""
+    H = hessians_yy(problem)
+
+    def spread(x: np.ndarray) -> np.ndarray:
+        z = np.hstack([x, np.zeros((x.shape[0], problem.dim_y))])
+        xs, ys, s = _at(problem, z)
+        return _pairs(-np.linalg.solve(H[None], problem.grad_y_g(xs, ys, s)[..., None])[..., 0])
+    return sup_over_balls(spread, [np.zeros(problem.dim_x)], [problem.ball[0]])
+
+
 def n1(problem: Any) -> bool:
     return problem.rows_f is None and problem.rows_A is None and problem.rows_B is None
 
@@ -221,6 +282,17 @@ CLAIMS = (
             "Lbar": Independent(Lbar, "(1 + kappa) Lhat ([DERIVED], spec §3.3) from the independent L, mu"),
             "zeta_gyy": Independent(zeta_gyy, "max_{m,j} ||grad_yy g_m - grad_yy g_j||_2 from hvp (Assumption 5)"),
             "zeta_gxy": Independent(zeta_gxy, "max_{m,j} ||grad_xy g_m - grad_xy g_j||_2 from jvp (Assumption 5)"),
+            "zeta_f": Independent(zeta_f, "max_{m,j} ||grad f_m - grad f_j|| at a point (quadratic f: z-independent; "
+                                          "Assumption 5)"),
+            "C_f": Independent(C_f, "sup over the ball of max_m ||grad f_m||: sampled, corners, boundary and SLSQP "
+                                    "ascent (Assumption 2 on the ball; attained: within 1e-6)", bound=True, tight=ATTAINED),
+            "zeta_g": Independent(zeta_g, "sup over the ball of max_{m,j} ||grad g_m - grad g_j|| in z = (x, y): sampled, "
+                                          "corners, boundary and SLSQP ascent (Assumption 5; a triangle-inequality bound "
+                                          "by design, ratio reported)", bound=True),
+            "zeta_gstar": Independent(zeta_gstar, "sup over ||x|| <= R_x of max_{m,j} ||y_m*(x) - y_j*(x)||, y_m* from "
+                                                  "grad_y_g and hvp: sampled, corners, boundary and SLSQP ascent "
+                                                  "(Assumption 6; a triangle-inequality bound by design, ratio "
+                                                  "reported)", bound=True),
             **{name: Independent(fn, f"sqrt of the mean squared {what} noise over {DRAWS} N1 draws per client through "
                                      f"{via}, seed 0 (Assumption 4); tolerance {SAMPLED_Z:g} sd of the estimate",
                                  rel_tolerance=_tolerance(dof), where=n1)

@@ -230,7 +230,7 @@ class ConstantsAgree(Rule):
         else:
             values = [r for r in rows if r["kind"] == "value"] or rows
             worst = max(values, key=lambda r: r["relative"] / r["tolerance"])
-            reason = (f"{len({r['constant'] for r in rows})} constants at {len({r['instance'] for r in rows})} "
+            reason = (f"{len({r['constant'] for r in values})} constants at {len({r['instance'] for r in rows})} "
                       f"instances agree with their independent computation; largest relative difference "
                       f"{worst['relative']:.3g} ({worst['constant']}, tolerance {worst['tolerance']:g})")
             bounds = [r for r in rows if r["kind"] == "bound"]
@@ -383,14 +383,29 @@ def sup_over_balls(value: Callable[[np.ndarray], np.ndarray], centers: Sequence[
     best = [float(values.max())]
     constraints, start = [], 0
     for c, r in zip(centers, radii):
-        constraints.append({"type": "ineq", "fun": functools.partial(_ball_slack, sl=slice(start, start + c.size), c=c, r=r)})
+        sl = slice(start, start + c.size)
+        constraints.append({"type": "ineq", "fun": functools.partial(_ball_slack, sl=sl, c=c, r=r),
+                            "jac": functools.partial(_ball_slack_gradient, sl=sl, c=c)})
         start += c.size
+    step = 1e-6 * max(1.0, max(radii))
+    steps = np.vstack([np.eye(n), -np.eye(n)]) * step
+
+    def gradient(x: np.ndarray) -> np.ndarray:  # central differences, the 2n points in one call of ``value``
+        v = np.asarray(value(x[None, :] + steps), float)
+        return -(v[:n] - v[n:]) / (2 * step)
+
     for z0 in z[np.argsort(values)[-starts:]]:
-        res = minimize(lambda x: -float(value(x[None, :])[0]), z0, method="SLSQP", constraints=constraints,
-                       options={"maxiter": 200, "ftol": 1e-14})
+        res = minimize(lambda x: -float(value(x[None, :])[0]), z0, jac=gradient, method="SLSQP",
+                       constraints=constraints, options={"maxiter": 200, "ftol": 1e-14})
         best.append(float(value(_into_balls(res.x[None, :], centers, radii))[0]))
     return max(best)
 
 
 def _ball_slack(z: np.ndarray, sl: slice, c: np.ndarray, r: float) -> float:
     return r * r - float(np.sum((z[sl] - c) ** 2))
+
+
+def _ball_slack_gradient(z: np.ndarray, sl: slice, c: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(z)
+    out[sl] = -2.0 * (z[sl] - c)
+    return out
