@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.constants import (ConstantsClaim, Independent, client_gradient, client_hessians,
-                                        sup_over_balls)
+from ratecheck.claims.constants import ConstantsClaim, Independent, client_gradient, client_hessians, sup_over_balls
 from ratecheck.inspection import problem_of
 from ratecheck.seeding import ReplicaStream
 from ratecheck.trace import RunConfig

@@ -19,9 +19,16 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.constants import (ConstantsClaim, Independent, hessian_from_gradients, SAMPLED_Z,
-                                        noise_stream,
-                                        root_mean_square, sampled_tolerance, sup_over_balls)
+from ratecheck.claims.constants import (
+    SAMPLED_Z,
+    ConstantsClaim,
+    Independent,
+    hessian_from_gradients,
+    noise_stream,
+    root_mean_square,
+    sampled_tolerance,
+    sup_over_balls,
+)
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 

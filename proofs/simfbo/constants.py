@@ -20,8 +20,15 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.constants import (ConstantsClaim, Independent, hessian_from_gradients, noise_stream,
-                                        root_mean_square, sampled_tolerance, sup_over_balls)
+from ratecheck.claims.constants import (
+    ConstantsClaim,
+    Independent,
+    hessian_from_gradients,
+    noise_stream,
+    root_mean_square,
+    sampled_tolerance,
+    sup_over_balls,
+)
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 
@@ -102,9 +109,6 @@ def L_1(problem: Any) -> float:
     return float(max(norms))
 
 
-def r(problem: Any) -> float:
-    """Lemma 1: ||v*(x)|| <= r = L_f / mu_g, with L_f as declared (a bound, module doc) and mu_g independent."""
-    return float(problem.constants()["L_f"].value) / mu_g(problem)
 
 
 def _copies(problem: Any, k: int = DRAWS // STREAMS) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
@@ -185,12 +189,18 @@ def sigma_gh(problem: Any) -> float:
     return sup_over_balls(spread, *_region(problem))
 
 
+def r(problem: Any) -> float:
+    """Lemma 1: ||v*(x)|| <= r = L_f / mu_g, from the independent L_f (the largest found on the box; attained) and
+    mu_g."""
+    return L_f(problem) / mu_g(problem)
+
+
 def computations() -> dict[str, Independent]:
     return {
         "mu_g": Independent(mu_g, "min_i lambda_min(Hess_yy g_i), Hess_yy g_i assembled from lower_grad (Assumption 1)"),
         "L_1": Independent(L_1, "max_i of ||joint Hessian of g_i||_2 and ||Hess f_i||_2, assembled from lower_grad, "
                                 "surrogate_grad (v = 0) and upper_grad_y (Assumption 2)"),
-        "r": Independent(r, "Lemma 1's radius L_f / mu_g: declared L_f over the independent mu_g"),
+        "r": Independent(r, "Lemma 1's radius L_f / mu_g from the independent L_f and mu_g", rel_tolerance=1e-6),
         "L_f": Independent(L_f, "sup over ||x|| <= R_x, ||y|| <= R_y of max_i ||grad f_i||: sampled, corners, boundary and "
                                 "SLSQP ascent (Assumption 2 on the box; attained on P1, h_i = 0: within 1e-6)",
                            bound=True, tight=ATTAINED),

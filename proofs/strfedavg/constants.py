@@ -18,8 +18,16 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.constants import (ConstantsClaim, Independent, client_hessians, hessian_from_gradients,
-                                        noise_stream, positive_eigenvalues, root_mean_square, sampled_tolerance)
+from ratecheck.claims.constants import (
+    ConstantsClaim,
+    Independent,
+    client_hessians,
+    hessian_from_gradients,
+    noise_stream,
+    positive_eigenvalues,
+    root_mean_square,
+    sampled_tolerance,
+)
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 

@@ -220,7 +220,7 @@ class ConstantsAgree(Rule):
             if worst["kind"] == "bound":
                 a, b = computation.band()
                 test = (f"largest found {worst['independent']:.10g} (declared / largest found {worst['ratio']:.6g} "
-                        f"outside [{a:g}, {b:.6g}]: {computation.rule_text()})")
+                        f"outside [{a:.8g}, {b:.8g}]: {computation.rule_text()})")
             else:
                 test = (f"independent {worst['independent']:.10g} (relative difference {worst['relative']:.3g} > "
                         f"tolerance {worst['tolerance']:g})")
