@@ -141,9 +141,11 @@ CLAIMS = (
         id="defedavg.constants.quadratic", paper=KEY,
         title="quadratic: the constants Theorems 1-2 read equal an independent computation",
         statement="L (Assumption 1), mu and kappa = L/mu, nu = zeta (Assumption 5, on the shared-Hessian instance "
-                  "where it is exact) and sigma (Assumption 3, sampled) equal their definitions recomputed from the "
-                  "oracles at two instances (heterogeneous Hessians; a rotated shared Hessian), non-uniform spectra, "
-                  "several clients; relative tolerance 1e-7, sigma 5e-3 (over 4 sd of its estimate).",
+                  "where it is exact), Delta = F(x0) - F*, ||x0 - x*||^2 and sigma (Assumption 3, sampled) equal their "
+                  "definitions recomputed from the oracles at two instances (heterogeneous Hessians; a rotated shared "
+                  "Hessian), non-uniform spectra, several clients; relative tolerance 1e-7, sigma 5e-3 (over 4 sd of its "
+                  "estimate). G (Assumption 6) and nu with heterogeneous Hessians, declared on the ball B(x*, R), bound "
+                  "the largest values found there and are within 5% of them.",
         source=src("Assumptions 1, 3, 5; Theorems 1-2 (mu-strong convexity)", "spec defedavg §1 notation table"),
         grid={"quick": (0, 1), "full": (0, 1)}, configure=instance,
         problem_of=problem_of,

@@ -274,9 +274,12 @@ CLAIMS = (
     ConstantsClaim(
         id="fedbio.constants.fedbio_bilevel", paper=KEY,
         title="FedBiO test B: the constants the theorems read equal an independent computation",
-        statement="mu (Assumption 1), L (Assumptions 2-3), kappa = L/mu, Lhat and Lbar ([DERIVED], spec §3.3) and the Hessian and "
-                  "Jacobian heterogeneities zeta_gyy, zeta_gxy equal their definitions recomputed from the oracles "
-                  "(hvp, jvp, gradients) at two test-B instances with heterogeneous A_m, B_m; relative tolerance 1e-7.",
+        statement="mu (Assumption 1), L (Assumptions 2-3), kappa = L/mu, Lhat and Lbar ([DERIVED], spec §3.3), the "
+                  "heterogeneities zeta_gyy, zeta_gxy and zeta_f equal their definitions recomputed from the oracles "
+                  "(hvp, jvp, gradients) at two test-B instances with heterogeneous A_m, B_m; relative tolerance 1e-7. "
+                  "The noise levels sigma_f, sigma_g, sigma_J, sigma_H and sigma (Assumption 4) equal their sampled "
+                  "values within 5 sd of the estimate; C_f, zeta_g and zeta_g*, declared on the ball, bound the largest "
+                  "values found there, C_f (attained) within 1e-6.",
         source=src("Assumptions 1-3 and 5; the derived constants of the proofs", "spec fedbio §3.1-§3.3, §6.1"),
         grid={"quick": (0, 1), "full": (0, 1)}, configure=instance,
         problem_of=problem_of,

@@ -172,8 +172,10 @@ CLAIMS = (
         title="least squares: the constants Theorems 1-3 read equal an independent computation",
         statement="The constants the theorem bindings read (L_h, lambda_min^+, lambda_max, alpha, kappa, L_f, mu_f) "
                   "equal their definitions in Assumptions 1 and 3 and the weak-sharpness paragraph, recomputed "
-                  "from the oracles (Hessians assembled from gradients, ratios from the value oracle) at two "
-                  "instances with non-uniform spectra and several clients; relative tolerance 1e-7 (round-off).",
+                  "from the oracles (Hessians assembled from gradients, alpha by the midpoint rule on the gradients "
+                  "apart from the family's row-space basis) at two instances with non-uniform spectra and several "
+                  "clients, relative tolerance 1e-7 (round-off); sigma_h and sigma_f (Assumption 3) equal their "
+                  "sampled values within 5 sd of the estimate (5.1e-3).",
         source=src("Assumptions 1 and 3; Notation (weak sharpness)", "spec strfedavg §3.1, §3.3, §3.4"),
         grid={"quick": (0, 1), "full": (0, 1)}, configure=instance,
         problem_of=problem_of,

@@ -7,6 +7,11 @@ see it. Here each constant is recomputed from its assumption's definition in the
 own oracles (an exact Hessian assembled column by column from a gradient oracle, finite differences of values,
 sampling a noise oracle), never through the family's own constant formula, and compared two-sided.
 
+A constant declared as a sup over a region (a ball or box where the assumption is local) is checked as a bound
+(``Independent(bound=True)``): the declared value must not be below the largest value ``sup_over_balls`` finds on
+the region, and, with ``tight=d``, the largest found must reach (1 - d) of it. Sampled noise levels are decided at
+``SAMPLED_Z`` standard deviations of their estimate (``sampled_tolerance``).
+
 Pieces (ratecheck.claims.compose): the plan ``Instances`` builds each reference instance's problem (no run:
 a constant is a property of the instance) and makes one point per (instance, constant); the reading
 ``AgainstIndependent`` fills a point with the declared value, the independent one and their relative
