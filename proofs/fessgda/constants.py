@@ -10,8 +10,8 @@ declares it a sup over (sup_over_balls), and sigma by sampling stochastic_grads.
 
 Instance 0 has client Hessian spread (A_i = A +- spread I: l is a client's, not the mean's); instance 1 has none, so
 grad f_i - grad f is constant and sigma_G is exact there (with spread the family declares a bound over a ball);
-instance 2 is the NC-PL log problem, whose sigma_G is the sup of a sinusoidal drift (its l, a sup of a non-quadratic
-Hessian norm, is not checked here).
+instance 2 is the NC-PL log problem, whose sigma_G is the sup of a sinusoidal drift and l a sup of a non-quadratic
+client Hessian norm (central differences of the gradient oracle).
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ SIGMA_TOLERANCE = sampled_tolerance(DRAWS * 4, 2)
 # sigma_G of the NC-PL drift, zeta omega sqrt(d1), is attained (cos(omega x_k + theta_i) = +-1 for every k): the
 # largest found on a period must reach it within 1e-6 (SLSQP ascent converges to round-off at a smooth maximum)
 ATTAINED = 1e-6
+# the NC-PL l (the endpoint curvature bound plus zeta omega^2, a triangle inequality: not tight in general) is within
+# 1.4% of the largest client Hessian norm found here, so a declaration 5% loose FAILs
+NEAR = 0.05
 
 
 def instance(value: float, profile: Profile) -> RunConfig:
@@ -140,6 +143,25 @@ def sigma_G_ball(problem: Any) -> float:
                           [float(np.linalg.norm(problem.x0))])
 
 
+def l_sup(problem: Any) -> float:
+    """Assumption 2.1 for the NC-PL problem: sup over (x, y) of max_i ||Hess f_i||_2, the largest found over x in
+    the ball of radius max(6, 2 pi / omega) sqrt(d1) about 0 (the curvature of -alpha log(1 + x^2) lives in |x| <= 6,
+    the drift's in a period; f_i is quadratic in y), Hess f_i by central differences of local_grads (step 1e-4)."""
+    dx, dy, h = problem.dim_x, problem.dim_y, 1e-4
+    n = dx + dy
+    steps = np.vstack([np.eye(n), -np.eye(n)]) * h
+
+    def norm(x: np.ndarray) -> np.ndarray:
+        z = np.hstack([x, np.zeros((x.shape[0], dy))])
+        points = (z[:, None, :] + steps[None, :, :]).reshape(-1, n)
+        g = np.stack([_grads(problem, i, points) for i in range(problem.num_clients)], axis=1)
+        g = g.reshape(x.shape[0], 2 * n, problem.num_clients, n)
+        H = np.transpose((g[:, :n] - g[:, n:]) / (2 * h), (0, 2, 1, 3))
+        return np.abs(np.linalg.eigvalsh((H + np.swapaxes(H, -1, -2)) / 2)).max(axis=(1, 2))
+    radius = max(6.0, 2 * np.pi / problem.omega) * np.sqrt(dx)
+    return sup_over_balls(norm, [np.zeros(dx)], [radius], samples=500)
+
+
 def sigma_G_period(problem: Any) -> float:
     """Assumption 2.2 for a periodic drift: sup over x of max_i ||grad f_i - grad f||, the largest found on the ball
     of radius pi sqrt(d1) / omega about 0 (it holds the cube of one period [-pi/omega, pi/omega]^d1)."""
@@ -156,7 +178,8 @@ CLAIMS = (
                   "assembled from local_grads) at two quadratic instances with non-uniform spectra and several clients, "
                   "one with client Hessian spread; relative tolerance 1e-7 (round-off). sigma_G declared as a sup "
                   "(spread: over a ball; NC-PL: of a sinusoidal drift, attained) bounds the largest value found there, "
-                  "and the NC-PL one reaches it within 1e-6; sigma (Assumption 2.3) equals its sampled value within 5 "
+                  "and the NC-PL one reaches it within 1e-6; the NC-PL l bounds the largest client Hessian norm found and is "
+                  "within 5% of it; sigma (Assumption 2.3) equals its sampled value within 5 "
                   "sd of the estimate (8.8e-3) at all three.",
         source=src("Assumptions 2.1, 2.2, 3.7", "spec fessgda notation table, §6.1"),
         grid={"quick": (0, 1, 2), "full": (0, 1, 2)}, configure=instance,
@@ -180,6 +203,9 @@ CLAIMS = (
                 sigma_G_period, "sup over x of max_i ||grad f_i - grad f|| for the sinusoidal drift: searched on a "
                                 "period (Assumption 2.2; attained, so within 1e-6)",
                 bound=True, tight=ATTAINED, where=ncpl, constant="sigma_G"),
+            "l (sup)": Independent(l_sup, "sup over x of max_i ||Hess f_i||_2 by central differences of local_grads: "
+                                          "sampled, corners, boundary and SLSQP ascent (Assumption 2.1)",
+                                   rel_tolerance=1e-6, bound=True, tight=NEAR, where=ncpl, constant="l"),
             "sigma": Independent(sigma, f"sqrt of the mean ||stochastic_grads - local_grads||^2 over {DRAWS} draws per "
                                         f"client, seed 0 (Assumption 2.3); tolerance 5 sd of the estimate",
                                  rel_tolerance=SIGMA_TOLERANCE),
