@@ -128,8 +128,8 @@ class Instances(Plan):
 class ConstantsTable(Statistic):
     """Points: |declared - independent| / |independent| per (instance, constant), log scale."""
 
-    caption_text = ("Points: the relative difference between each declared constant and its independent computation, "
-                    "one per (reference instance, constant).")
+    caption_text = ("Points: the relative difference between each declared constant and its independent computation "
+                    "(for a sup over a region, the largest value found there), one per (reference instance, constant).")
 
     def xlabel(self, claim: Any) -> str:
         return "(reference instance, constant)"
@@ -149,7 +149,7 @@ class ConstantsTable(Statistic):
 
     def columns(self, claim: Any) -> list[Column]:
         return [Column("instance", lambda p: p.stats.get("instance")), Column("constant", lambda p: p.stats.get("constant")),
-                Column("declared", lambda p: p.stats.get("declared")),
+                Column("check", lambda p: p.stats.get("check")), Column("declared", lambda p: p.stats.get("declared")),
                 Column("independent", lambda p: p.stats.get("independent")),
                 Column("relative difference", lambda p: p.stats.get("relative"))]
 
@@ -172,7 +172,8 @@ class AgainstIndependent(Reading):
         declared = float(declared_all[declared_name]) if declared_name in declared_all else float("nan")
         independent = float(computation.compute(point.inputs["problem"]))
         rel = relative_difference(declared, independent) if np.isfinite(declared) else float("inf")
-        point.stats.update(declared=declared, independent=independent, relative=rel)
+        point.stats.update(declared=declared, independent=independent, relative=rel,
+                           check="sup bound" if computation.bound else "value")
         point.samples = np.array([rel])
 
 
