@@ -509,7 +509,7 @@ class FedBilevel(Problem):
             zeta_f = float(max(np.sqrt(np.sum(cap(self.d_m[i] - self.d_m[j]) ** 2)
                                        + self.rho**2 * np.sum(cap(self.e_m[i] - self.e_m[j]) ** 2))
                                for i in range(M) for j in range(M)))
-        zeta_g = float(max((zeta_gyy * R_y + np.linalg.norm(self.B[i] - self.B[j], 2) * (R_x + 0 * R_y)
+        zeta_g = float(max((zeta_gyy * R_y + np.linalg.norm(self.B[i] - self.B[j], 2) * (R_x + R_y)
                             + np.linalg.norm(self.c[i] - self.c[j])) for i in range(M) for j in range(M)))
         zeta_gstar = float(max(np.linalg.norm(self.A_inv[i] @ self.c[i] - self.A_inv[j] @ self.c[j])
                                + np.linalg.norm(self.A_inv[i] @ self.B[i] - self.A_inv[j] @ self.B[j], 2) * R_x

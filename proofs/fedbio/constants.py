@@ -19,7 +19,16 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.constants import ConstantsClaim, Independent, hessian_from_gradients
+from ratecheck.claims.constants import (
+    SAMPLED_Z,
+    ConstantsClaim,
+    Independent,
+    hessian_from_gradients,
+    noise_stream,
+    root_mean_square,
+    sampled_tolerance,
+    sup_over_balls,
+)
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
 
@@ -27,10 +36,19 @@ from .claims import KEY
 from .theorems import src
 
 INSTANCES = (
-    {"test": "B", "clients": 4, "s_H": 0.5, "s_B": 0.3},
+    {"test": "B", "clients": 4, "s_H": 0.5, "s_B": 0.3, "sigma_f": 0.8, "sigma_g": 1.3, "sigma_J": 0.5, "sigma_H": 0.3},
     {"test": "B", "clients": 3, "dim_x": 3, "dim_y": 3, "a_min": 0.5, "a_max": 3.0, "rho": 2.0, "s_H": 0.2,
-     "s_B": 0.6, "seed": 4},
+     "s_B": 0.6, "seed": 4, "sigma_f": 1.4, "sigma_g": 0.6, "sigma_J": 0.9, "sigma_H": 0.15},
 )
+# the noise levels: DRAWS draws per client of each oracle's N1 noise, as STREAMS generators of DRAWS / STREAMS
+# copies of every client; each sigma's tolerance is SAMPLED_Z sd of its estimate (sampled_tolerance) at the
+# smallest instance (M = 3 or 4 clients, the fewest coordinates: grad_y g with d = 2): at most 1.02e-2, so a 2%
+# error in a sigma (4% in sigma^2), sigma^2 for sigma or a noise scaled by another dimension is outside it
+DRAWS = 20000
+# C_f of test B's quadratic f on the ball is attained (x, y pointing away from e_m, d_m): the largest found must be
+# within 1e-6 of it
+ATTAINED = 1e-6
+STREAMS = 50
 
 
 def instance(value: float, profile: Profile) -> RunConfig:
@@ -123,13 +141,145 @@ def zeta_gxy(problem: Any) -> float:
     return _pair(jacobians_xy(problem))
 
 
+def _sampled(problem: Any, name: str, oracles: tuple[str, ...]) -> tuple[Any, Any, np.ndarray, np.ndarray]:
+    """One N1 sample of ``oracles`` drawn through ``draw`` for DRAWS copies of every client (STREAMS generators),
+    the exact sample (no noise), and the points (x, y) = (0.5, -0.5) the oracles are evaluated at."""
+    M, copies = problem.num_clients, DRAWS // STREAMS
+    s = problem.draw(noise_stream(f"fedbio.{name}", STREAMS), (M, copies), oracles=oracles)
+    x = np.full((STREAMS, M, copies, problem.dim_x), 0.5)
+    y = np.full((STREAMS, M, copies, problem.dim_y), -0.5)
+    return s, problem.draw(None, (M, copies)), x, y
+
+
+def _sigma_f(problem: Any) -> float:
+    """Assumption 4 (N1, spec §6.0): E||grad f(z; xi) - grad f_m(z)||^2 = sigma_f^2 over both blocks, sampled:
+    grad_x_f and grad_y_f at the drawn sample minus at the exact one."""
+    s, exact, x, y = _sampled(problem, "sigma_f", ("fx", "fy"))
+    xi = np.concatenate([problem.grad_x_f(x, y, s) - problem.grad_x_f(x, y, exact),
+                         problem.grad_y_f(x, y, s) - problem.grad_y_f(x, y, exact)], axis=-1)
+    return root_mean_square(xi)
+
+
+def _sigma_g(problem: Any) -> float:
+    """Assumption 4: E||grad_y g(z; xi) - grad_y g_m(z)||^2 = sigma_g^2, sampled through grad_y_g."""
+    s, exact, x, y = _sampled(problem, "sigma_g", ("gy",))
+    return root_mean_square(problem.grad_y_g(x, y, s) - problem.grad_y_g(x, y, exact))
+
+
+def _matrix_noise(problem: Any, name: str, oracle: str, dim: int) -> float:
+    """sqrt E||N||_F^2 of an oracle's matrix noise, from its products with the unit vectors (one sample for all:
+    sum_j ||N e_j||^2 = ||N||_F^2)."""
+    s, exact, x, y = _sampled(problem, name, (name.split("_")[1],))
+    cols = []
+    for e in np.eye(dim):
+        u = np.broadcast_to(e, (*x.shape[:-1], dim)).copy()
+        cols.append(getattr(problem, oracle)(x, y, u, s) - getattr(problem, oracle)(x, y, u, exact))
+    return root_mean_square(np.stack(cols, axis=-1), axes=2)
+
+
+_LEVELS: dict[int, tuple[Any, dict[str, float]]] = {}  # id -> (the problem, kept alive so the id stays its own; levels)
+
+
+def noise_levels(problem: Any) -> dict[str, float]:
+    """The four N1 levels sampled once per problem (Assumption 4): sigma_f; sigma_g; sigma_J and sigma_H (Frobenius,
+    through jvp and hvp at e_1..e_d)."""
+    held = _LEVELS.get(id(problem))
+    if held is None or held[0] is not problem:
+        if len(_LEVELS) >= 8:
+            _LEVELS.clear()
+        held = _LEVELS[id(problem)] = (problem, {
+            "sigma_f": _sigma_f(problem), "sigma_g": _sigma_g(problem),
+            "sigma_J": _matrix_noise(problem, "sigma_J", "jvp", problem.dim_y),
+            "sigma_H": _matrix_noise(problem, "sigma_H", "hvp", problem.dim_y)})
+    return held[1]
+
+
+def level(name: str) -> Any:
+    def compute(problem: Any) -> float:
+        levels = noise_levels(problem)
+        return max(levels.values()) if name == "sigma" else levels[name]  # the paper's one sigma: the largest
+    compute.__name__ = name
+    return compute
+
+
+def _on_ball(problem: Any, value: Any) -> float:
+    """The largest ``value`` found on the ball {||x|| <= R_x, ||y|| <= R_y} the family declares C_f, zeta_g and
+    zeta_g* on (FedBilevel.ball, its declared radii)."""
+    R_x, R_y = problem.ball
+    return sup_over_balls(value, [np.zeros(problem.dim_x), np.zeros(problem.dim_y)], [R_x, R_y])
+
+
+def _at(problem: Any, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Points z = (x, y) (k, p + d) repeated for every client, and the exact sample."""
+    M, p = problem.num_clients, problem.dim_x
+    return (np.repeat(z[:, None, :p], M, axis=1), np.repeat(z[:, None, p:], M, axis=1),
+            problem.draw(None, (M,)))
+
+
+def _pairs(g: np.ndarray) -> np.ndarray:
+    """max_{m,j} ||g_m - g_j|| per point, g (k, M, .)."""
+    return np.linalg.norm(g[:, :, None, :] - g[:, None, :, :], axis=-1).max(axis=(1, 2))
+
+
+def _grad_f(problem: Any, z: np.ndarray) -> np.ndarray:
+    x, y, s = _at(problem, z)
+    return np.concatenate([problem.grad_x_f(x, y, s), problem.grad_y_f(x, y, s)], axis=-1)
+
+
+def C_f(problem: Any) -> float:
+    """Assumption 2 on the ball (a quadratic f has no global C_f, spec §6.1): sup max_m ||grad f_m||, the largest
+    found."""
+    return _on_ball(problem, lambda z: np.linalg.norm(_grad_f(problem, z), axis=-1).max(axis=1))
+
+
+def zeta_f(problem: Any) -> float:
+    """Assumption 5: max_{m,j} ||grad f_m - grad f_j||, z-independent for test B's quadratic f (a point suffices)."""
+    return float(_pairs(_grad_f(problem, np.linspace(-1.0, 1.0, problem.dim_x + problem.dim_y)[None, :]))[0])
+
+
+def zeta_g(problem: Any) -> float:
+    """Assumption 5 on the ball: sup max_{m,j} ||grad g_m(z) - grad g_j(z)||, the gradient in z = (x, y) (grad_x g_m =
+    -B_m^T y from jvp, grad_y g_m from grad_y_g), the largest found."""
+    B = jacobians_xy(problem)
+
+    def spread(z: np.ndarray) -> np.ndarray:
+        x, y, s = _at(problem, z)
+        return _pairs(np.concatenate([-np.einsum("kmd,mdp->kmp", y, B), problem.grad_y_g(x, y, s)], axis=-1))
+    return _on_ball(problem, spread)
+
+
+def zeta_gstar(problem: Any) -> float:
+    """Assumption 6 on the x ball: sup max_{m,j} ||y_m*(x) - y_j*(x)||, y_m*(x) solving grad_y g_m(x, y) = 0 (g_m
+    quadratic in y: y_m* = -Hess^-1 grad_y g_m(x, 0), the Hessian from hvp), the largest found."""
+    H = hessians_yy(problem)
+
+    def spread(x: np.ndarray) -> np.ndarray:
+        z = np.hstack([x, np.zeros((x.shape[0], problem.dim_y))])
+        xs, ys, s = _at(problem, z)
+        return _pairs(-np.linalg.solve(H[None], problem.grad_y_g(xs, ys, s)[..., None])[..., 0])
+    return sup_over_balls(spread, [np.zeros(problem.dim_x)], [problem.ball[0]])
+
+
+def n1(problem: Any) -> bool:
+    return problem.rows_f is None and problem.rows_A is None and problem.rows_B is None
+
+
+def _tolerance(dof: int) -> float:
+    """SAMPLED_Z sd of a sigma's estimate with ``dof`` its coordinates at instance 0 (p = d = 2) and 3 clients: no
+    more than at either instance (4 clients there, 3 with p = d = 3 at instance 1), so conservative."""
+    return sampled_tolerance(DRAWS * 3, dof)
+
+
 CLAIMS = (
     ConstantsClaim(
         id="fedbio.constants.fedbio_bilevel", paper=KEY,
         title="FedBiO test B: the constants the theorems read equal an independent computation",
-        statement="mu (Assumption 1), L (Assumptions 2-3), kappa = L/mu, Lhat and Lbar ([DERIVED], spec §3.3) and the Hessian and "
-                  "Jacobian heterogeneities zeta_gyy, zeta_gxy equal their definitions recomputed from the oracles "
-                  "(hvp, jvp, gradients) at two test-B instances with heterogeneous A_m, B_m; relative tolerance 1e-7.",
+        statement="mu (Assumption 1), L (Assumptions 2-3), kappa = L/mu, Lhat and Lbar ([DERIVED], spec §3.3), the "
+                  "heterogeneities zeta_gyy, zeta_gxy and zeta_f equal their definitions recomputed from the oracles "
+                  "(hvp, jvp, gradients) at two test-B instances with heterogeneous A_m, B_m; relative tolerance 1e-7. "
+                  "The noise levels sigma_f, sigma_g, sigma_J, sigma_H and sigma (Assumption 4) equal their sampled "
+                  "values within 5 sd of the estimate; C_f, zeta_g and zeta_g*, declared on the ball, bound the largest "
+                  "values found there, C_f (attained) within 1e-6.",
         source=src("Assumptions 1-3 and 5; the derived constants of the proofs", "spec fedbio §3.1-§3.3, §6.1"),
         grid={"quick": (0, 1), "full": (0, 1)}, configure=instance,
         problem_of=problem_of,
@@ -142,5 +292,25 @@ CLAIMS = (
             "Lbar": Independent(Lbar, "(1 + kappa) Lhat ([DERIVED], spec §3.3) from the independent L, mu"),
             "zeta_gyy": Independent(zeta_gyy, "max_{m,j} ||grad_yy g_m - grad_yy g_j||_2 from hvp (Assumption 5)"),
             "zeta_gxy": Independent(zeta_gxy, "max_{m,j} ||grad_xy g_m - grad_xy g_j||_2 from jvp (Assumption 5)"),
+            "zeta_f": Independent(zeta_f, "max_{m,j} ||grad f_m - grad f_j|| at a point (quadratic f: z-independent; "
+                                          "Assumption 5)"),
+            "C_f": Independent(C_f, "sup over the ball of max_m ||grad f_m||: sampled, corners, boundary and SLSQP "
+                                    "ascent (Assumption 2 on the ball; attained: within 1e-6)", bound=True, tight=ATTAINED),
+            "zeta_g": Independent(zeta_g, "sup over the ball of max_{m,j} ||grad g_m - grad g_j|| in z = (x, y): sampled, "
+                                          "corners, boundary and SLSQP ascent (Assumption 5; a triangle-inequality bound "
+                                          "by design, ratio reported)", bound=True),
+            "zeta_gstar": Independent(zeta_gstar, "sup over ||x|| <= R_x of max_{m,j} ||y_m*(x) - y_j*(x)||, y_m* from "
+                                                  "grad_y_g and hvp: sampled, corners, boundary and SLSQP ascent "
+                                                  "(Assumption 6; a triangle-inequality bound by design, ratio "
+                                                  "reported)", bound=True),
+            **{name: Independent(fn, f"sqrt of the mean squared {what} noise over {DRAWS} N1 draws per client through "
+                                     f"{via}, seed 0 (Assumption 4); tolerance {SAMPLED_Z:g} sd of the estimate",
+                                 rel_tolerance=_tolerance(dof), where=n1)
+               for name, fn, what, via, dof in (
+                   ("sigma_f", level("sigma_f"), "grad f", "draw, grad_x_f, grad_y_f", 4),
+                   ("sigma_g", level("sigma_g"), "grad_y g", "draw, grad_y_g", 2),
+                   ("sigma_J", level("sigma_J"), "grad_xy g (Frobenius)", "draw, jvp", 4),
+                   ("sigma_H", level("sigma_H"), "grad_yy g (Frobenius)", "draw, hvp", 3),
+                   ("sigma", level("sigma"), "largest per-oracle", "the four above", 2))},
         }),
 )

@@ -7,6 +7,11 @@ see it. Here each constant is recomputed from its assumption's definition in the
 own oracles (an exact Hessian assembled column by column from a gradient oracle, finite differences of values,
 sampling a noise oracle), never through the family's own constant formula, and compared two-sided.
 
+A constant declared as a sup over a region (a ball or box where the assumption is local) is checked as a bound
+(``Independent(bound=True)``): the declared value must not be below the largest value ``sup_over_balls`` finds on
+the region, and, with ``tight=d``, the largest found must reach (1 - d) of it. Sampled noise levels are decided at
+``SAMPLED_Z`` standard deviations of their estimate (``sampled_tolerance``).
+
 Pieces (ratecheck.claims.compose): the plan ``Instances`` builds each reference instance's problem (no run:
 a constant is a property of the instance) and makes one point per (instance, constant); the reading
 ``AgainstIndependent`` fills a point with the declared value, the independent one and their relative
@@ -18,12 +23,15 @@ tolerance and fails naming the constant otherwise. Its power is the relative cha
 from __future__ import annotations
 
 import functools
+import hashlib
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from ..seeding import ReplicaStream
 from ..trace import RunConfig
 from .base import Claim
 from .compose import Decision, Estimator, Plan, Points, Reading, Rule
@@ -34,6 +42,9 @@ from .views import Column, Piece, Statistic
 # deterministic computations (exact Hessians of quadratics, eigenvalues) agree to round-off: 1e-7 leaves
 # room for eigenvalue conditioning (cond <= 1e4 on the reference instances) and sees a 1% error 1e5 times over
 ROUND_OFF = 1e-7
+# a sampled noise level is decided at SAMPLED_Z standard deviations of its estimate: a correct sigma FAILs with
+# probability 5.7e-7 (two-sided normal), at a fixed seed never
+SAMPLED_Z = 5.0
 
 
 @dataclass(frozen=True)
@@ -48,10 +59,34 @@ class Independent:
     # the instances where the definition gives the declared value exactly (elsewhere the family declares a
     # bound, e.g. over a ball); None: every instance
     where: Callable[[Any], bool] | None = None
+    # a constant declared as a sup over a region: ``compute`` returns the largest value found there (sampled and
+    # adversarial points), which must not exceed the declared one by more than ``rel_tolerance``; ``tight`` = d
+    # also asks the largest found to reach (1 - d) of the declared value; None: a loose bound by design, whose
+    # ratio is reported, not decided
+    bound: bool = False
+    tight: float | None = None
+    # the declared constant this computes, when its key in ``computations`` differs (one constant checked as a value
+    # at some instances and as a bound at others needs two keys); None: the key
+    constant: str | None = None
 
     def __post_init__(self) -> None:
         if not (0 < self.rel_tolerance < 1):
             raise ValueError(f"Independent.rel_tolerance = {self.rel_tolerance!r}: must be in (0, 1)")
+        if self.tight is not None and not (self.bound and 0 < self.tight < 1):
+            raise ValueError(f"Independent.tight = {self.tight!r}: must be in (0, 1), and only for bound=True")
+
+    def band(self) -> tuple[float, float]:
+        """The allowed range of declared / independent."""
+        if not self.bound:
+            return 1 - self.rel_tolerance, 1 + self.rel_tolerance
+        return 1 - self.rel_tolerance, (math.inf if self.tight is None else 1 / (1 - self.tight))
+
+    def rule_text(self) -> str:
+        if not self.bound:
+            return f"|declared - independent| / |independent| <= {self.rel_tolerance:g}"
+        text = f"declared >= largest found (1 - {self.rel_tolerance:g})"
+        return text + (f", largest found >= (1 - {self.tight:g}) declared" if self.tight is not None else
+                       " (a loose bound by design: the ratio is reported)")
 
 
 def relative_difference(declared: float, independent: float) -> float:
@@ -93,8 +128,8 @@ class Instances(Plan):
 class ConstantsTable(Statistic):
     """Points: |declared - independent| / |independent| per (instance, constant), log scale."""
 
-    caption_text = ("Points: the relative difference between each declared constant and its independent computation, "
-                    "one per (reference instance, constant).")
+    caption_text = ("Points: the relative difference between each declared constant and its independent computation "
+                    "(for a sup over a region, the largest value found there), one per (reference instance, constant).")
 
     def xlabel(self, claim: Any) -> str:
         return "(reference instance, constant)"
@@ -114,7 +149,7 @@ class ConstantsTable(Statistic):
 
     def columns(self, claim: Any) -> list[Column]:
         return [Column("instance", lambda p: p.stats.get("instance")), Column("constant", lambda p: p.stats.get("constant")),
-                Column("declared", lambda p: p.stats.get("declared")),
+                Column("check", lambda p: p.stats.get("check")), Column("declared", lambda p: p.stats.get("declared")),
                 Column("independent", lambda p: p.stats.get("independent")),
                 Column("relative difference", lambda p: p.stats.get("relative"))]
 
@@ -132,10 +167,13 @@ class AgainstIndependent(Reading):
     def __call__(self, claim: Any, point: PointResult) -> None:
         name = point.stats["constant"]
         declared_all = point.inputs["declared"]
-        declared = float(declared_all[name]) if name in declared_all else float("nan")
-        independent = float(claim.computations[name].compute(point.inputs["problem"]))
+        computation = claim.computations[name]
+        declared_name = computation.constant or name
+        declared = float(declared_all[declared_name]) if declared_name in declared_all else float("nan")
+        independent = float(computation.compute(point.inputs["problem"]))
         rel = relative_difference(declared, independent) if np.isfinite(declared) else float("inf")
-        point.stats.update(declared=declared, independent=independent, relative=rel)
+        point.stats.update(declared=declared, independent=independent, relative=rel,
+                           check="sup bound" if computation.bound else "value")
         point.samples = np.array([rel])
 
 
@@ -167,29 +205,45 @@ class ConstantsAgree(Rule):
         rows, off, constraints = [], [], []
         for p in points:
             name, s = p.stats["constant"], p.stats
-            tol = claim.computations[name].rel_tolerance
-            row = {"instance": s["instance"], "constant": name, "declared": s["declared"],
-                   "independent": s["independent"], "relative": s["relative"], "tolerance": tol}
-            rows.append(row)
-            if not s["relative"] <= tol:
-                off.append(row)
+            computation = claim.computations[name]
+            tol = computation.rel_tolerance
             ratio = s["declared"] / s["independent"] if s["independent"] else float("nan")
+            a, b = computation.band()
+            row = {"instance": s["instance"], "constant": name, "declared": s["declared"],
+                   "independent": s["independent"], "relative": s["relative"], "tolerance": tol,
+                   "kind": "bound" if computation.bound else "value", "ratio": ratio}
+            rows.append(row)
+            inside = (s["relative"] <= tol) if not computation.bound else bool(a <= ratio <= b)
+            if not inside:
+                off.append(row)
             if np.isfinite(ratio) and ratio > 0:
-                constraints.append(Constraint(ratio, ratio, 1 - tol, 1 + tol))
+                constraints.append(Constraint(ratio, ratio, a, b))
         evidence: dict[str, Any] = {"rows": rows}
         if off:
             worst = max(off, key=lambda r: r["relative"])
             names = ", ".join(sorted({r["constant"] for r in off}))
+            computation = claim.computations[worst["constant"]]
+            if worst["kind"] == "bound":
+                a, b = computation.band()
+                test = (f"largest found {worst['independent']:.10g} (declared / largest found {worst['ratio']:.6g} "
+                        f"outside [{a:.8g}, {b:.8g}]: {computation.rule_text()})")
+            else:
+                test = (f"independent {worst['independent']:.10g} (relative difference {worst['relative']:.3g} > "
+                        f"tolerance {worst['tolerance']:g})")
             reason = (f"{names} differ from the independent computation: {worst['constant']} declared "
-                      f"{worst['declared']:.10g}, independent {worst['independent']:.10g} (relative difference "
-                      f"{worst['relative']:.3g} > tolerance {worst['tolerance']:g}) at {claim.vary}={worst['instance']}; "
-                      f"rule: {claim.computations[worst['constant']].how}")
+                      f"{worst['declared']:.10g}, {test} at {claim.vary}={worst['instance']}; rule: {computation.how}")
             verdict = Verdict.FAIL
         else:
-            worst = max(rows, key=lambda r: r["relative"] / r["tolerance"])
-            reason = (f"{len({r['constant'] for r in rows})} constants at {len({r['instance'] for r in rows})} "
+            values = [r for r in rows if r["kind"] == "value"] or rows
+            worst = max(values, key=lambda r: r["relative"] / r["tolerance"])
+            reason = (f"{len({r['constant'] for r in values})} constants at {len({r['instance'] for r in rows})} "
                       f"instances agree with their independent computation; largest relative difference "
                       f"{worst['relative']:.3g} ({worst['constant']}, tolerance {worst['tolerance']:g})")
+            bounds = [r for r in rows if r["kind"] == "bound"]
+            if bounds:
+                loosest = max(bounds, key=lambda r: r["ratio"])
+                reason += (f"; {len(bounds)} sup-over-region bounds hold, declared / largest found from "
+                           f"{min(r['ratio'] for r in bounds):.4g} to {loosest['ratio']:.4g} ({loosest['constant']})")
             verdict = Verdict.PASS
         if len(constraints) == len(rows):
             evidence["power"] = power(constraints, SCALE, "relative change of a declared constant", verdict)
@@ -259,3 +313,105 @@ def client_hessians(problem: Any) -> np.ndarray:
     """Hess F_i of every client (N, dim, dim), each assembled from its ``local_grad`` (exact for quadratics)."""
     return np.stack([hessian_from_gradients(functools.partial(client_gradient, problem, i), problem.dim)
                      for i in range(problem.num_clients)])
+
+
+# -- noise levels by sampling ----------------------------------------------------------------------------------
+
+
+def sampled_tolerance(draws: int, dof: int, z: float = SAMPLED_Z) -> float:
+    """The relative tolerance of sigma estimated as sqrt(mean ||xi||^2) over ``draws`` independent draws of Gaussian
+    noise whose ||xi||^2 is sigma^2 chi^2_dof / dof (``dof`` independent coordinates of equal variance): the mean's
+    relative sd is sqrt(2 / (draws dof)), the square root's half of it (delta method); ``z`` of them."""
+    if draws < 1 or dof < 1:
+        raise ValueError(f"sampled_tolerance: draws = {draws!r} and dof = {dof!r} must be >= 1")
+    return z * math.sqrt(1.0 / (2.0 * draws * dof))
+
+
+def noise_stream(name: str, streams: int) -> ReplicaStream:
+    """A fixed-seed noise stream of its own for the sampled constant ``name`` (seed 0, a run key hashed from the
+    name): ``streams`` replica generators, each serving a block of the draws."""
+    key = hashlib.sha256(f"constants.{name}".encode()).hexdigest()
+    return ReplicaStream(0, key, range(streams), name)
+
+
+def root_mean_square(xi: np.ndarray, axes: int = 1) -> float:
+    """sqrt(mean ||xi||^2): the norm over the last ``axes`` axes (2: Frobenius of matrix noise), the mean over the rest."""
+    return float(np.sqrt(np.mean(np.sum(xi**2, axis=tuple(range(-axes, 0))))))
+
+
+# -- constants declared as a sup over a region ------------------------------------------------------------------
+
+
+def _into_balls(z: np.ndarray, centers: Sequence[np.ndarray], radii: Sequence[float]) -> np.ndarray:
+    """Points (k, n) with each block projected onto its ball (feasible whatever an optimizer returned)."""
+    out, start = np.array(z, float, copy=True), 0
+    for c, r in zip(centers, radii):
+        block = out[:, start:start + c.size] - c
+        norm = np.linalg.norm(block, axis=1, keepdims=True)
+        out[:, start:start + c.size] = c + block * np.minimum(1.0, r / np.maximum(norm, 1e-300))
+        start += c.size
+    return out
+
+
+def sup_over_balls(value: Callable[[np.ndarray], np.ndarray], centers: Sequence[np.ndarray], radii: Sequence[float], *,
+                   samples: int = 2000, starts: int = 4, seed: int = 0) -> float:
+    """The largest ``value`` (points (k, n) -> (k,)) found on the product of balls ||z_b - c_b|| <= r_b (z the blocks
+    concatenated): the centres, every block's +-r e_j (the corners of its ball's box) and random boundary points
+    with the others at their centres, ``samples`` uniform points and as many on the boundary (a seeded Generator),
+    then gradient ascent on ``value`` (scipy SLSQP with the balls as constraints) from the ``starts`` best. Every
+    point evaluated is projected into the region, so the result is a value attained there."""
+    from scipy.optimize import minimize  # here, not at import (start-up of `ratecheck list`)
+
+    centers = [np.atleast_1d(np.asarray(c, float)) for c in centers]
+    radii = [float(r) for r in radii]
+    rng = np.random.default_rng(seed)
+    base = np.concatenate(centers)
+    n = base.size
+    points, start = [base[None, :]], 0
+    for c, r in zip(centers, radii):  # one block moved to its ball's corners and boundary, the others central
+        moves = np.vstack([np.eye(c.size), -np.eye(c.size), rng.standard_normal((4 * c.size, c.size))])
+        moves *= r / np.linalg.norm(moves, axis=1, keepdims=True)
+        block = np.repeat(base[None, :], moves.shape[0], axis=0)
+        block[:, start:start + c.size] += moves
+        points.append(block)
+        start += c.size
+    for boundary in (False, True):  # every block at once: uniform in its ball, or on its sphere
+        z, start = np.empty((samples, n)), 0
+        for c, r in zip(centers, radii):
+            u = rng.standard_normal((samples, c.size))
+            u /= np.linalg.norm(u, axis=1, keepdims=True)
+            scale = r if boundary else r * rng.uniform(size=(samples, 1)) ** (1.0 / c.size)
+            z[:, start:start + c.size] = c + u * scale
+            start += c.size
+        points.append(z)
+    z = _into_balls(np.vstack(points), centers, radii)
+    values = np.asarray(value(z), float)
+    best = [float(values.max())]
+    constraints, start = [], 0
+    for c, r in zip(centers, radii):
+        sl = slice(start, start + c.size)
+        constraints.append({"type": "ineq", "fun": functools.partial(_ball_slack, sl=sl, c=c, r=r),
+                            "jac": functools.partial(_ball_slack_gradient, sl=sl, c=c)})
+        start += c.size
+    step = 1e-6 * max(1.0, max(radii))
+    steps = np.vstack([np.eye(n), -np.eye(n)]) * step
+
+    def gradient(x: np.ndarray) -> np.ndarray:  # central differences, the 2n points in one call of ``value``
+        v = np.asarray(value(x[None, :] + steps), float)
+        return -(v[:n] - v[n:]) / (2 * step)
+
+    for z0 in z[np.argsort(values)[-starts:]]:
+        res = minimize(lambda x: -float(value(x[None, :])[0]), z0, jac=gradient, method="SLSQP",
+                       constraints=constraints, options={"maxiter": 200, "ftol": 1e-14})
+        best.append(float(value(_into_balls(res.x[None, :], centers, radii))[0]))
+    return max(best)
+
+
+def _ball_slack(z: np.ndarray, sl: slice, c: np.ndarray, r: float) -> float:
+    return r * r - float(np.sum((z[sl] - c) ** 2))
+
+
+def _ball_slack_gradient(z: np.ndarray, sl: slice, c: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(z)
+    out[sl] = -2.0 * (z[sl] - c)
+    return out
