@@ -143,6 +143,9 @@ class ConstantsTable(Statistic):
     def mean_label(self, claim: Any) -> str:
         return "relative difference"
 
+    def grid_columns(self, claim: Any) -> bool:
+        return False  # one deterministic row per (instance, constant): its own columns say it all
+
     def draw(self, ax: Any, o: Any, log_y: bool) -> None:
         x = [p.value for p in o.points]
         ax.plot(x, self.y_values(o), "o", color="C0", ms=5, label="|declared - independent| / |independent|")
@@ -190,7 +193,7 @@ class ToleranceLines(Piece):
         return " Dashed: the relative tolerance (round-off for deterministic computations)."
 
     def facts(self, o: Any) -> list[tuple[str, tuple[Any, ...]]]:
-        return [(f"independent {name}", (c.how,)) for name, c in o.claim.computations.items()]
+        return [(f"Independent {name}: ", (c.how,)) for name, c in o.claim.computations.items()]
 
 
 @dataclass(frozen=True)
@@ -239,6 +242,11 @@ class ConstantsAgree(Rule):
             reason = (f"{len({r['constant'] for r in values})} constants at {len({r['instance'] for r in rows})} "
                       f"instances agree with their independent computation; largest relative difference "
                       f"{worst['relative']:.3g} ({worst['constant']}, tolerance {worst['tolerance']:g})")
+            finest, coarsest = (f(values, key=lambda r: r["tolerance"]) for f in (min, max))
+            if coarsest["tolerance"] > finest["tolerance"]:  # the claim's power is its finest constant's
+                reason += (f"; a constant alone turns the verdict when off by its tolerance, from "
+                           f"{finest['tolerance']:.2g} ({finest['constant']}) to {coarsest['tolerance']:.2g} "
+                           f"({coarsest['constant']})")
             bounds = [r for r in rows if r["kind"] == "bound"]
             if bounds:
                 loosest = max(bounds, key=lambda r: r["ratio"])
