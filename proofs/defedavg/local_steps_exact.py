@@ -35,7 +35,7 @@ IDENTICAL = {"dim": 3, "clients": 4, "mu": 0.5, "L": 1.0, "zeta": 0.0, "sigma": 
              "hessian_draws": 2, "x0_offset": 1.0, "seed": 0}
 IDENTICAL_ROUNDS = 40
 SERVER_STEP = 0.7  # eta != 1: the server step enters the round (C = diag(1 - eta, 1)), so a dropped eta shows
-K_GRID = {"quick": (2, 4, 8), "full": (2, 4, 8, 16)}
+K_GRID = {"quick": (2, 3, 4, 6, 8), "full": (2, 3, 4, 6, 8, 12, 16)}  # odd K: compose_power composes unequal halves
 
 
 def step_pieces(config: RunConfig) -> tuple[np.ndarray, list[np.ndarray]]:
