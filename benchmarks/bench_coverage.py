@@ -31,8 +31,21 @@ undercovers materially where nominal - empirical > 3 MC standard errors.
 
 Prints one table per statistic (coverage %, MC s.e., and the share of intervals entirely above/below
 the truth: a slope interval entirely on one side is what turns a correct exponent into a FAIL), then
-``worst_undercoverage_<method>=<z>`` lines: the largest (nominal - empirical) / MC s.e. over the
-scenarios, per method and statistic.
+a summary (per statistic, method and replica count, the coverage range over the homoscedastic noises),
+then ``worst_undercoverage_<statistic>_<method>=<z>`` lines: the largest (nominal - empirical) / MC s.e.
+over the scenarios (the heteroscedastic one included).
+
+Measured (4000 repetitions, 2 shared cores, 660 s), coverage at nominal 95% and 16 replicas over the
+homoscedastic noises (Gaussian / chi-square / lognormal / Pareto):
+  slope      percentile 92.2-93.6 (every noise > 3 s.e. below)   studentized 92.2-95.2   t 92.8-95.5
+  curvature  percentile 91.9-93.4                                 studentized 91.5-94.8   t 92.2-95.2
+  difference normal     90.2-95.0                                 studentized 90.5-95.6
+  mean       t          81.5-94.8 (upper bound 77.5-95.3)         studentized 89.2-94.6 (85.7-95.2)
+The bootstrap-t is within 3 s.e. of nominal on Gaussian and chi-square replicas (the claims' squared
+errors: fessgda B2's replicas have cv 0.2-0.3, skewness 0.4-2.2), still short on lognormal and Pareto
+tails; on the heteroscedastic grid every method misses (slope: percentile 82.0, studentized 90.0): the
+log of a replica mean is biased by about -cv^2/(2R), which cancels in a slope only when cv is the same
+at every grid point.
 """
 
 from __future__ import annotations
@@ -165,6 +178,21 @@ def scenario(noise: str, replicas: int, reps: int, points: int, seed: int, tally
         _tally(tally, ("mean lower", noise, replicas), mean_inputs, 1.0, side="lower")
 
 
+def summary(tally: dict, replica_counts: list[int]) -> None:
+    """Per statistic, method and replica count: the coverage range over the homoscedastic noises (every row
+    but the heteroscedastic one, whose bias no interval method removes)."""
+    print("\n## coverage range (%) over the homoscedastic noises, per replica count")
+    print(f"{'statistic':11s} {'R':>3s} " + " ".join(f"{m:>12s}" for m in METHODS))
+    for stat in ("slope", "curvature", "difference", "mean", "mean upper", "mean lower"):
+        for r in replica_counts:
+            cells = []
+            for method in METHODS:
+                p = [tally[(stat, n, r, method)][0] / tally[(stat, n, r, method)].sum() for n in NOISES
+                     if n != "hetero logn"]
+                cells.append(f"{100 * min(p):5.1f}-{100 * max(p):5.1f}")
+            print(f"{stat:11s} {r:3d} " + " ".join(f"{c:>12s}" for c in cells))
+
+
 def report(tally: dict, replica_counts: list[int]) -> dict[tuple[str, str], float]:
     """Print the tables; return per (statistic, method) the worst (nominal - empirical) / MC s.e."""
     worst: dict[tuple[str, str], float] = {}
@@ -201,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in args.replicas:
             scenario(noise, r, args.reps, args.points, args.seed, tally)
     worst = report(tally, args.replicas)
+    summary(tally, args.replicas)
     print(f"\n{args.reps} repetitions a scenario, n_boot {N_BOOT}, {args.points} grid points, "
           f"{time.perf_counter() - start:.0f} s; '!': empirical below nominal by > 3 MC s.e.")
     for (stat, method), z in sorted(worst.items()):

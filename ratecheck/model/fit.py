@@ -1,8 +1,9 @@
 """Statistics that turn replica measurements into checkable numbers.
 
-* ``fit_slope``: the empirical exponent of a power law y ~ C x^slope, with a bootstrap CI over
+* ``fit_slope``: the empirical exponent of a power law y ~ C x^slope, with a bootstrap-t CI over
   replicas, to compare with a theorem's rate; also the fit's R^2 and its curvature (how much the
-  local slope changes across the grid, with a bootstrap CI), the evidence of a regime change.
+  local slope changes across the grid, with the same CI), the evidence of a regime change. Both CIs'
+  coverage is measured by benchmarks/bench_coverage.py (SLOPE_INTERVAL below).
 * ``log_rate``: per replica, the fitted log-contraction per round (slope of log y against the round
   on a linear axis), to compare a linear rate with an exact spectral value.
 * ``mean_ci``: a Student-t interval (or one-sided bound) for a replica mean.
@@ -27,26 +28,27 @@ from .intervals import check_method, welch_df
 from .intervals import interval as interval_of
 
 SIDES = ("two-sided", "upper", "lower")
-# The slope's, the curvature's and a slope difference's interval method (ratecheck.model.intervals). Measured by
-# benchmarks/bench_coverage.py (4000 repetitions, 5 points, level 0.95): at 16 replicas the percentile
-# bootstrap (the default before) covers 92.0-94.2% for the slope and 92.2-93.2% for the curvature on
-# mean-1 noise from Gaussian to Pareto(2.5), below nominal by more than 3 MC s.e. wherever the noise is
-# skewed; the bootstrap-t ("studentized") covers 93.5-95.3% and 93.2-95.1%.
+# The slope's, the curvature's and a slope difference's interval method (ratecheck.model.intervals), measured
+# by benchmarks/bench_coverage.py (4000 repetitions a scenario, 5 log-spaced points, level 0.95, 16 replicas,
+# mean-1 replica noise from Gaussian to Pareto(2.5)): the percentile bootstrap (the method before) covers
+# 92.2-93.6% for the slope and 91.9-93.4% for the curvature, more than 3 MC s.e. (0.4%) below nominal on
+# every noise; the bootstrap-t ("studentized") covers 94.1-95.2% and 94.2-94.8% on Gaussian and chi-square
+# replicas (within 3 s.e.), 92.2-93.6% and 91.5-93.1% on lognormal and Pareto ones.
 SLOPE_INTERVAL = "studentized"
 # The claims' interval of a grid point's mean (ratecheck.claims.statistics.point_ci and the claims' views;
-# mean_ci itself keeps Student-t, "t", for its other callers). Measured the same way: at 16 replicas
-# Student-t covers 88.9% on chi-square(1) replicas and 85.5% on lognormal(1) ones (upper bound: 86.0% and
-# 81.5% at a one-sided 95%), the bootstrap-t 94.1% and 91.5% (93.5% and 88.6%).
+# mean_ci itself keeps Student-t, "t", for its other callers). Same study: at 16 replicas Student-t covers
+# 94.8% on Gaussian replicas but 89.1% on chi-square(1), 86.1% on lognormal(1), 81.5% on Pareto (a one-sided
+# upper bound 85.9%, 82.2%, 77.5%); the bootstrap-t 94.6%, 92.2%, 89.2% (93.4%, 89.0%, 85.7%).
 POINT_INTERVAL = "studentized"
 
 
 @dataclass(frozen=True)
 class SlopeFit:
-    """OLS fit of log(mean y) against log(x), with a replica-bootstrap CI of the slope."""
+    """OLS fit of log(mean y) against log(x), with a replica-bootstrap CI of the slope (method ``interval``)."""
 
     slope: float  # OLS slope of log(mean y) against log(x) over grid points
     intercept: float  # in natural log
-    ci_low: float  # bootstrap percentile CI of the slope
+    ci_low: float  # CI of the slope (method ``interval``)
     ci_high: float
     level: float  # e.g. 0.95
     r2: float  # R^2 of the OLS fit on the replica-mean curve
@@ -57,7 +59,7 @@ class SlopeFit:
     # change of the local slope across the grid: d(log y)/d(log x) at the largest x minus at the
     # smallest, from a quadratic fit in log x (0 for a power law; NaN with fewer than 3 points)
     curvature: float = math.nan
-    curvature_low: float = math.nan  # bootstrap percentile CI of the curvature
+    curvature_low: float = math.nan  # CI of the curvature (method ``interval``)
     curvature_high: float = math.nan
     exact: bool = False  # issue #8: every mean is an exact expectation (no Monte-Carlo error)
     interval: str = SLOPE_INTERVAL  # the CIs' method (ratecheck.model.intervals)
@@ -176,11 +178,15 @@ def fit_slope(
     ``samples[g]`` holds the per-replica measurements at ``x[g]``; non-finite entries (diverged
     replicas) are dropped. Each bootstrap draw resamples the finite replicas of every grid point
     independently with replacement (replicas at different grid points are independent runs), averages
-    them and refits; the CI is the percentile interval of the refitted slopes at ``level``.
+    them and refits. The slope and the curvature are linear contrasts sum_g w_g log(mean_g); ``interval``
+    (ratecheck.model.intervals.METHODS) turns the draws into the CI: "studentized" (the default,
+    SLOPE_INTERVAL) is the bootstrap-t, the quantiles of (draw - estimate) / (the draw's delta-method
+    standard error, sqrt(sum_g w_g^2 s_g^2 / (R_g mean_g^2))) scaling the estimate's; "percentile" (the
+    method before) the draws' quantiles, which at 16 replicas cover 92-94% at a nominal 95%.
 
     The CI reflects replica noise only: a curve that is not a power law over the grid shows up in
-    ``r2``, not in the CI. Like any bootstrap it is slightly narrow for few replicas (the resampled
-    variance is (R-1)/R of the sample variance).
+    ``r2``, not in the CI. Measured coverage and its limits: SLOPE_INTERVAL's comment (heavy tails and a
+    replica spread that changes along the grid still undercover: log(mean) is biased by -cv^2/(2R)).
 
     ``exact`` (one flag, or one per grid point) marks samples that are exact expectations (issue #8:
     one value each, no noise): such a point is not warned about, and it adds nothing to the CI.
