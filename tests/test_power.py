@@ -197,7 +197,8 @@ def test_check_v_prints_the_power_after_the_reason(capsys):
 
 @pytest.mark.parametrize("level, z", [(0.95, 1.959964), (0.90, 1.644854)])  # two-sided normal quantiles, by hand
 def test_slope_difference_interval_is_two_sided(level, z):
-    """The difference of two independent fitted slopes: diff +- z_{(1+level)/2} sqrt(se_a^2 + se_b^2)."""
+    """The difference of two independent fitted slopes by the "normal" method (the default before the
+    coverage study): diff +- z_{(1+level)/2} sqrt(se_a^2 + se_b^2)."""
     import dataclasses
 
     from ratecheck.claims.statistics import SlopeDifference
@@ -209,7 +210,7 @@ def test_slope_difference_interval_is_two_sided(level, z):
                                     expected=(ExpectedOrder(value=-1.0, why="t"), None), **COMMON)
     claim = dataclasses.replace(claim, level=level)
     traces = {**_traces(-1.0, noise=0.05), **_other_traces(-0.5)}
-    got = SlopeDifference()(claim, claim.points(PROFILE, traces))
+    got = SlopeDifference(interval="normal")(claim, claim.points(PROFILE, traces))
     a, b = got.fits
     assert got.low < got.value < got.high and a.stderr > 0 and b.stderr > 0
     half = (got.high - got.low) / 2

@@ -11,19 +11,21 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..model.fit import MeanCI, SlopeFit, fit_slope, mean_ci
+from ..model.fit import POINT_INTERVAL, SLOPE_INTERVAL, MeanCI, SlopeFit, fit_slope, mean_ci, slope_difference
+from ..model.intervals import check_method
 from .compose import Estimator
 from .model import PointResult
 from .views_slopes import FittedSlope, TwoSeries
 
 
-def point_ci(point: PointResult, *, level: float = 0.95, side: str = "two-sided") -> MeanCI:
-    """The CI of a grid point's mean: Student-t over replicas, or zero width for an exact point (its
+def point_ci(point: PointResult, *, level: float = 0.95, side: str = "two-sided",
+             interval: str = POINT_INTERVAL) -> MeanCI:
+    """The CI of a grid point's mean: ``interval`` over replicas, or zero width for an exact point (its
     single sample is the expectation itself, with no Monte-Carlo error)."""
     if point.exact and point.samples.size == 1:
         m = float(point.samples[0])
         return MeanCI(mean=m, low=m, high=m, level=level, n=1)
-    return mean_ci(point.samples, level=level, side=side)
+    return mean_ci(point.samples, level=level, side=side, interval=interval)
 
 
 def _bootstrap_distance(
@@ -93,20 +95,25 @@ class MeanIntervals(Estimator):
         return [point_ci(p, level=claim.level) for p in points]
 
 
-def _fit(points: Sequence[PointResult], level: float) -> SlopeFit:
+def _fit(points: Sequence[PointResult], level: float, interval: str = SLOPE_INTERVAL) -> SlopeFit:
     return fit_slope([p.value for p in points], [p.samples for p in points], level=level,
-                     exact=[p.exact for p in points])
+                     exact=[p.exact for p in points], interval=interval)
 
 
 @dataclass(frozen=True)
 class LogLogSlope(Estimator):
     """The log-log slope of the replica means against the grid (x: each point's value), its CI from a
-    bootstrap over replicas (none on exact points), R^2 and the local slope's change (SlopeFit)."""
+    bootstrap over replicas by ``interval`` (none on exact points), R^2 and the local slope's change
+    (SlopeFit)."""
 
+    interval: str = SLOPE_INTERVAL  # ratecheck.model.intervals; "percentile" was the method before
     view: ClassVar[Any] = FittedSlope()  # the means and the fitted power law
 
+    def __post_init__(self) -> None:
+        check_method(self.interval)
+
     def __call__(self, claim: Any, points: Sequence[PointResult]) -> SlopeFit:
-        return _fit(points, claim.level)
+        return _fit(points, claim.level, self.interval)
 
 
 @dataclass(frozen=True)
@@ -122,16 +129,19 @@ class Difference:
 @dataclass(frozen=True)
 class SlopeDifference(Estimator):
     """Each series' log-log slope (points tagged ``stats["series"]`` with the claim's ``labels``) and the
-    difference A - B, its CI combining the two bootstrap standard errors (independent runs)."""
+    difference A - B, its CI by ``interval`` from both series' replicas (independent runs; "normal", the
+    method before: est -+ z * the hypot of the two bootstrap standard deviations)."""
 
+    interval: str = SLOPE_INTERVAL  # ratecheck.model.intervals
     reads: ClassVar[tuple[str, ...]] = ("labels",)  # the claim fields it reads
     view: ClassVar[Any] = TwoSeries()  # each series' means and fitted power law
 
-    def __call__(self, claim: Any, points: Sequence[PointResult]) -> Difference:
-        from scipy.special import ndtri  # norm.ppf's own function, without scipy.stats's import (startup time)
+    def __post_init__(self) -> None:
+        check_method(self.interval)
 
-        z = float(ndtri(0.5 + claim.level / 2))
-        a, b = (_fit([p for p in points if p.stats["series"] == label], claim.level) for label in claim.labels)
-        diff = a.slope - b.slope
-        se = math.hypot(a.stderr, b.stderr)
-        return Difference((a, b), diff, diff - z * se, diff + z * se)
+    def __call__(self, claim: Any, points: Sequence[PointResult]) -> Difference:
+        method = "percentile" if self.interval == "normal" else self.interval  # "normal" fits as before
+        a, b = (_fit([p for p in points if p.stats["series"] == label], claim.level, method)
+                for label in claim.labels)
+        diff, low, high = slope_difference(a, b, claim.level, self.interval)
+        return Difference((a, b), diff, low, high)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ..model.fit import mean_ci
+from ..model.fit import POINT_INTERVAL, mean_ci
 from .model import PointResult
 
 # a fact of the report's claim section: a bold label, then text and sympy expressions (shown as formulas)
@@ -45,10 +45,11 @@ def value_text(x: float) -> str:
 
 
 def point_mean_ci(p: PointResult, level: float) -> tuple[float, float, float]:
-    """(mean, low, high) of a grid point's replicas (Student t); NaN when every replica diverged."""
+    """(mean, low, high) of a grid point's replicas (the claims' method, POINT_INTERVAL); NaN when every
+    replica diverged."""
     if p.samples.size == 0:
         return math.nan, math.nan, math.nan
-    ci = mean_ci(p.samples, level=level)
+    ci = mean_ci(p.samples, level=level, interval=POINT_INTERVAL)
     return ci.mean, ci.low, ci.high
 
 
