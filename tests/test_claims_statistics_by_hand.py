@@ -1,6 +1,7 @@
-"""Every estimator of ratecheck.claims.statistics against a computation written out here from its definition
-(scipy's t and normal quantiles, the delta method for a distance far from its target): a wrong level, side,
-tail, axis or degrees of freedom moves a number far outside these tolerances."""
+"""The estimators of ratecheck.claims.statistics against computations written out here from their definitions
+(scipy's t and normal quantiles, the delta method for a distance far from its target) and against the identity
+every equal-tailed interval obeys (a one-sided bound at L is an end of the two-sided interval at 2L - 1): a wrong
+level, side, tail, axis or degrees of freedom moves a number far outside these tolerances."""
 
 from __future__ import annotations
 
@@ -29,22 +30,28 @@ def _by_hand(samples, quantile):
     return mean, stats.t.ppf(quantile, n - 1) * sd / math.sqrt(n)
 
 
-def test_one_sided_bounds_use_the_one_sided_quantile_with_n_minus_1_degrees_of_freedom():
+def test_student_t_bounds_use_the_one_or_two_sided_quantile_with_n_minus_1_degrees_of_freedom():
+    mean, half90 = _by_hand(SAMPLES, 0.9)  # t_{0.9, 7} = 1.415: one-sided at 90%, not t_{0.95, 7} = 1.895
+    upper = point_ci(_point(SAMPLES), level=0.9, side="upper", interval="t")
+    lower = point_ci(_point(SAMPLES), level=0.9, side="lower", interval="t")
+    assert upper.low == -math.inf and math.isclose(upper.high, mean + half90, rel_tol=1e-12)
+    assert lower.high == math.inf and math.isclose(lower.low, mean - half90, rel_tol=1e-12)
+    two = point_ci(_point(SAMPLES), level=0.9, interval="t")
+    half95 = _by_hand(SAMPLES, 0.95)[1]
+    assert math.isclose(two.low, mean - half95, rel_tol=1e-12) and math.isclose(two.high, mean + half95, rel_tol=1e-12)
+
+
+def test_one_sided_bounds_are_the_ends_of_the_equal_tailed_interval_at_twice_the_miss():
+    # whatever the claims' interval (POINT_INTERVAL), a one-sided bound at level L puts all 1 - L in one tail:
+    # it is an end of the two-sided interval at level 2L - 1, from the same resamples
     claim = SimpleNamespace(level=0.9)
     (row,) = OneSidedMeans()(claim, [_point(SAMPLES)])
-    mean, half = _by_hand(SAMPLES, 0.9)  # t_{0.9, 7} = 1.415: one-sided at 90%, not t_{0.95, 7} = 1.895
-    assert math.isclose(row["mean"], mean, rel_tol=1e-12)
-    assert math.isclose(row["ucb"], mean + half, rel_tol=1e-12)
-    assert math.isclose(row["lcb"], mean - half, rel_tol=1e-12)
-
-
-def test_two_sided_intervals_put_half_the_miss_in_each_tail():
-    claim = SimpleNamespace(level=0.9)
+    wider = point_ci(_point(SAMPLES), level=0.8)
+    assert math.isclose(row["mean"], float(np.mean(SAMPLES)), rel_tol=1e-12)
+    assert math.isclose(row["ucb"], wider.high, rel_tol=1e-12) and math.isclose(row["lcb"], wider.low, rel_tol=1e-12)
     (ci,) = MeanIntervals()(claim, [_point(SAMPLES)])
-    mean, half = _by_hand(SAMPLES, 0.95)
-    assert math.isclose(ci.low, mean - half, rel_tol=1e-12) and math.isclose(ci.high, mean + half, rel_tol=1e-12)
-    upper = point_ci(_point(SAMPLES), level=0.9, side="upper")
-    assert upper.low == -math.inf and math.isclose(upper.high, mean + _by_hand(SAMPLES, 0.9)[1], rel_tol=1e-12)
+    own = point_ci(_point(SAMPLES), level=0.9)
+    assert (ci.low, ci.high) == (own.low, own.high) and ci.low < row["lcb"] < row["ucb"] < ci.high
 
 
 def test_the_bootstrap_distance_is_as_wide_as_the_delta_method_says_far_from_the_target():
@@ -61,13 +68,13 @@ def test_the_bootstrap_distance_is_as_wide_as_the_delta_method_says_far_from_the
     assert math.isclose(est - low, half, rel_tol=0.1) and math.isclose(high - est, half, rel_tol=0.1)
 
 
-def test_a_slope_difference_combines_the_two_standard_errors_at_the_two_sided_normal_quantile():
+def test_the_normal_slope_difference_combines_the_two_standard_errors_at_the_two_sided_quantile():
     grid = [1.0, 2.0, 4.0, 8.0, 16.0]
     rng = np.random.default_rng(3)
     points = [_point(g**slope * np.exp(0.1 * rng.standard_normal(16)), value=g, series=label)
               for label, slope in (("a", -1.0), ("b", -0.5)) for g in grid]
     claim = SimpleNamespace(level=0.9, labels=("a", "b"))
-    d = SlopeDifference()(claim, points)
+    d = SlopeDifference(interval="normal")(claim, points)
     a, b = d.fits
     assert math.isclose(d.value, a.slope - b.slope, rel_tol=1e-12)
     half = stats.norm.ppf(0.95) * math.sqrt(a.stderr**2 + b.stderr**2)

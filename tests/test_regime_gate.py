@@ -1,8 +1,8 @@
 """The regime-change gate of a slope claim (ratecheck.claims.rules_fit._regime_change) judges the curvature's CI
-against +-limit (the claim's max_curvature, else its tolerance): with a CI that covers (the bootstrap-t,
-benchmarks/bench_coverage.py) it fires on a true power law at most (1 - level)/2 a side. The named option
-"resolved" widens the band to +-max(limit, h), h the CI's half-width (issue #23 S2): a fit that resolves its
-limit is gated as before; one that does not fires only beyond 2h."""
+against +-max(limit, h), h the CI's half-width and limit the claim's max_curvature, else its tolerance (issue #23
+S2: the default "resolved"): a fit that resolves its limit is gated at the limit; one that does not fires only
+beyond 2h. The named option "limit" judges the CI against +-limit: with a CI that covers (the bootstrap-t,
+benchmarks/bench_coverage.py) it fires on a true power law at most (1 - level)/2 a side."""
 
 from __future__ import annotations
 
@@ -29,10 +29,11 @@ def test_a_fit_that_resolves_its_limit_is_gated_at_the_limit(band: str):
     assert _regime_change(CLAIM, _fit(0.14, 0.05), -1.0, band) == ""
 
 
-def test_a_noisy_fit_beyond_the_limit_fires_by_default():
+def test_a_noisy_fit_beyond_the_limit_fires_under_the_limit_option_only():
     # fessgda.B2.ncpl_floor_m at seed offset 3000 (bootstrap-t): curvature -0.569, CI [-0.915, -0.255]
-    assert "beyond +-0.1: not one power law" in _regime_change(CLAIM, _fit(-0.569, 0.33), -1.0)
-    assert _regime_change(CLAIM, _fit(-0.4, 0.33), -1.0) == ""  # CI [-0.73, -0.07] reaches inside +-0.1
+    assert "beyond +-0.1: not one power law" in _regime_change(CLAIM, _fit(-0.569, 0.33), -1.0, "limit")
+    assert _regime_change(CLAIM, _fit(-0.569, 0.33), -1.0) == ""  # the default: CI reaches inside +-0.33
+    assert _regime_change(CLAIM, _fit(-0.4, 0.33), -1.0, "limit") == ""  # CI [-0.73, -0.07] reaches inside +-0.1
 
 
 def test_the_resolved_band_fires_only_beyond_twice_its_half_width():
@@ -48,6 +49,6 @@ def test_an_explicit_max_curvature_is_the_limit():
 
 
 def test_the_band_is_a_named_option():
-    assert ExponentInBand().curvature_band == "limit"
+    assert ExponentInBand().curvature_band == "resolved"
     with pytest.raises(ValueError, match="curvature_band must be one of"):
         ExponentInBand(curvature_band="wide")

@@ -32,7 +32,7 @@ def _design(claim: Any, fit: SlopeFit) -> str:
 CURVATURE_BANDS = ("limit", "resolved")
 
 
-def _regime_change(claim: Any, fit: SlopeFit, expected: float, curvature_band: str = "limit") -> str:
+def _regime_change(claim: Any, fit: SlopeFit, expected: float, curvature_band: str = "resolved") -> str:
     # R^2 speaks only when there is a slope to explain: a flat curve in noise has R^2 near 0 and is a
     # fine power law (exponent 0), which the band then judges
     significant = fit.ci_low > 0 or fit.ci_high < 0
@@ -67,7 +67,9 @@ class ExponentInBand(Rule):
     ``curvature_band="resolved"`` beyond +-max(max_curvature, the CI's half-width)), each INCONCLUSIVE with its
     reason."""
 
-    curvature_band: str = "limit"  # CURVATURE_BANDS
+    # "resolved" by default: the gate voids a decided verdict, so its false alarms are flips on correct code;
+    # "limit" fires on a true power law up to (1 - level) a decision (2 of 36 at fessgda's offsets)
+    curvature_band: str = "resolved"  # CURVATURE_BANDS
     reads: ClassVar[tuple[str, ...]] = ("design_reason", "expected", "regime", "side", "tolerance")  # the claim fields it reads
     view: ClassVar[Any] = ExponentBand()  # the tolerance band of the expected exponent
 
