@@ -42,6 +42,27 @@ MEASURES = ("grad_norm_sq", "y_err", "v_err", "dist_sq")
 ORACLE_RTOL = 1e-9  # both exact: float64 round-off over 30 rounds of 9 x 9 maps (measured below 1e-12)
 
 
+def solution_maps(A: np.ndarray, B: np.ndarray, c: np.ndarray, e: np.ndarray, s: np.ndarray, h: np.ndarray,
+                  w: np.ndarray, lam: float) -> tuple[np.ndarray, ...]:
+    """P1's solution for the weights w (spec §1.3) as affine maps of x: y*(x) = Mx x + m0 (A_w y = B x + c_bar),
+    v*(x) = vx x + v0 = A_w^-1 (y*(x) - e_bar), grad Phi(x) = gx x + g0x = lam (x - s_bar) + h_bar + B^T v*(x),
+    and x* where grad Phi vanishes; returns (Mx, m0, vx, v0, gx, g0x, x_star)."""
+    dx = B.shape[1]
+    Aw = np.einsum("n,nij->ij", w, A)
+    Ai = np.linalg.inv(Aw)
+    Mx, m0 = Ai @ B, Ai @ (w @ c)
+    vx, v0 = Ai @ Mx, Ai @ (m0 - w @ e)
+    gx, g0x = lam * np.eye(dx) + B.T @ vx, -lam * (w @ s) + w @ h + B.T @ v0
+    return Mx, m0, vx, v0, gx, g0x, np.linalg.solve(gx, -g0x)
+
+
+def solution_point(A: np.ndarray, B: np.ndarray, c: np.ndarray, e: np.ndarray, s: np.ndarray, h: np.ndarray,
+                   w: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(x*, y*(x*), v*(x*)) of P1 for the weights w: the start 'solution' (spec §6.1), from the maps above."""
+    Mx, m0, vx, v0, _, _, x_star = solution_maps(A, B, c, e, s, h, w, lam)
+    return x_star, Mx @ x_star + m0, vx @ x_star + v0
+
+
 def measure_forms(A: np.ndarray, B: np.ndarray, c: np.ndarray, e: np.ndarray, s: np.ndarray, h: np.ndarray,
                   w: np.ndarray, lam: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The measures as affine maps (L, l0) of z = (x, y, v) for the weights w (spec §1.3, P1): y* = M x + m,
@@ -49,12 +70,7 @@ def measure_forms(A: np.ndarray, B: np.ndarray, c: np.ndarray, e: np.ndarray, s:
     dy, dx = B.shape
     nz = dx + 2 * dy
     X, Y, V = np.arange(dx), dx + np.arange(dy), dx + dy + np.arange(dy)
-    Aw = np.einsum("n,nij->ij", w, A)
-    Ai = np.linalg.inv(Aw)
-    Mx, m0 = Ai @ B, Ai @ (w @ c)
-    vx, v0 = Ai @ Mx, Ai @ (m0 - w @ e)
-    gx, g0x = lam * np.eye(dx) + B.T @ vx, -lam * (w @ s) + w @ h + B.T @ v0
-    x_star = np.linalg.solve(gx, -g0x)
+    Mx, m0, vx, v0, gx, g0x, x_star = solution_maps(A, B, c, e, s, h, w, lam)
     sel = np.eye(nz)
     return {"grad_norm_sq": (gx @ sel[X], g0x), "y_err": (sel[Y] - Mx @ sel[X], -m0),
             "v_err": (sel[V] - vx @ sel[X], -v0), "dist_sq": (sel[X], -x_star)}

@@ -10,7 +10,9 @@ i draws tau_i (uniform on {lo..hi}: floor((hi - lo + 1) u) + lo of the replica's
 the server draws C (a uniform P-subset from the 'sampling' stream's uniforms, oracles_baselines.client_draws); client
 i in C runs tau_i Jacobi steps of eq. (3) from the server's (x, y, v) with step a_k eta (noise-free P1 gradients)
 and returns q_i = sum_k a_k g_k; the server steps by sum_C pt_i q_i (SimFBO, pt_i = (n/P) p_i) or sum_C pt_i rho
-q_i/||a_i||_1 (ShroFBO) and projects v on the ball of radius r. The claim's deviation is the worst of the measures'
+q_i/||a_i||_1 (ShroFBO) and projects v on the ball of radius r. A run starts at 'zero' (inside every ball) or at
+'solution': (x*, y*(x*), v*(x*)) recomputed from P1's matrices (oracles.solution_point), v0 then projected on the
+ball too (spec §2.1: Algorithm 1 keeps the server v in P_r's ball, ||v0|| <= r). The claim's deviation is the worst of the measures'
 relative deviations (every replica) and those of the diagnostics local_v_max (max ||v_i^(t,k)|| over k = 0..tau_i,
 clients, rounds and replicas), rho_bar (mean over rounds of the replica mean of rho^(t)), rho_min and rho_max.
 """
@@ -27,7 +29,7 @@ from ratecheck.claims.trajectory import trajectory_deviation, trajectory_oracle
 from ratecheck.seeding import replica_generator
 from ratecheck.trace import RunConfig, Trace
 
-from .oracles import measure_forms
+from .oracles import measure_forms, solution_point
 from .oracles_baselines import BASE_PROBLEM, NOISE_FREE, RTOL, _data, client_draws
 from .theorems import KEY, src
 
@@ -60,8 +62,27 @@ def step_counts(config: RunConfig) -> np.ndarray:
     return np.broadcast_to(np.asarray(taus), (T, R, n))
 
 
-def replay(config: RunConfig, marks: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, float]]:
-    """Per replica (C, R) measures at the checkpoints, and the diagnostics, of the noise-free run replayed."""
+def project(v: np.ndarray, radius: float) -> np.ndarray:
+    """P_r(v) = min{1, r/||v||} v (spec §2.1), v unchanged when it lies in the ball (v = 0 included)."""
+    scale = float(np.linalg.norm(v))
+    return v if scale <= radius else v * (radius / scale)
+
+
+def start_point(config: RunConfig, k: dict[str, Any], R: int) -> tuple[np.ndarray, ...]:
+    """The problem's (x0, y0, v0) of every replica (R, d), before P_r: 'zero', or 'solution' (x*, y*(x*), v*(x*))
+    recomputed from the problem's matrices (oracles.solution_point), not read from the problem's start."""
+    start = config.problem_params.get("start", "zero")
+    if start == "zero":
+        return np.zeros((R, k["dx"])), np.zeros((R, k["dy"])), np.zeros((R, k["dy"]))
+    if start != "solution":
+        raise ValueError(f"the replay knows the starts 'zero' and 'solution', got {start!r}")
+    x0, y0, v0 = solution_point(k["A"], k["B"], k["c"], k["e"], k["s"], k["h"], k["p"], k["lam"])
+    return tuple(np.tile(z, (R, 1)) for z in (x0, y0, v0))
+
+
+def replay(config: RunConfig, marks: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, float], np.ndarray]:
+    """Per replica (C, R) measures at the checkpoints, the diagnostics, and where P_r bound ((T + 1, R): the start,
+    then each round), of the noise-free run replayed."""
     k, q = _data(config), config.params
     assert k["sf"] == k["sg"] == 0.0, "a noise-free run"
     A, B, lam, p, n, dx, dy = k["A"], k["B"], k["lam"], k["p"], k["n"], k["dx"], k["dy"]
@@ -74,7 +95,10 @@ def replay(config: RunConfig, marks: np.ndarray) -> tuple[dict[str, np.ndarray],
     a = coefficients(str(q.get("coefficients", "constant")), int(taus.max()))
     norm = np.concatenate([[0.0], np.cumsum(a)])  # ||a_i||_1 for tau_i = 0, 1, ...
     forms = measure_forms(A, B, k["c"], k["e"], k["s"], k["h"], p, lam)
-    x, y, v = np.zeros((R, dx)), np.zeros((R, dy)), np.zeros((R, dy))  # start 'zero' (inside every ball)
+    x, y, v = start_point(config, k, R)
+    binds = np.zeros((T + 1, R), dtype=bool)  # where P_r moved v: the start (row 0), then after round t (row t + 1)
+    binds[0] = np.linalg.norm(v, axis=1) > radius
+    v = np.array([project(vr, radius) for vr in v])  # Algorithm 1 keeps the server v in the ball from the start
     out = {name: np.full((len(marks), R), np.nan) for name in forms}
     want = {int(t): j for j, t in enumerate(marks)}
     v_max, rhos = 0.0, np.zeros((T, R))
@@ -106,9 +130,9 @@ def replay(config: RunConfig, marks: np.ndarray) -> tuple[dict[str, np.ndarray],
             x[r], y[r] = x[r] - gamma["x"] * step["x"], y[r] - gamma["y"] * step["y"]
             v_new = v[r] - gamma["v"] * step["v"]
             scale = np.linalg.norm(v_new)
-            v[r] = v_new if scale <= radius else v_new * (radius / scale)  # P_r (spec §2.1)
+            v[r], binds[t + 1, r] = project(v_new, radius), scale > radius
     return out, {"local_v_max": v_max, "rho_bar": float(rhos.mean(axis=1).mean()), "rho_min": float(rhos.min()),
-                 "rho_max": float(rhos.max())}
+                 "rho_max": float(rhos.max())}, binds
 
 
 def replay_oracle(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]:
@@ -117,7 +141,7 @@ def replay_oracle(config: RunConfig, marks: np.ndarray) -> dict[str, np.ndarray]
 
 def replay_deviation(config: RunConfig, trace: Trace) -> np.ndarray:
     """The worst of the measures' (every replica) and the diagnostics' relative deviations from the replay."""
-    _, diagnostics = replay(config, np.asarray(trace.checkpoints))
+    _, diagnostics, _ = replay(config, np.asarray(trace.checkpoints))
     gap = max(abs(float(trace.info[name]) - want) / abs(want) for name, want in diagnostics.items())
     worst = np.maximum(trajectory_deviation(replay_oracle)(config, trace), gap)
     return np.where(np.isfinite(worst), worst, 1e100)  # a run that left the finite numbers: far off, not dropped
@@ -139,6 +163,13 @@ CASES: dict[str, dict[str, Any]] = {
                                       "participation": "without_replacement:3", "radius": "off", "rho": "sampled"},
                             "what": "P = 3 of n = 4 without replacement, tau_i uniform on {2, 3, 4}, geometric a_k = "
                                     "1.3^k, rho estimated over C, sum_C pt_j ||a_j||_1 (spec §2.4 option 3)"},
+    "simfbo_solution_start": {"algorithm": "simfbo", "problem": {"start": "solution"},
+                              "steps": {**STEPS, "local_steps": "uniform:1:3", "coefficients": "harmonic",
+                                        "participation": "without_replacement:2", "radius": 0.4},
+                              "what": "started at the solution (x*, y*(x*), v*(x*)) recomputed from P1's matrices, "
+                                      "v0 projected on the ball of radius 0.4 (||v*|| = 0.95: P_r binds at the "
+                                      "start, then in most but not all later rounds), P = 2 of n = 4 without "
+                                      "replacement, tau_i uniform on {1, 2, 3}, harmonic a_k"},
 }
 REPLAY_T, REPLAY_REPLICAS = 20, 4
 
@@ -148,8 +179,8 @@ def _configure(name: str) -> Any:
 
     def configure(value: float, profile: Profile) -> RunConfig:
         return RunConfig(case.get("algorithm", name), dict(case["steps"]), "quadratic_bilevel",
-                         {**BASE_PROBLEM, **NOISE_FREE}, int(value), replicas=REPLAY_REPLICAS, checkpoints=int(value),
-                         mode="monte_carlo")
+                         {**BASE_PROBLEM, **NOISE_FREE, **case.get("problem", {})}, int(value),
+                         replicas=REPLAY_REPLICAS, checkpoints=int(value), mode="monte_carlo")
     return configure
 
 
