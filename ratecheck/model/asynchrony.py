@@ -563,13 +563,14 @@ class LiveTimelines(Timelines):
 
     def ensure(self, t: int) -> None:
         """Make rounds 0..t available. A missing round is simulated with a stretch after it (at least `chunk`
-        rounds and a quarter of those before it), so a long run re-stacks its timelines a logarithmic number of
-        times and simulates at most a quarter more rounds than it runs, whatever its delays. Neither the stretch nor
-        which models the numerics keep changes the numbers or the diagnostics of the rounds run."""
+        rounds, else four times the largest delay of a simulated round, but no more than a quarter of the rounds
+        before it), so a run re-stacks its timelines rarely and simulates at most a quarter more rounds than it runs
+        however its delays grow. Neither the stretch nor which models the numerics keep changes the numbers or the
+        diagnostics of the rounds run."""
         have = self.clients.shape[1]
         if t < have:
             return
-        target = t + max(self.chunk, t // 4)
+        target = t + max(self.chunk, min(4 * (self.recorded_delay() + 1), t // 4))
         for sim in self.sims:
             sim.advance(target)
         self._refresh(target)

@@ -24,7 +24,6 @@ Example (two replicas, one slot a round; the second round reads w^0 again, the t
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -74,9 +73,8 @@ class VersionedModels:
     def read(self, base: np.ndarray) -> np.ndarray:
         """The models (R, m, d) the slots of base versions (R, m) start from."""
         self._count_new_rounds()
-        versions, index = np.unique(base, return_inverse=True)
         try:
-            slots = np.array([self.slot[v] for v in versions.tolist()], dtype=np.int64)
+            slots = [self.slot[v] for v in base.ravel().tolist()]  # R x m look-ups: cheaper than np.unique's sort
         except KeyError as exc:
             missing = int(exc.args[0])
             raise TimelineError(
@@ -84,24 +82,24 @@ class VersionedModels:
                 f"still to run and no update in flight read it (versions kept: {sorted(self.slot)}); a policy that "
                 "starts a job from an older version than the updates in flight and the newest model the clients "
                 "hold must list it in Simulation.pending_versions()") from None
-        return self.buffer[np.arange(base.shape[0])[:, None], slots[index.reshape(base.shape)]]
+        return self.buffer[np.arange(base.shape[0])[:, None], np.array(slots, dtype=np.int64).reshape(base.shape)]
 
     def advance(self, t: int, x_new: np.ndarray) -> VersionedModels:
         """After round t: its reads are done, w^{t+1} = x_new is kept, the models no round to come reads are released."""
         if t != self.t:
             raise TimelineError(f"the models stand at version {self.t}; round {t} cannot follow")
         self._count_new_rounds()
-        done = Counter(self.timeline.base[:, t].ravel().tolist())
-        for version, count in done.items():
-            left = self.readers[version] - count
-            if left:
-                self.readers[version] = left
-            else:
-                del self.readers[version]
+        readers, done = self.readers, set()
+        for version in self.timeline.base[:, t].ravel().tolist():
+            readers[version] -= 1
+            done.add(version)
+        read_out = [version for version in done if not readers[version]]
+        for version in read_out:
+            del readers[version]
         self.slot[t + 1] = self._free_slot()
         self.buffer[:, self.slot[t + 1]] = x_new
         self.t = t + 1
-        self._release({t, *done})
+        self._release([t, *read_out])
         return self
 
     def _count_new_rounds(self) -> None:
@@ -118,9 +116,11 @@ class VersionedModels:
         self._release(list(self.slot))
 
     def _release(self, versions: Iterable[int]) -> None:
-        for version in versions:
-            if version != self.t and version in self.slot and not self.live(version):
-                self.spare.append(self.slot.pop(version))
+        slot, readers, in_flight, floor = self.slot, self.readers, self.in_flight, self.floor
+        for version in versions:  # live() inlined: a round's hot path
+            if version in slot and version != self.t and not (
+                    readers.get(version, 0) > 0 or version in in_flight or version >= floor):
+                self.spare.append(slot.pop(version))
 
     def _free_slot(self) -> int:
         if not self.spare:
