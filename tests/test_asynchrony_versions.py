@@ -2,29 +2,34 @@
 only as many as there are distinct versions in flight, however old one of them stays."""
 
 import doctest
-from dataclasses import dataclass
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ratecheck import run
-from ratecheck.algorithms.asynchronous import DeFedAvgIIDEvents
 from ratecheck.model import versions
 from ratecheck.model.asynchrony import LiveTimelines, Simulation, SystemModel, TimelineError, Timelines, live_timelines, simulate
 from ratecheck.model.versions import VersionedModels
 from ratecheck.problems import make_problem
 from ratecheck.proofs.defedavg.presets import p2
 
+
+def _bench():
+    """benchmarks/bench_async.py: its policy plugin (Anchored, AnchoredIID), one definition for the benchmark and here."""
+    spec = importlib.util.spec_from_file_location("bench_async", Path(__file__).resolve().parent.parent / "benchmarks"
+                                                  / "bench_async.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = _bench()
+Anchored, AnchoredIID = BENCH.Anchored, BENCH.AnchoredIID
+
 STRAGGLERS = SystemModel(step_time=0.01, speeds="by_parity", speed_high=80.0, parity_width=0.5, t_down=0.02,
                          t_up=0.03, t_server=0.005)  # defedavg.oracle.defedavg_iid_events_straggler_replay's
-
-
-class Anchored(Simulation):
-    """A researcher's policy: client 0 trains every job from the version its first job started from (an anchor),
-    so one base stays old for the whole run; the other clients follow the policy."""
-
-    def start_job(self, i: int, version: int) -> None:
-        super().start_job(i, self.c.job_base[0] if i == 0 and self.c.taken[0] >= 0 else version)
 
 
 class Rewinding(Simulation):
@@ -117,17 +122,6 @@ def test_numbers_do_not_depend_on_what_the_store_releases():
         return models.latest
 
     assert np.array_equal(final(VersionedModels), final(KeepAll))
-
-
-@dataclass(frozen=True)
-class AnchoredIID(DeFedAvgIIDEvents):
-    """DeFedAvg-IID on the Anchored policy (how a plugin swaps the simulation in)."""
-
-    def timeline(self, problem, streams):
-        n = self.participation.per_round(problem.num_clients)
-        return LiveTimelines([Anchored(self.policy, self.system(), clients=problem.num_clients, n=n,
-                                       local_steps=self.local_steps, seed=streams.seed, replica=r)
-                              for r in streams.replicas], tuple(streams.replicas))
 
 
 def test_a_run_whose_job_stays_on_w0_reads_w0_at_its_end():
