@@ -17,7 +17,7 @@ The last line is  events_per_s=<a> client_steps_per_s=<b> naive_client_steps_per
 Live timeline (--live): a Mode E run of DeFedAvg-IID (the timeline simulated as the run goes, the numerics keeping
 the past models the rounds to come read) on this checkout and on a baseline commit's code (``git archive`` of
 --baseline, default 15ada27, whose numerics kept every model from the oldest version in flight to the newest), each
-in a fresh process: seconds of the rounds, the bytes of the past models kept (at their largest), and the peak traced
+in a fresh process: CPU seconds of the rounds, the bytes of the past models kept (at their largest), and the peak traced
 memory (tracemalloc) of the same run through the engine, with the ratios baseline / this.
 Two cases: 'paper' (the paper's timing model) and 'anchored' (a policy plugin: client 0 trains every job from the
 version of its first, w^0, so one base stays old for the whole run). The final iterates' digest must agree.
@@ -129,18 +129,19 @@ class AnchoredIID(DeFedAvgIIDEvents):
 
 
 def live_case(case: str, clients: int, rounds: int, replicas: int) -> dict:
-    """The algorithm's rounds run by hand (timed; the bytes of the past models it keeps, at their largest), then the
-    same run through the engine under tracemalloc (its peak: timelines, models, trace)."""
+    """The algorithm's rounds run by hand (timed in CPU seconds of this process, which a shared machine's load
+    disturbs less than wall time; the bytes of the past models it keeps, at their largest), then the same run
+    through the engine under tracemalloc (its peak: timelines, models, trace)."""
     problem = make_problem("quadratic", p1(clients=clients))
     kind = AnchoredIID if case == "anchored" else DeFedAvgIIDEvents
     algorithm = kind(eta_global=0.5, eta_local=0.01, local_steps=K, participation=f"without_replacement:{N_PER_ROUND}")
     streams = Streams(SEED, stable_hash("bench_async --live"), range(replicas))  # a run key is a hex digest
-    start = time.perf_counter()
+    start = time.process_time()
     state, models = algorithm.init(problem, streams), 0
     for t in range(rounds):
         state, _ = algorithm.round(state, problem, t, streams)
         models = max(models, getattr(state.history, "buffer", state.history).nbytes)  # a ring, or the store's buffer
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     tracemalloc.start()
     run(algorithm, problem, rounds, replicas=replicas, seed=SEED)
     peak = tracemalloc.get_traced_memory()[1]
@@ -166,7 +167,7 @@ def live_compare(args: argparse.Namespace) -> None:
                 got[label] = json.loads(out.stdout.strip().splitlines()[-1])
                 g = got[label]
                 print(f"live {case:8s} {label:8s} ({args.baseline if label == 'baseline' else 'checkout'}): "
-                      f"{g['seconds']:7.2f} s, past models {g['models_bytes'] / 2**10:9.1f} KiB, run's peak "
+                      f"{g['seconds']:7.2f} CPU-s, past models {g['models_bytes'] / 2**10:9.1f} KiB, run's peak "
                       f"{g['peak_bytes'] / 2**20:7.2f} MiB, max delay {g['max_delay']}, final x {g['digest']}")
             ratios[f"live_time_ratio_{case}"] = got["baseline"]["seconds"] / got["this"]["seconds"]
             ratios[f"live_models_ratio_{case}"] = got["baseline"]["models_bytes"] / got["this"]["models_bytes"]
