@@ -251,28 +251,3 @@ def test_trace_option_names_its_file_digest_and_refuses_a_changed_file(tmp_path)
         DelaySchedule.parse(text)
     with pytest.raises(ValueError, match="does not exist"):
         DelaySchedule.parse(f"trace:{tmp_path / 'missing.npz'}")
-
-
-STRAGGLERS = SystemModel(step_time=0.01, speeds="by_parity", speed_high=80.0, parity_width=0.5, t_down=0.02,
-                         t_up=0.03, t_server=0.005)  # defedavg.oracle.defedavg_iid_events_straggler_replay's
-
-
-@pytest.mark.parametrize("policy,n", [("iid", 2), ("niid", 2), ("sync", 2)])
-def test_a_live_timeline_window_holds_every_model_a_later_round_reads(policy, n):
-    """At round t the numerics keep the last max_delay + 1 models (ratecheck.algorithms.fedavg): every round after
-    t must read a base version >= t + 1 - max_delay. With stragglers (first updates from w^0 near round 80-100,
-    every earlier delay <= 5) the delays seen so far do not say so; the updates in flight do."""
-    from ratecheck.model.asynchrony import live_timelines
-
-    rounds = 160
-    whole = simulate(policy, STRAGGLERS, clients=5, n=n, local_steps=3, rounds=rounds, replica=1)
-    live = live_timelines(policy, STRAGGLERS, clients=5, n=n, local_steps=3, seed=0, replicas=(1,))
-    later = np.minimum.accumulate(whole.base.min(axis=1)[::-1])[::-1]  # later[t] = oldest base of rounds >= t
-    seen = []
-    for t in range(rounds - 1):
-        live.ensure(t)
-        assert live.max_delay >= t + 1 - later[t + 1], (t, live.max_delay, later[t + 1])
-        seen.append(live.recorded_delay() >= t + 1 - later[t + 1])
-    if policy == "iid":  # the jump the window must see ahead of the rounds simulated
-        assert whole.max_delay > 64 and not all(seen)
-    assert np.array_equal(live.upto(rounds).base[0], whole.base)

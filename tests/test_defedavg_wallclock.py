@@ -102,3 +102,29 @@ def test_niid_round_time_model_refuses_what_it_was_not_derived_for():
     config = a.wall_config("defedavg_niid_events", 4, p2(clients=a.WALL_CLIENTS), QUICK)
     with pytest.raises(ValueError, match="variant A"):
         a.niid_close_times(config.with_(params={**config.params, "niid_variant": "B"}), 5)
+
+
+def _tool(name: str):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent.parent / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_band_tables_pool_holds_none_of_the_runs_the_claims_decide_on():
+    """The pool that set the band tolerances (tools/wallclock_band.py's default offset, replicas 0..1023) shares no
+    seed with the claims' runs, in either profile, registered or under the seed-stability offsets: the streams are
+    (seed, run identity, replica), so their verdicts are out of sample."""
+    from ratecheck.proofs.defedavg.wallclock_band import POOL_SEED_OFFSET
+
+    assert _tool("wallclock_band").options([]).seed == POOL_SEED_OFFSET
+    offsets = (0, *_tool("seed_stability").DEFAULT_OFFSETS)
+    for claim in (a.WALL_IID, a.WALL_NIID):
+        configs = [config for profile in ("quick", "full") for value in claim.grid[profile]
+                   for _, config in claim.runs_at(value, PROFILES[profile])]
+        decided = {config.seed + offset for config in configs for offset in offsets}
+        pooled = {config.seed + POOL_SEED_OFFSET for config in configs}
+        assert decided and not decided & pooled, (claim.id, sorted(decided & pooled))

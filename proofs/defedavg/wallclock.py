@@ -70,22 +70,24 @@ def time_to_target(trace: Trace, fraction: float) -> np.ndarray:
 # Both times the ratio of rounds to target (measured per replica, in rounds: the iterates' part).
 
 # The band tolerances are what a pool of runs says a block of the claim's runs needs to be decided, per grid value n
-# and block size (proofs/defedavg/wallclock_band.py; `python tools/wallclock_band.py --pool 1024`): per run x =
+# and block size (proofs/defedavg/wallclock_band.py; `python tools/wallclock_band.py --pool 1024`, its pool at seed
+# offset 10000: none of the replicas a claim decides on, so the verdicts are out of sample): per run x =
 # log(measured / predicted ratio), cut into disjoint blocks of the claim's size (8 quick, 24 full); a block PASSes the
 # band when tol > |mean| + its t-interval's half-width, and the tolerance at (n, runs) is that need's 99% quantile over
 # the blocks, rounded up to 0.01 in log. So each profile's grid value is judged at the band it needs (one maximum over
 # both profiles judged the quick profile's n = 4, 8 at the full profile's n = 16 model bias). The same blocks check
-# the intervals' coverage of the pool mean (0.86-0.98; excess kurtosis of x within +-0.25, no heavy tail on the log
+# the intervals' coverage of the pool mean (0.91-1.00; excess kurtosis of x within +-0.35, no heavy tail on the log
 # scale the claims judge).
 Tolerances = Mapping[tuple[int, int], float]  # (n, runs) -> band half-width in log
 
-WALL_IID_TOLERANCE: Tolerances = {(4, 8): 0.24, (8, 8): 0.24, (4, 24): 0.15, (8, 24): 0.15, (16, 24): 0.35}
-WALL_IID_TOLERANCE_WHY = ("per (n, runs), the 99% quantile over blocks of a 1024-run pool of the tolerance a block "
-                          "needs (|mean| + half-width of log measured / predicted), rounded up to 0.01: 0.235 (n = 4) "
-                          "and 0.232 (n = 8) at 8 runs (quick), 0.143, 0.148 and 0.343 (n = 4, 8, 16) at 24 (full); "
-                          "the renewal model is 5-6% below the simulator at n = 4, 8 and 27% at n = 16 (it neglects "
-                          "waits for a newer model, many with n/N = 0.8); a timing model off by a factor 1.6 (quick), "
-                          "1.35 (full, n = 4, 8) or 2.0 (n = 16) fails in 99% of blocks")
+WALL_IID_TOLERANCE: Tolerances = {(4, 8): 0.25, (8, 8): 0.24, (4, 24): 0.16, (8, 24): 0.16, (16, 24): 0.35}
+WALL_IID_TOLERANCE_WHY = ("per (n, runs), the 99% quantile over blocks of a 1024-run pool (seed offset 10000, apart "
+                          "from the claims' replicas) of the tolerance a block needs (|mean| + half-width of log "
+                          "measured / predicted), rounded up to 0.01: 0.241 (n = 4) and 0.232 (n = 8) at 8 runs "
+                          "(quick), 0.153, 0.159 and 0.347 (n = 4, 8, 16) at 24 (full); the renewal model is 5-6% "
+                          "below the simulator at n = 4, 8 and 27% at n = 16 (it neglects waits for a newer model, "
+                          "many with n/N = 0.8); a timing model off by a factor 1.6 (quick), 1.36 (full, n = 4, 8) or "
+                          "2.0 (n = 16) fails in 99% of blocks")
 
 
 def band_tolerance(table: Tolerances, config: RunConfig) -> float:
@@ -143,15 +145,16 @@ def iid_ratio_band(config: RunConfig, baseline: RunConfig, rounds: np.ndarray, b
 
 
 # derived as WALL_IID_TOLERANCE is (above)
-WALL_NIID_TOLERANCE: Tolerances = {(4, 8): 0.29, (8, 8): 0.28, (4, 24): 0.17, (8, 24): 0.16, (16, 24): 0.15}
-WALL_NIID_TOLERANCE_WHY = ("per (n, runs), the 99% quantile over blocks of a 1024-run pool of the tolerance a block "
-                           "needs (|mean| + half-width of log measured / predicted), rounded up to 0.01: 0.289 (n = 4) "
-                           "and 0.272 (n = 8) at 8 runs (quick), 0.170, 0.155 and 0.150 (n = 4, 8, 16) at 24 (full); "
-                           "the mean-field recursion is 5-7% below the simulator's ratio (it neglects the clients' "
-                           "dependence through the rounds), the per-run spread 0.09-0.13 in log, the 8-run t-intervals "
-                           "cover the pool mean in 0.90 (n = 4) and 0.95 (n = 8) of 128 blocks, so the tolerance is "
-                           "read off the blocks' needs rather than from the nominal level; a timing model off by a "
-                           "factor 1.8 (quick) or 1.4 (full) fails in 99% of blocks")
+WALL_NIID_TOLERANCE: Tolerances = {(4, 8): 0.29, (8, 8): 0.26, (4, 24): 0.17, (8, 24): 0.16, (16, 24): 0.16}
+WALL_NIID_TOLERANCE_WHY = ("per (n, runs), the 99% quantile over blocks of a 1024-run pool (seed offset 10000, apart "
+                           "from the claims' replicas) of the tolerance a block needs (|mean| + half-width of log "
+                           "measured / predicted), rounded up to 0.01: 0.282 (n = 4) and 0.251 (n = 8) at 8 runs "
+                           "(quick), 0.160, 0.158 and 0.156 (n = 4, 8, 16) at 24 (full); the mean-field recursion is "
+                           "5-8% below the simulator's ratio (it neglects the clients' dependence through the rounds), "
+                           "the per-run spread 0.09-0.13 in log, the 8-run t-intervals cover the pool mean in 0.91 "
+                           "(n = 4) and 0.98 (n = 8) of 128 blocks, so the tolerance is read off the blocks' needs "
+                           "rather than from the nominal level; a timing model off by a factor 1.7-1.8 (quick) or 1.4 "
+                           "(full) fails in 99% of blocks")
 
 
 def niid_close_times(config: RunConfig, rounds: int, grid: int = 64) -> np.ndarray:

@@ -11,7 +11,8 @@ Source: ../shared/seeds/003_2fcc6b9d543c5aab.txt (arXiv:2402.11198), spec ../sha
   for IID data, spec §2.7.2); default uniform without replacement.
 
 The delayed variants keep a ring buffer of the last lambda+1 global models and start each local job
-from w^{tau}, tau = max(0, t - d) (spec pitfall 13: never apply an old update to the new model).
+from w^{tau}, tau = max(0, t - d) (spec pitfall 13: never apply an old update to the new model); on a
+timeline, the models keyed by version that a round to come still reads (ratecheck.model.versions).
 
 Who takes part in round t and from which version each job starts comes from one seam, ``schedule``:
 sampled clients and a delay schedule (Mode D), or a recorded event timeline (delay ``trace:<file>``,
@@ -32,6 +33,7 @@ from ..model.asynchrony import TimelineError, Timelines
 from ..model.diagnostics import Diagnostic
 from ..model.options import KindOption
 from ..model.participation import Participation, first_occurrence
+from ..model.versions import VersionedModels
 from ..oracles import SmoothFederatedOracles
 from ..params import choice, integer, option, real
 from ..seeding import ReplicaStream, Streams
@@ -127,7 +129,7 @@ def _load_timelines(path: str, digest: str) -> Timelines:
 
 @dataclass
 class FedAvgState:
-    history: np.ndarray  # (R, lam+1, d): ring buffer, w^s sits at slot s mod (lam+1)
+    history: np.ndarray | VersionedModels  # ring (R, lam+1, d), w^s at slot s mod (lam+1); on a timeline, by version
     t: int
     max_delay: int = 0  # largest delay actually used (the paper's lambda_used)
     server: Any = None  # the server step's own state (e.g. a momentum buffer); None for plain FedAvg
@@ -135,6 +137,8 @@ class FedAvgState:
 
     @property
     def x(self) -> np.ndarray:
+        if isinstance(self.history, VersionedModels):
+            return self.history.latest
         return self.history[:, self.t % self.history.shape[1]]
 
 
@@ -187,8 +191,11 @@ class FedAvg(Algorithm[SmoothFederatedOracles]):
     def init(self, problem: SmoothFederatedOracles, streams: Streams) -> FedAvgState:
         timeline = self.timeline(problem, streams)
         x0 = np.broadcast_to(problem.initial_point(), (len(streams.replicas), problem.dim))
-        history = np.repeat(x0[:, None, :], self.delay.lam + 1, axis=1).astype(float)
-        return FedAvgState(history=history, t=0, server=self.server_init(history[:, 0]), timeline=timeline)
+        if timeline is None:
+            history = np.repeat(x0[:, None, :], self.delay.lam + 1, axis=1).astype(float)
+            return FedAvgState(history=history, t=0, server=self.server_init(history[:, 0]))
+        models = VersionedModels(x0.astype(float), timeline)  # a timeline knows which versions its rounds read
+        return FedAvgState(history=models, t=0, server=self.server_init(models.latest), timeline=timeline)
 
     def timeline(self, problem: SmoothFederatedOracles, streams: Streams) -> Any:
         """The recorded rounds this run replays (delay 'trace'), or None for a sampled schedule."""
@@ -235,18 +242,17 @@ class FedAvg(Algorithm[SmoothFederatedOracles]):
 
     def round(self, state: FedAvgState, problem: SmoothFederatedOracles, t: int, streams: Streams):
         clients, delays, shared, wall = self.schedule(state, problem, t, streams)
-        # a timeline knows its delays ahead: keep enough past models for every simulated round
-        need = state.timeline.max_delay if state.timeline is not None else int(delays.max(initial=0))
-        state = self._room_for(state, need)
-        slots = state.history.shape[1]
-        if int(delays.max(initial=0)) >= slots:
-            raise TimelineError(f"round {t} needs a model {int(delays.max())} rounds old; only {slots} are kept")
+        if isinstance(state.history, np.ndarray):
+            state = self._room_for(state, int(delays.max(initial=0)))
         if shared:  # one job per distinct client: its delay and update are those of its first draw
             first = first_occurrence(clients)
             delays = np.take_along_axis(delays, first, axis=1)
         base = np.maximum(t - delays, 0)
-        replica_index = np.arange(clients.shape[0])[:, None]
-        start = state.history[replica_index, base % slots]  # (R, m, d)
+        models = state.history
+        if isinstance(models, VersionedModels):
+            start = models.read(base)  # (R, m, d)
+        else:
+            start = models[np.arange(clients.shape[0])[:, None], base % models.shape[1]]
         batch = problem.gather(clients)
         update = self.client_update(problem, batch, start, streams)
         if shared:
@@ -255,9 +261,13 @@ class FedAvg(Algorithm[SmoothFederatedOracles]):
         else:
             distinct = np.full(clients.shape[0], float(clients.shape[1]))
         x_new, server = self.server_step(state.x, self.aggregate(update, clients, delays), state.server, t)
-        if slots > 1:
-            history = state.history.copy()
-            history[:, (t + 1) % slots] = x_new
+        history: np.ndarray | VersionedModels
+        if isinstance(models, VersionedModels):
+            history = models.advance(t, x_new)  # in place: only the models a round to come reads stay
+        elif models.shape[1] > 1:
+            ring = models.copy()
+            ring[:, (t + 1) % models.shape[1]] = x_new
+            history = ring
         else:
             history = x_new[:, None, :]
         costs: dict[str, float | np.ndarray] = {
@@ -272,8 +282,9 @@ class FedAvg(Algorithm[SmoothFederatedOracles]):
 
     @staticmethod
     def _room_for(state: FedAvgState, delay: int) -> FedAvgState:
-        """Grow the ring buffer when a timeline brings a delay longer than it holds (Mode E learns
-        lambda as it goes); w^s keeps slot s mod (lam+1) in the new size."""
+        """Grow the ring buffer when a round brings a delay longer than it holds; w^s keeps slot s mod (lam+1) in
+        the new size."""
+        assert isinstance(state.history, np.ndarray)  # a timeline's models are keyed by version, not a ring
         slots = state.history.shape[1]
         if delay < slots:
             return state

@@ -132,6 +132,9 @@ class RoundModel:
             size = int(np.prod(value.shape[1:], dtype=np.int64))
             self.layout.append((name, key, value.shape[1:], slice(start, start + size)))
             start += size
+        if not self.layout:  # e.g. an event timeline's models, kept by version (ratecheck.model.versions)
+            raise NotExact(f"{algorithm.name}'s state holds no arrays with a replica axis to probe states with "
+                           f"(an event timeline's models are kept by version, its delays random per replica)")
         self.array_fields = {name for name, _, _, _ in self.layout}
         self.book = self._bookkeeping(self.template)
         self.n_state = start

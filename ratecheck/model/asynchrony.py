@@ -235,7 +235,8 @@ class Simulation:
         self.out_base: list[list[int]] = []
         self.out_wall: list[float] = []
         self.out_discarded: list[list[int]] = []  # per client, at each round's close
-        self.out_busy: list[list[float]] = []  # per client, seconds spent computing by each round's close
+        self.out_busy: list[np.ndarray] = []  # per client, seconds spent computing by each round's close
+        self.out_counts: list[tuple[int, int]] = []  # (lambda_virtual, events) at each round's close
         self.fifo: list[tuple[int, int]] = []
         self.selection: list[int] | None = None  # nIID/sync: the multiset of round t
         self.pending: dict[int, int] = {}  # nIID/sync: distinct selected client -> base, once delivered
@@ -279,16 +280,16 @@ class Simulation:
         base = np.array(self.out_base[:rounds], dtype=np.int64).reshape(rounds, self.n)
         wall = np.array(self.out_wall[:rounds])
         end = wall[-1] if rounds else 0.0
-        # both by round `rounds`' close: a live timeline simulates ahead, and its later jobs and discards are not
-        # these rounds'
-        busy_time = np.array(self.out_busy[rounds - 1]) if rounds else np.zeros(self.N)
+        # all by round `rounds`' close: a live timeline simulates ahead, and its later jobs, discards, delays and
+        # events are not these rounds'
+        busy_time = self.out_busy[rounds - 1] if rounds else np.zeros(self.N)
         busy = np.minimum(busy_time / end, 1.0) if end > 0 else np.zeros(self.N)
         counts = np.bincount(clients.ravel(), minlength=self.N)
         used = int((np.arange(rounds)[:, None] - base).max(initial=0))
-        lam_virtual = max(self.lambda_virtual, used)  # the aggregated updates are among the N clients
+        virtual, events = self.out_counts[rounds - 1] if rounds else (0, 0)
+        lam_virtual = max(virtual, used)  # the aggregated updates are among the N clients
         discarded = np.array(self.out_discarded[rounds - 1] if rounds else [0] * self.N)
-        return Timeline(clients, base, wall, self.policy != "iid", counts, busy, discarded,
-                        max(1, lam_virtual), self.events)
+        return Timeline(clients, base, wall, self.policy != "iid", counts, busy, discarded, max(1, lam_virtual), events)
 
     # -- rounds -------------------------------------------------------------------------------
     def open_round(self, now: float) -> None:
@@ -310,7 +311,10 @@ class Simulation:
         self.out_wall.append(self.now)
         self.out_discarded.append(list(self.c.discarded))
         c, now = self.c, self.now  # a running job counts up to now, not to its end
-        self.out_busy.append([b - (e - now if busy else 0.0) for b, e, busy in zip(c.busy_time, c.job_end, c.busy)])
+        # an array, not a list: N numbers a round is most of a long timeline's memory (8 bytes each, not 32)
+        self.out_busy.append(np.array([b - (e - now if busy else 0.0)
+                                       for b, e, busy in zip(c.busy_time, c.job_end, c.busy)]))
+        self.out_counts.append((self.lambda_virtual, self.events))
         if self.sys.tau_cap is not None and self.sys.tau_cap_mode == "assert":
             worst = max(t - b for _, b in slots)
             if worst > self.sys.tau_cap:
@@ -319,19 +323,20 @@ class Simulation:
         self.t += 1
         self.open_round(self.now)
 
-    def oldest_pending(self) -> int:
-        """The oldest global version a round still to come can take an update from: the base of every running job
-        and every upload under way (the queue's job-done and arrival events), of every update buffered (nIID send
-        buffers), queued (first-n arrivals) or delivered to the open round, and, for the jobs not yet started, the
-        newest model the clients hold (sync: the version being broadcast). A job only ever starts from a model that
-        has reached the clients, so no later round reads an older one."""
+    def pending_versions(self) -> tuple[set[int], int]:
+        """What a round still to come can read: the distinct base versions of every running job and upload under way
+        (the queue's job-done and arrival events), of every update buffered (nIID send buffers), queued (first-n
+        arrivals) or delivered to the open round, and ``floor``: a job not yet started starts from the newest model
+        the clients hold or a later one (sync: the version being broadcast), so from a version >= floor. No round
+        to come reads a version outside ``versions | [floor, oo)``; a policy that starts jobs elsewhere (a plugin)
+        must list those versions here. Cost: the queue's length, never the span of versions."""
         c = self.c
-        bases = [self.t if self.policy == "sync" else max(self.latest, 0)]
-        bases += [event[5] for event in self.heap if event[3] in ("done", "arrival")]
-        bases += [b for b in c.send if b >= 0]
-        bases += [b for _, b in self.fifo]
-        bases += list(self.pending.values())
-        return min(bases)
+        floor = self.t if self.policy == "sync" else max(self.latest, 0)
+        versions = {event[5] for event in self.heap if event[3] in ("done", "arrival")}
+        versions.update(b for b in c.send if b >= 0)
+        versions.update(b for _, b in self.fifo)
+        versions.update(self.pending.values())
+        return {v for v in versions if v < floor}, floor
 
     def virtual_lambda(self) -> None:
         """nIID diagnostic at a round close: t - base of every client's buffered or running update."""
@@ -469,6 +474,11 @@ class Timelines:
             self.__dict__["_max_delay"] = cached
         return cached[1]
 
+    def pending(self) -> tuple[frozenset[int], float]:
+        """What the rounds after the recorded ones can read (``Simulation.pending_versions``): nothing, a record
+        ends there (a replay asked for more rounds stops with an error)."""
+        return frozenset(), math.inf
+
     def save(self, path: str) -> None:
         """Write the (client, base version) pairs and round times for replay by the 'trace' delay schedule."""
         np.savez_compressed(path, clients=self.clients, base=self.base, wall=self.wall,
@@ -529,10 +539,11 @@ class LiveTimelines(Timelines):
     ``ensure(t)`` advances every replica's simulation until round t exists. The rounds already
     simulated never change, so the numbers do not depend on how far ahead it simulated.
 
-    ``max_delay`` (what the numerics size their window of past models by) also counts the updates in
-    flight at the end of the simulated rounds: a round still to come aggregates nothing older than
-    ``Simulation.oldest_pending()``, so a window of ``have - oldest + 1`` models holds every model a later
-    round reads, however far its delay jumps past those seen (a straggler's first update, started from w^0)."""
+    ``pending()`` says what the rounds still to simulate can read: the versions of the updates in flight at the end
+    of the simulated rounds and every version from the newest model the clients hold on
+    (``Simulation.pending_versions``, over the replicas), so that the numerics keep a model only while a round to
+    come can read it (ratecheck.model.versions), however far a delay jumps past those seen (a straggler's first
+    update, started from w^0)."""
 
     def __init__(self, sims: list[Simulation], replicas: tuple[int, ...], chunk: int = 64):
         self.sims, self.chunk = sims, chunk
@@ -543,22 +554,23 @@ class LiveTimelines(Timelines):
         self.each = [sim.timeline(rounds) for sim in self.sims]
         stacked = Timelines.stack(self.each, tuple(range(len(self.sims))))
         self.clients, self.base, self.wall, self.shared = stacked.clients, stacked.base, stacked.wall, stacked.shared
-        self.in_flight = min(sim.oldest_pending() for sim in self.sims)  # the sims stand at round `rounds`' close
+        pending = [sim.pending_versions() for sim in self.sims]  # the sims stand at round `rounds`' close
+        floor = min(f for _, f in pending)
+        self.in_flight = (frozenset(v for versions, _ in pending for v in versions if v < floor), floor)
 
-    @property
-    def max_delay(self) -> int:
-        """The largest delay of a simulated round or, for the rounds to come, of an update in flight at the first
-        round that can aggregate it (rounds simulated - its base version)."""
-        return max(self.recorded_delay(), self.clients.shape[1] - self.in_flight)
+    def pending(self) -> tuple[frozenset[int], float]:
+        return self.in_flight
 
     def ensure(self, t: int) -> None:
         """Make rounds 0..t available. A missing round is simulated with a stretch after it (at least `chunk`
-        rounds and four times the largest delay of a simulated round), so a run re-stacks its timelines rarely;
-        the window of past models does not depend on that stretch (``max_delay`` counts the updates in flight)."""
+        rounds, else four times the largest delay of a simulated round, but no more than a quarter of the rounds
+        before it), so a run re-stacks its timelines rarely and simulates at most a quarter more rounds than it runs
+        however its delays grow. Neither the stretch nor which models the numerics keep changes the numbers or the
+        diagnostics of the rounds run."""
         have = self.clients.shape[1]
         if t < have:
             return
-        target = t + max(self.chunk, 4 * (self.recorded_delay() + 1))
+        target = t + max(self.chunk, min(4 * (self.recorded_delay() + 1), t // 4))
         for sim in self.sims:
             sim.advance(target)
         self._refresh(target)
