@@ -171,3 +171,20 @@ def test_a_live_timelines_diagnostics_are_those_of_the_rounds_run(policy):
         assert (mine.lambda_virtual, mine.events) == (whole.lambda_virtual, whole.events)
         assert np.array_equal(mine.discarded, whole.discarded) and np.array_equal(mine.busy_fraction,
                                                                                   whole.busy_fraction)
+
+
+class OnlyFromW0(Simulation):
+    """Every job trains from w^0 (a client never takes a newer model)."""
+
+    def start_job(self, i: int, version: int) -> None:
+        super().start_job(i, 0)
+
+
+def test_a_timeline_whose_every_update_is_dropped_stops_as_stalled_not_at_the_wall_budget():
+    # tau_cap 2 with 'drop': from round 3 on every update is too stale and none is aggregated; the wall budget
+    # (1e7 virtual seconds) would take millions of events to reach
+    system = SystemModel(tau_cap=2, tau_cap_mode="drop")
+    sim = OnlyFromW0("iid", system, clients=6, n=2, local_steps=2, seed=0, replica=0)
+    with pytest.raises(TimelineError, match="stalled: no round closed in 8000 events after 3 of 50 rounds"):
+        sim.advance(50)
+    assert sim.events < 20_000

@@ -42,6 +42,10 @@ NIID_VARIANTS = ("A", "B")  # Algorithm 1's clients: A train continuously, B onl
 
 ARRIVAL, BROADCAST, NOTIFY, JOB_DONE = 0, 1, 1, 2  # event priorities (NOTIFY shares BROADCAST's)
 
+# events a client may cause without any round closing before a live timeline gives up (a run whose every update
+# is dropped never closes one); a healthy round takes a few events a client
+STALLED_EVENTS = 1000
+
 
 class TimelineError(ValueError):
     """A timeline that cannot be built: a wall-time budget reached, a deadlock, a delay above tau_cap."""
@@ -254,9 +258,18 @@ class Simulation:
         self.seq += 1
 
     def advance(self, rounds: int) -> Simulation:
-        """Process events until `rounds` rounds have closed (or raise at the wall-time budget)."""
+        """Process events until `rounds` rounds have closed (or raise at the wall-time budget, or when no round
+        closes in STALLED_EVENTS events a client: every update dropped, say, which the budget would take hours of
+        events to notice)."""
         heap, budget, handlers = self.heap, self.sys.wall_budget, self.handlers
+        closed, mark, stall = self.t, self.events, STALLED_EVENTS * (self.N + self.n)
         while self.t < rounds:
+            if self.t != closed:
+                closed, mark = self.t, self.events
+            elif self.events - mark > stall:
+                raise TimelineError(
+                    f"stalled: no round closed in {stall} events after {self.t} of {rounds} rounds ({self.policy}, "
+                    f"n = {self.n}, {self.N} clients; discarded updates by client: {list(self.c.discarded)})")
             if not heap:
                 raise TimelineError(
                     f"deadlock: no pending event after {self.t} of {rounds} rounds ({self.policy}, n = {self.n})")
