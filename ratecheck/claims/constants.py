@@ -375,7 +375,8 @@ def tiled_draws(xi: np.ndarray, clients: int) -> np.ndarray:
 def per_problem(compute: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``compute(problem)`` once per problem object (held, so its id stays its own; at most 8 at a time): a paper's
     constants and unbiasedness claims read the same draws (problems are built once per configuration:
-    ratecheck.inspection.problem_of)."""
+    ratecheck.inspection.problem_of). A test that patches an oracle must hand the claim new problem objects (a
+    subclass instance, ``make_problem``): a cached one keeps the draws of the unpatched oracle."""
     held: dict[int, tuple[Any, Any]] = {}
 
     @functools.wraps(compute)
