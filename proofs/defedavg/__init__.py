@@ -36,13 +36,15 @@ from .report import bound_sections, report_figures, timeline_sections
 from .report import report_sections as _rate_sections
 from .theorems import *  # noqa: F401,F403
 from .theorems import A1, KEY, SEED, THEOREMS, TITLE  # noqa: F401
+from .unbiased import CLAIMS as _UNBIASED_CLAIMS  # the stochastic oracles' means (unbiasedness)
 
 # replaces the CLAIMS of claims.py that the star import above brought in
 CLAIMS = (_SCHEDULE_CLAIMS + _HORIZON_CLAIMS + _ASYNC_CLAIMS + _INTERPOLATION_CLAIMS  # type: ignore[assignment]  # the star import's CLAIMS, another tuple type
           + _INTERPOLATION_EXACT_CLAIMS + _ORACLE_CLAIMS + _EVENT_ORACLE_CLAIMS + _NOISY_ORACLE_CLAIMS + HUNTS
           + _LOCAL_STEPS_EXACT_CLAIMS
           + _COST_CLAIMS + _EXACT_COST_CLAIMS
-          + _CONSTANT_CLAIMS)
+          + _CONSTANT_CLAIMS
+          + _UNBIASED_CLAIMS)
 
 
 def report_sections(outcomes):

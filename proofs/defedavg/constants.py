@@ -23,7 +23,17 @@ from typing import Any
 import numpy as np
 
 from ratecheck.claims import Profile
-from ratecheck.claims.constants import ConstantsClaim, Independent, client_gradient, client_hessians, sup_over_balls
+from ratecheck.claims.constants import (
+    ConstantsClaim,
+    Independent,
+    NoiseSample,
+    client_gradient,
+    client_hessians,
+    noise_sample,
+    per_problem,
+    sup_over_balls,
+    tiled_draws,
+)
 from ratecheck.inspection import problem_of
 from ratecheck.seeding import ReplicaStream
 from ratecheck.trace import RunConfig
@@ -83,16 +93,27 @@ def nu(problem: Any) -> float:
     return float(np.linalg.norm(grads - grads.mean(axis=0), axis=1).max())
 
 
-def sigma(problem: Any) -> float:
-    """Assumption 3: E||grad f(w; xi) - grad F_i(w)||^2 <= sigma^2, sampled from the stochastic oracle (fixed seed)."""
+def noise_at(problem: Any, at: float) -> NoiseSample:
+    """Assumption 3: grad f(w; xi) - grad F_i(w) at w = at 1, drawn from the stochastic oracle (fixed seed)."""
     N, d = problem.num_clients, problem.dim
     # SAMPLES draws per client as STREAMS streams of SAMPLES / STREAMS copies of every client (a stream per
     # replica is a generator each: few streams, many draws per stream)
     noise = ReplicaStream(0, SIGMA_KEY, range(STREAMS), "sigma")
     batch = problem.gather(np.tile(np.arange(N), (STREAMS, SAMPLES // STREAMS)))
-    w = np.zeros((STREAMS, N * (SAMPLES // STREAMS), d))
+    w = np.full((STREAMS, N * (SAMPLES // STREAMS), d), float(at))
     xi = np.asarray(problem.stochastic_grad(batch, w.copy(), noise)) - np.asarray(problem.local_grad(batch, w))
-    return float(np.sqrt(np.mean(np.sum(xi**2, axis=-1))))
+    return noise_sample(xi, tiled_draws(xi, N))
+
+
+@per_problem
+def gradient_noise(problem: Any) -> NoiseSample:
+    """The stochastic gradient's noise at w = 0: sigma's and its mean's draws."""
+    return noise_at(problem, 0.0)
+
+
+def sigma(problem: Any) -> float:
+    """Assumption 3: E||grad f(w; xi) - grad F_i(w)||^2 <= sigma^2, sampled from the stochastic oracle (gradient_noise)."""
+    return gradient_noise(problem).level
 
 
 def quadratic(problem: Any) -> bool:

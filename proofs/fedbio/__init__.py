@@ -22,6 +22,7 @@ from .oracles_baselines import CLAIMS as BASELINE_ORACLES  # Algorithm 4, MRBO, 
 from .oracles_replay import CLAIMS as NOISY_REPLAYS  # Monte-Carlo runs replayed with their Hessian noise (issue #23)
 from .report import report_figures, report_sections
 from .theorems import SEED, THEOREMS
+from .unbiased import CLAIMS as UNBIASED  # the stochastic oracles' means (unbiasedness)
 
 TITLE = "FedBiO / FedBiOAcc: communication-efficient federated bilevel optimization (global and local lower levels)"
 
@@ -30,7 +31,7 @@ PAPER = Paper(
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS + COSTS + CONSTANT_CLAIMS + NOISY_REPLAYS,  # #13: hunts; #23: oracles
+    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS + COSTS + CONSTANT_CLAIMS + NOISY_REPLAYS + UNBIASED,  # #13: hunts; #23: oracles
     spec="../shared/spec/fedbio.md",
     report_sections=report_sections,
     report_figures=report_figures,

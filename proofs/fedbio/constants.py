@@ -23,9 +23,11 @@ from ratecheck.claims.constants import (
     SAMPLED_Z,
     ConstantsClaim,
     Independent,
+    NoiseSample,
     hessian_from_gradients,
+    noise_sample,
     noise_stream,
-    root_mean_square,
+    per_problem,
     sampled_tolerance,
     sup_over_balls,
 )
@@ -151,47 +153,49 @@ def _sampled(problem: Any, name: str, oracles: tuple[str, ...]) -> tuple[Any, An
     return s, problem.draw(None, (M, copies)), x, y
 
 
-def _sigma_f(problem: Any) -> float:
-    """Assumption 4 (N1, spec §6.0): E||grad f(z; xi) - grad f_m(z)||^2 = sigma_f^2 over both blocks, sampled:
-    grad_x_f and grad_y_f at the drawn sample minus at the exact one."""
+def _summary(xi: np.ndarray, axes: int = 1) -> NoiseSample:
+    """Draws laid out (STREAMS, M, copies, ...) as a NoiseSample: one row per (stream, copy), every client's coordinates."""
+    return noise_sample(xi, np.moveaxis(xi, 2, 1).reshape(-1, *xi.shape[1:2], *xi.shape[3:]), axes)
+
+
+def _sigma_f(problem: Any) -> NoiseSample:
+    """Assumption 4 (N1, spec §6.0): grad f(z; xi) - grad f_m(z) over both blocks, drawn: grad_x_f and grad_y_f at the
+    drawn sample minus at the exact one (E||.||^2 = sigma_f^2)."""
     s, exact, x, y = _sampled(problem, "sigma_f", ("fx", "fy"))
     xi = np.concatenate([problem.grad_x_f(x, y, s) - problem.grad_x_f(x, y, exact),
                          problem.grad_y_f(x, y, s) - problem.grad_y_f(x, y, exact)], axis=-1)
-    return root_mean_square(xi)
+    return _summary(xi)
 
 
-def _sigma_g(problem: Any) -> float:
-    """Assumption 4: E||grad_y g(z; xi) - grad_y g_m(z)||^2 = sigma_g^2, sampled through grad_y_g."""
+def _sigma_g(problem: Any) -> NoiseSample:
+    """Assumption 4: grad_y g(z; xi) - grad_y g_m(z), drawn through grad_y_g (E||.||^2 = sigma_g^2)."""
     s, exact, x, y = _sampled(problem, "sigma_g", ("gy",))
-    return root_mean_square(problem.grad_y_g(x, y, s) - problem.grad_y_g(x, y, exact))
+    return _summary(problem.grad_y_g(x, y, s) - problem.grad_y_g(x, y, exact))
 
 
-def _matrix_noise(problem: Any, name: str, oracle: str, dim: int) -> float:
-    """sqrt E||N||_F^2 of an oracle's matrix noise, from its products with the unit vectors (one sample for all:
-    sum_j ||N e_j||^2 = ||N||_F^2)."""
+def _matrix_noise(problem: Any, name: str, oracle: str, dim: int) -> NoiseSample:
+    """An oracle's matrix noise N from its products with the unit vectors (one sample for all: sum_j ||N e_j||^2 =
+    ||N||_F^2, the level sqrt E||N||_F^2), every entry a coordinate of its mean."""
     s, exact, x, y = _sampled(problem, name, (name.split("_")[1],))
     cols = []
     for e in np.eye(dim):
         u = np.broadcast_to(e, (*x.shape[:-1], dim)).copy()
         cols.append(getattr(problem, oracle)(x, y, u, s) - getattr(problem, oracle)(x, y, u, exact))
-    return root_mean_square(np.stack(cols, axis=-1), axes=2)
+    return _summary(np.stack(cols, axis=-1), axes=2)
 
 
-_LEVELS: dict[int, tuple[Any, dict[str, float]]] = {}  # id -> (the problem, kept alive so the id stays its own; levels)
+@per_problem
+def noise_samples(problem: Any) -> dict[str, NoiseSample]:
+    """The four oracles' noise drawn once per problem (Assumption 4): grad f; grad_y g; grad_xy g and grad_yy g
+    (through jvp and hvp at e_1..e_d)."""
+    return {"sigma_f": _sigma_f(problem), "sigma_g": _sigma_g(problem),
+            "sigma_J": _matrix_noise(problem, "sigma_J", "jvp", problem.dim_y),
+            "sigma_H": _matrix_noise(problem, "sigma_H", "hvp", problem.dim_y)}
 
 
 def noise_levels(problem: Any) -> dict[str, float]:
-    """The four N1 levels sampled once per problem (Assumption 4): sigma_f; sigma_g; sigma_J and sigma_H (Frobenius,
-    through jvp and hvp at e_1..e_d)."""
-    held = _LEVELS.get(id(problem))
-    if held is None or held[0] is not problem:
-        if len(_LEVELS) >= 8:
-            _LEVELS.clear()
-        held = _LEVELS[id(problem)] = (problem, {
-            "sigma_f": _sigma_f(problem), "sigma_g": _sigma_g(problem),
-            "sigma_J": _matrix_noise(problem, "sigma_J", "jvp", problem.dim_y),
-            "sigma_H": _matrix_noise(problem, "sigma_H", "hvp", problem.dim_y)})
-    return held[1]
+    """The four N1 levels (Assumption 4): sigma_f; sigma_g; sigma_J and sigma_H (Frobenius)."""
+    return {name: sample.level for name, sample in noise_samples(problem).items()}
 
 
 def level(name: str) -> Any:

@@ -35,6 +35,7 @@ from .report import report_sections
 from .step_sizes import STEP_SIZE_CLAIMS  # issue #21: the exact rate against eta
 from .theorems import *  # noqa: F401,F403
 from .theorems import KEY, SEED, THEOREMS, TITLE
+from .unbiased import CLAIMS as UNBIASED  # the stochastic oracles' means (unbiasedness)
 
 PAPER = Paper(
     key=KEY,
@@ -43,7 +44,8 @@ PAPER = Paper(
     theorems=THEOREMS,
     claims=CLAIMS + ORACLES + STEP_SIZE_CLAIMS + HUNTS + VARIANT_ORACLES + COSTS + CONSTANT_CLAIMS  # #13: hunts; #21: rate against eta
            + PROJECTED_ORACLES  # #23: the local projection onto a constrained Y
-           + REPLAY_ORACLES,  # #23: oracles, costs, replays
+           + REPLAY_ORACLES
+           + UNBIASED,  # #23: oracles, costs, replays
     spec="../shared/spec/fessgda.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,

@@ -26,12 +26,15 @@ from ratecheck.claims import Profile
 from ratecheck.claims.constants import (
     ConstantsClaim,
     Independent,
+    NoiseSample,
     hessian_from_gradients,
+    noise_sample,
     noise_stream,
+    per_problem,
     positive_eigenvalues,
-    root_mean_square,
     sampled_tolerance,
     sup_over_balls,
+    tiled_draws,
 )
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
@@ -129,15 +132,22 @@ def nonquadratic(problem: Any) -> bool:
 
 
 def sigma(problem: Any) -> float:
-    """Assumption 2.3: E||grad f_i(z; xi) - grad f_i(z)||^2 <= sigma^2, sampled: stochastic_grads minus local_grads
-    at z = (0.5, -0.5) for DRAWS copies of every client (seed 0)."""
+    """Assumption 2.3: E||grad f_i(z; xi) - grad f_i(z)||^2 <= sigma^2, sampled (gradient_noise)."""
+    return gradient_noise(problem).level
+
+
+@per_problem
+def gradient_noise(problem: Any) -> NoiseSample:
+    """Assumption 2.3: grad f_i(z; xi) - grad f_i(z), drawn: stochastic_grads minus local_grads at z = (0.5, -0.5) for
+    DRAWS copies of every client (seed 0): sigma's and its mean's draws."""
     N, copies = problem.num_clients, DRAWS // STREAMS
     batch = problem.gather(np.tile(np.arange(N), (STREAMS, copies)))
     x = np.full((STREAMS, N * copies, problem.dim_x), 0.5)
     y = np.full((STREAMS, N * copies, problem.dim_y), -0.5)
     sx, sy = problem.stochastic_grads(batch, x, y, noise_stream("fessgda.sigma", STREAMS))
     gx, gy = problem.local_grads(batch, x, y)
-    return root_mean_square(np.concatenate([np.asarray(sx) - gx, np.asarray(sy) - gy], axis=-1))
+    xi = np.concatenate([np.asarray(sx) - gx, np.asarray(sy) - gy], axis=-1)
+    return noise_sample(xi, tiled_draws(xi, N))
 
 
 def _ys(problem: Any) -> np.ndarray:

@@ -28,13 +28,15 @@ from .report import *  # noqa: F401,F403
 from .report import report_figures, report_sections
 from .theorems import *  # noqa: F401,F403
 from .theorems import KEY, SEED, THEOREMS, TITLE
+from .unbiased import CLAIMS as UNBIASED  # the stochastic oracles' means (unbiasedness)
 
 PAPER = Paper(
     key=KEY,
     title=TITLE,
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS + COSTS + REPLAYS + CONSTANT_CLAIMS,  # issue #13: registered hunts; #23: oracles
+    claims=CLAIMS + ORACLES + BASELINE_ORACLES + HUNTS + COSTS + REPLAYS + CONSTANT_CLAIMS  # issue #13: registered hunts; #23: oracles
+           + UNBIASED,  # the stochastic oracles' means
     spec="../shared/spec/simfbo.md",
     spaces=SPACES,  # issue #13: where `ratecheck hunt THEOREM` searches
     report_sections=report_sections,

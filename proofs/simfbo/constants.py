@@ -23,11 +23,14 @@ from ratecheck.claims import Profile
 from ratecheck.claims.constants import (
     ConstantsClaim,
     Independent,
+    NoiseSample,
     hessian_from_gradients,
+    noise_sample,
     noise_stream,
-    root_mean_square,
+    per_problem,
     sampled_tolerance,
     sup_over_balls,
+    tiled_draws,
 )
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
@@ -120,37 +123,68 @@ def _copies(problem: Any, k: int = DRAWS // STREAMS) -> tuple[Any, np.ndarray, n
             np.zeros((*shape, problem.dim_y)))
 
 
-def sigma_f(problem: Any) -> float:
-    """Assumption 3 (N1): E||grad f_i(z; xi) - grad f_i(z)||^2 = sigma_f^2 over (x, y), sampled: the x block from
-    surrogate_grad, the y block from ls_grad at v = 0 (no Hessian term), each minus its noise-free value."""
+@per_problem
+def f_noise(problem: Any) -> NoiseSample:
+    """Assumption 3 (N1): grad f_i(z; xi) - grad f_i(z) over (x, y), drawn: the x block from surrogate_grad, the y block
+    from ls_grad at v = 0 (no Hessian term), each minus its noise-free value (sigma_f's and its mean's draws)."""
     batch, x, y, v = _copies(problem)
     stream = noise_stream("simfbo.sigma_f", STREAMS)
     gx = problem.surrogate_grad(batch, x, y, v, stream) - problem.surrogate_grad(batch, x, y, v, None)
     gy = problem.ls_grad(batch, x, y, v, stream) - problem.ls_grad(batch, x, y, v, None)
-    return root_mean_square(np.concatenate([gx, gy], axis=-1))
+    xi = np.concatenate([gx, gy], axis=-1)
+    return noise_sample(xi, tiled_draws(xi, problem.num_clients))
+
+
+@per_problem
+def g_noise(problem: Any) -> NoiseSample:
+    """Assumption 3 (N1): grad_y g_i(z; zeta) - grad_y g_i(z), drawn through lower_grad."""
+    batch, x, y, _ = _copies(problem)
+    xi = problem.lower_grad(batch, x, y, noise_stream("simfbo.sigma_g", STREAMS)) - problem.lower_grad(batch, x, y, None)
+    return noise_sample(xi, tiled_draws(xi, problem.num_clients))
+
+
+def sigma_f(problem: Any) -> float:
+    """Assumption 3 (N1): E||grad f_i(z; xi) - grad f_i(z)||^2 = sigma_f^2 over (x, y), sampled (f_noise)."""
+    return f_noise(problem).level
 
 
 def sigma_g(problem: Any) -> float:
     """Assumption 3 (N1): E||grad_y g_i(z; zeta) - grad_y g_i(z)||^2 = sigma_g^2, sampled through lower_grad."""
-    batch, x, y, _ = _copies(problem)
-    return root_mean_square(problem.lower_grad(batch, x, y, noise_stream("simfbo.sigma_g", STREAMS))
-                            - problem.lower_grad(batch, x, y, None))
+    return g_noise(problem).level
+
+
+def _hvp_noise(problem: Any, batch: Any, x: np.ndarray, y: np.ndarray, v: np.ndarray, name: str) -> np.ndarray:
+    """The sampled Hessian-vector product's noise (grad_yy g_i(psi) - grad_yy g_i) v through ls_grad: one draw psi
+    at v minus its replay at v = 0 (its grad_y f noise and Hessian signs share the stream) minus the same without
+    noise."""
+    noisy = problem.ls_grad(batch, x, y, v, noise_stream(name, STREAMS))
+    at_zero = problem.ls_grad(batch, x, y, np.zeros_like(v), noise_stream(name, STREAMS))
+    return noisy - at_zero - problem.ls_grad(batch, x, y, v, None) + problem.ls_grad(batch, x, y, 0 * v, None)
 
 
 def sigma_gg(problem: Any) -> float:
     """Assumption 3: ||grad_yy g_i(psi) - grad_yy g_i||_2 <= sigma_gg, the largest over 200 draws per client of the
-    spectral norm of the Hessian noise, assembled from ls_grad at v = e_j (one draw each: its grad_y f noise and
-    Hessian sign share the stream, so the y-noise is removed with a replay of the same draw at v = 0)."""
+    spectral norm of the Hessian noise, assembled column by column from _hvp_noise at v = e_j."""
     k, dy = 200 // STREAMS + 1, problem.dim_y
     batch, x, y, _ = _copies(problem, k)
-    cols = []
-    for j, e in enumerate(np.eye(dy)):
-        v = np.broadcast_to(e, (*x.shape[:-1], dy)).copy()
-        noisy = problem.ls_grad(batch, x, y, v, noise_stream(f"simfbo.sigma_gg.{j}", STREAMS))
-        at_zero = problem.ls_grad(batch, x, y, np.zeros_like(v), noise_stream(f"simfbo.sigma_gg.{j}", STREAMS))
-        cols.append(noisy - at_zero - problem.ls_grad(batch, x, y, v, None) + problem.ls_grad(batch, x, y, 0 * v, None))
+    cols = [_hvp_noise(problem, batch, x, y, np.broadcast_to(e, (*x.shape[:-1], dy)).copy(), f"simfbo.sigma_gg.{j}")
+            for j, e in enumerate(np.eye(dy))]
     noise = np.stack(cols, axis=-1)  # (R, m, dy, dy): column j is the noise operator at e_j
     return float(np.linalg.norm(noise.reshape(-1, dy, dy), 2, axis=(1, 2)).max())
+
+
+# the direction the Hessian noise's mean is read along: every coordinate non-zero and distinct
+HVP_DIRECTION = (0.5, 1.5)
+
+
+@per_problem
+def hvp_noise(problem: Any) -> NoiseSample:
+    """Assumption 3 (N2): (grad_yy g_i(psi) - grad_yy g_i) v at v = linspace(HVP_DIRECTION), DRAWS draws per client
+    through ls_grad (_hvp_noise): E = 0 when the sampled Hessian's mean is A_i."""
+    batch, x, y, v = _copies(problem)
+    v = v + np.linspace(*HVP_DIRECTION, problem.dim_y)
+    xi = _hvp_noise(problem, batch, x, y, v, "simfbo.hvp")
+    return noise_sample(xi, tiled_draws(xi, problem.num_clients))
 
 
 def _region(problem: Any) -> tuple[list[np.ndarray], list[float]]:

@@ -20,13 +20,14 @@ from .oracles_additive import CLAIMS as ADDITIVE_ORACLES  # the oracle on exact 
 from .oracles_baselines import CLAIMS as BASELINE_ORACLES  # the baselines' trajectory oracles (issue #23)
 from .report import report_figures, report_sections
 from .theorems import SEED, THEOREMS
+from .unbiased import CLAIMS as UNBIASED  # the stochastic oracles' means (unbiasedness)
 
 PAPER = Paper(
     key=KEY,
     title="StR-FedAvg / IPIR-FedAvg (arXiv 2503.08634): optimal solution selection",
     seed=SEED,
     theorems=THEOREMS,
-    claims=CLAIMS + ORACLES + HUNTS + BASELINE_ORACLES + COSTS + ADDITIVE_ORACLES + CONSTANTS,
+    claims=CLAIMS + ORACLES + HUNTS + BASELINE_ORACLES + COSTS + ADDITIVE_ORACLES + CONSTANTS + UNBIASED,
     spec="../shared/spec/strfedavg.md",
     report_sections=report_sections,
     report_figures=report_figures,

@@ -21,12 +21,15 @@ from ratecheck.claims import Profile
 from ratecheck.claims.constants import (
     ConstantsClaim,
     Independent,
+    NoiseSample,
     client_hessians,
     hessian_from_gradients,
+    noise_sample,
     noise_stream,
+    per_problem,
     positive_eigenvalues,
-    root_mean_square,
     sampled_tolerance,
+    tiled_draws,
 )
 from ratecheck.inspection import problem_of
 from ratecheck.trace import RunConfig
@@ -144,22 +147,36 @@ def _copies(problem: Any) -> tuple[Any, np.ndarray]:
     return batch, np.full((STREAMS, N * (DRAWS // STREAMS), problem.dim), 0.3)
 
 
-def sigma_h(problem: Any) -> float:
-    """Assumption 3: E||grad h_i(x, zeta) - grad h_i(x)||^2 <= sigma_h^2, sampled: stochastic_grad minus local_grad."""
+@per_problem
+def h_noise(problem: Any) -> NoiseSample:
+    """Assumption 3: grad h_i(x, zeta) - grad h_i(x), drawn: stochastic_grad minus local_grad (sigma_h's draws)."""
     batch, w = _copies(problem)
     zeta = np.asarray(problem.stochastic_grad(batch, w.copy(), noise_stream("strfedavg.sigma_h", STREAMS)))
-    return root_mean_square(zeta - np.asarray(problem.local_grad(batch, w)))
+    xi = zeta - np.asarray(problem.local_grad(batch, w))
+    return noise_sample(xi, tiled_draws(xi, problem.num_clients))
 
 
-def sigma_f(problem: Any) -> float:
-    """Assumption 3: E||grad f_i(x, xi) - grad f_i(x)||^2 <= sigma_f^2, sampled through composite_grad (eta = 1),
-    which draws zeta then xi from its stream (its docstring): a second stream of the same key replays zeta through
-    stochastic_grad, so composite - stochastic - grad f_i = xi exactly."""
+@per_problem
+def f_noise(problem: Any) -> NoiseSample:
+    """Assumption 3: grad f_i(x, xi) - grad f_i(x), drawn through composite_grad (eta = 1), which draws zeta then xi
+    from its stream (its docstring): a second stream of the same key replays zeta through stochastic_grad, so
+    composite - stochastic - grad f_i = xi exactly (sigma_f's draws)."""
     batch, w = _copies(problem)
     both = np.asarray(problem.composite_grad(batch, w.copy(), 1.0, noise_stream("strfedavg.sigma_f", STREAMS)))
     zeta = np.asarray(problem.stochastic_grad(batch, w.copy(), noise_stream("strfedavg.sigma_f", STREAMS)))
     outer = np.asarray(problem.outer.client_grad(None, w, batch.outer))
-    return root_mean_square(both - zeta - outer)
+    xi = both - zeta - outer
+    return noise_sample(xi, tiled_draws(xi, problem.num_clients))
+
+
+def sigma_h(problem: Any) -> float:
+    """Assumption 3: E||grad h_i(x, zeta) - grad h_i(x)||^2 <= sigma_h^2, sampled (h_noise)."""
+    return h_noise(problem).level
+
+
+def sigma_f(problem: Any) -> float:
+    """Assumption 3: E||grad f_i(x, xi) - grad f_i(x)||^2 <= sigma_f^2, sampled (f_noise)."""
+    return f_noise(problem).level
 
 
 def additive_noise(problem: Any) -> bool:

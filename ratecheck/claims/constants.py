@@ -347,6 +347,49 @@ def root_mean_square(xi: np.ndarray, axes: int = 1) -> float:
     return float(np.sqrt(np.mean(np.sum(xi**2, axis=tuple(range(-axes, 0))))))
 
 
+@dataclass(frozen=True, eq=False)
+class NoiseSample:
+    """Draws of an oracle's noise (stochastic minus exact value): its level sqrt(mean ||xi||^2) (``root_mean_square``)
+    and, per coordinate (a client's component or matrix entry), the sample mean and sd over the draws, which the
+    unbiasedness claims read (ratecheck.claims.unbiased): one set of draws serves both."""
+
+    level: float
+    mean: np.ndarray  # (coordinates,)
+    sd: np.ndarray  # (coordinates,), ddof 1
+    draws: int
+
+
+def noise_sample(xi: np.ndarray, by_draw: np.ndarray, axes: int = 1) -> NoiseSample:
+    """The summary of noise draws ``xi`` as drawn (its level over the last ``axes`` axes) and ``by_draw``, the same
+    values with the draws on the first axis and the coordinates on the others (``tiled_draws``)."""
+    flat = by_draw.reshape(by_draw.shape[0], -1)
+    return NoiseSample(root_mean_square(xi, axes), flat.mean(axis=0), flat.std(axis=0, ddof=1), flat.shape[0])
+
+
+def tiled_draws(xi: np.ndarray, clients: int) -> np.ndarray:
+    """Draws (streams, copies x clients, ...) made for ``gather(np.tile(arange(clients), (streams, copies)))`` as
+    (streams x copies, clients, ...): one row per draw, a client's coordinates apart from another's."""
+    return xi.reshape(xi.shape[0] * (xi.shape[1] // clients), clients, *xi.shape[2:])
+
+
+def per_problem(compute: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``compute(problem)`` once per problem object (held, so its id stays its own; at most 8 at a time): a paper's
+    constants and unbiasedness claims read the same draws (problems are built once per configuration:
+    ratecheck.inspection.problem_of). A test that patches an oracle must hand the claim new problem objects (a
+    subclass instance, ``make_problem``): a cached one keeps the draws of the unpatched oracle."""
+    held: dict[int, tuple[Any, Any]] = {}
+
+    @functools.wraps(compute)
+    def cached(problem: Any) -> Any:
+        entry = held.get(id(problem))
+        if entry is None or entry[0] is not problem:
+            if len(held) >= 8:
+                held.clear()
+            entry = held[id(problem)] = (problem, compute(problem))
+        return entry[1]
+    return cached
+
+
 # -- constants declared as a sup over a region ------------------------------------------------------------------
 
 
