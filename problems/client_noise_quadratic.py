@@ -18,6 +18,7 @@ import numpy as np
 
 from ratecheck.params import Param, declare
 from ratecheck.problem import Constant
+from ratecheck.seeding import ReplicaStream
 
 from . import quadratic
 from .quadratic import Quadratic, QuadraticBatch
@@ -49,7 +50,7 @@ class ClientNoiseQuadratic(Quadratic):
         scales = (self.noise_levels / np.sqrt(self.dim))[clients][..., None]
         return ClientNoiseBatch(base.hessians, base.centers, base.offsets, scales)
 
-    def stochastic_grad(self, batch: ClientNoiseBatch, w: np.ndarray, noise) -> np.ndarray:  # type: ignore[override]
+    def stochastic_grad(self, batch: ClientNoiseBatch, w: np.ndarray, noise: ReplicaStream) -> np.ndarray:
         """grad F_i(w) + (sigma_i / sqrt(d)) z, z (R, m, d) standard normal."""
         grad = self.local_grad(batch, w)
         if self.sigma != 0.0:
@@ -65,18 +66,14 @@ class ClientNoiseQuadratic(Quadratic):
         return out
 
 
+# the quadratic family's declarations, where the meaning is the same (sigma here is the largest level)
+SHARED = ("dim", "clients", "mu", "L", "zeta", "heterogeneity", "curvature", "x0_offset", "seed")
+
+
 @declare(
-    dim=Param.int("dimension d", low=1, high=10_000),
-    clients=Param.int("number of clients N", low=1, high=1_000_000),
-    mu=Param.real("smallest eigenvalue of the spectrum (strong convexity)", positive=True),
-    L=Param.real("largest eigenvalue of the spectrum (smoothness)", positive=True),
-    zeta=Param.real("heterogeneity: client centres c_i = c_bar + zeta u_i", low=0.0),
+    **{name: quadratic.make.declared[name] for name in SHARED},  # type: ignore[attr-defined]  # set by @declare
     sigma=Param.real("largest client noise level: E||xi||^2 = sigma^2 for client 0", low=0.0),
     noise_spread=Param.real("sigma_0 / sigma_{N-1}: client noise levels log-spaced from sigma down", low=1.0),
-    heterogeneity=Param.choice("directions u_i: none, alternating (+-e_d), random", quadratic.HETEROGENEITY),
-    curvature=Param.choice("shared Hessian or one per client", quadratic.CURVATURE),
-    x0_offset=Param.real("x0 = x* + x0_offset 1_d"),
-    seed=Param.int("seed of the instance construction (not of the runs)", low=0),
 )
 def make(
     dim: int = 3,
