@@ -7,7 +7,8 @@ theorems.py: Theorems 1-2 in sympy; claims.py: delay-schedule claims (P1, P2);
 asynchronous.py: event-timeline, stability and sampling-noise claims; wallclock.py: the wall-clock claims;
 interpolation.py: P4; interpolation_exact.py: P4's exact second moments (multiplicative noise);
 local_steps_exact.py: identical data with a stochastic Hessian, where the local steps K matter;
-oracles.py: trajectory oracles (issue #23); oracles_events.py: the event-timeline algorithms' replays;
+oracles.py: trajectory oracles (issue #23); oracles_scale.py: one large enough for composed local steps;
+oracles_events.py: the event-timeline algorithms' replays;
 modes.py: exact expectations in the quick profile and Monte-Carlo twins; report.py: the page.
 """
 
@@ -32,6 +33,7 @@ from .local_steps_exact import CLAIMS as _LOCAL_STEPS_EXACT_CLAIMS
 from .oracles import CLAIMS as _ORACLE_CLAIMS
 from .oracles_events import CLAIMS as _EVENT_ORACLE_CLAIMS
 from .oracles_noise import CLAIMS as _NOISY_ORACLE_CLAIMS
+from .oracles_scale import CLAIMS as _SCALE_ORACLE_CLAIMS  # exact mode's composed K local steps
 from .report import bound_sections, report_figures, timeline_sections
 from .report import report_sections as _rate_sections
 from .theorems import *  # noqa: F401,F403
@@ -42,6 +44,7 @@ from .unbiased import CLAIMS as _UNBIASED_CLAIMS  # the stochastic oracles' mean
 CLAIMS = (_SCHEDULE_CLAIMS + _HORIZON_CLAIMS + _ASYNC_CLAIMS + _INTERPOLATION_CLAIMS  # type: ignore[assignment]  # the star import's CLAIMS, another tuple type
           + _INTERPOLATION_EXACT_CLAIMS + _ORACLE_CLAIMS + _EVENT_ORACLE_CLAIMS + _NOISY_ORACLE_CLAIMS + HUNTS
           + _LOCAL_STEPS_EXACT_CLAIMS
+          + _SCALE_ORACLE_CLAIMS
           + _COST_CLAIMS + _EXACT_COST_CLAIMS
           + _CONSTANT_CLAIMS
           + _UNBIASED_CLAIMS)
