@@ -43,7 +43,8 @@ nominal 95% and 16 replicas over the homoscedastic noises (Gaussian / chi-square
   mean       t          81.5-94.8 (upper bound 77.5-95.3)         studentized 89.2-94.6 (85.7-95.2)
 At 16 replicas the bootstrap-t's two-sided intervals are within 3 s.e. of nominal on Gaussian and
 chi-square replicas (the claims' squared errors: fessgda B2's replicas have cv 0.2-0.3, skewness 0.4-2.2;
-its one-sided upper bound on chi-square(1) covers 93.4%), still short on lognormal and Pareto tails; on the heteroscedastic grid every method misses (slope: percentile 82.0, studentized 90.0): the
+its one-sided upper bound on chi-square(1) covers 93.4%), still short on lognormal and Pareto tails; on the
+heteroscedastic grid every method misses (slope: percentile 82.0, studentized 90.0): the
 log of a replica mean is biased by about -cv^2/(2R), which cancels in a slope only when cv is the same
 at every grid point.
 """
