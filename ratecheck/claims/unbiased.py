@@ -149,7 +149,7 @@ class MeansNearZero(Rule):
                          "coordinates": s["coordinates"], "z": s["z"], "bias": s["bias"], "coordinate": s["coordinate"]})
             edge = K / math.sqrt(s["draws"])  # in sd of the noise
             constraints += [Constraint(s["highest"], s["highest"], -edge, edge), Constraint(s["lowest"], s["lowest"], -edge, edge)]
-        off = [r for r in rows if r["z"] > K]
+        off = [r for r in rows if not r["z"] <= K]  # a NaN mean is no evidence of no bias
         coordinates = _coordinates(points)
         if off:
             worst = max(off, key=lambda r: r["z"])

@@ -42,9 +42,10 @@ NIID_VARIANTS = ("A", "B")  # Algorithm 1's clients: A train continuously, B onl
 
 ARRIVAL, BROADCAST, NOTIFY, JOB_DONE = 0, 1, 1, 2  # event priorities (NOTIFY shares BROADCAST's)
 
-# events a client may cause without any round closing before a live timeline gives up (a run whose every update
-# is dropped never closes one); a healthy round takes a few events a client
-STALLED_EVENTS = 1000
+# updates a client may have dropped above tau_cap ('drop') with no round closing before a live timeline gives up:
+# a run whose every update is too stale never closes one. Other discards (a buffer overwritten, an update late
+# for a closed round) cannot keep a round open forever, so they do not count
+STALLED_DROPS = 1000
 
 
 class TimelineError(ValueError):
@@ -247,6 +248,7 @@ class Simulation:
         self.waiting: set[int] = set()
         self.lambda_virtual = 0
         self.events = 0
+        self.dropped = 0  # updates tau_cap 'drop' discarded: the only discards that can keep every round open
         self.now = 0.0
         self.handlers = {"arrival": self.on_arrival, "broadcast": self.on_broadcast, "notify": self.on_notify,
                          "done": self.on_done}
@@ -259,17 +261,18 @@ class Simulation:
 
     def advance(self, rounds: int) -> Simulation:
         """Process events until `rounds` rounds have closed (or raise at the wall-time budget, or when no round
-        closes in STALLED_EVENTS events a client: every update dropped, say, which the budget would take hours of
-        events to notice)."""
+        closes while STALLED_DROPS updates a client are dropped above tau_cap: every update too stale, which the
+        budget would take hours of events to notice)."""
         heap, budget, handlers = self.heap, self.sys.wall_budget, self.handlers
-        closed, mark, stall = self.t, self.events, STALLED_EVENTS * (self.N + self.n)
+        closed, mark, stall = self.t, self.dropped, STALLED_DROPS * (self.N + self.n)
         while self.t < rounds:
             if self.t != closed:
-                closed, mark = self.t, self.events
-            elif self.events - mark > stall:
+                closed, mark = self.t, self.dropped
+            elif self.dropped - mark > stall:
                 raise TimelineError(
-                    f"stalled: no round closed in {stall} events after {self.t} of {rounds} rounds ({self.policy}, "
-                    f"n = {self.n}, {self.N} clients; discarded updates by client: {list(self.c.discarded)})")
+                    f"stalled: {stall} updates dropped above tau_cap and no round closed, after {self.t} of {rounds} "
+                    f"rounds ({self.policy}, n = {self.n}, {self.N} clients; discarded updates by client: "
+                    f"{list(self.c.discarded)})")
             if not heap:
                 raise TimelineError(
                     f"deadlock: no pending event after {self.t} of {rounds} rounds ({self.policy}, n = {self.n})")
@@ -437,6 +440,7 @@ class Simulation:
             cap = self.sys.tau_cap
             if cap is not None and self.sys.tau_cap_mode == "drop" and self.t - base > cap:
                 self.c.discarded[i] += 1  # not in the paper: an option
+                self.dropped += 1
                 return
             if not self.sys.carry_over and self.out_wall and (
                     self.now == self.out_wall[-1] or self.now - self.out_wall[-1] < self.sys.t_server):

@@ -40,6 +40,9 @@ SLOPE_INTERVAL = "studentized"
 # 94.8% on Gaussian replicas but 89.1% on chi-square(1), 86.1% on lognormal(1), 81.5% on Pareto (a one-sided
 # upper bound 85.9%, 82.2%, 77.5%); the bootstrap-t 94.6%, 92.2%, 89.2% (93.4%, 89.0%, 85.7%).
 POINT_INTERVAL = "studentized"
+# below this many finite replicas a bootstrap interval of a mean is Student-t's: with 2 replicas every resample
+# either has no spread or is the sample again, and the bootstrap-t's pivots are all 0
+MIN_BOOTSTRAP = 5
 
 
 @dataclass(frozen=True)
@@ -399,6 +402,8 @@ def mean_ci(samples: np.ndarray, *, level: float = 0.95, side: str = "two-sided"
     if n == 1:
         return MeanCI(mean=mean, low=-math.inf, high=math.inf, level=level, n=1)
     se = float(kept.std(ddof=1)) / math.sqrt(n)
+    if interval != "t" and n < MIN_BOOTSTRAP:  # too few replicas for resamples to show the spread (review:
+        interval = "t"                          # 2 replicas gave a bootstrap-t interval of width 0)
     if interval == "t":
         # Student's t quantile: scipy.special's stdtrit is what scipy.stats.t.ppf computes, without
         # scipy.stats's import (about a second of every check)

@@ -110,7 +110,7 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> tuple[li
     # start-up: the CLI imports this module for every command; the registry loads when mutate runs
     from ratecheck.claims import PROFILES
     from ratecheck.registry import default
-    from ratecheck.runner.identity import code_identity, import_closure
+    from ratecheck.runner.identity import code_identity, direct_imports, import_closure
 
     registry = default()
     for source in sources:
@@ -135,10 +135,15 @@ def claims_using(module: str, sources: list[str], profile_name: str) -> tuple[li
         if module in defined:
             direct.append(claim.id)
             continue
-        if configs and module in import_closure(sorted(m for m in defined if m)):
+        own = [getattr(claim.configure, "__module__", None), _defining_module(claim.theorem) if claim.theorem else None]
+        # the claim's own code (its kind, its pieces, its configure) importing the module: e.g. the cost claims'
+        # replay of the sampling rule reads model/participation.py whatever their algorithms import
+        pieces = [claim, *(getattr(claim, k, None) for k in ("plan", "reading", "statistic", "rule"))]
+        code = {type(p).__module__ for p in pieces if p is not None} | {m for m in own if m}
+        if (configs and module in import_closure(sorted(m for m in defined if m))) or any(
+                module in direct_imports(m) for m in code):
             imported.append(claim.id)
             continue
-        own = [getattr(claim.configure, "__module__", None), _defining_module(claim.theorem) if claim.theorem else None]
         if module in import_closure([m for m in own if m]) or any(module in code_identity(c)["modules"] for c in configs):
             closure.append(claim.id)
             searches += [claim] if not configs else []
