@@ -216,7 +216,12 @@ class ConstantsAgree(Rule):
                    "independent": s["independent"], "relative": s["relative"], "tolerance": tol,
                    "kind": "bound" if computation.bound else "value", "ratio": ratio}
             rows.append(row)
-            inside = (s["relative"] <= tol) if not computation.bound else bool(a <= ratio <= b)
+            if not computation.bound:
+                inside = s["relative"] <= tol
+            elif s["independent"] == 0:  # nothing found above 0: any bound >= 0 holds, and 0 is attained
+                inside = s["declared"] >= 0 and (computation.tight is None or s["declared"] == 0)
+            else:
+                inside = bool(a <= ratio <= b)
             if not inside:
                 off.append(row)
             if np.isfinite(ratio) and ratio > 0:
