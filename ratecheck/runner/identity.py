@@ -156,12 +156,12 @@ def _source(name: str) -> Path | None:
     return None
 
 
-@functools.cache
 def direct_imports(name: str) -> tuple[str, ...]:
     """The project modules ``name`` imports itself (one level of the import graph)."""
     return _imports(name)
 
 
+@functools.cache
 def _imports(name: str) -> tuple[str, ...]:
     """The modules ``name`` imports, absolute (``from m import x``: ``m.x`` if it is a module, and
     ``m`` if some imported name is not), skipping ``if TYPE_CHECKING:`` blocks."""
