@@ -42,10 +42,7 @@ NIID_VARIANTS = ("A", "B")  # Algorithm 1's clients: A train continuously, B onl
 
 ARRIVAL, BROADCAST, NOTIFY, JOB_DONE = 0, 1, 1, 2  # event priorities (NOTIFY shares BROADCAST's)
 
-# updates a client may have dropped above tau_cap ('drop') with no round closing before a live timeline gives up:
-# a run whose every update is too stale never closes one. Other discards (a buffer overwritten, an update late
-# for a closed round) cannot keep a round open forever, so they do not count
-STALLED_DROPS = 1000
+STALLED_DROPS = 1000  # tau_cap drops a client, no round closed: stalled (other discards end with the round)
 
 
 class TimelineError(ValueError):
@@ -260,19 +257,17 @@ class Simulation:
         self.seq += 1
 
     def advance(self, rounds: int) -> Simulation:
-        """Process events until `rounds` rounds have closed (or raise at the wall-time budget, or when no round
-        closes while STALLED_DROPS updates a client are dropped above tau_cap: every update too stale, which the
-        budget would take hours of events to notice)."""
+        """Process events until `rounds` rounds have closed (or raise at the wall-time budget, or when STALLED_DROPS
+        updates a client are dropped above tau_cap with no round closed, which the budget takes hours to notice)."""
         heap, budget, handlers = self.heap, self.sys.wall_budget, self.handlers
         closed, mark, stall = self.t, self.dropped, STALLED_DROPS * (self.N + self.n)
         while self.t < rounds:
             if self.t != closed:
                 closed, mark = self.t, self.dropped
             elif self.dropped - mark > stall:
-                raise TimelineError(
-                    f"stalled: {stall} updates dropped above tau_cap and no round closed, after {self.t} of {rounds} "
-                    f"rounds ({self.policy}, n = {self.n}, {self.N} clients; discarded updates by client: "
-                    f"{list(self.c.discarded)})")
+                raise TimelineError(f"stalled: {stall} updates dropped above tau_cap and no round closed, after {self.t} "
+                                    f"of {rounds} rounds ({self.policy}, n = {self.n}, {self.N} clients; discarded "
+                                    f"updates by client: {list(self.c.discarded)})")
             if not heap:
                 raise TimelineError(
                     f"deadlock: no pending event after {self.t} of {rounds} rounds ({self.policy}, n = {self.n})")
@@ -296,8 +291,7 @@ class Simulation:
         base = np.array(self.out_base[:rounds], dtype=np.int64).reshape(rounds, self.n)
         wall = np.array(self.out_wall[:rounds])
         end = wall[-1] if rounds else 0.0
-        # all by round `rounds`' close: a live timeline simulates ahead, and its later jobs, discards, delays and
-        # events are not these rounds'
+        # all by round `rounds`' close: a live timeline simulates ahead, and its later events are not these rounds'
         busy_time = self.out_busy[rounds - 1] if rounds else np.zeros(self.N)
         busy = np.minimum(busy_time / end, 1.0) if end > 0 else np.zeros(self.N)
         counts = np.bincount(clients.ravel(), minlength=self.N)
